@@ -1,0 +1,27 @@
+"""cutec: a compiler for CuTe-style GPU kernels, written in Python.
+
+The layout algebra is available from the top level (``cutec.Layout``,
+``cutec.composition``, ``cutec.make_layout_tv`` ...); it is imported on first
+use so that ``import cutec`` stays cheap and never touches a GPU driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Re-export the layout algebra lazily (PEP 562).
+    from cutec.ir import layout
+
+    if name in getattr(layout, "__all__", ()):
+        return getattr(layout, name)
+    raise AttributeError(f"module 'cutec' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    from cutec.ir import layout
+
+    return sorted([*globals(), *getattr(layout, "__all__", ())])
