@@ -1,0 +1,439 @@
+"""The IR core: operations, values, blocks and regions.
+
+The structure is MLIR's. An `Operation` has operands (uses of `Value`s),
+results, attributes (a name → `Attribute` dict), regions and a source
+location. A `Region` holds `Block`s; a block has arguments and an ordered list
+of operations. Types and attributes are frozen, hashable dataclasses that print
+themselves (see types.py and attributes.py).
+
+Op classes subclass `Operation` and set `name`, `traits` and arity; their
+``__init__`` takes natural arguments, while `Operation.create` builds any op
+generically (the parser and the rewriters use it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+from cutec.diagnostics import CompileError, Location
+
+if TYPE_CHECKING:
+    from cutec.ir.attributes import Attribute
+    from cutec.ir.traits import MemoryEffect, Trait
+    from cutec.ir.types import Type
+
+OpT = TypeVar("OpT", bound="Operation")
+TraitT = TypeVar("TraitT", bound="Trait")
+
+
+class VerifyError(CompileError):
+    """The IR breaks an invariant; names the op and its location."""
+
+
+# --------------------------------------------------------------------------- values
+
+
+class Use:
+    """One use of a value: operand `index` of `owner`."""
+
+    __slots__ = ("index", "owner")
+
+    def __init__(self, owner: Operation, index: int) -> None:
+        self.owner = owner
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"Use({self.owner.name}#{self.index})"
+
+
+class Value:
+    """An SSA value: an op result or a block argument. Tracks its uses."""
+
+    __slots__ = ("name_hint", "type", "uses")
+
+    def __init__(self, type: Type, name_hint: str | None = None) -> None:
+        self.type = type
+        self.uses: list[Use] = []
+        self.name_hint = name_hint
+
+    @property
+    def owner(self) -> Operation | Block:
+        raise NotImplementedError
+
+    def has_uses(self) -> bool:
+        return bool(self.uses)
+
+    def replace_all_uses_with(self, other: Value) -> None:
+        """Make every user of this value use `other` instead."""
+        if other is self:
+            return
+        for use in list(self.uses):
+            use.owner.set_operand(use.index, other)
+
+    def users(self) -> list[Operation]:
+        """The ops using this value, each once, in use order."""
+        seen: dict[int, Operation] = {}
+        for use in self.uses:
+            seen.setdefault(id(use.owner), use.owner)
+        return list(seen.values())
+
+
+class OpResult(Value):
+    """Result `index` of operation `op`."""
+
+    __slots__ = ("index", "op")
+
+    def __init__(self, type: Type, op: Operation, index: int) -> None:
+        super().__init__(type)
+        self.op = op
+        self.index = index
+
+    @property
+    def owner(self) -> Operation:
+        return self.op
+
+    def __repr__(self) -> str:
+        return f"<OpResult {self.op.name}#{self.index}: {self.type}>"
+
+
+class BlockArgument(Value):
+    """Argument `index` of `block`."""
+
+    __slots__ = ("block", "index")
+
+    def __init__(self, type: Type, block: Block, index: int) -> None:
+        super().__init__(type)
+        self.block = block
+        self.index = index
+
+    @property
+    def owner(self) -> Block:
+        return self.block
+
+    def __repr__(self) -> str:
+        return f"<BlockArgument #{self.index}: {self.type}>"
+
+
+# --------------------------------------------------------------------------- operations
+
+
+class Operation:
+    """An operation. Subclasses declare `name`, `traits` and arity.
+
+    `num_operands` / `num_results` / `num_regions` of None mean variadic; the
+    generic verifier checks the fixed ones before calling `verify_`.
+    """
+
+    name: ClassVar[str] = "builtin.unregistered"
+    traits: ClassVar[tuple[Trait, ...]] = ()
+    num_operands: ClassVar[int | None] = None
+    num_results: ClassVar[int | None] = None
+    num_regions: ClassVar[int | None] = 0
+    # Patterns the canonicalize pass applies to ops of this class.
+    canonicalization_patterns: ClassVar[tuple] = ()
+
+    def __init__(
+        self,
+        *,
+        operands: Sequence[Value] = (),
+        result_types: Sequence[Type] = (),
+        attributes: dict[str, Attribute] | None = None,
+        regions: Sequence[Region] = (),
+        location: Location | None = None,
+    ) -> None:
+        self._operands: list[Value] = []
+        self.results: list[OpResult] = [OpResult(t, self, i) for i, t in enumerate(result_types)]
+        self.attributes: dict[str, Attribute] = dict(attributes or {})
+        self.regions: list[Region] = []
+        self.location = location
+        # Where the op stood in a parsed IR file; diagnostics fall back to it
+        # when the op carries no source location. Never printed.
+        self.parsed_at: Location | None = None
+        self.parent: Block | None = None
+        for v in operands:
+            self._append_operand(v)
+        for r in regions:
+            self.add_region(r)
+
+    @classmethod
+    def create(
+        cls: type[OpT],
+        *,
+        operands: Sequence[Value] = (),
+        result_types: Sequence[Type] = (),
+        attributes: dict[str, Attribute] | None = None,
+        regions: Sequence[Region] = (),
+        location: Location | None = None,
+    ) -> OpT:
+        """Build an op of this class from its generic parts, bypassing ``__init__``."""
+        op = cls.__new__(cls)
+        Operation.__init__(
+            op,
+            operands=operands,
+            result_types=result_types,
+            attributes=attributes,
+            regions=regions,
+            location=location,
+        )
+        return op
+
+    # -- operands ---------------------------------------------------------
+    @property
+    def operands(self) -> tuple[Value, ...]:
+        return tuple(self._operands)
+
+    def _append_operand(self, value: Value) -> None:
+        if not isinstance(value, Value):
+            raise TypeError(f"{self.name}: operand must be a Value, got {type(value).__name__}")
+        value.uses.append(Use(self, len(self._operands)))
+        self._operands.append(value)
+
+    def set_operand(self, index: int, value: Value) -> None:
+        """Replace operand `index`, keeping both values' use lists right."""
+        old = self._operands[index]
+        old.uses = [u for u in old.uses if not (u.owner is self and u.index == index)]
+        self._operands[index] = value
+        value.uses.append(Use(self, index))
+
+    def set_operands(self, values: Sequence[Value]) -> None:
+        """Replace the whole operand list."""
+        self.drop_all_references()
+        for v in values:
+            self._append_operand(v)
+
+    def drop_all_references(self) -> None:
+        """Remove this op's uses of its operands (before erasing it)."""
+        for i, v in enumerate(self._operands):
+            v.uses = [u for u in v.uses if not (u.owner is self and u.index == i)]
+        self._operands = []
+
+    # -- results ----------------------------------------------------------
+    @property
+    def result(self) -> OpResult:
+        """The single result of a one-result op."""
+        if len(self.results) != 1:
+            raise ValueError(f"{self.name} has {len(self.results)} results, not one")
+        return self.results[0]
+
+    @property
+    def result_types(self) -> tuple[Type, ...]:
+        return tuple(r.type for r in self.results)
+
+    @property
+    def operand_types(self) -> tuple[Type, ...]:
+        return tuple(v.type for v in self._operands)
+
+    # -- regions ----------------------------------------------------------
+    def add_region(self, region: Region) -> Region:
+        if region.parent is not None:
+            raise ValueError("region already belongs to an op")
+        region.parent = self
+        self.regions.append(region)
+        return region
+
+    # -- traits -----------------------------------------------------------
+    @classmethod
+    def has_trait(cls, trait_type: type[Trait]) -> bool:
+        return any(isinstance(t, trait_type) for t in cls.traits)
+
+    @classmethod
+    def get_trait(cls, trait_type: type[TraitT]) -> TraitT | None:
+        for t in cls.traits:
+            if isinstance(t, trait_type):
+                return t
+        return None
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
+        """The op's own memory effects; None means unknown (assume anything).
+
+        The default reads the `MemoryEffects` trait, and a `Pure` op has none.
+        Ops whose effects depend on their operands (a load through a pointer of
+        some address space) override this.
+        """
+        from cutec.ir.traits import MemoryEffects, Pure
+
+        if self.has_trait(Pure):
+            return ()
+        trait = self.get_trait(MemoryEffects)
+        return trait.effects if trait is not None else None
+
+    # -- structure --------------------------------------------------------
+    @property
+    def parent_op(self) -> Operation | None:
+        block = self.parent
+        if block is None or block.parent is None:
+            return None
+        return block.parent.parent
+
+    def is_ancestor_of(self, other: Operation) -> bool:
+        """True if `other` is this op or nested in one of its regions."""
+        op: Operation | None = other
+        while op is not None:
+            if op is self:
+                return True
+            op = op.parent_op
+        return False
+
+    def walk(self, *, reverse: bool = False) -> Iterator[Operation]:
+        """This op and every op nested in it, pre-order (post-order if reverse)."""
+        if not reverse:
+            yield self
+        regions = reversed(self.regions) if reverse else self.regions
+        for region in regions:
+            for block in reversed(region.blocks) if reverse else region.blocks:
+                ops = list(reversed(block.ops) if reverse else block.ops)
+                for op in ops:
+                    yield from op.walk(reverse=reverse)
+        if reverse:
+            yield self
+
+    def walk_type(self, op_type: type[OpT]) -> Iterator[OpT]:
+        """Every nested op (this one included) of class `op_type`."""
+        for op in self.walk():
+            if isinstance(op, op_type):
+                yield op
+
+    def detach(self) -> Operation:
+        """Unlink from the parent block, keeping operands and regions."""
+        if self.parent is not None:
+            self.parent.ops.remove(self)
+            self.parent = None
+        return self
+
+    def erase(self) -> None:
+        """Remove this op; its results must be unused."""
+        for r in self.results:
+            if r.uses:
+                raise ValueError(f"cannot erase {self.name}: result #{r.index} still has uses")
+        self.detach()
+        for op in list(self.walk(reverse=True)):
+            op.drop_all_references()
+
+    def replace_with(self, values: Sequence[Value]) -> None:
+        """Replace every result's uses with `values` and erase this op."""
+        if len(values) != len(self.results):
+            raise ValueError(f"{self.name}: {len(values)} replacements for {len(self.results)}")
+        for r, v in zip(self.results, values, strict=True):
+            r.replace_all_uses_with(v)
+        self.erase()
+
+    def clone(self, mapping: dict[Value, Value] | None = None) -> Operation:
+        """A deep copy; operands are remapped through `mapping` (updated in place)."""
+        mapping = {} if mapping is None else mapping
+        new = type(self).create(
+            operands=[mapping.get(v, v) for v in self._operands],
+            result_types=self.result_types,
+            attributes=dict(self.attributes),
+            location=self.location,
+        )
+        new.parsed_at = self.parsed_at
+        for old_r, new_r in zip(self.results, new.results, strict=True):
+            new_r.name_hint = old_r.name_hint
+            mapping[old_r] = new_r
+        for region in self.regions:
+            new.add_region(region.clone(mapping))
+        return new
+
+    def verify_(self) -> None:
+        """The op's own invariants; raise `self.error(...)` when one fails."""
+
+    def error(self, message: str) -> VerifyError:
+        """A verification error about this op, at its location."""
+        return VerifyError(f"'{self.name}' op {message}", self.location or self.parsed_at)
+
+    def __repr__(self) -> str:
+        return f"<{self.name} at {self.location}>" if self.location else f"<{self.name}>"
+
+
+# --------------------------------------------------------------------------- blocks and regions
+
+
+class Block:
+    """A list of operations with typed block arguments."""
+
+    def __init__(self, arg_types: Iterable[Type] = ()) -> None:
+        self.args: list[BlockArgument] = []
+        self.ops: list[Operation] = []
+        self.parent: Region | None = None
+        for t in arg_types:
+            self.add_arg(t)
+
+    def add_arg(self, type: Type, name_hint: str | None = None) -> BlockArgument:
+        arg = BlockArgument(type, self, len(self.args))
+        arg.name_hint = name_hint
+        self.args.append(arg)
+        return arg
+
+    def erase_arg(self, index: int) -> None:
+        """Remove an unused argument and renumber the rest."""
+        if self.args[index].uses:
+            raise ValueError("cannot erase a block argument that has uses")
+        del self.args[index]
+        for i, a in enumerate(self.args):
+            a.index = i
+
+    @property
+    def parent_op(self) -> Operation | None:
+        return self.parent.parent if self.parent is not None else None
+
+    @property
+    def terminator(self) -> Operation | None:
+        return self.ops[-1] if self.ops else None
+
+    def append(self, op: Operation) -> Operation:
+        return self.insert(len(self.ops), op)
+
+    def insert(self, index: int, op: Operation) -> Operation:
+        if op.parent is not None:
+            raise ValueError(f"{op.name} is already in a block")
+        op.parent = self
+        self.ops.insert(index, op)
+        return op
+
+    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
+        return self.insert(self.index_of(anchor), op)
+
+    def insert_after(self, anchor: Operation, op: Operation) -> Operation:
+        return self.insert(self.index_of(anchor) + 1, op)
+
+    def index_of(self, op: Operation) -> int:
+        for i, o in enumerate(self.ops):
+            if o is op:
+                return i
+        raise ValueError(f"{op.name} is not in this block")
+
+    def clone(self, mapping: dict[Value, Value]) -> Block:
+        new = Block()
+        for a in self.args:
+            mapping[a] = new.add_arg(a.type, a.name_hint)
+        for op in self.ops:
+            new.append(op.clone(mapping))
+        return new
+
+
+class Region:
+    """A list of blocks owned by an op (structured control flow: one block)."""
+
+    def __init__(self, blocks: Iterable[Block] = ()) -> None:
+        self.blocks: list[Block] = []
+        self.parent: Operation | None = None
+        for b in blocks:
+            self.add_block(b)
+
+    def add_block(self, block: Block) -> Block:
+        if block.parent is not None:
+            raise ValueError("block already belongs to a region")
+        block.parent = self
+        self.blocks.append(block)
+        return block
+
+    @property
+    def block(self) -> Block:
+        """The single block of a single-block region."""
+        if len(self.blocks) != 1:
+            raise ValueError(f"region has {len(self.blocks)} blocks, not one")
+        return self.blocks[0]
+
+    def clone(self, mapping: dict[Value, Value]) -> Region:
+        return Region(b.clone(mapping) for b in self.blocks)
