@@ -1,0 +1,53 @@
+"""Value helpers for folding arith ops: wrapping integers and rounding floats."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cutec.ir.attributes import Attribute
+from cutec.ir.core import Value
+from cutec.ir.types import FloatType, IntegerType, Type, bit_width
+
+# One entry per result: a constant to materialise or an existing value.
+FoldResult = Sequence[Attribute | Value] | None
+
+
+def to_signed(value: int, width: int) -> int:
+    """The two's-complement reading of the low `width` bits of `value`."""
+    if width == 1:
+        return value & 1  # i1 reads as 0/1: true is 1, not -1
+    value &= (1 << width) - 1
+    return value - (1 << width) if value >> (width - 1) else value
+
+
+def to_unsigned(value: int, width: int) -> int:
+    """The unsigned reading of the low `width` bits of `value`."""
+    return value & ((1 << width) - 1)
+
+
+def int_value(value: int, type: Type) -> int:
+    """`value` wrapped to `type` in the stored (signed) form."""
+    return to_signed(value, bit_width(type))
+
+
+def round_float(value: float, type: Type) -> float:
+    """`value` rounded to nearest-even in the precision of `type`."""
+    if not isinstance(type, FloatType) or type.kind == "f64":
+        return value
+    import ml_dtypes
+    import numpy as np
+
+    dtype = {
+        "f32": np.float32,
+        "tf32": np.float32,  # tf32 values are stored (and folded) as f32
+        "f16": np.float16,
+        "bf16": ml_dtypes.bfloat16,
+        "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+        "f8E5M2": ml_dtypes.float8_e5m2,
+    }[type.kind]
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.asarray(value, dtype=np.float64).astype(dtype))
+
+
+def is_int_type(t: Type) -> bool:
+    return isinstance(t, IntegerType)

@@ -1,0 +1,303 @@
+"""The builtin dialect: module, func, kernel and return.
+
+A `kernel` is a GPU entry point; its launch facts are attributes that the PTX
+emitter turns into directives (``.reqntid``, ``.maxntid``, ``.minnctapersm``,
+``.maxnreg``, ``.reqnctapercluster``) and that the runtime reads
+(``dynamic_smem`` bytes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from cutec.ir.attributes import Attribute, DenseArrayAttr, IntegerAttr, StringAttr, TypeAttr
+from cutec.ir.core import Block, Operation, Region, Value
+from cutec.ir.dialect import Dialect
+from cutec.ir.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    NoTerminator,
+    Pure,
+    SymbolOp,
+    Terminator,
+)
+from cutec.ir.types import FunctionType, IntegerType, Type
+
+if TYPE_CHECKING:
+    from cutec.ir.parser import Parser, ResultName
+    from cutec.ir.printer import Printer
+
+
+class ModuleOp(Operation):
+    """The top-level container.
+
+    ``module { ... }`` or ``module @name attributes {target = "sm_90a"} { ... }``
+    """
+
+    name = "builtin.module"
+    traits = (IsolatedFromAbove(), NoTerminator())
+    num_operands = 0
+    num_results = 0
+    num_regions = 1
+
+    def __init__(self, ops: list[Operation] | None = None, sym_name: str | None = None) -> None:
+        attrs: dict[str, Attribute] = {}
+        if sym_name is not None:
+            attrs["sym_name"] = StringAttr(sym_name)
+        super().__init__(regions=[Region([Block()])], attributes=attrs)
+        for op in ops or ():
+            self.body.append(op)
+
+    @property
+    def body(self) -> Block:
+        return self.regions[0].block
+
+    def lookup(self, name: str) -> Operation | None:
+        """The op directly in this module whose symbol is `name`."""
+        for op in self.body.ops:
+            sym = op.attributes.get("sym_name")
+            if isinstance(sym, StringAttr) and sym.value == name:
+                return op
+        return None
+
+    def verify_(self) -> None:
+        if len(self.regions[0].blocks) != 1:
+            raise self.error("must have exactly one block")
+        if self.body.args:
+            raise self.error("body may not have arguments")
+        seen: set[str] = set()
+        for op in self.body.ops:
+            sym = op.attributes.get("sym_name")
+            if isinstance(sym, StringAttr):
+                if sym.value in seen:
+                    raise op.error(f"redefines symbol '@{sym.value}'")
+                seen.add(sym.value)
+
+    def print_custom(self, p: Printer) -> None:
+        p.print("module")
+        sym = self.attributes.get("sym_name")
+        if isinstance(sym, StringAttr):
+            p.print(" @", sym.value)
+        p.print_attr_dict_with_keyword(self.attributes, elided=("sym_name",))
+        p.print(" ")
+        p.print_region(self.regions[0])
+
+    @classmethod
+    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> ModuleOp:
+        attrs: dict[str, Attribute] = {}
+        if parser.tok.text.startswith("@"):
+            attrs["sym_name"] = StringAttr(parser.parse_symbol_name())
+        attrs.update(parser.parse_optional_attr_dict_with_keyword())
+        return cls.create(attributes=attrs, regions=[parser.parse_region()])
+
+
+class _FunctionLike(Operation):
+    """Shared form of `func` and `kernel`: ``@name(%a: t, ...) -> t attributes {...} {body}``."""
+
+    num_operands = 0
+    num_results = 0
+    num_regions = 1
+    keyword: ClassVar[str]
+
+    @property
+    def sym_name(self) -> str:
+        attr = self.attributes["sym_name"]
+        assert isinstance(attr, StringAttr)
+        return attr.value
+
+    @property
+    def function_type(self) -> FunctionType:
+        attr = self.attributes["function_type"]
+        assert isinstance(attr, TypeAttr) and isinstance(attr.value, FunctionType)
+        return attr.value
+
+    @property
+    def body(self) -> Block:
+        return self.regions[0].blocks[0]
+
+    @property
+    def args(self) -> list:
+        return self.body.args
+
+    def _build(
+        self,
+        sym_name: str,
+        arg_types: list[Type],
+        result_types: list[Type],
+        attrs: dict[str, Attribute] | None,
+    ) -> None:
+        fn = FunctionType(tuple(arg_types), tuple(result_types))
+        all_attrs: dict[str, Attribute] = {
+            "sym_name": StringAttr(sym_name),
+            "function_type": TypeAttr(fn),
+        }
+        all_attrs.update(attrs or {})
+        Operation.__init__(self, regions=[Region([Block(arg_types)])], attributes=all_attrs)
+
+    def verify_(self) -> None:
+        if not isinstance(self.attributes.get("sym_name"), StringAttr):
+            raise self.error("needs a 'sym_name' string attribute")
+        fn = self.attributes.get("function_type")
+        if not (isinstance(fn, TypeAttr) and isinstance(fn.value, FunctionType)):
+            raise self.error("needs a 'function_type' attribute holding a function type")
+        if not self.regions[0].blocks:
+            raise self.error("needs a body")
+        arg_types = tuple(a.type for a in self.body.args)
+        if arg_types != fn.value.inputs:
+            raise self.error(
+                f"entry block arguments ({', '.join(map(str, arg_types))}) do not match "
+                f"the signature {fn.value}"
+            )
+
+    def print_custom(self, p: Printer) -> None:
+        p.print(self.keyword, " @", self.sym_name, "(")
+        p.define_block_args(self.body)
+        p.print_list(self.body.args, p.print_argument)
+        p.print(")")
+        results = self.function_type.results
+        if results:
+            p.print(" -> ")
+            p.print_result_types(results)
+        p.print_attr_dict_with_keyword(self.attributes, elided=("sym_name", "function_type"))
+        p.print(" ")
+        p.print_region(self.regions[0], print_entry_args=False)
+
+    @classmethod
+    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
+        name = parser.parse_symbol_name()
+        args = parser.parse_delimited("(", parser.parse_argument, ")")
+        result_types: list[Type] = []
+        if parser.parse_optional_punct("->"):
+            result_types = parser.parse_result_types()
+        attrs: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "function_type": TypeAttr(
+                FunctionType(tuple(t for _, _, t in args), tuple(result_types))
+            ),
+        }
+        attrs.update(parser.parse_optional_attr_dict_with_keyword())
+        region = parser.parse_region(entry_args=args)
+        return cls.create(attributes=attrs, regions=[region])
+
+
+class FuncOp(_FunctionLike):
+    """A device function (inlined into kernels before emission).
+
+    ``func @axpy(%a: f32, %x: f32, %y: f32) -> f32 { ... return %r : f32 }``
+    """
+
+    name = "builtin.func"
+    keyword = "func"
+    traits = (IsolatedFromAbove(), SymbolOp(), HasParent(("builtin.module",)))
+
+    def __init__(
+        self,
+        sym_name: str,
+        arg_types: list[Type],
+        result_types: list[Type],
+        attributes: dict[str, Attribute] | None = None,
+    ) -> None:
+        self._build(sym_name, arg_types, result_types, attributes)
+
+
+# Kernel attributes: name → (attribute kind, element count for arrays).
+KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
+    "reqntid": ("array", 3),  # exact block size, .reqntid
+    "maxntid": ("array", 3),  # upper bound on block size, .maxntid
+    "minnctapersm": ("int", 1),  # .minnctapersm
+    "maxnreg": ("int", 1),  # .maxnreg
+    "cluster_dim": ("array", 3),  # .reqnctapercluster
+    "dynamic_smem": ("int", 1),  # bytes of dynamic shared memory at launch
+}
+
+
+class KernelOp(_FunctionLike):
+    """A GPU entry point (a PTX ``.entry``); returns nothing.
+
+    ``kernel @gemm(%A: !thread.ptr<f32, global>) attributes {reqntid = array<i32: 256, 1, 1>}``
+    """
+
+    name = "builtin.kernel"
+    keyword = "kernel"
+    traits = (IsolatedFromAbove(), SymbolOp(), HasParent(("builtin.module",)))
+
+    def __init__(
+        self, sym_name: str, arg_types: list[Type], attributes: dict[str, Attribute] | None = None
+    ) -> None:
+        self._build(sym_name, arg_types, [], attributes)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.function_type.results:
+            raise self.error("a kernel returns no values")
+        for key, (kind, count) in KERNEL_ATTRIBUTES.items():
+            attr = self.attributes.get(key)
+            if attr is None:
+                continue
+            if kind == "array":
+                if not (isinstance(attr, DenseArrayAttr) and len(attr.values) == count):
+                    raise self.error(f"'{key}' must be an array of {count} integers")
+                values = list(attr.values)
+            else:
+                if not isinstance(attr, IntegerAttr):
+                    raise self.error(f"'{key}' must be an integer")
+                values = [attr.value]
+            lowest = 0 if key == "dynamic_smem" else 1
+            if any(v < lowest for v in values):
+                raise self.error(f"'{key}' must be >= {lowest}, got {values}")
+        if "reqntid" in self.attributes and "maxntid" in self.attributes:
+            raise self.error("'reqntid' and 'maxntid' are exclusive")
+
+
+class ReturnOp(Operation):
+    """Return from a func or kernel: ``return %a, %b : f32, i32``."""
+
+    name = "builtin.return"
+    traits = (Terminator(), Pure(), HasParent(("builtin.func", "builtin.kernel")))
+    num_results = 0
+
+    def __init__(self, values: list[Value] | None = None) -> None:
+        super().__init__(operands=values or [])
+
+    def verify_(self) -> None:
+        parent = self.parent_op
+        assert isinstance(parent, _FunctionLike)
+        expected = parent.function_type.results
+        if self.operand_types != expected:
+            got = ", ".join(map(str, self.operand_types)) or "nothing"
+            raise self.error(
+                f"returns ({got}) but '@{parent.sym_name}' returns "
+                f"({', '.join(map(str, expected))})"
+            )
+
+    def print_custom(self, p: Printer) -> None:
+        p.print("return")
+        if self.operands:
+            p.print(" ")
+            p.print_operands(self.operands)
+            p.print(" : ")
+            p.print_types(self.operand_types)
+
+    @classmethod
+    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> ReturnOp:
+        values = parser.parse_operand_list()
+        if values:
+            type_loc = parser.tok.loc
+            parser.parse_punct(":")
+            types = parser.parse_type_list()
+            check_operand_types(parser, values, types, type_loc)
+        return cls.create(operands=values)
+
+
+def check_operand_types(parser: Parser, values: list[Value], types: list[Type], loc) -> None:
+    """The custom forms' ``: types`` must match the operands' actual types."""
+    if len(values) != len(types):
+        raise parser.error(f"{len(values)} operands but {len(types)} types", loc)
+    for i, (v, t) in enumerate(zip(values, types, strict=True)):
+        if v.type != t:
+            raise parser.error(f"operand #{i} has type {v.type}, but {t} is written", loc)
+
+
+I32 = IntegerType(32)
+
+DIALECT = Dialect("builtin", ops=(ModuleOp, FuncOp, KernelOp, ReturnOp))
