@@ -1,0 +1,51 @@
+"""``cutec opt FILE --passes P1,P2``: run passes over textual IR (like mlir-opt)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cutec.commands.common import (
+    add_pass_manager_flags,
+    instrumentation_from,
+    read_source,
+    write_output,
+)
+from cutec.ir.parser import parse_module
+from cutec.ir.printer import print_op
+from cutec.ir.verifier import verify
+from cutec.passes import PASSES, PassManager, parse_pipeline
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "opt", help="run passes over textual IR and print the result", description=__doc__
+    )
+    p.add_argument("file", help="an IR file (.mlir), or - for standard input")
+    p.add_argument(
+        "--passes",
+        default="",
+        metavar="PIPELINE",
+        help="comma-separated passes with options, e.g. 'canonicalize,cse'",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write the IR here (default: stdout)")
+    p.add_argument("--generic", action="store_true", help="print every op in the generic form")
+    p.add_argument("--no-loc", action="store_true", help="do not print source locations")
+    p.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    add_pass_manager_flags(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_passes:
+        for name, cls in PASSES.items():
+            print(f"{name:<16}{cls.summary}")
+        return 0
+    passes = parse_pipeline(args.passes, PASSES) if args.passes else []
+    text, file = read_source(args.file)
+    module = parse_module(text, file)
+    verify(module)
+    PassManager(passes, instrumentation_from(args)).run(module)
+    write_output(
+        args.output, print_op(module, print_locations=not args.no_loc, generic=args.generic)
+    )
+    return 0

@@ -1,0 +1,16 @@
+"""Passes, registered by CLI name in `PASSES`.
+
+A new pass adds its class to `_ALL` below; its `name` is its CLI name.
+"""
+
+from __future__ import annotations
+
+from cutec.passes.canonicalize import Canonicalize
+from cutec.passes.cse import CSE
+from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipeline
+
+_ALL: tuple[type[Pass], ...] = (Canonicalize, CSE)
+
+PASSES: dict[str, type[Pass]] = {p.name: p for p in _ALL}
+
+__all__ = ["PASSES", "Instrumentation", "Pass", "PassManager", "parse_pipeline"]
