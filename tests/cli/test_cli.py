@@ -1,0 +1,88 @@
+"""The `cutec` command: verbs, exit codes, and no tracebacks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cutec import __version__
+from cutec.cli import main
+
+ROOT = Path(__file__).parents[2]
+SAXPY = ROOT / "examples" / "ir" / "saxpy.mlir"
+
+
+def test_version(capsys) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"cutec {__version__}"
+
+
+def test_compile_runs_the_default_pipeline(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "saxpy.opt.mlir"
+    assert main(["compile", str(SAXPY), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "arith.constant 128 : index" in text and "%vy2" not in text
+    assert not list(tmp_path.glob("*.tmp*")), "no half-written output may be left"
+
+
+def test_compile_rejects_cute_source_for_now(capsys, tmp_path: Path) -> None:
+    src = tmp_path / "k.cute"
+    src.write_text("kernel k() {}\n")
+    assert main(["compile", str(src)]) == 1
+    assert "the .cute frontend is not available yet" in capsys.readouterr().err
+
+
+def test_missing_file_is_a_user_error(capsys) -> None:
+    assert main(["opt", "/no/such/file.mlir"]) == 1
+    assert capsys.readouterr().err.strip() == "error: no such file: '/no/such/file.mlir'"
+
+
+def test_unknown_flag_is_a_user_error(capsys) -> None:
+    assert main(["opt", str(SAXPY), "--frobnicate"]) == 1
+    assert "unrecognized arguments: --frobnicate" in capsys.readouterr().err
+
+
+def test_print_ir_after_unknown_pass_is_a_user_error(capsys) -> None:
+    assert main(["opt", str(SAXPY), "--print-ir-after", "nope"]) == 1
+    assert "unknown pass 'nope'" in capsys.readouterr().err
+
+
+def test_list_passes(capsys) -> None:
+    assert main(["opt", "-", "--list-passes"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == ["canonicalize", "cse"]
+
+
+def test_binary_input_is_a_user_error(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "bin.mlir"
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    assert main(["opt", str(bad)]) == 1
+    assert "is not UTF-8 text" in capsys.readouterr().err
+
+
+def test_console_script_entry_point(tmp_path: Path) -> None:
+    """The installed `cutec` command (python -m cutec.cli as a stand-in) exits 1 on bad IR."""
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("module {\n  %x = arith.addi\n}\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "cutec.cli", "opt", str(bad)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"{bad}:3:1: error: expected an SSA value (%name), found '}}'")
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("flag", ["--print-ir-after-all", "--print-ir-before-all"])
+def test_print_all_goes_to_stderr(capsys, flag: str) -> None:
+    assert main(["opt", str(SAXPY), "--passes", "canonicalize,cse", flag]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("// -----// IR Dump") == 2
+    assert captured.out.startswith("module {")

@@ -1,0 +1,218 @@
+"""IR that parses but breaks an invariant: each case names its diagnostic."""
+
+from __future__ import annotations
+
+import pytest
+
+from cutec.diagnostics import CompileError
+from cutec.ir import types as T
+from cutec.ir.builder import Builder
+from cutec.ir.core import VerifyError
+from cutec.ir.dialects import arith, builtin, scf
+from cutec.ir.parser import parse_module
+from cutec.ir.verifier import verify
+
+
+def _func(body: str, sig: str = "(%a: i32, %b: f32)") -> str:
+    return f"module {{\n  func @f{sig} {{\n{body}\n  }}\n}}\n"
+
+
+CASES = [
+    # (text, line:col of the op, message)
+    (
+        _func('    %x = "arith.addi"(%a, %b) : (i32, f32) -> i32\n    return'),
+        "3:10",
+        "'arith.addi' op operands (i32, f32) and result i32 must have one type",
+    ),
+    (
+        _func('    %x = "arith.addf"(%a, %a) : (i32, i32) -> i32\n    return'),
+        "3:10",
+        "'arith.addf' op expects float operands, got i32",
+    ),
+    (
+        _func('    %x = "arith.addi"(%a) : (i32) -> i32\n    return'),
+        "3:10",
+        "'arith.addi' op expects 2 operands, got 1",
+    ),
+    (
+        _func('    %x = "arith.constant"() {value = 300 : i8} : () -> i8\n    return'),
+        "3:10",
+        "'arith.constant' op value 300 does not fit in i8",
+    ),
+    (
+        _func('    %x = "arith.constant"() {value = 3 : i32} : () -> i64\n    return'),
+        "3:10",
+        "'arith.constant' op value of type i32 but result of type i64",
+    ),
+    (
+        _func('    %x = "arith.cmpi"(%a, %a) {predicate = "olt"} : (i32, i32) -> i1\n    return'),
+        "3:10",
+        "'arith.cmpi' op predicate must be one of eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge",
+    ),
+    (
+        _func('    %x = "arith.extsi"(%a) : (i32) -> i16\n    return'),
+        "3:10",
+        "'arith.extsi' op result i16 must be wider than operand i32",
+    ),
+    (
+        _func('    %x = "arith.bitcast"(%a) : (i32) -> f16\n    return'),
+        "3:10",
+        "'arith.bitcast' op i32 and f16 differ in width",
+    ),
+    (
+        _func("    %x = arith.addi %a, %a : i32"),
+        "2:3",
+        "'builtin.func' op region block must end with a terminator",
+    ),
+    (
+        _func("    return\n    %x = arith.addi %a, %a : i32\n    return"),
+        "3:5",
+        "'builtin.return' op must be the last op of its block",
+    ),
+    (_func("    return %a : i32"), "3:5", "'builtin.return' op returns (i32) but '@f' returns ()"),
+    (
+        _func("    scf.yield\n"),
+        "3:5",
+        "'scf.yield' op must be directly inside 'scf.for' or 'scf.if' or 'scf.while'",
+    ),
+    (
+        _func('    "scf.if"(%a) ({\n      scf.yield\n    }) : (i32) -> ()\n    return'),
+        "3:5",
+        "'scf.if' op condition must be i1, got i32",
+    ),
+    (
+        _func(
+            "    %c0 = arith.constant 0 : index\n    %r = scf.for %i = %c0 to %c0 step %c0 "
+            "iter_args(%x = %b) -> (f32) {\n      scf.yield\n    }\n    return"
+        ),
+        "4:10",
+        "'scf.for' op body yields (nothing) but (f32) is expected",
+    ),
+    (
+        _func(
+            "    %c0 = arith.constant 0 : index\n    scf.for %i = %c0 to %c0 step %c0 {\n"
+            "      scf.yield\n    }\n    return"
+        ),
+        "4:5",
+        "'scf.for' op step must be positive, got 0",
+    ),
+    (
+        _func(
+            '    %p = arith.constant true\n    %r = "scf.if"(%p) ({\n      scf.yield %a : i32\n'
+            "    }) : (i1) -> i32\n    return"
+        ),
+        "4:10",
+        "'scf.if' op with results needs an else region",
+    ),
+    (
+        "module {\n  kernel @k() attributes {reqntid = array<i32: 128, 1>} {\n    return\n  }\n}",
+        "2:3",
+        "'builtin.kernel' op 'reqntid' must be an array of 3 integers",
+    ),
+    (
+        "module {\n  kernel @k() attributes {maxnreg = 0 : i32} {\n    return\n  }\n}",
+        "2:3",
+        "'builtin.kernel' op 'maxnreg' must be >= 1, got [0]",
+    ),
+    (
+        "module {\n  kernel @k() attributes {reqntid = array<i32: 1, 1, 1>, maxntid = "
+        "array<i32: 1, 1, 1>} {\n    return\n  }\n}",
+        "2:3",
+        "'builtin.kernel' op 'reqntid' and 'maxntid' are exclusive",
+    ),
+    (
+        "module {\n  func @k() {\n    return\n  }\n  func @k() {\n    return\n  }\n}",
+        "5:3",
+        "'builtin.func' op redefines symbol '@k'",
+    ),
+    (
+        '"builtin.module"() ({\n  %x = "arith.constant"() {value = 1 : i32} : () -> i32\n'
+        '  "builtin.return"(%x) : (i32) -> ()\n}) : () -> ()',
+        "3:3",
+        "'builtin.return' op must be directly inside 'builtin.func' or 'builtin.kernel'",
+    ),
+    (
+        _func('    %t = "thread.thread_id"() : () -> index\n    return'),
+        "3:10",
+        "'thread.thread_id' op needs dim = x, y or z",
+    ),
+    (
+        _func(
+            "    %v = thread.load %p : !thread.ptr<f32, global> -> f16\n    return",
+            "(%p: !thread.ptr<f32, global>)",
+        ),
+        "3:10",
+        "'thread.load' op loads f32, not f16",
+    ),
+    (
+        _func(
+            "    %t = thread.cp_async %p, %p {bytes = 16 : i32} : !thread.ptr<f32, global>, "
+            "!thread.ptr<f32, global>\n    return",
+            "(%p: !thread.ptr<f32, global>)",
+        ),
+        "3:10",
+        "'thread.cp_async' op copies from a global pointer to a shared pointer",
+    ),
+    (
+        _func(
+            "    %t = thread.cp_async %s, %p {bytes = 12 : i32} : !thread.ptr<f32, shared>, "
+            "!thread.ptr<f32, global>\n    return",
+            "(%p: !thread.ptr<f32, global>, %s: !thread.ptr<f32, shared>)",
+        ),
+        "3:10",
+        "'thread.cp_async' op 'bytes' must be 4, 8 or 16",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "message"), CASES, ids=[m for _, _, m in CASES])
+def test_verifier_names_op_location_and_problem(text: str, where: str, message: str) -> None:
+    module = parse_module(text, "v.mlir")
+    with pytest.raises(VerifyError) as info:
+        verify(module)
+    assert info.value.render().splitlines()[0] == f"v.mlir:{where}: error: {message}"
+
+
+def test_use_that_is_not_dominated_is_reported() -> None:
+    func = builtin.FuncOp("f", [T.i32], [T.i32])
+    b = Builder.at_end(func.body)
+    a = func.body.args[0]
+    first = b.insert(arith.AddIOp(a, a))
+    second = b.insert(arith.MulIOp(a, a))
+    b.insert(builtin.ReturnOp([first.result]))
+    first.set_operand(1, second.result)  # use before definition
+    module = builtin.ModuleOp([func])
+    with pytest.raises(
+        VerifyError,
+        match=r"operand #1 \(result #0 of 'arith.muli'\) does not "
+        "dominate this use",
+    ):
+        verify(module)
+
+
+def test_isolated_function_cannot_use_outer_values() -> None:
+    outer = builtin.FuncOp("outer", [T.i32], [])
+    inner_loop_user = builtin.FuncOp("inner", [], [T.i32])
+    b = Builder.at_end(inner_loop_user.body)
+    b.insert(builtin.ReturnOp([outer.body.args[0]]))
+    Builder.at_end(outer.body).insert(builtin.ReturnOp())
+    module = builtin.ModuleOp([outer, inner_loop_user])
+    with pytest.raises(VerifyError, match="does not dominate"):
+        verify(module)
+
+
+def test_value_defined_in_loop_body_is_not_visible_after_it() -> None:
+    func = builtin.FuncOp("f", [T.index], [T.index])
+    b = Builder.at_end(func.body)
+    n = func.body.args[0]
+    loop = b.insert(scf.ForOp(n, n, n))
+    with b.at_end_of(loop.body):
+        inner = b.insert(arith.AddIOp(n, n))
+        b.insert(scf.YieldOp())
+    b.insert(builtin.ReturnOp([inner.result]))
+    with pytest.raises(VerifyError, match="does not dominate"):
+        verify(builtin.ModuleOp([func]))
+
+
+def test_verify_error_is_a_compile_error() -> None:
+    assert issubclass(VerifyError, CompileError)

@@ -1,0 +1,67 @@
+// RUN: cutec opt %s --passes canonicalize
+// Constant folding of arith, identities, and dead-code removal.
+
+// CHECK-LABEL: func @fold_ints
+func @fold_ints(%x: i32) -> (i32, i32, i32, i8, i1) {
+  %a = arith.constant 6 : i32
+  %b = arith.constant 7 : i32
+  %m = arith.muli %a, %b : i32
+  %z = arith.constant 0 : i32
+  %same = arith.addi %x, %z : i32
+  %big = arith.constant 127 : i8
+  %one = arith.constant 1 : i8
+  %wrap = arith.addi %big, %one : i8
+  %neg = arith.constant -7 : i32
+  %q = arith.divsi %neg, %a : i32
+  %lt = arith.cmpi ult, %neg, %a : i32
+  %dead = arith.muli %x, %x : i32
+  // CHECK-DAG: %[[C42:.*]] = arith.constant 42 : i32
+  // CHECK-DAG: %[[WRAP:.*]] = arith.constant -128 : i8
+  // CHECK-DAG: %[[Q:.*]] = arith.constant -1 : i32
+  // CHECK-DAG: %[[F:.*]] = arith.constant false
+  // CHECK-NOT: arith.muli
+  // CHECK: return %[[C42]], %x, %[[Q]], %[[WRAP]], %[[F]] : i32, i32, i32, i8, i1
+  return %m, %same, %q, %wrap, %lt : i32, i32, i32, i8, i1
+}
+
+// CHECK-LABEL: func @fold_floats
+func @fold_floats(%x: f32) -> (f32, f32, f16, f32) {
+  %a = arith.constant 1.5 : f32
+  %b = arith.constant 2.25 : f32
+  %s = arith.addf %a, %b : f32
+  %one = arith.constant 1.0 : f32
+  %same = arith.mulf %x, %one : f32
+  %h = arith.constant 65519.0 : f32
+  %t = arith.truncf %h : f32 to f16
+  %z = arith.constant 0.0 : f32
+  %keep = arith.addf %x, %z : f32
+  // x + 0.0 is not x when x is -0.0: it must stay.
+  // CHECK-DAG: arith.constant 3.75 : f32
+  // CHECK-DAG: arith.constant 65504.0 : f16
+  // CHECK-DAG: %[[KEEP:.*]] = arith.addf %x, %{{.*}} : f32
+  // CHECK: return %{{.*}}, %x, %{{.*}}, %[[KEEP]]
+  return %s, %same, %t, %keep : f32, f32, f16, f32
+}
+
+// CHECK-LABEL: func @fold_control_flow
+func @fold_control_flow(%x: i32, %n: index) -> i32 {
+  %t = arith.constant true
+  %r = scf.if %t -> (i32) {
+    %y = arith.addi %x, %x : i32
+    scf.yield %y : i32
+  } else {
+    scf.yield %x : i32
+  }
+  %c4 = arith.constant 4 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  %s = scf.for %i = %c4 to %c2 step %c1 iter_args(%acc = %r) -> (i32) {
+    %z = arith.muli %acc, %acc : i32
+    scf.yield %z : i32
+  }
+  // CHECK-NOT: scf.if
+  // CHECK-NOT: scf.for
+  // CHECK: %[[Y:.*]] = arith.addi %x, %x : i32
+  // CHECK-NEXT: return %[[Y]] : i32
+  return %s : i32
+}
