@@ -1,0 +1,19 @@
+"""Errors raised by the layout algebra.
+
+The algebra is a library: it raises these plain exceptions and knows nothing of
+source files. The frontend catches them and turns them into located diagnostics
+at the user's line.
+"""
+
+from __future__ import annotations
+
+
+class LayoutError(ValueError):
+    """An operation of the algebra that cannot be carried out for these operands
+    (CuTe would fail a static assert): malformed text, incompatible shapes,
+    a complement of overlapping strides, a divide whose divisibility fails."""
+
+
+class DynamicValueError(LayoutError):
+    """The answer depends on the value of a dynamic (run-time) integer that is
+    not known at compile time, so the algebra refuses to guess."""
