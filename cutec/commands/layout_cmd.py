@@ -1,0 +1,81 @@
+"""``cutec layout LAYOUT``: print a layout and its table, draw it, or evaluate an algebra op.
+
+cutec layout "(4,8):(1,4)"
+cutec layout "(4,8):(1,4)" --svg out.svg
+cutec layout --op composition "(4,8):(1,4)" "8:2"
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import cutec.ir.layout as algebra
+from cutec.ir.layout import ComposedLayout, Layout, LayoutError
+from cutec.ir.layout.text import format_int_tuple, parse_value
+from cutec.ir.layout.visual import layout_svg, layout_table
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register the ``layout`` verb."""
+    p = subparsers.add_parser(
+        "layout",
+        help="print, draw or compute CuTe layouts",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("args", nargs="+", metavar="ARG", help="a layout, or the op's arguments")
+    p.add_argument("--op", metavar="NAME", help="evaluate this algebra operation on the ARGs")
+    p.add_argument("--svg", metavar="FILE", help="write a picture of the layout to FILE")
+    p.set_defaults(run=run)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, Layout | ComposedLayout):
+        return str(value)
+    if isinstance(value, tuple):
+        return "(" + ",".join(_show(v) for v in value) + ")"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return format_int_tuple(value)
+
+
+def _operation(name: str) -> Any:
+    if name not in algebra.__all__ or not callable(getattr(algebra, name)):
+        raise LayoutError(f"unknown layout operation {name!r}")
+    fn = getattr(algebra, name)
+    if isinstance(fn, type):
+        raise LayoutError(f"{name!r} is a type, not an operation")
+    return fn
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the verb; a LayoutError is reported as ``error: ...`` with exit code 1."""
+    try:
+        values = [parse_value(a) for a in args.args]
+        if args.op:
+            result = _operation(args.op)(*values)
+        elif len(values) == 1:
+            result = values[0]
+        else:
+            raise LayoutError("give one layout, or --op NAME with its arguments")
+        print(_show(result))
+        if isinstance(result, Layout | ComposedLayout) and result.rank <= 2:
+            _print_table(result)
+        if args.svg:
+            if not isinstance(result, Layout | ComposedLayout):
+                raise LayoutError(f"--svg needs a layout, got {_show(result)}")
+            Path(args.svg).write_text(layout_svg(result))
+    except LayoutError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_table(layout: Any) -> None:
+    # A dynamic layout has no table; its text form was printed already.
+    with contextlib.suppress(LayoutError):
+        sys.stdout.write(layout_table(layout).split("\n", 1)[1])
