@@ -20,6 +20,7 @@ DIALECT_MODULES = (
     "cutec.ir.dialects.arith",
     "cutec.ir.dialects.scf",
     "cutec.ir.dialects.thread",
+    "cutec.ir.dialects.cute",
 )
 
 

@@ -158,7 +158,7 @@ class Parser:
         return unescape_string(text) if text.startswith('"') else text
 
     def parse_balanced_body(self) -> str:
-        """Raw source text up to the '>' matching an already-consumed '<'."""
+        """Raw source text up to (not including) the '>' that closes an open '<'."""
         start = self.tok.offset
         depth = 1
         while True:
@@ -170,9 +170,7 @@ class Parser:
             elif tok.kind is Tok.PUNCT and tok.text == ">":
                 depth -= 1
                 if depth == 0:
-                    body = self.text[start : tok.offset]
-                    self.advance()
-                    return body.strip()
+                    return self.text[start : tok.offset].strip()
             self.advance()
 
     # ------------------------------------------------------------------ types

@@ -1,0 +1,233 @@
+"""Types of the cute dialect: layouts and layout-typed tensors.
+
+The type holds the static part of a layout; a dynamic leaf prints as ``?``
+and its value is an SSA operand of the op that makes the value, as MLIR's
+memref does with dynamic sizes::
+
+    !cute.layout<(4,8):(1,4)>
+    !cute.layout<Sw<3,4,3> o 0 o (8,64):(64,1)>
+    !cute.tensor<f32, gmem, (?,?):(1,?)>
+
+Dynamic leaves are numbered in reading order, shape before stride; that is
+the order of the operands carrying them (`LayoutSpec.with_values`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cutec.ir.layout import ComposedLayout, Layout, Swizzle
+from cutec.ir.layout.symbolic import is_static
+from cutec.ir.types import DialectType, Type
+
+if TYPE_CHECKING:
+    from cutec.ir.parser import Parser
+
+
+class Dynamic:
+    """The marker of a leaf known only at run time; prints as ``?``."""
+
+    _instance: ClassVar[Dynamic | None] = None
+
+    def __new__(cls) -> Dynamic:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "?"
+
+    __str__ = __repr__
+
+
+DYN = Dynamic()
+
+# A leaf of a layout type: a static int or DYN.
+SpecTuple = Any
+
+
+def _leaves(t: SpecTuple) -> Iterator[Any]:
+    if isinstance(t, tuple):
+        for x in t:
+            yield from _leaves(x)
+    else:
+        yield t
+
+
+def _erase(t: Any) -> SpecTuple:
+    """A layout IntTuple with every dynamic leaf replaced by DYN."""
+    if isinstance(t, tuple):
+        return tuple(_erase(x) for x in t)
+    return t if is_static(t) else DYN
+
+
+def _fill(t: SpecTuple, values: Iterator[Any]) -> Any:
+    if isinstance(t, tuple):
+        return tuple(_fill(x, values) for x in t)
+    return next(values) if t is DYN else t
+
+
+def _fmt(t: SpecTuple) -> str:
+    if isinstance(t, tuple):
+        return "(" + ",".join(_fmt(x) for x in t) + ")"
+    return str(t)
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """The static view of a layout: shape and stride with DYN leaves, and for a
+    swizzled (composed) layout the swizzle and its static offset."""
+
+    shape: SpecTuple
+    stride: SpecTuple
+    swizzle: Swizzle | None = None
+    offset: int = 0
+
+    @classmethod
+    def of(cls, layout: Layout | ComposedLayout) -> LayoutSpec:
+        """The spec of an algebra layout (its SymInt leaves become DYN)."""
+        if isinstance(layout, ComposedLayout):
+            if not isinstance(layout.layout_a, Swizzle) or not is_static(layout.offset):
+                raise ValueError(f"only Sw<B,M,S> o offset o layout can be typed, not {layout}")
+            inner = cls.of(layout.layout_b)
+            return cls(inner.shape, inner.stride, layout.layout_a, layout.offset)
+        return cls(_erase(layout.shape), _erase(layout.stride))
+
+    @property
+    def dynamic_count(self) -> int:
+        """How many leaves are dynamic (the number of operands that carry them)."""
+        return sum(1 for x in (*_leaves(self.shape), *_leaves(self.stride)) if x is DYN)
+
+    def with_values(self, values: Sequence[Any]) -> Layout | ComposedLayout:
+        """The algebra layout with the dynamic leaves taken from `values`, in order."""
+        if len(values) != self.dynamic_count:
+            raise ValueError(f"{self} has {self.dynamic_count} dynamic leaves, "
+                             f"got {len(values)} values")
+        it = iter(values)
+        layout = Layout(_fill(self.shape, it), _fill(self.stride, it))
+        if self.swizzle is None:
+            return layout
+        return ComposedLayout(self.swizzle, self.offset, layout)
+
+    def __str__(self) -> str:
+        body = f"{_fmt(self.shape)}:{_fmt(self.stride)}"
+        if self.swizzle is not None:
+            return f"{self.swizzle} o {self.offset} o {body}"
+        return body
+
+    @classmethod
+    def parse(cls, text: str) -> LayoutSpec:
+        """Read ``(4,?):(1,4)`` or ``Sw<B,M,S> o OFFSET o shape:stride``."""
+        text = text.replace(" ", "")
+        swizzle, offset = None, 0
+        m = _COMPOSED.fullmatch(text)
+        if m is not None:
+            swizzle = Swizzle(int(m["b"]), int(m["m"]), int(m["s"]))
+            offset, text = int(m["offset"]), m["rest"]
+        shape_text, colon, stride_text = text.partition(":")
+        if not colon:
+            raise ValueError(f"expected a layout 'shape:stride', got '{text}'")
+        shape = _SpecReader(shape_text).read()
+        stride = _SpecReader(stride_text).read()
+        if _profile(shape) != _profile(stride):
+            raise ValueError(f"shape {_fmt(shape)} and stride {_fmt(stride)} are not congruent")
+        return cls(shape, stride, swizzle, offset)
+
+
+_COMPOSED = re.compile(r"Sw<(?P<b>\d+),(?P<m>\d+),(?P<s>\d+)>o(?P<offset>\d+)o(?P<rest>.*)")
+
+
+def _profile(t: SpecTuple) -> Any:
+    return tuple(_profile(x) for x in t) if isinstance(t, tuple) else 0
+
+
+class _SpecReader:
+    """Nested tuples of non-negative integers and ``?``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def read(self) -> SpecTuple:
+        value = self._item()
+        if self.pos != len(self.text):
+            raise ValueError(f"unexpected '{self.text[self.pos:]}' in layout '{self.text}'")
+        return value
+
+    def _item(self) -> SpecTuple:
+        text = self.text
+        if text.startswith("(", self.pos):
+            self.pos += 1
+            items = [self._item()]
+            while text.startswith(",", self.pos):
+                self.pos += 1
+                items.append(self._item())
+            if not text.startswith(")", self.pos):
+                raise ValueError(f"expected ',' or ')' at column {self.pos + 1} of '{text}'")
+            self.pos += 1
+            return tuple(items)
+        if text.startswith("?", self.pos):
+            self.pos += 1
+            return DYN
+        m = re.compile(r"\d+").match(text, self.pos)
+        if m is None:
+            raise ValueError(f"expected an integer, '?' or '(' at column {self.pos + 1} "
+                             f"of '{text}'")
+        self.pos = m.end()
+        return int(m.group())
+
+
+@dataclass(frozen=True)
+class LayoutType(DialectType):
+    """A layout value: ``!cute.layout<(4,8):(1,?)>``."""
+
+    name: ClassVar[str] = "cute.layout"
+    spec: LayoutSpec
+
+    def print_body(self) -> str:
+        return str(self.spec)
+
+    @classmethod
+    def parse_body(cls, parser: Parser) -> LayoutType:
+        return cls(LayoutSpec.parse(parser.parse_balanced_body()))
+
+
+# Where a tensor's elements live, with the PTX state space they lower to.
+TENSOR_SPACES = ("gmem", "smem", "rmem")
+
+
+@dataclass(frozen=True)
+class TensorType(DialectType):
+    """A tensor: element type, memory and layout: ``!cute.tensor<f32, smem, (8,4):(1,8)>``."""
+
+    name: ClassVar[str] = "cute.tensor"
+    element: Type
+    space: str
+    spec: LayoutSpec
+
+    def __post_init__(self) -> None:
+        if self.space not in TENSOR_SPACES:
+            raise ValueError(f"unknown memory '{self.space}'; expected one of "
+                             f"{', '.join(TENSOR_SPACES)}")
+
+    def print_body(self) -> str:
+        return f"{self.element}, {self.space}, {self.spec}"
+
+    @classmethod
+    def parse_body(cls, parser: Parser) -> TensorType:
+        element = parser.parse_type()
+        parser.parse_punct(",")
+        loc = parser.tok.loc
+        space = parser.parse_identifier("a memory (gmem, smem or rmem)")
+        if space not in TENSOR_SPACES:
+            raise parser.error(
+                f"unknown memory '{space}'; expected one of {', '.join(TENSOR_SPACES)}", loc
+            )
+        parser.parse_punct(",")
+        return cls(element, space, LayoutSpec.parse(parser.parse_balanced_body()))
+
+
+CUTE_TYPES: tuple[type[DialectType], ...] = (LayoutType, TensorType)
