@@ -1,0 +1,202 @@
+"""On a GPU, MMA atoms compute exactly what the emulator computes from their layouts.
+
+Each atom runs once in a fragment kernel (tests/atoms/ptx_harness.py): the host
+gathers A, B and C into per-thread register words with the atom's tables, the
+kernel runs the instruction, and the D words it stores must equal the emulator's,
+bit for bit, on small-integer inputs. wgmma operands in shared memory are laid
+out in the canonical no-swizzle GMMA layout of the atom's majors, and described
+by descriptors from cutec.atoms.gmma_desc.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+
+import numpy as np
+import pytest
+
+from cutec.atoms.emulate import (
+    emulate_mma,
+    gather,
+    numpy_dtype,
+    pack_registers,
+    tile_shape,
+    to_bits,
+)
+from cutec.atoms.gmma_desc import canonical_gmma_layout, make_gmma_desc
+from cutec.atoms.mma import DTYPE_BITS, MmaAtom, lookup_mma_atom, mma_atoms
+from tests.atoms.ptx_harness import fragment_kernel
+from tests.atoms.test_mma_ptxas import WGMMA_AFTER, WGMMA_BEFORE
+
+pytestmark = pytest.mark.gpu
+driver = pytest.importorskip("cuda.bindings.driver")
+
+GPU_ATOMS = [
+    *(a.name for a in mma_atoms().values() if a.arch in (70, 80)),
+    "SM90_64x8x16_F16F16F16_SS_TN",
+    "SM90_64x64x16_F32F16F16_SS_TN",
+    "SM90_64x16x16_F32F16F16_SS_NT",
+    "SM90_64x24x16_F32BF16BF16_SS_TN",
+    "SM90_64x32x16_F32BF16BF16_RS_TT",
+    "SM90_64x16x16_F16F16F16_RS_TN",
+    "SM90_64x8x8_F32TF32TF32_SS_TN",
+    "SM90_64x16x8_F32TF32TF32_RS_TN",
+    "SM90_64x8x32_F32E4M3E4M3_SS_TN",
+    "SM90_64x16x32_F32E5M2E4M3_RS_TN",
+    "SM90_64x256x16_F32F16F16_SS_TN",
+]
+
+
+def _check(result: tuple) -> tuple:
+    err, *rest = result
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"CUDA driver error {err}")
+    return tuple(rest)
+
+
+@pytest.fixture(scope="module")
+def context():
+    try:
+        _check(driver.cuInit(0))
+        (dev,) = _check(driver.cuDeviceGet(0))
+    except RuntimeError:
+        pytest.skip("no CUDA device")
+    major = _check(
+        driver.cuDeviceGetAttribute(
+            driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev
+        )
+    )[0]
+    (ctx,) = _check(driver.cuDevicePrimaryCtxRetain(dev))
+    _check(driver.cuCtxSetCurrent(ctx))
+    yield major
+    _check(driver.cuDevicePrimaryCtxRelease(dev))
+
+
+def _launch(
+    ptx: str, name: str, threads: int, buffers: list[np.ndarray], out_index: int
+) -> np.ndarray:
+    """Run kernel `name` with one pointer argument per buffer; return buffers[out_index]."""
+    (module,) = _check(driver.cuModuleLoadData(ptx.encode() + b"\0"))
+    (func,) = _check(driver.cuModuleGetFunction(module, name.encode()))
+    ptrs = []
+    for buf in buffers:
+        (ptr,) = _check(driver.cuMemAlloc(max(buf.nbytes, 8)))
+        _check(driver.cuMemcpyHtoD(ptr, buf.ctypes.data, buf.nbytes))
+        ptrs.append(ptr)
+    args = [np.array([int(p)], dtype=np.uint64) for p in ptrs]
+    params = np.array([a.ctypes.data for a in args], dtype=np.uint64)
+    _check(driver.cuLaunchKernel(func, 1, 1, 1, threads, 1, 1, 0, 0, params.ctypes.data, 0))
+    _check(driver.cuCtxSynchronize())
+    out = np.empty_like(buffers[out_index])
+    _check(driver.cuMemcpyDtoH(out.ctypes.data, ptrs[out_index], out.nbytes))
+    for p in ptrs:
+        _check(driver.cuMemFree(p))
+    _check(driver.cuModuleUnload(module))
+    return out
+
+
+def _lane_to_thread(atom: MmaAtom, lanes: int) -> list[int]:
+    """Logical thread of each lane; Volta's four quadpairs all get the same problem."""
+    inverse = {atom.thr_id(t): t for t in range(atom.num_threads)}
+    return [
+        inverse[lane - 4 * ((lane % 16) // 4) if atom.num_threads == 8 else lane]
+        for lane in range(lanes)
+    ]
+
+
+def _smem_operand(
+    atom: MmaAtom, operand: str, tile: np.ndarray, offset: int
+) -> tuple[np.ndarray, int]:
+    """The tile's bytes in the canonical no-swizzle layout, and its descriptor (sans base)."""
+    dtype = atom.a_type if operand == "a" else atom.b_type
+    major = atom.a_major if operand == "a" else atom.b_major
+    bits = DTYPE_BITS[dtype]
+    mn, k = tile.shape
+    core = 128  # one core matrix: 8 rows of 16 bytes
+    if major == "K":
+        lbo, sbo = core, 2 * core  # the two K core matrices side by side, then down MN
+    else:
+        lbo, sbo = core * mn // (128 // bits), core  # MN core matrices first, then K
+    layout = canonical_gmma_layout(major, "none", bits, mn, lbo, sbo)
+    desc = make_gmma_desc(layout, major=major, bits=bits, start_address=offset)
+    image = np.zeros(mn * k * bits // 8, dtype=np.uint8)
+    words = to_bits(tile, dtype)
+    for i in range(mn):
+        for j in range(k):
+            at = layout(i, j) * bits // 8
+            image[at : at + bits // 8] = np.frombuffer(
+                int(words[i, j]).to_bytes(8, "little")[: bits // 8], dtype=np.uint8
+            )
+    return image, desc.encode()
+
+
+def _run(atom: MmaAtom) -> tuple[np.ndarray, np.ndarray]:
+    """(D words the GPU stored per lane, D words the emulator predicts per lane)."""
+    rng = np.random.default_rng(zlib.crc32(atom.name.encode()))
+    tiles = {}
+    for op, dtype in (("a", atom.a_type), ("b", atom.b_type), ("c", atom.c_type)):
+        lo, hi = (-128, 128) if dtype == "s8" else (-3, 4)
+        tiles[op] = rng.integers(lo, hi, size=tile_shape(atom, op)).astype(numpy_dtype(dtype))
+    frags = {op: gather(atom, op, tiles[op]) for op in "abc"}
+    expected_d = pack_registers(atom, "d", emulate_mma(atom, frags["a"], frags["b"], frags["c"]))
+
+    wgmma = atom.arch == 90
+    lanes = 128 if wgmma else 32
+    thread = _lane_to_thread(atom, lanes)
+    regs: dict[str, np.ndarray] = {}
+    smem = np.zeros(0, dtype=np.uint8)
+    smem_ops = []
+    for op in ("a", "b"):
+        if atom.a_in_smem if op == "a" else atom.b_in_smem:
+            image, desc = _smem_operand(atom, op, tiles[op], offset=smem.nbytes)
+            smem = np.concatenate([smem, image, np.zeros(-image.nbytes % 1024, np.uint8)])
+            regs[op] = np.full((atom.num_threads, 1), desc, dtype=np.uint64)
+            smem_ops.append(op)
+        else:
+            regs[op] = pack_registers(atom, op, frags[op])
+    if wgmma:
+        regs["d"] = pack_registers(atom, "d", frags["c"])
+        regs["scale_d"] = np.ones((atom.num_threads, 1), dtype=np.uint64)
+        kernel = fragment_kernel(
+            atom.ptx,
+            arch=atom.ptxas_arch,
+            inputs=["d", "a", "b", "scale_d"],
+            outputs=["d"],
+            before=WGMMA_BEFORE,
+            after=WGMMA_AFTER,
+            smem_bytes=smem.nbytes,
+            smem_descriptors=smem_ops,
+        )
+    else:
+        regs["c"] = pack_registers(atom, "c", frags["c"])
+        kernel = fragment_kernel(
+            atom.ptx, arch=atom.ptxas_arch, inputs=["a", "b", "c"], outputs=["d"]
+        )
+    inputs = np.concatenate([regs[n][thread] for n, _ in kernel.inputs], axis=1)
+    out = np.zeros((lanes, expected_d.shape[1]), dtype=np.uint64)
+    buffers = [np.ascontiguousarray(inputs, dtype=np.uint64), out]
+    if smem.nbytes:
+        buffers.append(smem)
+    got = _launch(kernel.ptx, kernel.name, lanes, buffers, out_index=1)
+    # Only the register's own bits are defined (a 32-bit store leaves the slot's top half).
+    width = 64 if atom.fragment("d").ptx_type in ("f64", "b64") else 32
+    return got & np.uint64((1 << width) - 1), expected_d[thread]
+
+
+@pytest.mark.parametrize("name", GPU_ATOMS)
+def test_atom_on_gpu_matches_emulator(context: int, name: str) -> None:
+    if context < 9:
+        pytest.skip("needs a Hopper GPU (sm_90a)")
+    got, expected = _run(lookup_mma_atom(name))
+    np.testing.assert_array_equal(got, expected, err_msg=name)
+
+
+def test_gpu_detects_a_wrong_layout(context: int) -> None:
+    # Negative control: the NT instruction fed with TN's A layout must not match.
+    if context < 9:
+        pytest.skip("needs a Hopper GPU (sm_90a)")
+    nt = lookup_mma_atom("SM70_8x8x4_F32F16F16F32_NT")
+    wrong = dataclasses.replace(nt, a_layout=lookup_mma_atom("SM70_8x8x4_F32F16F16F32_TN").a_layout)
+    got, expected = _run(wrong)
+    assert not np.array_equal(got, expected)

@@ -1,0 +1,173 @@
+"""Wrap a rendered PtxTemplate into a minimal `.entry` kernel; assemble it with ptxas.
+
+The kernel is also the GPU test kernel, so it does real work: thread t loads the
+registers of every input operand from ``in[t, :]`` (one 64-bit slot per register,
+the value in its low bits), runs the instruction, and stores every output
+operand's registers to ``out[t, :]``. Optionally it first copies ``smem_bytes``
+bytes from a third pointer into a `.shared` buffer and adds that buffer's address
+(>> 4) to the named descriptor operands, for wgmma. Reusable by any atom test:
+only the template and the operand names are atom-specific.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cutec.atoms.ptx_template import Operand, PtxTemplate
+
+# PTX ISA version per ptxas target: the lowest that has every instruction we test there,
+# never above 9.0 (what the GPU machine's CUDA 13.0 driver accepts).
+PTX_VERSION: dict[str, str] = {"sm_75": "7.0", "sm_80": "7.0", "sm_90a": "8.0"}
+
+
+def ptxas_path() -> str | None:
+    """The ptxas on PATH, or None (tests then skip)."""
+    return shutil.which("ptxas")
+
+
+def assemble(ptx: str, arch: str) -> subprocess.CompletedProcess[str]:
+    """Run `ptxas -arch=<arch>` on `ptx`; the result carries the return code and messages."""
+    exe = ptxas_path()
+    assert exe is not None, "ptxas not on PATH"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "kernel.ptx"
+        src.write_text(ptx)
+        return subprocess.run(
+            [exe, f"-arch={arch}", str(src), "-o", str(Path(tmp) / "k.cubin")],
+            capture_output=True,
+            text=True,
+        )
+
+
+def _regs(op: Operand) -> list[str]:
+    return [f"%v_{op.name}{i}" for i in range(op.count)]
+
+
+def _move(op: Operand, reg: str, address: str, load: bool) -> list[str]:
+    """Load or store one register through a 64-bit slot (predicates travel as b32 0/1)."""
+    if op.ptx_type == "pred":
+        if load:
+            return [f"ld.global.b32 %h1, {address};", f"setp.ne.b32 {reg}, %h1, 0;"]
+        return [f"selp.b32 %h1, 1, 0, {reg};", f"st.global.b32 {address}, %h1;"]
+    return [
+        f"ld.global.{op.ptx_type} {reg}, {address};"
+        if load
+        else f"st.global.{op.ptx_type} {address}, {reg};"
+    ]
+
+
+@dataclass(frozen=True)
+class FragmentKernel:
+    """A kernel `name(in, out[, smem_src])` and the slot order of its in/out buffers."""
+
+    ptx: str
+    name: str
+    inputs: tuple[tuple[str, int], ...]  # (operand, registers) in slot order
+    outputs: tuple[tuple[str, int], ...]
+
+
+def fragment_kernel(
+    template: PtxTemplate,
+    *,
+    arch: str,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    imms: dict[str, str] | None = None,
+    before: Sequence[str] = (),
+    after: Sequence[str] = (),
+    smem_bytes: int = 0,
+    smem_descriptors: Sequence[str] = (),
+    name: str = "atom_test",
+) -> FragmentKernel:
+    """The kernel running `template` once per thread on registers loaded from `in`.
+
+    `before`/`after` lines go around the instruction (wgmma's fence and waits);
+    with `smem_bytes`, the third parameter is copied into shared memory first and
+    the shared base address >> 4 is added to each operand in `smem_descriptors`.
+    """
+    ops = {op.name: op for op in template.operands}
+    values: dict[str, str | list[str]] = {}
+    for op in template.operands:
+        values[op.name] = (imms or {}).get(op.name, "1") if op.kind == "imm" else _regs(op)
+    decls = [
+        f".reg .{op.ptx_type} %v_{op.name}<{op.count}>;"
+        for op in template.operands
+        if op.kind == "reg"
+    ]
+    decls += [".reg .b32 %h<4>;", ".reg .b64 %hd<8>;", ".reg .pred %hp<2>;"]
+    n_in = sum(ops[n].count for n in inputs)
+    n_out = sum(ops[n].count for n in outputs)
+    params = [".param .u64 p_in", ".param .u64 p_out"] + (
+        [".param .u64 p_smem"] if smem_bytes else []
+    )
+    body = [
+        "ld.param.u64 %hd0, [p_in];",
+        "cvta.to.global.u64 %hd0, %hd0;",
+        "ld.param.u64 %hd1, [p_out];",
+        "cvta.to.global.u64 %hd1, %hd1;",
+        "mov.u32 %h0, %tid.x;",
+        f"mul.wide.u32 %hd2, %h0, {8 * n_in};",
+        "add.u64 %hd2, %hd0, %hd2;",
+        f"mul.wide.u32 %hd3, %h0, {8 * max(n_out, 1)};",
+        "add.u64 %hd3, %hd1, %hd3;",
+    ]
+    shared = ""
+    if smem_bytes:
+        # Every thread copies words tid, tid + ntid, ... then the CTA waits, and the
+        # async proxy (which wgmma reads shared memory through) is made to see the writes.
+        shared = f".shared .align 128 .b8 smem_buf[{smem_bytes}];\n"
+        body += [
+            "ld.param.u64 %hd4, [p_smem];",
+            "cvta.to.global.u64 %hd4, %hd4;",
+            "mov.u32 %h2, %h0;",
+            "COPY:",
+            f"setp.ge.u32 %hp0, %h2, {smem_bytes // 4};",
+            "@%hp0 bra COPIED;",
+            "mul.wide.u32 %hd5, %h2, 4;",
+            "add.u64 %hd6, %hd4, %hd5;",
+            "ld.global.b32 %h1, [%hd6];",
+            "mov.u64 %hd7, smem_buf;",
+            "add.u64 %hd7, %hd7, %hd5;",
+            "st.shared.b32 [%hd7], %h1;",
+            "mov.u32 %h3, %ntid.x;",
+            "add.u32 %h2, %h2, %h3;",
+            "bra COPY;",
+            "COPIED:",
+            "bar.sync 0;",
+            "fence.proxy.async.shared::cta;",
+        ]
+    slot = 0
+    for n in inputs:
+        for reg in _regs(ops[n]):
+            body += _move(ops[n], reg, f"[%hd2+{8 * slot}]", load=True)
+            slot += 1
+    for n in smem_descriptors:
+        body += [
+            "mov.u64 %hd5, smem_buf;",
+            "shr.u64 %hd5, %hd5, 4;",
+            f"add.u64 %v_{n}0, %v_{n}0, %hd5;",
+        ]
+    body += [*before, template.render(values), *after]
+    slot = 0
+    for n in outputs:
+        for reg in _regs(ops[n]):
+            body += _move(ops[n], reg, f"[%hd3+{8 * slot}]", load=False)
+            slot += 1
+    lines = "\n".join(f"    {line}" if not line.endswith(":") else line for line in body)
+    ptx = (
+        f".version {PTX_VERSION[arch]}\n.target {arch}\n.address_size 64\n\n{shared}"
+        f".visible .entry {name}({', '.join(params)})\n{{\n"
+        + "\n".join(f"    {d}" for d in decls)
+        + f"\n{lines}\n    ret;\n}}\n"
+    )
+    return FragmentKernel(
+        ptx,
+        name,
+        tuple((n, ops[n].count) for n in inputs),
+        tuple((n, ops[n].count) for n in outputs),
+    )
