@@ -451,6 +451,22 @@ class Parser:
         self.parse_punct(":")
         return tok.text[1:], tok.loc, self.parse_type()
 
+    def parse_assignment_list(self) -> tuple[list[tuple[str, Location]], list[Value]]:
+        """``(%a = %x, %b = %y)``: names to define later (with their locations) and values."""
+        names: list[tuple[str, Location]] = []
+        values: list[Value] = []
+
+        def assignment() -> None:
+            if self.tok.kind is not Tok.VALUE_ID:
+                raise self.expected("an assignment (%name = %value)")
+            tok = self.advance()
+            self.parse_punct("=")
+            names.append((tok.text[1:], tok.loc))
+            values.append(self.parse_operand())
+
+        self.parse_delimited("(", assignment, ")")
+        return names, values
+
     # ------------------------------------------------------------------ regions
     def parse_region(
         self, entry_args: Sequence[tuple[str, Location, T.Type]] | None = None

@@ -140,6 +140,13 @@ class Printer:
         """``%name: type`` for a block argument shown in an op header."""
         self.print(self.name_of(arg), ": ", arg.type)
 
+    def print_assignment_list(self, lhs: Sequence[Value], rhs: Sequence[Value]) -> None:
+        """``(%a = %x, %b = %y)``: block arguments and the values they start from."""
+        self.print("(")
+        for i, (a, v) in enumerate(zip(lhs, rhs, strict=True)):
+            self.print(", " if i else "", self.name_of(a), " = ", self.name_of(v))
+        self.print(")")
+
     def print_region(self, region: Region, *, print_entry_args: bool = True) -> None:
         self.print("{")
         self.indent += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cutec.diagnostics import Location
 from cutec.ir.attributes import Attribute, IntegerAttr
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
@@ -185,12 +186,9 @@ class ForOp(Operation):
         p.print(" step ")
         p.print_operand(self.step)
         if self.inits:
-            p.print(" iter_args(")
-            pairs = zip(self.body.args[1:], self.inits, strict=True)
-            p.print_list(
-                pairs, lambda ab: (p.print_operand(ab[0]), p.print(" = "), p.print_operand(ab[1]))
-            )
-            p.print(") -> (")
+            p.print(" iter_args")
+            p.print_assignment_list(self.body.args[1:], self.inits)
+            p.print(" -> (")
             p.print_types(self.result_types)
             p.print(")")
         if not isinstance(self.lb.type, IndexType):
@@ -211,20 +209,11 @@ class ForOp(Operation):
         ub = parser.parse_operand()
         parser.parse_keyword("step")
         step = parser.parse_operand()
-        names, inits = [], []
+        names: list[tuple[str, Location]] = []
+        inits: list[Value] = []
         result_types: list[Type] = []
         if parser.parse_optional_keyword("iter_args"):
-
-            def pair() -> None:
-                tok = parser.tok
-                if tok.kind is not Tok.VALUE_ID:
-                    raise parser.expected("an iter_arg (%name = %init)")
-                parser.advance()
-                parser.parse_punct("=")
-                names.append((tok.text[1:], tok.loc))
-                inits.append(parser.parse_operand())
-
-            parser.parse_delimited("(", pair, ")")
+            names, inits = parser.parse_assignment_list()
             parser.parse_punct("->")
             result_types = parser.parse_result_types()
             if len(result_types) != len(inits):
@@ -353,12 +342,9 @@ class WhileOp(Operation):
 
     def print_custom(self, p: Printer) -> None:
         p.define_block_args(self.before)
-        p.print("scf.while (")
-        pairs = zip(self.before.args, self.operands, strict=True)
-        p.print_list(
-            pairs, lambda ab: (p.print_operand(ab[0]), p.print(" = "), p.print_operand(ab[1]))
-        )
-        p.print(") : (")
+        p.print("scf.while ")
+        p.print_assignment_list(self.before.args, self.operands)
+        p.print(" : (")
         p.print_types(self.operand_types)
         p.print(") -> (")
         p.print_types(self.result_types)
@@ -371,18 +357,7 @@ class WhileOp(Operation):
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        names, inits = [], []
-
-        def pair() -> None:
-            tok = parser.tok
-            if tok.kind is not Tok.VALUE_ID:
-                raise parser.expected("an argument (%name = %init)")
-            parser.advance()
-            parser.parse_punct("=")
-            names.append((tok.text[1:], tok.loc))
-            inits.append(parser.parse_operand())
-
-        parser.parse_delimited("(", pair, ")")
+        names, inits = parser.parse_assignment_list()
         loc = parser.tok.loc
         parser.parse_punct(":")
         types = parser.parse_delimited("(", parser.parse_type, ")")
