@@ -17,7 +17,8 @@ def test_spec_of_a_dynamic_layout_marks_its_symbolic_leaves() -> None:
     assert str(spec) == "((128,8),(?,?)):((1,?),(128,?))"
     assert spec.dynamic_count == 4
     # Filling the dynamic leaves back in order (shape first) gives the layout again.
-    assert spec.with_values([*_dynamic_leaves(tiled.shape), *_dynamic_leaves(tiled.stride)]) == tiled
+    values = [*_dynamic_leaves(tiled.shape), *_dynamic_leaves(tiled.stride)]
+    assert spec.with_values(values) == tiled
 
 
 def _dynamic_leaves(t):
