@@ -1,7 +1,11 @@
 """``cutec compile FILE``: compile a kernel.
 
-Until the .cute frontend and the PTX emitter land, this compiles textual IR
-(.mlir) through the default pipeline and prints the resulting IR.
+A ``.cute`` file goes through the frontend: ``--emit=ast`` prints its syntax
+tree, ``--emit=cute`` the built and verified cute-dialect IR after the pass
+pipeline (empty by default for ``.cute``). ``-D NAME=VALUE`` sets a
+compile-time parameter, ``--kernel NAME`` builds one kernel. Textual IR
+(``.mlir``) runs through the pipeline (default: canonicalize,cse) and prints
+the resulting IR.
 """
 
 from __future__ import annotations
@@ -24,35 +28,70 @@ DEFAULT_PIPELINE = "canonicalize,cse"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("compile", help="compile a kernel", description=__doc__)
-    p.add_argument("file", help="a kernel: .mlir (textual IR) for now, or - for stdin")
+    p = subparsers.add_parser("compile", help="compile a kernel", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", help="a kernel: .cute source, .mlir (textual IR), or - for stdin")
     p.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
     p.add_argument(
         "--passes",
-        default=DEFAULT_PIPELINE,
+        default=None,
         metavar="PIPELINE",
-        help=f"the pass pipeline (default: {DEFAULT_PIPELINE})",
+        help=f"the pass pipeline (default: {DEFAULT_PIPELINE} for .mlir, none for .cute)",
     )
     p.add_argument(
         "--emit",
-        choices=("ir",),
-        default="ir",
-        help="what to write: the IR after the pipeline (ptx comes with the emitter)",
+        choices=("ast", "cute", "ir"),
+        default=None,
+        help="what to write: the .cute AST, or the IR (cute: after the frontend and the "
+        "pipeline; ir: the same, and the only choice for .mlir input)",
     )
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a compile-time parameter of a .cute kernel (repeatable)")
+    p.add_argument("--kernel", metavar="NAME", help="build only this kernel of a .cute file")
     add_pass_manager_flags(p)
     p.set_defaults(run=run)
 
 
+def _defines(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name.isidentifier() or not value.strip():
+            raise CompileError(f"-D {item}: expected NAME=VALUE")
+        if name in out:
+            raise CompileError(f"-D {name} is given twice")
+        out[name] = value.strip()
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.file.endswith(".cute"):
-        raise CompileError(
-            f"{args.file}: the .cute frontend is not available yet; "
-            "compile textual IR (.mlir) instead"
-        )
-    passes = parse_pipeline(args.passes, PASSES)
     text, file = read_source(args.file)
+    if args.file.endswith(".cute"):
+        return _run_cute(args, text, file)
+    if args.emit == "ast" or args.defines or args.kernel:
+        raise CompileError(f"{file}: --emit=ast, -D and --kernel apply to .cute input only")
+    passes = parse_pipeline(args.passes or DEFAULT_PIPELINE, PASSES)
     module = parse_module(text, file)
     verify(module)
     PassManager(passes, instrumentation_from(args)).run(module)
+    write_output(args.output, print_op(module))
+    return 0
+
+
+def _run_cute(args: argparse.Namespace, text: str, file: str) -> int:
+    from cutec.frontend.parser import parse_source
+
+    defines = _defines(args.defines)
+    if args.emit == "ast":
+        from cutec.frontend.emit_ast import format_ast
+
+        write_output(args.output, format_ast(parse_source(text, file)))
+        return 0
+    from cutec.frontend import compile_source
+
+    module = compile_source(text, file, defines, args.kernel)
+    if args.passes:
+        PassManager(parse_pipeline(args.passes, PASSES), instrumentation_from(args)).run(module)
     write_output(args.output, print_op(module))
     return 0

@@ -29,11 +29,19 @@ def test_compile_runs_the_default_pipeline(capsys, tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*.tmp*")), "no half-written output may be left"
 
 
-def test_compile_rejects_cute_source_for_now(capsys, tmp_path: Path) -> None:
+def test_compile_cute_source_to_cute_ir(capsys) -> None:
+    assert main(["compile", str(ROOT / "examples" / "sgemm_1.cute"), "--emit=cute"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel @sgemm_nt(" in out and "cute.gemm" in out
+
+
+def test_cute_syntax_error_is_located(capsys, tmp_path: Path) -> None:
     src = tmp_path / "k.cute"
-    src.write_text("kernel k() {}\n")
-    assert main(["compile", str(src)]) == 1
-    assert "the .cute frontend is not available yet" in capsys.readouterr().err
+    src.write_text("kernel k() threads 32 {\n  x = = 1\n}\n")
+    assert main(["compile", str(src), "--emit=cute"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{src}:2:")
+    assert "Traceback" not in err
 
 
 def test_missing_file_is_a_user_error(capsys) -> None:

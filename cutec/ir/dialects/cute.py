@@ -1,14 +1,118 @@
 """The cute dialect: layout-typed tensors and CuTe's operations on them.
 
-Types live in `cute_types`; the ops (local_tile, partition, copy, gemm ...)
-join with the frontend's IR builder.
+Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
+
+* A tensor's layout lives in its type (`cute_types`): static leaves as
+  numbers, dynamic leaves as ``?``. Only the op that makes a base tensor from
+  a pointer (`cute.make_tensor`) carries dynamic leaves, as index operands in
+  the type's reading order, like memref's dynamic sizes; it also records the
+  divisibility the kernel declared for each leaf.
+* Every other tensor is a view (local_tile, local_partition, slice,
+  partition, retile) whose static parameters are attributes (`cute_attrs`:
+  ``#cute.tuple<...>`` for tilers, coordinates and steps with ``?``/``_``/``X``
+  leaves, ``#cute.layout<...>`` for thread layouts) and whose run-time
+  coordinates are index operands. The result type is computed with the
+  algebra when the op is built (`cute_infer`); coordinates only move the base,
+  so the type never depends on them. The verifier recomputes the type of a
+  view whose source is static; a lowering recomputes dynamic leaves from the
+  same algebra, so nothing is lost by printing them as ``?``.
+* TiledCopy and TiledMMA are values (`cute_atom_types`): a pure op with no
+  operands makes one, and its type holds the whole object (atom name or
+  ``auto``, element types, TV layout and tiler / atom layout and permutation).
+  `auto` stays in the type for the select-atoms pass.
+* Memory ops declare their effects from their operands' memories (gmem →
+  global, smem → shared, rmem → reg); allocations (`alloc_smem`,
+  `make_fragment`) allocate; a copy by an asynchronous atom is
+  `cute.copy_async`, an AsyncProducer yielding a ``!thread.token`` that
+  `thread.cp_async_commit` / `thread.cp_async_wait` consume. Barriers are the
+  thread dialect's.
+* All ops share one custom form (`cute_base`): operands, attributes, then the
+  types of the non-index operands and ``-> result``.
 """
 
 from __future__ import annotations
 
 from cutec.ir.dialect import Dialect
+from cutec.ir.dialects.cute_atom_types import CUTE_ATOM_TYPES, TiledCopyType, TiledMmaType
+from cutec.ir.dialects.cute_attrs import CUTE_ATTRIBUTES, LayoutAttr, TupleAttr
+from cutec.ir.dialects.cute_compute import (
+    AxpbyOp,
+    ClearOp,
+    CopyAsyncOp,
+    CopyOp,
+    FillOp,
+    GemmOp,
+    LoadOp,
+    MakeTiledCopyOp,
+    MakeTiledMmaOp,
+    StoreOp,
+)
+from cutec.ir.dialects.cute_tensor import (
+    AllocSmemOp,
+    LocalPartitionOp,
+    LocalTileOp,
+    MakeFragmentOp,
+    MakeTensorOp,
+    PartitionOp,
+    RetileOp,
+    SizeOp,
+    SliceOp,
+)
 from cutec.ir.dialects.cute_types import CUTE_TYPES, LayoutSpec, LayoutType, TensorType
 
-__all__ = ["DIALECT", "LayoutSpec", "LayoutType", "TensorType"]
+__all__ = [
+    "DIALECT",
+    "AllocSmemOp",
+    "AxpbyOp",
+    "ClearOp",
+    "CopyAsyncOp",
+    "CopyOp",
+    "FillOp",
+    "GemmOp",
+    "LayoutAttr",
+    "LayoutSpec",
+    "LayoutType",
+    "LoadOp",
+    "LocalPartitionOp",
+    "LocalTileOp",
+    "MakeFragmentOp",
+    "MakeTensorOp",
+    "MakeTiledCopyOp",
+    "MakeTiledMmaOp",
+    "PartitionOp",
+    "RetileOp",
+    "SizeOp",
+    "SliceOp",
+    "StoreOp",
+    "TensorType",
+    "TiledCopyType",
+    "TiledMmaType",
+    "TupleAttr",
+]
 
-DIALECT = Dialect("cute", ops=(), types=CUTE_TYPES)
+DIALECT = Dialect(
+    "cute",
+    ops=(
+        MakeTensorOp,
+        AllocSmemOp,
+        MakeFragmentOp,
+        LocalTileOp,
+        LocalPartitionOp,
+        SliceOp,
+        PartitionOp,
+        RetileOp,
+        SizeOp,
+        MakeTiledCopyOp,
+        MakeTiledMmaOp,
+        CopyOp,
+        CopyAsyncOp,
+        GemmOp,
+        ClearOp,
+        FillOp,
+        AxpbyOp,
+        LoadOp,
+        StoreOp,
+    ),
+    types=(*CUTE_TYPES, *CUTE_ATOM_TYPES),
+    attributes=CUTE_ATTRIBUTES,
+)

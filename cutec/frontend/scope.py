@@ -1,0 +1,142 @@
+"""What names denote while a kernel is built: compile-time values and IR values.
+
+The builder evaluates every expression to one of these. Compile-time values
+are plain Python: ``int`` (CuTe's ``Int<N>``), ``float``, ``bool``, tuples of
+them (IntTuples, tilers, coordinates; ``None`` is ``_``, `X` a dropped mode),
+algebra `Layout` / `ComposedLayout` / `Swizzle`, IR `Type` for dtypes, and the
+records below. Run-time values wrap an IR `Value`; a run-time integer also
+carries its symbolic value when the algebra can use it (a tensor extent is the
+SymInt ``M`` with its declared divisibility).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cutec.ir.core import Value
+from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
+from cutec.ir.types import Type
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A run-time scalar: an IR value of an integer, index or float type.
+
+    `sym` is its symbolic value (a SymInt) when one is known: extents and
+    strides of tensor parameters, sizes of dynamic modes, arithmetic on them.
+    """
+
+    value: Value
+    sym: Any = None
+
+    @property
+    def type(self) -> Type:
+        return self.value.type
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor: its IR value and its layout with symbolic leaves (the facts kept)."""
+
+    value: Value
+    layout: Any  # Layout | ComposedLayout
+    element: Type
+    space: str
+
+
+@dataclass(frozen=True)
+class AtomRef:
+    """A named atom, not yet placed in a tiled object: ``UniversalCopy[u128]``,
+    ``SM80_16x8x8_F32TF32TF32F32_TN`` or ``auto``. `kind` is "copy", "mma" or
+    "auto" (either, decided by the function it is passed to)."""
+
+    kind: str
+    name: str
+    record: Any = None  # CopyAtom | MmaAtom | None for auto
+    element: Any = None  # the element type of a Copy_Atom<ATOM, T>
+
+
+@dataclass(frozen=True)
+class TiledCopy:
+    """A TiledCopy value: the IR value making it and its type (which holds everything)."""
+
+    value: Value
+    type: TiledCopyType
+    record: Any = None  # the CopyAtom, None for auto
+
+
+@dataclass(frozen=True)
+class TiledMma:
+    """A TiledMMA value and its type."""
+
+    value: Value
+    type: TiledMmaType
+    record: Any = None  # the MmaAtom, None for auto
+
+
+@dataclass(frozen=True)
+class ThrSlice:
+    """``tiled.slice(tid)``: CuTe's ThrCopy / ThrMMA, one thread's view of a tiled object."""
+
+    tiled: TiledCopy | TiledMma
+    tid: Runtime | int
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A builtin function or namespace (``local_tile``, ``thread``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class FuncRef:
+    """A device helper function, inlined at each call."""
+
+    node: Any  # ast.Func
+
+
+@dataclass
+class Binding:
+    """A name's value and where it was bound (for 'declared here' notes)."""
+
+    value: Any
+    loc: Any = None
+    const: bool = False
+
+
+@dataclass
+class Scope:
+    """Nested lexical scopes; inner bindings shadow outer ones."""
+
+    frames: list[dict[str, Binding]] = field(default_factory=lambda: [{}])
+
+    def push(self) -> None:
+        self.frames.append({})
+
+    def pop(self) -> dict[str, Binding]:
+        return self.frames.pop()
+
+    def lookup(self, name: str) -> Binding | None:
+        for frame in reversed(self.frames):
+            if name in frame:
+                return frame[name]
+        return None
+
+    def frame_of(self, name: str) -> dict[str, Binding] | None:
+        for frame in reversed(self.frames):
+            if name in frame:
+                return frame
+        return None
+
+    def bind(self, name: str, value: Any, loc: Any = None, const: bool = False) -> None:
+        self.frames[-1][name] = Binding(value, loc, const)
+
+    def assign(self, name: str, value: Any, loc: Any = None) -> None:
+        """Rebind an existing name where it lives, else bind it in the innermost scope."""
+        frame = self.frame_of(name)
+        if frame is None:
+            self.bind(name, value, loc)
+        else:
+            frame[name] = Binding(value, frame[name].loc, frame[name].const)

@@ -1,0 +1,171 @@
+"""Compile-time helpers of the builder: dtypes, C integer arithmetic, limits, errors.
+
+Everything static in a kernel is evaluated here or in the layout algebra; the
+IR only ever sees the results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from cutec.diagnostics import CompileError, Location, Note
+from cutec.frontend import ast
+from cutec.ir import types as T
+from cutec.ir.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle
+from cutec.ir.layout.symbolic import SymInt, is_static
+
+# Limits that keep every input fast to build (and the hardware's own).
+SMEM_LIMIT_BYTES = 228 * 1024  # shared memory per CTA on sm_90 (sm_80: 164 KiB)
+LAYOUT_SIZE_LIMIT = 2**31  # elements of one static layout or tensor
+UNROLL_LIMIT = 1024  # iterations of one fully unrolled loop
+THREADS_LIMIT = 1024  # threads per CTA
+
+# Element types by the names a kernel writes.
+DTYPES: dict[str, T.Type] = {
+    "f16": T.f16,
+    "half": T.f16,
+    "bf16": T.bf16,
+    "f32": T.f32,
+    "float": T.f32,
+    "f64": T.f64,
+    "double": T.f64,
+    "tf32": T.tf32,
+    "e4m3": T.e4m3,
+    "f8e4m3": T.e4m3,
+    "e5m2": T.e5m2,
+    "f8e5m2": T.e5m2,
+    "i8": T.i8,
+    "s8": T.i8,
+    "int8": T.i8,
+    "i16": T.i16,
+    "i32": T.i32,
+    "s32": T.i32,
+    "int32": T.i32,
+    "i64": T.i64,
+}
+
+# Bits of an element type, as CuTe's sizeof_bits.
+_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "tf32": 32, "f8E4M3FN": 8, "f8E5M2": 8,
+         "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+
+# Unsigned-integer widths an atom can be instantiated with: UniversalCopy[u128].
+UINT_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "u128": 128,
+             "uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128}
+
+
+def bits_of(t: T.Type) -> int:
+    return _BITS[str(t)]
+
+
+def c_div(a: int, b: int) -> int:
+    """C's truncating division (the language's ``/`` on integers)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def c_rem(a: int, b: int) -> int:
+    """C's remainder: the sign of the dividend."""
+    return a - b * c_div(a, b)
+
+
+def is_int(x: Any) -> bool:
+    return is_static(x)
+
+
+def is_int_tuple(x: Any) -> bool:
+    """An IntTuple whose leaves are ints (static) or SymInts."""
+    if isinstance(x, tuple):
+        return all(is_int_tuple(e) for e in x)
+    return is_static(x) or isinstance(x, SymInt)
+
+
+def is_layout(x: Any) -> bool:
+    return isinstance(x, Layout | ComposedLayout)
+
+
+def describe(x: Any) -> str:
+    """What a value is, for 'expected a tensor, got ...' messages."""
+    from cutec.frontend import scope as S
+
+    if isinstance(x, bool):
+        return "a bool"
+    if is_static(x):
+        return f"the integer {x}"
+    if isinstance(x, float):
+        return f"the float {x}"
+    if isinstance(x, SymInt):
+        return f"the run-time integer {x}"
+    if isinstance(x, tuple):
+        return "a tuple"
+    if isinstance(x, Layout | ComposedLayout):
+        return f"the layout {x}"
+    if isinstance(x, Swizzle):
+        return f"the swizzle {x}"
+    if isinstance(x, T.Type):
+        return f"the type {x}"
+    if x is None:
+        return "'_'"
+    if isinstance(x, S.Tensor):
+        return f"a {x.space} tensor {x.layout}"
+    if isinstance(x, S.Runtime):
+        return f"a run-time {x.type}"
+    if isinstance(x, S.AtomRef):
+        return f"the atom {x.name}"
+    if isinstance(x, S.TiledCopy):
+        return "a tiled copy"
+    if isinstance(x, S.TiledMma):
+        return "a tiled MMA"
+    if isinstance(x, S.ThrSlice):
+        return "a thread slice"
+    if isinstance(x, S.Builtin):
+        return f"the builtin '{x.name}'"
+    if isinstance(x, S.FuncRef):
+        return f"the function '{x.node.name}'"
+    return type(x).__name__
+
+
+def loc_of(node: ast.Node) -> Location:
+    return node.span.location
+
+
+def error(message: str, node: ast.Node, notes: list[Note] | None = None) -> CompileError:
+    return CompileError(message, loc_of(node), notes)
+
+
+@contextmanager
+def algebra_errors(node: ast.Node, what: str = "") -> Iterator[None]:
+    """Re-raise the layout algebra's and the atom library's errors at `node`."""
+    from cutec.atoms.copy import CopyAtomError
+    from cutec.atoms.mma import UnsupportedMmaError
+
+    prefix = f"{what}: " if what else ""
+    try:
+        yield
+    except DynamicValueError as e:
+        raise error(f"{prefix}needs a compile-time value: {e}", node) from None
+    except (LayoutError, UnsupportedMmaError, CopyAtomError) as e:
+        raise error(f"{prefix}{e}", node) from None
+    except RecursionError:
+        raise error(f"{prefix}the layout is nested too deeply", node) from None
+
+
+def check_layout_size(layout: Any, node: ast.Node) -> None:
+    """A static layout of more than LAYOUT_SIZE_LIMIT elements is an error (not a hang)."""
+    inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
+    n = 1
+    stack = [inner.shape]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, tuple):
+            stack.extend(t)
+        elif is_static(t):
+            n *= max(t, 1)
+    if n > LAYOUT_SIZE_LIMIT:
+        raise error(f"layout {layout} has {n} elements; at most 2**31 are supported", node)
+
+
+def lcm(a: int, b: int) -> int:
+    return a * b // math.gcd(a, b)

@@ -1,0 +1,139 @@
+"""Types of the cute dialect's atom objects: TiledCopy and TiledMMA as values.
+
+A tiled copy or MMA is a compile-time object; making it a typed SSA value (its
+whole description in the type, the making op pure) lets partition, copy and
+gemm ops name the object they use, lets CSE merge two identical ones, and
+keeps every fact the partition pass needs in the IR text:
+
+    !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, ((32,8),4):((4,128),1), (128,8)>
+    !cute.tiled_copy<auto, f32, ((32,8),4):((4,128),1), (128,8)>
+    !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>
+    !cute.tiled_mma<auto, f32, f16, f16, f32, (2,2,1):(1,2,0), (32,32,16)>
+
+A tiled copy is CuTe's (Copy_Atom, LayoutCopy_TV, Tiler_MN): the atom name (or
+``auto`` for select-atoms to choose), the element type, the (thread, value) →
+tile-coordinate layout and the tile shape. A tiled MMA is (MMA_Atom,
+AtomLayoutMNK, PermutationMNK): the atom (or ``auto``), the D, A, B, C element
+types, the layout of atoms over (M, N, K) and an optional permutation tile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cutec.ir.dialects.cute_attrs import format_tuple, parse_tuple
+from cutec.ir.dialects.cute_types import LayoutSpec
+from cutec.ir.lexer import Tok
+from cutec.ir.types import DialectType, Type
+
+if TYPE_CHECKING:
+    from cutec.ir.parser import Parser
+
+AUTO = "auto"
+
+
+def _print_atom(atom: str) -> str:
+    from cutec.ir.attributes import quote_string
+
+    return AUTO if atom == AUTO else quote_string(atom)
+
+
+def _parse_atom(parser: Parser) -> str:
+    if parser.tok.kind is Tok.STRING:
+        return parser.parse_string()
+    parser.parse_keyword(AUTO)
+    return AUTO
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split at commas outside (), <> — the fields of a raw type body."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "(<":
+            depth += 1
+        elif ch in ")>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _static(spec: LayoutSpec, what: str) -> LayoutSpec:
+    if spec.dynamic_count:
+        raise ValueError(f"the {what} of a tiled atom must be static, not {spec}")
+    return spec
+
+
+@dataclass(frozen=True)
+class TiledCopyType(DialectType):
+    """A TiledCopy: ``!cute.tiled_copy<ATOM, f32, TV-layout, tiler>``."""
+
+    name: ClassVar[str] = "cute.tiled_copy"
+    atom: str
+    element: Type
+    layout_tv: LayoutSpec
+    tiler: Any  # a static shape tuple, e.g. (128, 8)
+
+    def __post_init__(self) -> None:
+        _static(self.layout_tv, "TV layout")
+
+    def print_body(self) -> str:
+        return (f"{_print_atom(self.atom)}, {self.element}, {self.layout_tv}, "
+                f"{format_tuple(self.tiler)}")
+
+    @classmethod
+    def parse_body(cls, parser: Parser) -> TiledCopyType:
+        atom = _parse_atom(parser)
+        parser.parse_punct(",")
+        element = parser.parse_type()
+        parser.parse_punct(",")
+        fields = split_top_level(parser.parse_balanced_body())
+        if len(fields) != 2:
+            raise ValueError("expected a TV layout and a tiler after the element type")
+        tiler = parse_tuple(fields[1])
+        return cls(atom, element, LayoutSpec.parse(fields[0]), tiler)
+
+
+@dataclass(frozen=True)
+class TiledMmaType(DialectType):
+    """A TiledMMA: ``!cute.tiled_mma<ATOM, D, A, B, C, atom-layout[, permutation]>``."""
+
+    name: ClassVar[str] = "cute.tiled_mma"
+    atom: str
+    d_type: Type
+    a_type: Type
+    b_type: Type
+    c_type: Type
+    atom_layout: LayoutSpec
+    permutation: Any = None  # a static (M, N, K) tile, or None
+
+    def __post_init__(self) -> None:
+        _static(self.atom_layout, "atom layout")
+
+    def print_body(self) -> str:
+        types = ", ".join(str(t) for t in (self.d_type, self.a_type, self.b_type, self.c_type))
+        text = f"{_print_atom(self.atom)}, {types}, {self.atom_layout}"
+        if self.permutation is not None:
+            text += f", {format_tuple(self.permutation)}"
+        return text
+
+    @classmethod
+    def parse_body(cls, parser: Parser) -> TiledMmaType:
+        atom = _parse_atom(parser)
+        types = []
+        for _ in range(4):
+            parser.parse_punct(",")
+            types.append(parser.parse_type())
+        parser.parse_punct(",")
+        fields = split_top_level(parser.parse_balanced_body())
+        if len(fields) not in (1, 2):
+            raise ValueError("expected an atom layout and an optional permutation tile")
+        perm = parse_tuple(fields[1]) if len(fields) == 2 else None
+        d, a, b, c = types
+        return cls(atom, d, a, b, c, LayoutSpec.parse(fields[0]), perm)
+
+
+CUTE_ATOM_TYPES: tuple[type[DialectType], ...] = (TiledCopyType, TiledMmaType)

@@ -1,0 +1,335 @@
+"""cute ops that make tensors and views of tensors.
+
+A base tensor is made from a pointer (`make_tensor`, the dynamic leaves of its
+layout as index operands) or allocated (`alloc_smem`, `make_fragment`, static
+layouts only). Every other tensor is a view: its layout is a function of the
+source layout and the op's static attributes, computed with the layout algebra
+when the op is built (SymInt leaves print as ``?``). Run-time coordinates
+(block and thread indices, loop indices) are index operands; they move the
+view's base offset, never its layout, which is why the result type does not
+depend on them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cutec.ir.attributes import Attribute, DenseArrayAttr
+from cutec.ir.core import Value
+from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
+from cutec.ir.dialects.cute_attrs import UNDERSCORE, LayoutAttr, TupleAttr
+from cutec.ir.dialects.cute_base import CuteOp, attrs_of
+from cutec.ir.dialects.cute_infer import infer_view
+from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.dialects.thread import PointerType
+from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
+from cutec.ir.types import IndexType, i64
+
+_POINTER_SPACE = {"gmem": AddressSpace.GLOBAL, "smem": AddressSpace.SHARED}
+
+
+class MakeTensorOp(CuteOp):
+    """A tensor over memory at a pointer; the layout's dynamic leaves are operands.
+
+    ``%A = cute.make_tensor %ptr, %M, %K, %ldA {div = array<i64: 1, 8, 4>}
+        : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>``
+
+    The leaves come in the order the type reads them (shape, then stride). The
+    optional `div` gives what each leaf is known to be divisible by (the
+    kernel's declared facts), so later passes rebuild the same symbolic layout
+    the builder computed with.
+    """
+
+    name = "cute.make_tensor"
+    traits = (Pure(),)
+    num_results = 1
+
+    def __init__(
+        self, ptr: Value, leaves: list[Value], result: TensorType, div: list[int] | None = None
+    ) -> None:
+        attrs: dict[str, Attribute] = {}
+        if div and any(d != 1 for d in div):
+            attrs["div"] = DenseArrayAttr(i64, tuple(div))
+        super().__init__(operands=[ptr, *leaves], result_types=[result], attributes=attrs)
+
+    def verify_(self) -> None:
+        if not self.operands or not isinstance(self.operands[0].type, PointerType):
+            raise self.error("needs a !thread.ptr as its first operand")
+        ptr: PointerType = self.operands[0].type
+        t = self.tensor_result()
+        if ptr.element != t.element:
+            raise self.error(f"points to {ptr.element} but makes a tensor of {t.element}")
+        if _POINTER_SPACE.get(t.space) is not ptr.space:
+            raise self.error(f"a {ptr.space.value} pointer cannot make a {t.space} tensor")
+        leaves = self.index_operands_from(1)
+        if len(leaves) != t.spec.dynamic_count:
+            raise self.error(f"layout {t.spec} has {t.spec.dynamic_count} dynamic leaves, "
+                             f"got {len(leaves)} index operands")
+        div = self.attributes.get("div")
+        if div is not None and not (
+            isinstance(div, DenseArrayAttr) and len(div.values) == len(leaves)
+            and all(d >= 1 for d in div.values)
+        ):
+            raise self.error("'div' must give one positive divisor per dynamic leaf")
+
+
+class _AllocOp(CuteOp):
+    """An allocation of a tensor with a static layout in one memory."""
+
+    memory: str
+    space: AddressSpace
+    num_operands = 0
+    num_results = 1
+
+    def __init__(self, result: TensorType) -> None:
+        super().__init__(result_types=[result])
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        return (MemoryEffect(EffectKind.ALLOC, self.space),)
+
+    def verify_(self) -> None:
+        t = self.tensor_result()
+        if t.space != self.memory:
+            raise self.error(f"allocates {self.memory}, not {t.space}")
+        if t.spec.dynamic_count:
+            raise self.error(f"needs a static layout, got {t.spec}")
+
+
+class AllocSmemOp(_AllocOp):
+    """Shared memory for a tensor (cosize of its layout elements).
+
+    ``%sA = cute.alloc_smem : !cute.tensor<f32, smem, (128,8):(1,129)>``
+    """
+
+    name = "cute.alloc_smem"
+    memory = "smem"
+    space = AddressSpace.SHARED
+
+
+class MakeFragmentOp(_AllocOp):
+    """Registers for a tensor (CuTe's make_tensor<T>(layout), make_fragment_like, ...).
+
+    ``%tCrC = cute.make_fragment : !cute.tensor<f32, rmem, (8,8):(1,8)>``
+    """
+
+    name = "cute.make_fragment"
+    memory = "rmem"
+    space = AddressSpace.REGISTER
+
+
+class _ViewOp(CuteOp):
+    """A view of operand 0; the result keeps its element type and memory."""
+
+    traits = (Pure(),)
+    num_results = 1
+    # Index of the first run-time coordinate operand.
+    first_index_operand = 1
+
+    def verify_(self) -> None:
+        src = self.tensor_operand(0, "a source tensor")
+        self._verify_atom_operand()
+        t = self.tensor_result()
+        if (t.element, t.space) != (src.element, src.space):
+            raise self.error(f"a view of a {src.element} {src.space} tensor cannot be "
+                             f"{t.element} {t.space}")
+        self.index_operands_from(self.first_index_operand)
+        self._verify_parameters(src, t)
+        expected = infer_view(self)
+        if expected is not None and expected != t.spec:
+            raise self.error(f"result layout must be {expected}, not {t.spec}")
+
+    def _verify_atom_operand(self) -> None:
+        pass
+
+    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+        pass
+
+    def _check_coord(self, key: str) -> TupleAttr:
+        coord = self.tuple_attr(key)
+        assert coord is not None
+        given = len(self.operands) - self.first_index_operand
+        if coord.dynamic_count != given:
+            raise self.error(f"'{key}' {coord.print_body()} has {coord.dynamic_count} '?' "
+                             f"leaves but {given} index operands follow the tensor")
+        return coord
+
+
+def _rank(t: Any) -> int:
+    return len(t) if isinstance(t, tuple) else 1
+
+
+class LocalTileOp(_ViewOp):
+    """CuTe's local_tile: the tile at `coord` of the grid of `tiler`-sized tiles.
+
+    ``%gA = cute.local_tile %A, %bx, %by {tiler = #cute.tuple<(128,128,8)>,
+        coord = #cute.tuple<(?,?,_)>, proj = #cute.tuple<(1,X,1)>}
+        : !cute.tensor<f32, gmem, (?,?):(1,?)> -> !cute.tensor<f32, gmem, (128,8,?):(1,?,?)>``
+
+    Each ``?`` of `coord` is the next index operand; `proj` (CuTe's Step) drops
+    the tiler and coordinate modes marked X.
+    """
+
+    name = "cute.local_tile"
+
+    def __init__(
+        self, source: Value, coords: list[Value], result: TensorType, tiler: TupleAttr,
+        coord: TupleAttr, proj: TupleAttr | None = None,
+    ) -> None:
+        super().__init__(operands=[source, *coords], result_types=[result],
+                         attributes=attrs_of(tiler=tiler, coord=coord, proj=proj))
+
+    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+        tiler = self.tuple_attr("tiler")
+        coord = self._check_coord("coord")
+        assert tiler is not None
+        if _rank(tiler.value) != _rank(coord.value):
+            raise self.error(f"tiler {tiler.print_body()} and coord {coord.print_body()} "
+                             "have different ranks")
+        proj = self.tuple_attr("proj", required=False)
+        if proj is not None and _rank(proj.value) != _rank(tiler.value):
+            raise self.error(f"proj {proj.print_body()} and tiler {tiler.print_body()} "
+                             "have different ranks")
+
+
+class LocalPartitionOp(_ViewOp):
+    """CuTe's local_partition: the elements thread %tid of `thr_layout` owns.
+
+    ``%tAgA = cute.local_partition %gA, %tid {thr_layout = #cute.layout<(32,8):(1,32)>}
+        : !cute.tensor<f32, gmem, (128,8,?):(1,?,?)> -> !cute.tensor<f32, gmem, (4,1,?):(32,?,?)>``
+    """
+
+    name = "cute.local_partition"
+
+    def __init__(
+        self, source: Value, tid: Value, result: TensorType, thr_layout: LayoutAttr,
+        proj: TupleAttr | None = None,
+    ) -> None:
+        super().__init__(operands=[source, tid], result_types=[result],
+                         attributes=attrs_of(thr_layout=thr_layout, proj=proj))
+
+    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+        self.layout_attr("thr_layout")
+        self.tuple_attr("proj", required=False)
+        if len(self.operands) != 2:
+            raise self.error("takes a tensor and one thread index")
+
+
+class SliceOp(_ViewOp):
+    """A slice: ``t(_, _, k)`` keeps the ``_`` modes and fixes the others.
+
+    ``%a = cute.slice %tAgA, %k {coord = #cute.tuple<(_,_,?)>}
+        : !cute.tensor<f32, gmem, (4,1,?):(32,?,?)> -> !cute.tensor<f32, gmem, (4,1):(32,?)>``
+    """
+
+    name = "cute.slice"
+
+    def __init__(self, source: Value, coords: list[Value], result: TensorType,
+                 coord: TupleAttr) -> None:
+        super().__init__(operands=[source, *coords], result_types=[result],
+                         attributes={"coord": coord})
+
+    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+        from cutec.ir.dialects.cute_attrs import tuple_leaves
+
+        coord = self._check_coord("coord")
+        if not any(x is UNDERSCORE for x in tuple_leaves(coord.value)):
+            raise self.error("a slice keeps at least one '_' mode; read one element "
+                             "with cute.load")
+
+
+_COPY_OPERANDS = ("S", "D")
+_MMA_OPERANDS = ("A", "B", "C")
+
+
+class PartitionOp(_ViewOp):
+    """ThrCopy::partition_S/D or ThrMMA::partition_A/B/C for thread %tid.
+
+    ``%tAgA = cute.partition %gA, %copy_a, %tid {operand = "S"}
+        : !cute.tensor<f32, gmem, (128,8,?):(1,?,?)>, !cute.tiled_copy<...>
+        -> !cute.tensor<f32, gmem, ((4,1),1,1,?):((1,0),0,0,?)>``
+
+    The first mode is what one atom consumes (CPY or MMA), then the repeats
+    over the tile, then the tensor's modes beyond the tile.
+    """
+
+    name = "cute.partition"
+    first_index_operand = 2
+
+    def __init__(self, tiled: Value, source: Value, tid: Value, result: TensorType,
+                 operand: str) -> None:
+        from cutec.ir.attributes import StringAttr
+
+        super().__init__(operands=[source, tiled, tid], result_types=[result],
+                         attributes={"operand": StringAttr(operand)})
+
+    def _verify_atom_operand(self) -> None:
+        _check_atom_operand(self, 1)
+
+    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+        if len(self.operands) != 3:
+            raise self.error("takes a tensor, a tiled copy or MMA, and one thread index")
+
+
+class RetileOp(_ViewOp):
+    """ThrCopy::retile_S/D: view a thread's fragment in the copy's (CPY, ...) shape.
+
+    ``%tXrA = cute.retile %tCrA, %copy {operand = "D"} : !cute.tensor<...>, !cute.tiled_copy<...>
+        -> !cute.tensor<...>``
+    """
+
+    name = "cute.retile"
+    first_index_operand = 2
+
+    def __init__(self, source: Value, tiled: Value, result: TensorType, operand: str) -> None:
+        from cutec.ir.attributes import StringAttr
+
+        super().__init__(operands=[source, tiled], result_types=[result],
+                         attributes={"operand": StringAttr(operand)})
+
+    def _verify_atom_operand(self) -> None:
+        if len(self.operands) != 2 or not isinstance(self.operands[1].type, TiledCopyType):
+            raise self.error("takes a tensor and a !cute.tiled_copy")
+        self.string_attr("operand", _COPY_OPERANDS)
+
+
+def _check_atom_operand(op: CuteOp, index: int) -> None:
+    if index >= len(op.operands):
+        raise op.error("needs a tiled copy or MMA operand")
+    t = op.operands[index].type
+    if isinstance(t, TiledCopyType):
+        op.string_attr("operand", _COPY_OPERANDS)
+    elif isinstance(t, TiledMmaType):
+        op.string_attr("operand", _MMA_OPERANDS)
+    else:
+        raise op.error(f"operand #{index} must be a !cute.tiled_copy or !cute.tiled_mma, got {t}")
+
+
+class SizeOp(CuteOp):
+    """The run-time size of a tensor or of one of its modes (static sizes fold to constants).
+
+    ``%n = cute.size %tAgA {mode = #cute.tuple<2>} : !cute.tensor<f32, gmem, (4,1,?):(32,?,?)>
+        -> index``
+    """
+
+    name = "cute.size"
+    traits = (Pure(),)
+    num_operands = 1
+    num_results = 1
+
+    def __init__(self, source: Value, mode: TupleAttr | None = None) -> None:
+        super().__init__(operands=[source], result_types=[IndexType()],
+                         attributes=attrs_of(mode=mode))
+
+    def verify_(self) -> None:
+        t = self.tensor_operand(0, "a tensor")
+        if self.result_types != (IndexType(),):
+            raise self.error("result must be index")
+        mode = self.tuple_attr("mode", required=False)
+        if mode is None:
+            return
+        path = mode.value if isinstance(mode.value, tuple) else (mode.value,)
+        shape: Any = t.spec.shape
+        for i in path:
+            if not isinstance(i, int) or not isinstance(shape, tuple) or not 0 <= i < len(shape):
+                raise self.error(f"mode {mode.print_body()} does not exist in {t.spec}")
+            shape = shape[i]

@@ -1,0 +1,41 @@
+// Every cute op: tensors from pointers, allocations, views, atom objects, copies and gemm.
+module {
+  kernel @sgemm(%pA: !thread.ptr<f32, global>, %M: index, %K: index, %ldA: index, %alpha: f32, %beta: f32) attributes {reqntid = array<i32: 256, 1, 1>} {
+    %A = cute.make_tensor %pA, %M, %K, %ldA {div = array<i64: 1, 8, 4>} : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)> loc("sgemm.cute":3:5)
+    %bx = thread.block_id x : index
+    %tid = thread.thread_id x : index
+    %gA = cute.local_tile %A, %bx {tiler = #cute.tuple<(128,128,8)>, coord = #cute.tuple<(?,0,_)>, proj = #cute.tuple<(1,X,1)>} : !cute.tensor<f32, gmem, (?,?):(1,?)> -> !cute.tensor<f32, gmem, (128,8,?):(1,?,?)>
+    %sA = cute.alloc_smem : !cute.tensor<f32, smem, (128,8):(1,129)>
+    %tAgA = cute.local_partition %gA, %tid {thr_layout = #cute.layout<(32,8):(1,32)>} : !cute.tensor<f32, gmem, (128,8,?):(1,?,?)> -> !cute.tensor<f32, gmem, (4,1,?):(32,0,?)>
+    %tAsA = cute.local_partition %sA, %tid {thr_layout = #cute.layout<(32,8):(1,32)>} : !cute.tensor<f32, smem, (128,8):(1,129)> -> !cute.tensor<f32, smem, (4,1):(32,0)>
+    %tCsA = cute.local_partition %sA, %tid {thr_layout = #cute.layout<(16,16):(1,16)>, proj = #cute.tuple<(1,X)>} : !cute.tensor<f32, smem, (128,8):(1,129)> -> !cute.tensor<f32, smem, (8,8):(16,129)>
+    %tCrC = cute.make_fragment : !cute.tensor<f32, rmem, (8,8):(1,8)>
+    cute.clear %tCrC : !cute.tensor<f32, rmem, (8,8):(1,8)>
+    %n = cute.size %tAgA {mode = #cute.tuple<2>} : !cute.tensor<f32, gmem, (4,1,?):(32,0,?)> -> index
+    %k = arith.constant 0 : index
+    %a_k = cute.slice %tAgA, %k {coord = #cute.tuple<(_,_,?)>} : !cute.tensor<f32, gmem, (4,1,?):(32,0,?)> -> !cute.tensor<f32, gmem, (4,1):(32,0)>
+    cute.copy %a_k, %tAsA : !cute.tensor<f32, gmem, (4,1):(32,0)>, !cute.tensor<f32, smem, (4,1):(32,0)>
+    %copy = cute.make_tiled_copy : !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>
+    %auto_copy = cute.make_tiled_copy : !cute.tiled_copy<auto, f32, (256,4):(4,1), (128,8)>
+    %async = cute.make_tiled_copy : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS<uint128_t>", f32, (256,4):(4,1), (128,8)>
+    %tXgA = cute.partition %gA, %copy, %tid {operand = "S"} : !cute.tensor<f32, gmem, (128,8,?):(1,?,?)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, gmem, ((4,1),1,1,?):((1,0),0,0,?)>
+    %tXsA = cute.partition %sA, %copy, %tid {operand = "D"} : !cute.tensor<f32, smem, (128,8):(1,129)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)>
+    %tXgA_k = cute.slice %tXgA, %k {coord = #cute.tuple<(_,_,_,?)>} : !cute.tensor<f32, gmem, ((4,1),1,1,?):((1,0),0,0,?)> -> !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>
+    cute.copy %copy, %tXgA_k, %tXsA : !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)>
+    %tok = cute.copy_async %async, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !thread.token
+    %grp = thread.cp_async_commit %tok
+    thread.cp_async_wait %grp {pending = 0 : i32}
+    %tXrA = cute.retile %tCrC, %copy {operand = "D"} : !cute.tensor<f32, rmem, (8,8):(1,8)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, rmem, ((4,1),2,8):((1,0),4,8)>
+    %mma = cute.make_tiled_mma : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>
+    %auto_mma = cute.make_tiled_mma : !cute.tiled_mma<auto, f32, f16, f16, f32, (2,2,1):(1,2,0), (32,32,16)>
+    %tCsA2 = cute.partition %sA, %mma, %tid {operand = "A"} : !cute.tensor<f32, smem, (128,8):(1,129)>, !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)> -> !cute.tensor<f32, smem, (1,8,8):(0,16,129)>
+    thread.barrier
+    cute.gemm %tCsA, %tCsA, %tCrC : !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, rmem, (8,8):(1,8)>
+    cute.gemm %mma, %tCsA, %tCsA, %tCrC : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>, !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, rmem, (8,8):(1,8)>
+    cute.fill %tCrC, %beta : !cute.tensor<f32, rmem, (8,8):(1,8)>, f32
+    cute.axpby %alpha, %tCrC, %beta, %tCrC : f32, !cute.tensor<f32, rmem, (8,8):(1,8)>, f32, !cute.tensor<f32, rmem, (8,8):(1,8)>
+    %v = cute.load %tCrC, %k : !cute.tensor<f32, rmem, (8,8):(1,8)> -> f32
+    cute.store %v, %tCrC, %k : f32, !cute.tensor<f32, rmem, (8,8):(1,8)>
+    return
+  }
+}
