@@ -1,12 +1,21 @@
-"""Wrap a rendered PtxTemplate into a minimal `.entry` kernel; assemble it with ptxas.
+"""PTX test harness: wrap rendered atom templates into minimal kernels and run ptxas.
 
-The kernel is also the GPU test kernel, so it does real work: thread t loads the
-registers of every input operand from ``in[t, :]`` (one 64-bit slot per register,
-the value in its low bits), runs the instruction, and stores every output
-operand's registers to ``out[t, :]``. Optionally it first copies ``smem_bytes``
-bytes from a third pointer into a `.shared` buffer and adds that buffer's address
-(>> 4) to the named descriptor operands, for wgmma. Reusable by any atom test:
-only the template and the operand names are atom-specific.
+Two kinds of kernel, one module:
+
+* `kernel(lines, target, version)`: a parameterless ``.entry`` running the given
+  instruction lines on made-up registers (`fake_operands` declares them by type);
+  the copy and sync template tests assemble every template this way.
+* `fragment_kernel(template, ...)`: the GPU test kernel, which does real work.
+  Thread t loads the registers of every input operand from ``in[t, :]`` (one 64-bit
+  slot per register, the value in its low bits), runs the instruction, and stores
+  every output operand's registers to ``out[t, :]``. Optionally it first copies
+  ``smem_bytes`` bytes from a third pointer into a `.shared` buffer and adds that
+  buffer's address (>> 4) to the named descriptor operands, for wgmma.
+
+The PTX ISA version is per instruction: `ptx_version_for(target, min_ptx)` is the
+lowest version both the target and the instruction accept (cp.async's ``.L2::128B``
+needs 7.4 where plain sm_80 needs 7.0), never above 9.0, what the GPU machine's
+CUDA 13.0 driver accepts. `fragment_kernel` defaults to `PTX_VERSION[arch]`.
 """
 
 from __future__ import annotations
@@ -14,15 +23,57 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 
-# PTX ISA version per ptxas target: the lowest that has every instruction we test there,
-# never above 9.0 (what the GPU machine's CUDA 13.0 driver accepts).
-PTX_VERSION: dict[str, str] = {"sm_75": "7.0", "sm_80": "7.0", "sm_90a": "8.0"}
+MAX_PTX_VERSION = (9, 0)
+
+# The lowest PTX ISA version each target exists in.
+TARGET_MIN_PTX: dict[str, tuple[int, int]] = {
+    "sm_75": (6, 3),
+    "sm_80": (7, 0),
+    "sm_90": (7, 8),
+    "sm_90a": (8, 0),
+}
+
+# fragment_kernel's default version per target: the lowest that has every MMA there
+# (Volta's m8n8k4 mma.sync, assembled for sm_75, needs 6.4; 7.0 covers it).
+PTX_VERSION: dict[str, tuple[int, int]] = {"sm_75": (7, 0), "sm_80": (7, 0), "sm_90a": (8, 0)}
+
+# PTX register type -> register-name prefix declared by `kernel`.
+_PREFIX = {
+    "pred": "%p",
+    "b16": "%rs",
+    "u16": "%rs",
+    "s16": "%rs",
+    "f16": "%rs",
+    "bf16": "%rs",
+    "b32": "%r",
+    "u32": "%r",
+    "s32": "%r",
+    "f16x2": "%r",
+    "bf16x2": "%r",
+    "b64": "%rd",
+    "u64": "%rd",
+    "s64": "%rd",
+    "f32": "%f",
+    "f64": "%fd",
+}
+_DECLS = {"%p": "pred", "%rs": "b16", "%r": "b32", "%rd": "b64", "%f": "f32", "%fd": "f64"}
+
+
+def ptx_version_for(target: str, min_ptx: tuple[int, int]) -> tuple[int, int]:
+    """The lowest version both the instruction and the target accept."""
+    return max(min_ptx, TARGET_MIN_PTX[target])
+
+
+def _version_line(version: tuple[int, int]) -> str:
+    if version > MAX_PTX_VERSION:
+        raise ValueError(f"PTX ISA {version} is above the {MAX_PTX_VERSION} the driver takes")
+    return f".version {version[0]}.{version[1]}"
 
 
 def ptxas_path() -> str | None:
@@ -42,6 +93,34 @@ def assemble(ptx: str, arch: str) -> subprocess.CompletedProcess[str]:
             capture_output=True,
             text=True,
         )
+
+
+def fake_operands(template: PtxTemplate, imms: Mapping[str, str] | None = None) -> dict:
+    """Distinct registers of each operand's type; immediates from `imms` (default "1")."""
+    counters: dict[str, int] = {}
+    values: dict[str, str | list[str]] = {}
+    for op in template.operands:
+        if op.kind == "imm":
+            values[op.name] = (imms or {}).get(op.name, "1")
+            continue
+        prefix = _PREFIX[op.ptx_type]
+        regs = []
+        for _ in range(op.count):
+            n = counters.get(prefix, 0)
+            counters[prefix] = n + 1
+            regs.append(f"{prefix}{n}")
+        values[op.name] = regs if op.count > 1 else regs[0]
+    return values
+
+
+def kernel(lines: Iterable[str], target: str, version: tuple[int, int]) -> str:
+    """A PTX module with one parameterless kernel running `lines`."""
+    decls = "\n".join(f"    .reg .{t} {p}<32>;" for p, t in _DECLS.items())
+    body = "\n".join(f"    {line}" for line in lines)
+    return (
+        f"{_version_line(version)}\n.target {target}\n.address_size 64\n\n"
+        f".visible .entry atom_test()\n{{\n{decls}\n{body}\n    ret;\n}}\n"
+    )
 
 
 def _regs(op: Operand) -> list[str]:
@@ -83,12 +162,14 @@ def fragment_kernel(
     smem_bytes: int = 0,
     smem_descriptors: Sequence[str] = (),
     name: str = "atom_test",
+    version: tuple[int, int] | None = None,
 ) -> FragmentKernel:
     """The kernel running `template` once per thread on registers loaded from `in`.
 
     `before`/`after` lines go around the instruction (wgmma's fence and waits);
     with `smem_bytes`, the third parameter is copied into shared memory first and
     the shared base address >> 4 is added to each operand in `smem_descriptors`.
+    `version` is the PTX ISA version (default `PTX_VERSION[arch]`).
     """
     ops = {op.name: op for op in template.operands}
     values: dict[str, str | list[str]] = {}
@@ -159,8 +240,9 @@ def fragment_kernel(
             body += _move(ops[n], reg, f"[%hd3+{8 * slot}]", load=False)
             slot += 1
     lines = "\n".join(f"    {line}" if not line.endswith(":") else line for line in body)
+    header = f"{_version_line(version or PTX_VERSION[arch])}\n.target {arch}\n.address_size 64\n"
     ptx = (
-        f".version {PTX_VERSION[arch]}\n.target {arch}\n.address_size 64\n\n{shared}"
+        f"{header}\n{shared}"
         f".visible .entry {name}({', '.join(params)})\n{{\n"
         + "\n".join(f"    {d}" for d in decls)
         + f"\n{lines}\n    ret;\n}}\n"

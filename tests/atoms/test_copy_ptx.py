@@ -7,7 +7,7 @@ import pytest
 from cutec.atoms.copy import CopyAtom, copy_atom, copy_atoms
 from cutec.atoms.copy_sm90 import tma_load, tma_store
 from cutec.atoms.ptx_template import PtxTemplate
-from tests.atoms.copy_harness import (
+from tests.atoms.ptx_harness import (
     MAX_PTX_VERSION,
     assemble,
     fake_operands,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cutec.atoms.sync import SYNC_OPS, SyncOp, SyncOpError, sync_op
-from tests.atoms.copy_harness import (
+from tests.atoms.ptx_harness import (
     assemble,
     fake_operands,
     kernel,

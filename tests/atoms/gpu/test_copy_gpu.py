@@ -24,7 +24,7 @@ import pytest
 from cutec.atoms.copy import CopyAtom, copy_atom, universal_copy
 from cutec.atoms.copy_sm80 import cp_async
 from cutec.atoms.sync import sync_op
-from tests.atoms.copy_harness import assemble, ptx_version_for, ptxas_path
+from tests.atoms.ptx_harness import assemble, ptx_version_for, ptxas_path
 
 MATRIX_NAMES = [
     f"{arch}_{kind}_{op}_{nt}"
