@@ -114,6 +114,11 @@ class TiledCopy:
         ref = self.atom.val_layout_ref
         for mode, what in ((0, "thrs"), (1, "vals")):
             tiled, atom = size(self.layout_tv, mode), size(ref, mode)
+            if (it.is_static(tiled) and tiled == 0) or (it.is_static(atom) and atom == 0):
+                raise LayoutError(
+                    f"TiledCopy with no {what}: size<{mode}>({self.layout_tv}) = {tiled}, "
+                    f"and {self.atom.op.name} has {atom}"
+                )
             if it.is_static(tiled) and tiled % atom:
                 raise LayoutError(
                     f"TiledCopy uses too few {what} for {self.atom.op.name}: "

@@ -354,3 +354,12 @@ def test_svgs_draw_every_thread_value() -> None:
     tc = make_tiled_copy(make_copy_atom("UniversalCopy<uint128_t>", 32), Layout((32, 8)), (4, 1))
     svg = tiled_copy_svg(tc)
     assert "T255V3" in svg and ">S<" in svg and ">D<" in svg
+
+
+def test_tiled_copy_with_an_empty_value_layout_is_an_error() -> None:
+    from cutec.atoms.tiled import make_copy_atom, make_tiled_copy
+    from cutec.ir.layout import Layout, LayoutError
+
+    atom = make_copy_atom("UniversalCopy<uint32_t>", 32)
+    with pytest.raises(LayoutError, match="TiledCopy with no vals"):
+        make_tiled_copy(atom, Layout((32, 4), (4, 1)), Layout((0, 1)))
