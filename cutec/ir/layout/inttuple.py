@@ -82,9 +82,9 @@ def _dynamic(result: Integer, kind: str, a: Integer, b: Integer) -> Integer:
     """
     if not isinstance(result, int):
         return result
-    from cutec.ir.layout.symbolic import _Apply, _atom
+    from cutec.ir.layout.symbolic import opaque
 
-    return _atom(_Apply(kind, a, b))
+    return opaque(kind, a, b)
 
 
 def _guard(fn: Callable[[], Integer], a: Integer, b: Integer) -> Integer:

@@ -22,12 +22,11 @@ Divisors are assumed non-zero: ``(M*N)//N`` is ``M``.
 from __future__ import annotations
 
 import math
-import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NoReturn, TypeAlias
+from typing import TypeAlias
 
 from cutec.ir.layout.errors import DynamicValueError, LayoutError
 
@@ -375,7 +374,21 @@ def parse_expr(text: str, symbols: Mapping[str, Integer] | None = None) -> Integ
     A name found in ``symbols`` takes that value (use it to restore a symbol's
     facts); any other name becomes ``sym(name)``. Precedence is Python's.
     Bad text raises LayoutError naming the 1-based column."""
-    return _Parser(text, symbols or {}).parse()
+    from cutec.ir.layout.symbolic_parse import ExprParser
+
+    return ExprParser(text, symbols or {}).parse()
+
+
+def opaque(kind: str, a: Integer, b: Integer) -> SymInt:
+    """The unevaluated application ``kind(a, b)`` (kind: floordiv, mod, ceil_div, min, max).
+
+    It stays dynamic even when its operands would fold it to a constant: the
+    algebra uses it where CuTe computes a value at run time from a run-time
+    operand, so that results keep CuTe's static/dynamic split.
+    """
+    if kind not in _APPLY:
+        raise ValueError(f"unknown operation {kind!r}; expected one of {', '.join(_APPLY)}")
+    return _atom(_Apply(kind, a, b))
 
 
 # -- arithmetic on canonical forms --------------------------------------------
@@ -637,88 +650,6 @@ def _decide(a: Integer, b: Integer, op: str) -> bool:
 
 
 # -- parsing ------------------------------------------------------------------
-
-_TOKEN = re.compile(
-    r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>//|[-+*%(),])|(?P<bad>\S))"
-)
-_LEVELS = (("+", "-"), ("*", "//", "%"))  # binary operators, loosest first
-_BINARY: dict[str, Callable[[Integer, Integer], Integer]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "//": operator.floordiv,
-    "%": operator.mod,
-}
-
-
-class _Parser:
-    """Recursive descent with Python's precedence: + - < * // % < unary - < atom."""
-
-    def __init__(self, text: str, symbols: Mapping[str, Integer]) -> None:
-        self.text, self.symbols, self.i = text, symbols, 0
-        self.tokens = [  # (kind, text, 1-based column)
-            (m.lastgroup or "", m[m.lastgroup or 0], m.start(m.lastgroup or 0) + 1)
-            for m in _TOKEN.finditer(text)
-        ] + [("end", "", len(text) + 1)]
-        for kind, _, col in self.tokens:
-            if kind == "bad":
-                self.fail("unexpected character", col)
-
-    def fail(self, what: str, col: int) -> NoReturn:
-        raise LayoutError(f"bad expression {self.text!r}: {what} at column {col}")
-
-    def peek(self) -> str:
-        return self.tokens[self.i][1]
-
-    def take(self, expected: str | None = None) -> tuple[str, str, int]:
-        tok = self.tokens[self.i]
-        if expected is not None and tok[1] != expected:
-            self.fail(f"expected {expected!r}", tok[2])
-        self.i += 1
-        return tok
-
-    def parse(self) -> Integer:
-        value = self.binary(0)
-        kind, _, col = self.tokens[self.i]
-        if kind != "end":
-            self.fail("unexpected token", col)
-        return value
-
-    def binary(self, level: int) -> Integer:
-        """Left-associative operators of _LEVELS[level] and tighter."""
-        if level == len(_LEVELS):
-            return self.unary()
-        value = self.binary(level + 1)
-        while self.peek() in _LEVELS[level]:
-            op = self.take()[1]
-            value = _BINARY[op](value, self.binary(level + 1))
-        return value
-
-    def unary(self) -> Integer:
-        if self.peek() in ("-", "+"):
-            sign = self.take()[1]
-            value = self.unary()
-            return -value if sign == "-" else value
-        return self.primary()
-
-    def primary(self) -> Integer:
-        kind, text, col = self.take()
-        if kind == "int":
-            return int(text)
-        if text == "(":
-            value = self.binary(0)
-            self.take(")")
-            return value
-        if kind == "name" and text in _CALLS:
-            self.take("(")
-            lhs = self.binary(0)
-            self.take(",")
-            rhs = self.binary(0)
-            self.take(")")
-            return _APPLY[text](lhs, rhs)
-        if kind == "name":
-            return self.symbols[text] if text in self.symbols else sym(text)
-        self.fail("expected a name, an integer or '('", col)
 
 
 def _operand(x: Integer) -> str:
