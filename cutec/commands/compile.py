@@ -28,8 +28,12 @@ DEFAULT_PIPELINE = "canonicalize,cse"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("compile", help="compile a kernel", description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "compile",
+        help="compile a kernel",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", help="a kernel: .cute source, .mlir (textual IR), or - for stdin")
     p.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
     p.add_argument(
@@ -45,8 +49,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="what to write: the .cute AST, or the IR (cute: after the frontend and the "
         "pipeline; ir: the same, and the only choice for .mlir input)",
     )
-    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
-                   help="set a compile-time parameter of a .cute kernel (repeatable)")
+    p.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a compile-time parameter of a .cute kernel (repeatable)",
+    )
     p.add_argument("--kernel", metavar="NAME", help="build only this kernel of a .cute file")
     add_pass_manager_flags(p)
     p.set_defaults(run=run)

@@ -8,8 +8,9 @@ from typing import Any
 from cutec.ir.dialects.builtin import ModuleOp
 
 
-def compile_source(text: str, file: str, defines: Mapping[str, Any] | None = None,
-                   kernel: str | None = None) -> ModuleOp:
+def compile_source(
+    text: str, file: str, defines: Mapping[str, Any] | None = None, kernel: str | None = None
+) -> ModuleOp:
     """Parse and build `text`: the verified cute-dialect module of its kernels.
 
     `defines` binds compile-time parameters (values, or text parsed as an

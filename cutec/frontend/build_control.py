@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_exprs import POISON, Poisoned
 from cutec.frontend.static_eval import UNROLL_LIMIT, describe, error, is_int
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
@@ -86,11 +87,15 @@ class ControlMixin(_Base):
         for name, before in carried:
             now = self.scope.lookup(name)
             v = now.value if now is not None else before
+            if v is POISON:
+                raise Poisoned()  # its assignment failed and was reported
             if isinstance(before, S.Tensor | S.TiledCopy | S.TiledMma):
                 if v is not before:
-                    raise error(f"'{name}' is rebound inside a loop or branch that runs at run "
-                                f"time; only scalars may change there ({describe(before)})",
-                                node)
+                    raise error(
+                        f"'{name}' is rebound inside a loop or branch that runs at run "
+                        f"time; only scalars may change there ({describe(before)})",
+                        node,
+                    )
                 continue
             r = self.as_runtime(v, node, before.type)
             values.append(r.value)
@@ -115,8 +120,10 @@ class ControlMixin(_Base):
             return
         carried_all = self.carried([stmt.body], stmt)
         scalars = [(n, v) for n, v in carried_all if isinstance(v, S.Runtime)]
-        lb, ub, st = (self.as_runtime(v, e, T.index).value
-                      for v, e in ((start, stmt.start), (stop, stmt.stop), (step, stmt.step)))
+        lb, ub, st = (
+            self.as_runtime(v, e, T.index).value
+            for v, e in ((start, stmt.start), (stop, stmt.stop), (step, stmt.step))
+        )
         attrs = {"unroll": IntegerAttr(unroll, T.i32)} if unroll is not None else None
         loop = self.emit(scf.ForOp(lb, ub, st, [v.value for _, v in scalars], attrs), stmt)
         loop.induction_var.name_hint = stmt.var.id
@@ -143,17 +150,23 @@ class ControlMixin(_Base):
             return None
         if stmt.unroll.factor is None:
             if not all(is_static(x) for x in (start, stop, step)):
-                raise error("a fully unrolled loop needs compile-time bounds; give a factor "
-                            "(unroll(4)) or drop 'unroll'", stmt.unroll)
+                raise error(
+                    "a fully unrolled loop needs compile-time bounds; give a factor "
+                    "(unroll(4)) or drop 'unroll'",
+                    stmt.unroll,
+                )
             trips = max(0, -(-(stop - start) // step))
             if trips > UNROLL_LIMIT:
-                raise error(f"unrolling {trips} iterations fully; at most {UNROLL_LIMIT}",
-                            stmt.unroll)
+                raise error(
+                    f"unrolling {trips} iterations fully; at most {UNROLL_LIMIT}", stmt.unroll
+                )
             return 0
         f = self.static_int(stmt.unroll.factor, "the unroll factor")
         if not 1 <= f <= UNROLL_LIMIT:
-            raise error(f"the unroll factor must be between 1 and {UNROLL_LIMIT}, got {f}",
-                        stmt.unroll.factor)
+            raise error(
+                f"the unroll factor must be between 1 and {UNROLL_LIMIT}, got {f}",
+                stmt.unroll.factor,
+            )
         return f
 
     # ------------------------------------------------------------------ if
@@ -168,8 +181,14 @@ class ControlMixin(_Base):
         blocks = [stmt.then] + ([stmt.orelse] if stmt.orelse is not None else [])
         carried = self.carried(blocks, stmt)
         scalars = [(n, v) for n, v in carried if isinstance(v, S.Runtime)]
-        op = self.emit(scf.IfOp(c.value, [v.type for _, v in scalars],
-                                with_else=stmt.orelse is not None or bool(scalars)), stmt)
+        op = self.emit(
+            scf.IfOp(
+                c.value,
+                [v.type for _, v in scalars],
+                with_else=stmt.orelse is not None or bool(scalars),
+            ),
+            stmt,
+        )
         saved = self.ir.point
         try:
             for region_block, body in zip(
@@ -197,13 +216,20 @@ class ControlMixin(_Base):
         raise error("'while' loops are not supported by the builder yet; use 'for'", stmt)
 
     # ------------------------------------------------------------------ funcs
-    def inline_call(self, ref: S.FuncRef, node: ast.Call, args: list[Any],
-                    kwargs: dict[str, Any], ct: dict[str, Any]) -> Any:
+    def inline_call(
+        self,
+        ref: S.FuncRef,
+        node: ast.Call,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        ct: dict[str, Any],
+    ) -> Any:
         """A func is inlined: its body is built with the parameters bound to the arguments."""
         f: ast.Func = ref.node
         if self.inline_depth >= MAX_INLINE_DEPTH:
-            raise error(f"calls nest deeper than {MAX_INLINE_DEPTH} (is '{f.name}' recursive?)",
-                        node)
+            raise error(
+                f"calls nest deeper than {MAX_INLINE_DEPTH} (is '{f.name}' recursive?)", node
+            )
         params = list(f.params)
         if len(args) > len(params):
             raise error(f"'{f.name}' takes {len(params)} arguments, got {len(args)}", node)

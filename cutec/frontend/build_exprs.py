@@ -42,9 +42,18 @@ class Poisoned(Exception):
 
 POISON = object()
 
-_INT_OPS = {"+": arith.AddIOp, "-": arith.SubIOp, "*": arith.MulIOp, "/": arith.DivSIOp,
-            "%": arith.RemSIOp, "&": arith.AndIOp, "|": arith.OrIOp, "^": arith.XOrIOp,
-            "<<": arith.ShLIOp, ">>": arith.ShRSIOp}
+_INT_OPS = {
+    "+": arith.AddIOp,
+    "-": arith.SubIOp,
+    "*": arith.MulIOp,
+    "/": arith.DivSIOp,
+    "%": arith.RemSIOp,
+    "&": arith.AndIOp,
+    "|": arith.OrIOp,
+    "^": arith.XOrIOp,
+    "<<": arith.ShLIOp,
+    ">>": arith.ShRSIOp,
+}
 _FLOAT_OPS = {"+": arith.AddFOp, "-": arith.SubFOp, "*": arith.MulFOp, "/": arith.DivFOp}
 _CMP_INT = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 _CMP_FLOAT = {"==": "oeq", "!=": "une", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
@@ -73,15 +82,28 @@ def _static_binop(op: str, a: Any, b: Any, node: ast.Node) -> Any:
         if op in ("==", "!=", "<", "<=", ">", ">=") and not (
             isinstance(a, SymInt) or isinstance(b, SymInt)
         ):
-            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-                    ">=": a >= b}[op]
-        raise error(f"'{op}' needs compile-time integers, got {describe(a)} and {describe(b)}",
-                    node)
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[
+                op
+            ]
+        raise error(
+            f"'{op}' needs compile-time integers, got {describe(a)} and {describe(b)}", node
+        )
     if op in ("<<", ">>") and (b < 0 or b > 63):
         raise error(f"shift by {b} is out of range (0..63)", node)
-    return {"&": a & b, "|": a | b, "^": a ^ b, "<<": a << b if b < 64 else 0, ">>": a >> b,
-            "==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-            ">=": a >= b}[op]
+    ops = {
+        "&": lambda: a & b,
+        "|": lambda: a | b,
+        "^": lambda: a ^ b,
+        "<<": lambda: a << b,
+        ">>": lambda: a >> b,
+        "==": lambda: a == b,
+        "!=": lambda: a != b,
+        "<": lambda: a < b,
+        "<=": lambda: a <= b,
+        ">": lambda: a > b,
+        ">=": lambda: a >= b,
+    }
+    return ops[op]()
 
 
 class ExprMixin(_Base):
@@ -101,8 +123,9 @@ class ExprMixin(_Base):
     def require_int(self, v: Any, node: ast.Node, what: str = "this value") -> int:
         if isinstance(v, bool) or not is_static(v):
             if isinstance(v, S.Runtime | SymInt):
-                raise error(f"{what} must be known at compile time, but it is a run-time value",
-                            node)
+                raise error(
+                    f"{what} must be known at compile time, but it is a run-time value", node
+                )
             raise error(f"{what} must be a compile-time integer, got {describe(v)}", node)
         return v
 
@@ -179,8 +202,11 @@ class ExprMixin(_Base):
         shape = self.int_tuple(node.shape, "a layout's shape")
         stride = self.int_tuple(node.stride, "a layout's stride")
         if not _congruent(shape, stride):
-            raise error(f"shape {_fmt(shape)} and stride {_fmt(stride)} are not congruent "
-                        "(they must have the same nesting)", node)
+            raise error(
+                f"shape {_fmt(shape)} and stride {_fmt(stride)} are not congruent "
+                "(they must have the same nesting)",
+                node,
+            )
         with algebra_errors(node):
             return self.checked_layout(Layout(shape, stride), node)
 
@@ -197,9 +223,11 @@ class ExprMixin(_Base):
             return v.sym
         if isinstance(v, bool) or not (is_static(v) or isinstance(v, SymInt)):
             if isinstance(v, S.Runtime):
-                raise error(f"{what} must be an integer known to the compiler; this run-time "
-                            "value has no symbolic form (only tensor extents and strides do)",
-                            node)
+                raise error(
+                    f"{what} must be an integer known to the compiler; this run-time "
+                    "value has no symbolic form (only tensor extents and strides do)",
+                    node,
+                )
             raise error(f"{what} must be integers, got {describe(v)}", node)
         if is_static(v) and v < 0:
             raise error(f"{what} must not be negative, got {v}", node)
@@ -215,8 +243,11 @@ class ExprMixin(_Base):
         if _number(a) and _number(b):
             return _static_binop(node.op, a, b, node)
         if is_layout(a) or is_layout(b) or isinstance(a, tuple) or isinstance(b, tuple):
-            raise error(f"'{node.op}' does not apply to {describe(a)} and {describe(b)}; "
-                        "use the layout functions (composition, logical_divide, ...)", node)
+            raise error(
+                f"'{node.op}' does not apply to {describe(a)} and {describe(b)}; "
+                "use the layout functions (composition, logical_divide, ...)",
+                node,
+            )
         raise error(f"'{node.op}' does not apply to {describe(a)} and {describe(b)}", node)
 
     def _logical(self, node: ast.BinOp) -> Any:

@@ -1,15 +1,45 @@
 """TiledCopy and TiledMMA in the IR builder: construction, thread slices, partitions.
 
-The layouts are CuTe's (TiledCopy::tidfrg_S/D through `cutec.ir.layout.tv`,
-TiledMMA::thrfrg_A/B/C below); the atom records come from `cutec.atoms`. A
-tiled object becomes a `cute.make_tiled_copy` / `cute.make_tiled_mma` value,
-and each partition a `cute.partition` op whose result type is computed here.
+Every layout comes from the atom library (`cutec.atoms.tiled_copy` /
+`tiled_mma`: CuTe's make_tiled_copy*, make_tiled_mma, partition_S/D/A/B/C,
+retile, make_fragment_*). A tiled object is a `cute.make_tiled_copy` /
+`cute.make_tiled_mma` value emitted at the kernel entry; each partition is a
+`cute.partition` op, each retile a `cute.retile` op, whose result type is
+computed here.
+
+Element types. A copy atom named without one (``UniversalCopy[u128]``) takes
+it from the tensors it is first used with (CuTe fixes it in ``Copy_Atom<Op,
+T>``); the typed instance is made once per element type. An ``auto`` MMA
+takes its types at its first use: ``gemm(mma, A, B, C)`` gives all four; a
+first partition of A or B (element T) gives (D, A, B, C) = (acc(T), T, T,
+acc(T)) with acc = f32 for floats, s32 for s8, f64 for f64; a first C
+partition gives T for all four. A later use with other types is an error
+naming the first.
+
+Placeholders for ``auto``. Until select-atoms picks an instruction, an auto
+copy atom is typed as one that moves all of a thread's values at once, and an
+auto MMA as the universal atom (one thread, 1x1x1, CuTe's
+``UniversalFMA<D,A,B,C>``) tiled by the atom layout; select-atoms re-derives
+the views when it chooses.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from cutec.atoms.tiled_copy import (
+    TiledCopy as LibTiledCopy,
+)
+from cutec.atoms.tiled_copy import (
+    make_copy_atom,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_copy_tv,
+)
+from cutec.atoms.tiled_mma import TiledMMA as LibTiledMMA
+from cutec.atoms.tiled_mma import make_fragment_like, make_tiled_mma
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.static_eval import algebra_errors, bits_of, describe, error
@@ -18,34 +48,78 @@ from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.ir.dialects.cute_infer import spec_of
-from cutec.ir.layout import (
-    ComposedLayout,
-    Layout,
-    compact_col_major,
-    make_layout_tv,
-    size,
-    slice_layout,
-    tiled_product,
-    tv_partition,
-    zipped_divide,
-)
-from cutec.ir.layout.algebra import composition, recast_layout
-from cutec.ir.layout.divide import logical_divide
-from cutec.ir.layout.inttuple import filter_zeros
-from cutec.ir.layout.layout import make_ordered_layout, take
+from cutec.ir.layout import ComposedLayout, Layout, make_layout_tv, size
 from cutec.ir.layout.symbolic import is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
 
-_MMA_TYPES = {"f16": T.f16, "bf16": T.bf16, "f32": T.f32, "f64": T.f64, "tf32": T.tf32,
-              "s8": T.i8, "s32": T.i32, "e4m3": T.e4m3, "e5m2": T.e5m2}
+_MMA_TYPES = {
+    "f16": T.f16,
+    "bf16": T.bf16,
+    "f32": T.f32,
+    "f64": T.f64,
+    "tf32": T.tf32,
+    "s8": T.i8,
+    "s32": T.i32,
+    "e4m3": T.e4m3,
+    "e5m2": T.e5m2,
+}
+_ACCUMULATOR = {"f64": T.f64, "s8": T.i32, "s32": T.i32}  # every other float: f32
 
 
 def num_threads(obj: S.TiledCopy | S.TiledMma) -> int:
     if isinstance(obj, S.TiledCopy):
         return int(size(obj.type.layout_tv.with_values(()), 0))
-    return int(size(_thr_vmnk(obj)))
+    return int(lib_mma(obj).num_threads)
+
+
+# --------------------------------------------------------------------------- library objects
+
+
+def _auto_copy_record(values: int, bits: int) -> Any:
+    """The placeholder of an auto copy atom: one thread moving `values` elements at once."""
+    from cutec.atoms.copy import copy_atom
+
+    whole = Layout((1, values * bits), (0, 1))
+    return replace(
+        copy_atom("UniversalCopy<uint8_t>"),
+        name=AUTO,
+        src_layout=whole,
+        dst_layout=whole,
+        ref_layout=whole,
+    )
+
+
+def lib_copy(tc: S.TiledCopy) -> LibTiledCopy:
+    """The atom library's TiledCopy of a typed tiled copy value."""
+    layout_tv = tc.type.layout_tv.with_values(())
+    bits = bits_of(tc.type.element)
+    record = tc.record or _auto_copy_record(int(size(layout_tv, 1)), bits)
+    return make_tiled_copy_tv(make_copy_atom(record, bits), layout_tv, tc.type.tiler)
+
+
+def _auto_mma_record(t: TiledMmaType) -> Any:
+    from cutec.atoms.mma import mma_atoms
+
+    universal = mma_atoms()["UniversalFMA_F32F32F32F32"]
+    return replace(
+        universal,
+        name=AUTO,
+        d_type=dtype_name(t.d_type),
+        a_type=dtype_name(t.a_type),
+        b_type=dtype_name(t.b_type),
+        c_type=dtype_name(t.c_type),
+    )
+
+
+def lib_mma(m: S.TiledMma) -> LibTiledMMA:
+    """The atom library's TiledMMA of a tiled MMA value (auto: the universal placeholder)."""
+    record = m.record or _auto_mma_record(m.type)
+    perm = m.type.permutation
+    return make_tiled_mma(
+        record, m.type.atom_layout.with_values(()), tuple(perm) if perm is not None else None
+    )
 
 
 # --------------------------------------------------------------------------- construction
@@ -56,6 +130,8 @@ def _layout(kb: KernelBuilder, v: Any, node: ast.Node, what: str) -> Layout:
         v = Layout(kb.to_int_tuple(v, node, what))
     if not isinstance(v, Layout) or spec_of(v).dynamic_count:
         raise error(f"{what} must be a compile-time layout, got {describe(v)}", node)
+    if int(size(v)) < 1:
+        raise error(f"{what} {v} has no elements; its extents must be positive", node)
     return v
 
 
@@ -66,8 +142,9 @@ def _kw_node(node: ast.Call, name: str, index: int) -> ast.Node:
     return node.args[index] if index < len(node.args) else node
 
 
-def b_tiled_copy(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any],
-                 node: ast.Call) -> S.TiledCopy:
+def b_tiled_copy(
+    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> S.TiledCopy:
     """tiled_copy(atom, thr=layout, val=layout[, dtype]): CuTe's make_tiled_copy."""
     atom = args[0] if args else kwargs.pop("atom", None)
     thr = kwargs.pop("thr", args[1] if len(args) > 1 else None)
@@ -76,8 +153,10 @@ def b_tiled_copy(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any],
     if kwargs:
         raise error(f"tiled_copy has no argument '{next(iter(kwargs))}'", node)
     if not isinstance(atom, S.AtomRef) or atom.kind not in ("copy", "auto"):
-        raise error(f"tiled_copy needs a copy atom, got {describe(atom)}",
-                    node.args[0] if node.args else node)
+        raise error(
+            f"tiled_copy needs a copy atom, got {describe(atom)}",
+            node.args[0] if node.args else node,
+        )
     if thr is None:
         raise error("tiled_copy needs a thread layout (thr=...)", node)
     thr_l = _layout(kb, thr, _kw_node(node, "thr", 1), "the thread layout")
@@ -85,40 +164,60 @@ def b_tiled_copy(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any],
     with algebra_errors(node, "tiled_copy"):
         tiler, layout_tv = make_layout_tv(thr_l, val_l)
     element = element if isinstance(element, T.Type) else atom.element
-    proto = S.TiledCopy(None, TiledCopyType(  # type: ignore[arg-type]
-        atom.name if atom.kind == "copy" else AUTO, element or T.f32, spec_of(layout_tv),
-        tuple(tiler)), atom.record)
+    proto = S.TiledCopy(
+        None,
+        TiledCopyType(  # type: ignore[arg-type]
+            atom.name if atom.kind == "copy" else AUTO,
+            element or T.f32,
+            spec_of(layout_tv),
+            tuple(tiler),
+        ),
+        atom.record,
+    )
     if element is None:
         return proto  # typed (and emitted) at its first use, by the tensors' element type
     return typed_copy(kb, proto, element, node)
 
 
-def typed_copy(kb: KernelBuilder, tc: S.TiledCopy, element: T.Type,
-               node: ast.Node) -> S.TiledCopy:
+def typed_copy(kb: KernelBuilder, tc: S.TiledCopy, element: T.Type, node: ast.Node) -> S.TiledCopy:
     """The tiled copy for `element`, its make op emitted once at the kernel entry."""
     key = (tc.type.atom, tc.type.layout_tv, tc.type.tiler, element)
     cache = kb.__dict__.setdefault("_tiled_copies", {})
+    if tc.value is None:  # remember which types an untyped copy was given
+        kb.__dict__.setdefault("_copy_typings", {}).setdefault(
+            (tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()
+        ).add(element)
     if key in cache:
         return cache[key]
-    if tc.record is not None:
-        bits = tc.record.value_bits
-        vals = int(size(tc.type.layout_tv.with_values(()), 1))
-        if vals * bits_of(element) % bits:
-            raise error(f"each thread copies {vals} x {element} = {vals * bits_of(element)} "
-                        f"bits, not a multiple of the {bits} bits {tc.type.atom} moves", node)
     t = TiledCopyType(tc.type.atom, element, tc.type.layout_tv, tc.type.tiler)
+    typed = S.TiledCopy(None, t, tc.record)  # type: ignore[arg-type]
+    with algebra_errors(node, "tiled_copy"):
+        lib_copy(typed)  # CuTe's checks: the atom's value width, thread and value counts
     op = kb.emit_at_entry(C.MakeTiledCopyOp(t), node)
     cache[key] = S.TiledCopy(op.result, t, tc.record)
     return cache[key]
 
 
-def atom_element(atom: S.AtomRef) -> T.Type:
-    """The element type an atom was instantiated for (f32 when only bits are known)."""
-    return atom.element or T.f32
+def copy_for_coords(kb: KernelBuilder, tc: S.TiledCopy, node: ast.Node) -> S.TiledCopy:
+    """The typed copy that partitions a coordinate tensor like the data it guards."""
+    if tc.value is not None:
+        return tc
+    seen = kb.__dict__.get("_copy_typings", {}).get(
+        (tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()
+    )
+    if len(seen) != 1:
+        raise error(
+            "a coordinate tensor is partitioned like the data of the copy's element "
+            "type, which is not known here; name it (copy_atom(ATOM, f32)) or "
+            "partition a data tensor first",
+            node,
+        )
+    return typed_copy(kb, tc, next(iter(seen)), node)
 
 
-def b_tiled_mma(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any],
-                node: ast.Call) -> S.TiledMma:
+def b_tiled_mma(
+    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> S.TiledMma:
     """tiled_mma(atom, atoms=(M,N[,K]), tile=(M,N,K)): CuTe's make_tiled_mma."""
     atom = args[0] if args else None
     atoms = kwargs.pop("atoms", args[1] if len(args) > 1 else (1, 1, 1))
@@ -126,11 +225,10 @@ def b_tiled_mma(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any],
     if kwargs:
         raise error(f"tiled_mma has no argument '{next(iter(kwargs))}'", node)
     if not isinstance(atom, S.AtomRef) or atom.kind not in ("mma", "auto"):
-        raise error(f"tiled_mma needs an MMA atom, got {describe(atom)}",
-                    node.args[0] if node.args else node)
-    if atom.kind == "auto":
-        raise error("tiled_mma(auto, ...) needs the element types; name the atom "
-                    "(e.g. UniversalFMA[f32]) until select-atoms lands", node)
+        raise error(
+            f"tiled_mma needs an MMA atom, got {describe(atom)}",
+            node.args[0] if node.args else node,
+        )
     atom_l = _layout(kb, atoms, _kw_node(node, "atoms", 1), "the atom layout")
     if atom_l.rank > 3:
         raise error(f"the atom layout {atom_l} has more than three (M,N,K) modes", node)
@@ -141,27 +239,125 @@ def b_tiled_mma(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any],
         atom_l = Layout(shape + (1,) * pad, stride + (0,) * pad)
     if perm is not None:
         perm = kb.to_int_tuple(perm, _kw_node(node, "tile", 2), "the MMA tile")
-        if not isinstance(perm, tuple) or len(perm) != 3:
-            raise error(f"the MMA tile must be (M, N, K), got {perm}", node)
+        if (
+            not isinstance(perm, tuple)
+            or len(perm) != 3
+            or not all(isinstance(p, int) for p in perm)
+        ):
+            raise error(f"the MMA tile must be three static sizes (M, N, K), got {perm}", node)
+    if atom.kind == "auto":
+        t = TiledMmaType(AUTO, T.f32, T.f32, T.f32, T.f32, spec_of(atom_l), perm)
+        return S.TiledMma(None, t, None, node)  # typed at its first use
     rec = atom.record
     d, a, b, c = (_MMA_TYPES[x] for x in (rec.d_type, rec.a_type, rec.b_type, rec.c_type))
     t = TiledMmaType(atom.name, d, a, b, c, spec_of(atom_l), perm)
+    mma = S.TiledMma(None, t, rec, node)  # type: ignore[arg-type]
+    with algebra_errors(node, "tiled_mma"):
+        lib_mma(mma)
     op = kb.emit(C.MakeTiledMmaOp(t), node)
-    return S.TiledMma(op.result, t, rec)
+    return S.TiledMma(op.result, t, rec, node)
 
 
-def b_copy_atom(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any],
-                node: ast.Call) -> S.AtomRef:
+def typed_mma(kb: KernelBuilder, m: S.TiledMma, node: ast.Node, **given: T.Type) -> S.TiledMma:
+    """An auto MMA with its element types (see the module docstring); named ones as they are.
+
+    `given` holds the element types of the operands this use sees (a, b, c).
+    """
+    cache = kb.__dict__.setdefault("_typed_mmas", {})
+    key = m.origin.span if m.origin is not None else id(m)
+    if m.value is None and key not in cache:
+        if not given:
+            raise error(
+                "this auto MMA has no element types yet: use it with a tensor first "
+                "(partition_A, gemm, ...) or name its atom",
+                node,
+            )
+        first = given.get("a") or given.get("b")
+        acc = _ACCUMULATOR.get(dtype_name(first), T.f32) if first is not None else given["c"]
+        a = given.get("a") or first or acc
+        b = given.get("b") or first or acc
+        c = given.get("c") or acc
+        t = replace(m.type, d_type=c, a_type=a, b_type=b, c_type=c)
+        op = kb.emit_at_entry(C.MakeTiledMmaOp(t), node)
+        cache[key] = (S.TiledMma(op.result, t, None, m.origin), node)
+    if m.value is None:
+        m, first_use = cache[key]
+        for which, want in given.items():
+            have = _operand_type(m, which.upper())
+            if want != have and not (have == T.tf32 and want == T.f32):
+                raise error(
+                    f"this auto MMA was given {have} for {which.upper()} at its first "
+                    f"use (line {first_use.span.line}); here {which.upper()} holds "
+                    f"{want}",
+                    node,
+                )
+    return m
+
+
+def b_copy_atom(
+    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> S.AtomRef:
     """copy_atom(ATOM, dtype): CuTe's Copy_Atom<ATOM, T>."""
-    if len(args) != 2 or not isinstance(args[0], S.AtomRef) or not isinstance(args[1], T.Type):
+    if (
+        len(args) != 2
+        or not isinstance(args[0], S.AtomRef)
+        or args[0].kind != "copy"
+        or not isinstance(args[1], T.Type)
+    ):
         raise error("copy_atom takes a copy atom and an element type", node)
+    with algebra_errors(node, "copy_atom"):
+        make_copy_atom(args[0].record, bits_of(args[1]))
     return S.AtomRef(args[0].kind, args[0].name, args[0].record, args[1])
 
 
-def _unsupported(name: str) -> Any:
-    def fn(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        raise error(f"'{name}' is not supported by the builder yet (it needs the TiledMMA "
-                    "TV layouts of cutec.atoms.tiled)", node)
+def _tiled_copy_of_mma(which: str) -> Any:
+    """make_tiled_copy_A/B/C(copy_atom, tiled_mma): the MMA's TV layout of one operand."""
+    make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}[which]
+
+    def fn(
+        kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.TiledCopy:
+        name = f"tiled_copy_{which}"
+        if kwargs or len(args) != 2:
+            raise error(f"{name} takes a copy atom and a tiled MMA", node)
+        atom, mma = args
+        if not isinstance(atom, S.AtomRef) or atom.kind not in ("copy", "auto"):
+            raise error(f"{name} needs a copy atom, got {describe(atom)}", node.args[0])
+        if not isinstance(mma, S.TiledMma):
+            raise error(f"{name} needs a tiled MMA, got {describe(mma)}", node.args[1])
+        mma = typed_mma(kb, mma, node)
+        element = _operand_type(mma, which)
+        if atom.element is not None and atom.element != element:
+            raise error(
+                f"{name}: the copy atom is for {atom.element} but the MMA's {which} "
+                f"holds {element}",
+                node,
+            )
+        lib = lib_mma(mma)
+        bits = bits_of(element)
+        with algebra_errors(node, name):
+            values = int(size(lib.get_layout_TV(which), 1))  # type: ignore[arg-type]
+            record = atom.record if atom.kind == "copy" else _auto_copy_record(values, bits)
+            tiled = make(make_copy_atom(record, bits), lib)
+        t = TiledCopyType(
+            atom.name if atom.kind == "copy" else AUTO,
+            element,
+            spec_of(tiled.layout_tv),
+            tuple(int(x) for x in tiled.tiler_mn),
+        )
+        return typed_copy(
+            kb,
+            S.TiledCopy(
+                None,
+                t,
+                atom.record
+                if atom.kind == "copy"  # type: ignore[arg-type]
+                else None,
+            ),
+            element,
+            node,
+        )
+
     return fn
 
 
@@ -171,95 +367,43 @@ TILED_BUILTINS = {
     "tiled_mma": b_tiled_mma,
     "make_tiled_mma": b_tiled_mma,
     "copy_atom": b_copy_atom,
-    **{n: _unsupported(n) for n in ("tiled_copy_A", "tiled_copy_B", "tiled_copy_C",
-                                    "make_tiled_copy_A", "make_tiled_copy_B",
-                                    "make_tiled_copy_C")},
+    **{f"{prefix}tiled_copy_{w}": _tiled_copy_of_mma(w) for prefix in ("", "make_") for w in "ABC"},
 }
-
-
-# --------------------------------------------------------------------------- layouts
-
-
-def copy_atom_layouts(t: TiledCopyType, record: Any) -> tuple[Layout, Layout, Layout] | None:
-    """(src, dst, ref) of the atom in elements (CuTe's recast from bits); None for auto."""
-    if record is None:
-        return None
-    bits = bits_of(t.element)
-    return tuple(recast_layout(x, 1, bits) for x in  # type: ignore[return-value]
-                 (record.src_layout, record.dst_layout, record.ref_layout))
-
-
-def _lift(fn: Any) -> Any:
-    """Apply a partition to B of a swizzled layout Sw o off o B (as CuTe's composition does)."""
-    def wrapper(obj: Any, layout: Any, *args: Any) -> Any:
-        if isinstance(layout, ComposedLayout):
-            return ComposedLayout(layout.layout_a, layout.offset, fn(obj, layout.layout_b, *args))
-        return fn(obj, layout, *args)
-    return wrapper
-
-
-def copy_partition(t: TiledCopyType, layout: Any, which: str, record: Any) -> Any:
-    """ThrCopy::partition_S/D: (CPY, CPY_M, CPY_N, rest...)."""
-    layout_tv = t.layout_tv.with_values(())
-    atoms = copy_atom_layouts(t, record)
-    if atoms is None:  # auto: one atom moves all of a thread's values (vectorize splits it)
-        ref = Layout((1, size(layout_tv, 1)), (0, 1))
-        return tv_partition(layout, t.tiler, layout_tv, 0, ref, ref)
-    src, dst, ref = atoms
-    return tv_partition(layout, t.tiler, layout_tv, 0, src if which == "S" else dst, ref)
-
-
-def _thr_vmnk(m: S.TiledMma) -> Layout:
-    return tiled_product(m.record.thr_id, m.type.atom_layout.with_values(()))
-
-
-def mma_partition(m: S.TiledMma, layout: Layout, which: str) -> Any:
-    """ThrMMA::partition_A/B/C (thread 0's layout; others differ only in offset)."""
-    rec = m.record
-    modes = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}[which]
-    tv = {"A": rec.a_layout, "B": rec.b_layout, "C": rec.c_layout}[which]
-    perm = m.type.permutation
-    if perm is not None:
-        layout = logical_divide(layout, (perm[modes[0]], perm[modes[1]]))
-    atom_tile = (Layout(rec.shape_mnk[modes[0]]), Layout(rec.shape_mnk[modes[1]]))
-    tiled = zipped_divide(layout, atom_tile)  # ((AtomM,AtomK),(RestM,RestK,...))
-    tv_tensor = composition(tiled, (tv, None))  # ((ThrV,FrgV),(RestM,RestK,...))
-    vmnk = _thr_vmnk(m)
-    thr_tile = (None, (Layout(size(vmnk, 1 + modes[0])), Layout(size(vmnk, 1 + modes[1]))))
-    thr = zipped_divide(tv_tensor, thr_tile)  # ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK)))
-    rest = thr.shape[1][1]
-    rest_rank = len(rest) if isinstance(rest, tuple) else 1
-    return slice_layout((0, (None, (None,) * rest_rank)), thr)
-
-
-def fragment_layout(layout: Any) -> Layout:
-    """CuTe's make_fragment_like(layout): registers in the layout's mode order."""
-    if isinstance(layout, ComposedLayout):
-        layout = layout.layout_b  # registers are never swizzled
-    shape = layout.shape
-    if isinstance(shape, tuple) and len(shape) > 1 and all(
-        is_static(x) for x in _leaves(shape)
-    ):
-        first = Layout(shape[0], compact_col_major(filter_zeros(layout.stride[0], shape[0])))
-        rest = make_ordered_layout(take(layout, 1, len(shape)).shape,
-                                   take(layout, 1, len(shape)).stride)
-        return tiled_product(first, rest)
-    return Layout(shape)
-
-
-def _leaves(t: Any) -> Any:
-    if isinstance(t, tuple):
-        for x in t:
-            yield from _leaves(x)
-    else:
-        yield t
 
 
 # --------------------------------------------------------------------------- methods
 
 
-def call_method(kb: KernelBuilder, obj: Any, name: str, args: list[Any],
-                kwargs: dict[str, Any], node: ast.Call, attr_node: ast.Attribute) -> Any:
+def _lift(fn: Any, layout: Any) -> Any:
+    """Apply a view to B of a swizzled layout Sw o off o B (as CuTe's composition does)."""
+    if isinstance(layout, ComposedLayout):
+        return ComposedLayout(layout.layout_a, layout.offset, fn(layout.layout_b))
+    return fn(layout)
+
+
+_COPY_METHODS = ("partition_S", "partition_D", "retile_S", "retile_D")
+_MMA_METHODS = (
+    "partition_A",
+    "partition_B",
+    "partition_C",
+    "make_fragment_A",
+    "make_fragment_B",
+    "make_fragment_C",
+    "partition_fragment_A",
+    "partition_fragment_B",
+    "partition_fragment_C",
+)
+
+
+def call_method(
+    kb: KernelBuilder,
+    obj: Any,
+    name: str,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    node: ast.Call,
+    attr_node: ast.Attribute,
+) -> Any:
     where = ast.Name(name, attr_node.attr_span)
     if kwargs:
         raise error(f"'{name}' takes no keyword arguments", node)
@@ -269,88 +413,223 @@ def call_method(kb: KernelBuilder, obj: Any, name: str, args: list[Any],
                 raise error(f"'{name}' takes one thread index", node)
             tid = args[0]
             if not isinstance(tid, S.Runtime) and not is_static(tid):
-                raise error(f"the thread index must be an integer, got {describe(tid)}",
-                            node.args[0])
+                raise error(
+                    f"the thread index must be an integer, got {describe(tid)}", node.args[0]
+                )
             return S.ThrSlice(obj, tid)
-        raise error(f"{describe(obj)} has no method '{name}' (slice it first: "
-                    f"{attr_node.value.span and 'obj'}.slice(thread.x))", where)
+        raise error(
+            f"{describe(obj)} has no method '{name}' (slice it first: .slice(thread.x))", where
+        )
     assert isinstance(obj, S.ThrSlice)
     tiled = obj.tiled
-    copy_ops = ("partition_S", "partition_D", "retile_S", "retile_D")
-    mma_ops = ("partition_A", "partition_B", "partition_C", "make_fragment_A",
-               "make_fragment_B", "make_fragment_C", "partition_fragment_A",
-               "partition_fragment_B", "partition_fragment_C")
-    allowed = copy_ops if isinstance(tiled, S.TiledCopy) else mma_ops
+    allowed = _COPY_METHODS if isinstance(tiled, S.TiledCopy) else _MMA_METHODS
     if name not in allowed:
         kind = "a tiled copy" if isinstance(tiled, S.TiledCopy) else "a tiled MMA"
-        raise error(f"a thread slice of {kind} has no method '{name}' "
-                    f"(it has {', '.join(allowed)})", where)
+        raise error(
+            f"a thread slice of {kind} has no method '{name}' (it has {', '.join(allowed)})", where
+        )
     if len(args) != 1:
         raise error(f"'{name}' takes one tensor", node)
-    t = kb.tensor_arg(args[0], node.args[0], f"{name}'s argument")
+    coords_ok = name.startswith("partition_") and isinstance(tiled, S.TiledCopy)
+    t = kb.tensor_arg(args[0], node.args[0], f"{name}'s argument", coords_ok=coords_ok)
+    if isinstance(tiled, S.TiledCopy):
+        return _copy_method(kb, obj, tiled, name, t, node)
+    return _mma_method(kb, obj, tiled, name, t, node)
+
+
+def _copy_method(
+    kb: KernelBuilder, obj: S.ThrSlice, tiled: S.TiledCopy, name: str, t: S.Tensor, node: ast.Call
+) -> S.Tensor:
+    if t.coord_rank:
+        tiled = copy_for_coords(kb, tiled, node)
+    else:
+        tiled = typed_copy(kb, tiled, t.element, node)
+        if t.element != tiled.type.element:
+            raise error(
+                f"{name}: the tiled copy moves {tiled.type.element} but the tensor "
+                f"holds {t.element}",
+                node,
+            )
+    lib = lib_copy(tiled)
     which = name[-1]
-    if name.startswith("retile"):
-        raise error(f"'{name}' is not supported by the builder yet", node)
-    if name.startswith("make_fragment"):
-        element = _operand_type(tiled, which)  # type: ignore[arg-type]
-        with algebra_errors(node, name):
-            layout = Layout(t.layout.shape)
-        return kb.allocate("rmem", element, layout, node)
     with algebra_errors(node, name):
-        if isinstance(tiled, S.TiledCopy):
-            tiled = typed_copy(kb, tiled, t.element, node)
-            if t.element != tiled.type.element:
-                raise error(f"{name}: the tiled copy moves {tiled.type.element} but the tensor "
-                            f"holds {t.element}", node)
-            layout = _lift(copy_partition)(tiled.type, t.layout, which, tiled.record)
+        if name.startswith("retile"):
+            layout = _lift(lib.retile, t.layout)
         else:
-            want = _operand_type(tiled, which)
-            if t.element != want and not (want == T.tf32 and t.element == T.f32):
-                raise error(f"{name}: the MMA takes {want} for {which} but the tensor holds "
-                            f"{t.element}", node)
-            layout = _lift(mma_partition)(tiled, t.layout, which)
-    if name.startswith("partition_fragment"):
-        with algebra_errors(node, name):
-            frag = fragment_layout(layout)
-        return kb.allocate("rmem", _operand_type(tiled, which), frag, node)
-    tid = kb.as_runtime(obj.tid, node, T.index).value
-    op = C.PartitionOp(tiled.value, t.value, tid, kb.tensor_type(t, layout), which)
+            thr = lib.get_slice(0)
+            layout = _lift(thr.partition_S if which == "S" else thr.partition_D, t.layout)
+    if name.startswith("retile"):
+        op: Any = C.RetileOp(t.value, tiled.value, kb.tensor_type(t, layout), which)
+    else:
+        tid = kb.as_runtime(obj.tid, node, T.index).value
+        op = C.PartitionOp(tiled.value, t.value, tid, kb.tensor_type(t, layout), which)
     return kb.view(op, t, layout, node)
+
+
+def _mma_method(
+    kb: KernelBuilder, obj: S.ThrSlice, mma: S.TiledMma, name: str, t: S.Tensor, node: ast.Call
+) -> S.Tensor:
+    which = name[-1]
+    mma = typed_mma(kb, mma, node, **{which.lower(): t.element})
+    want = _operand_type(mma, which)
+    if t.element != want and not (want == T.tf32 and t.element == T.f32):
+        raise error(
+            f"{name}: the MMA takes {want} for {which} but the tensor holds {t.element}", node
+        )
+    if name.startswith("make_fragment"):
+        return make_fragment(kb, mma, which, t, node)
+    with algebra_errors(node, name):
+        layout = _lift(
+            lambda x: lib_mma(mma).get_slice(0).partition(which, x),  # type: ignore[arg-type]
+            t.layout,
+        )
+    tid = kb.as_runtime(obj.tid, node, T.index).value
+    op = C.PartitionOp(mma.value, t.value, tid, kb.tensor_type(t, layout), which)
+    part = kb.view(op, t, layout, node)
+    if name.startswith("partition_fragment"):
+        return make_fragment(kb, mma, which, part, node)
+    return part
+
+
+def make_fragment(
+    kb: KernelBuilder, mma: S.TiledMma, which: str, t: S.Tensor, node: ast.Node
+) -> S.Tensor:
+    """ThrMMA::make_fragment_A/B/C of a partitioned (V, M|N, K|N, ...) tensor."""
+    lib = lib_mma(mma)
+    want = size(lib.atom_layout_tv(which), 1)  # type: ignore[arg-type]
+    if t.layout.rank < 3 or size(t.layout, 0) != want:
+        raise error(
+            f"make_fragment_{which} takes a partitioned tensor (MMA, MMA_M, MMA_K, ...) "
+            f"whose first mode has the atom's {want} values; got {t.layout} "
+            f"(partition it with partition_{which} first)",
+            node,
+        )
+    element = _operand_type(mma, which)
+    in_smem = {"A": lib.atom.a_in_smem, "B": lib.atom.b_in_smem, "C": False}[which]
+    if in_smem:
+        # A GMMA operand in shared memory is passed by descriptor: the fragment is the
+        # partition itself (the lowering builds the descriptors from its layout).
+        if t.space != "smem":
+            raise error(
+                f"{mma.type.atom} reads {which} from shared memory through "
+                f"descriptors; make_fragment_{which} needs an smem partition, not "
+                f"{t.space}",
+                node,
+            )
+        return t
+    with algebra_errors(node, f"make_fragment_{which}"):
+        inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
+        layout = Layout(inner.shape) if which == "C" else make_fragment_like(inner)
+    return kb.allocate("rmem", element, layout, node)
 
 
 def _operand_type(m: S.TiledMma, which: str) -> T.Type:
     return {"A": m.type.a_type, "B": m.type.b_type, "C": m.type.c_type}[which]
 
 
-def emit_copy(kb: KernelBuilder, atom: Any, src: S.Tensor, dst: S.Tensor,
-              node: ast.Call) -> None:
-    """copy(tiled_copy, src, dst): synchronous, or cute.copy_async for cp.async atoms."""
+def resolve_gemm_mma(
+    kb: KernelBuilder, mma: S.TiledMma, a: S.Tensor, b: S.Tensor, c: S.Tensor, node: ast.Node
+) -> S.TiledMma:
+    """The typed MMA of gemm(mma, A, B, C); an auto MMA is typed here if not before."""
+    mma = typed_mma(kb, mma, node, a=a.element, b=b.element, c=c.element)
+    rec = mma.record
+    for name, t, in_smem in (
+        ("A", a, rec is not None and rec.a_in_smem),
+        ("B", b, rec is not None and rec.b_in_smem),
+    ):
+        if in_smem and t.space != "smem":
+            raise error(
+                f"gemm: {mma.type.atom} reads {name} from shared memory (a GMMA "
+                f"descriptor), but {name} is a {t.space} tensor",
+                node,
+            )
+    return mma
+
+
+def emit_copy(
+    kb: KernelBuilder,
+    atom: Any,
+    src: S.Tensor,
+    dst: S.Tensor,
+    node: ast.Call,
+    pred: S.Tensor | None = None,
+) -> None:
+    """copy(tiled_copy, src, dst[, pred]): synchronous, cp.async, or predicated."""
     if isinstance(atom, S.TiledCopy):
         atom = typed_copy(kb, atom, src.element, node)
         if atom.type.element != src.element:
-            raise error(f"the tiled copy moves {atom.type.element} but the tensors hold "
-                        f"{src.element}", node)
+            raise error(
+                f"the tiled copy moves {atom.type.element} but the tensors hold {src.element}", node
+            )
+        _check_spaces(atom.record, src, dst, node)
         rec = atom.record
-        if rec is not None:
-            spaces = {"gmem": "global", "smem": "shared", "rmem": "reg"}
-            if spaces[src.space] not in rec.src_spaces or spaces[dst.space] not in rec.dst_spaces:
-                raise error(f"copy atom {rec.name} copies {'/'.join(rec.src_spaces)} to "
-                            f"{'/'.join(rec.dst_spaces)}, not {src.space} to {dst.space}", node)
-        if rec is not None and rec.async_completion == "cp.async.group":
+        asynchronous = rec is not None and rec.async_completion == "cp.async.group"
+        if pred is not None:
+            if asynchronous:
+                raise error(
+                    f"a predicated copy with {rec.name} (cp.async with zero fill) "
+                    "is not supported yet; predicate a synchronous copy",
+                    node,
+                )
+            kb.emit(C.CopyIfOp(pred.value, src.value, dst.value, atom.value), node)
+        elif asynchronous:
             op = kb.emit(C.CopyAsyncOp(atom.value, src.value, dst.value), node)
             kb.pending_tokens.append(op.result)
-            return
-        kb.emit(C.CopyOp(src.value, dst.value, atom.value), node)
+        else:
+            kb.emit(C.CopyOp(src.value, dst.value, atom.value), node)
         return
     if isinstance(atom, S.AtomRef) and atom.kind == "copy":
-        op = C.CopyOp(src.value, dst.value)
+        if atom.element is not None and atom.element != src.element:
+            raise error(
+                f"the copy atom is for {atom.element} but the tensors hold {src.element}", node
+            )
+        _check_spaces(atom.record, src, dst, node)
+        if pred is not None:
+            raise error(
+                "a predicated copy takes a tiled copy (or none): "
+                "copy(tiled_copy, src, dst, pred = p)",
+                node,
+            )
+        if atom.record is not None and atom.record.async_completion is not None:
+            raise error(f"{atom.name} is asynchronous; copy with a tiled copy made from it", node)
         from cutec.ir.attributes import StringAttr
 
+        op = C.CopyOp(src.value, dst.value)
         op.attributes["atom"] = StringAttr(atom.name)
         kb.emit(op, node)
         return
-    raise error(f"copy's first argument must be a tiled copy or a copy atom, got "
-                f"{describe(atom)}", node.args[0])
+    raise error(
+        f"copy's first argument must be a tiled copy or a copy atom, got {describe(atom)}",
+        node.args[0],
+    )
 
 
-__all__ = ["TILED_BUILTINS", "call_method", "dtype_name", "emit_copy", "fragment_layout"]
+def _check_spaces(rec: Any, src: S.Tensor, dst: S.Tensor, node: ast.Node) -> None:
+    if rec is None:
+        return
+    spaces = {"gmem": "global", "smem": "shared", "rmem": "reg"}
+    if spaces[src.space] not in rec.src_spaces or spaces[dst.space] not in rec.dst_spaces:
+        raise error(
+            f"copy atom {rec.name} copies {'/'.join(rec.src_spaces)} to "
+            f"{'/'.join(rec.dst_spaces)}, not {src.space} to {dst.space}",
+            node,
+        )
+
+
+def fragment_layout(layout: Any) -> Layout:
+    """CuTe's make_fragment_like(layout): registers in the layout's mode order."""
+    if isinstance(layout, ComposedLayout):
+        layout = layout.layout_b  # registers are never swizzled
+    return make_fragment_like(layout)
+
+
+__all__ = [
+    "TILED_BUILTINS",
+    "call_method",
+    "emit_copy",
+    "fragment_layout",
+    "lib_copy",
+    "lib_mma",
+    "num_threads",
+    "resolve_gemm_mma",
+]

@@ -28,6 +28,8 @@ from cutec.frontend import scope as S
 from cutec.frontend.build_calls import CallMixin
 from cutec.frontend.build_control import ControlMixin
 from cutec.frontend.build_exprs import POISON, ExprMixin, Poisoned
+from cutec.frontend.build_sync import SyncMixin
+from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.static_eval import (
     DTYPES,
     THREADS_LIMIT,
@@ -50,11 +52,10 @@ from cutec.ir.layout.symbolic import SymInt, is_static, sym
 from cutec.ir.traits import AddressSpace
 
 
-class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
+class KernelBuilder(CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
-    def __init__(self, program: ast.Program, globals_: dict[str, Any],
-                 kernel: ast.Kernel) -> None:
+    def __init__(self, program: ast.Program, globals_: dict[str, Any], kernel: ast.Kernel) -> None:
         self.program = program
         self.globals = globals_
         self.kernel = kernel
@@ -67,6 +68,7 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         self.smem_bytes = 0
         self.inline_depth = 0
         self.returned: Any = None
+        self.sym_values: dict[SymInt, S.Runtime] = {}  # kernel extents / strides by symbol
 
     # ------------------------------------------------------------------ IR helpers
     def emit(self, op: Operation, node: ast.Node) -> Any:
@@ -78,8 +80,11 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         op.location = loc_of(node)
         self.body_block.insert(self.entry_ops, op)
         self.entry_ops += 1
-        if self.ir.point is not None and self.ir.point.block is self.body_block \
-                and self.ir.point.index is not None:
+        if (
+            self.ir.point is not None
+            and self.ir.point.block is self.body_block
+            and self.ir.point.index is not None
+        ):
             self.ir.point.index += 1
         return op
 
@@ -121,8 +126,9 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         self.ir.insert(end)
         return op
 
-    def bind_ct_params(self, params: tuple[ast.CtParam, ...], defines: Mapping[str, Any],
-                       owner: ast.Node) -> None:
+    def bind_ct_params(
+        self, params: tuple[ast.CtParam, ...], defines: Mapping[str, Any], owner: ast.Node
+    ) -> None:
         for p in params:
             try:
                 if p.name in defines:
@@ -130,8 +136,11 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
                 elif p.default is not None:
                     value = self.eval(p.default)
                 else:
-                    raise error(f"compile-time parameter '{p.name}' has no default; "
-                                f"set it with -D {p.name}=VALUE", p)
+                    raise error(
+                        f"compile-time parameter '{p.name}' has no default; "
+                        f"set it with -D {p.name}=VALUE",
+                        p,
+                    )
                 self.check_ct_kind(p, value)
                 self.scope.bind(p.name, value, loc_of(p), const=True)
             except CompileError as e:
@@ -149,8 +158,7 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         try:
             prog = parse_source(f"const __define = {text}\n", f"<-D {p.name}>")
         except CompileError as e:
-            raise CompileError(f"-D {p.name}={text}: not an expression ({e})",
-                               loc_of(p)) from None
+            raise CompileError(f"-D {p.name}={text}: not an expression ({e})", loc_of(p)) from None
         const = prog.items[0]
         assert isinstance(const, ast.Const)
         try:
@@ -164,8 +172,7 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
             None: True,
             "int": not isinstance(value, bool) and is_static(value),
             "bool": isinstance(value, bool),
-            "float": isinstance(value, float) or (not isinstance(value, bool)
-                                                 and is_static(value)),
+            "float": isinstance(value, float) or (not isinstance(value, bool) and is_static(value)),
             "dtype": isinstance(value, T.Type),
             "layout": isinstance(value, Layout) or type(value).__name__ == "ComposedLayout",
             "shape": isinstance(value, tuple | int),
@@ -174,22 +181,32 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
             "atom": isinstance(value, S.AtomRef),
         }.get(kind)
         if ok is None:
-            raise error(f"unknown kind '{kind}' of compile-time parameter '{p.name}' "
-                        "(int, bool, float, dtype, layout, shape, copy_atom, mma_atom)", p.kind)
+            raise error(
+                f"unknown kind '{kind}' of compile-time parameter '{p.name}' "
+                "(int, bool, float, dtype, layout, shape, copy_atom, mma_atom)",
+                p.kind,
+            )
         if not ok:
-            raise error(f"compile-time parameter '{p.name}' is declared {kind} "
-                        f"but its value is {describe(value)}", p)
+            raise error(
+                f"compile-time parameter '{p.name}' is declared {kind} "
+                f"but its value is {describe(value)}",
+                p,
+            )
 
     def collect_facts(self, k: ast.Kernel) -> dict[str, int]:
         """Divisibility of run-time names from ``assume NAME % N == 0``."""
         facts: dict[str, int] = {}
         for a in k.assumes:
-            ok = (isinstance(a, ast.BinOp) and a.op == "==" and isinstance(a.lhs, ast.BinOp)
-                  and a.lhs.op == "%" and isinstance(a.lhs.lhs, ast.Name))
+            ok = (
+                isinstance(a, ast.BinOp)
+                and a.op == "=="
+                and isinstance(a.lhs, ast.BinOp)
+                and a.lhs.op == "%"
+                and isinstance(a.lhs.lhs, ast.Name)
+            )
             try:
                 if not ok:
-                    raise error("an assumption must read 'NAME % N == 0' (a divisibility fact)",
-                                a)
+                    raise error("an assumption must read 'NAME % N == 0' (a divisibility fact)", a)
                 assert isinstance(a, ast.BinOp) and isinstance(a.lhs, ast.BinOp)
                 name = a.lhs.lhs.id  # type: ignore[union-attr]
                 n = self.static_int(a.lhs.rhs, "the divisor of an assumption")
@@ -211,14 +228,19 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         seen_params: dict[str, ast.Param] = {}
         for p in k.params:
             if p.name in seen_params:
-                self.errors.append(Diagnostic(
-                    f"parameter '{p.name}' is declared twice", loc_of(p),
-                    [Note("first declared here", loc_of(seen_params[p.name]))]))
+                self.errors.append(
+                    Diagnostic(
+                        f"parameter '{p.name}' is declared twice",
+                        loc_of(p),
+                        [Note("first declared here", loc_of(seen_params[p.name]))],
+                    )
+                )
                 continue
             seen_params[p.name] = p
             if p.type is None:
-                self.errors.append(Diagnostic(f"kernel parameter '{p.name}' needs a type",
-                                              loc_of(p)))
+                self.errors.append(
+                    Diagnostic(f"kernel parameter '{p.name}' needs a type", loc_of(p))
+                )
                 continue
             if p.type.dims is None:
                 t = self.scalar_type(p.type)
@@ -232,9 +254,14 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
             exprs = list(p.type.dims) + ([p.stride] if p.stride is not None else [])
             for e in exprs:
                 for n in ast.walk(e):
-                    if isinstance(n, ast.Name) and n.id not in dyn \
-                            and self.scope.lookup(n.id) is None and n.id not in self.globals \
-                            and n.id not in DTYPES and self.builtin(n.id) is None:
+                    if (
+                        isinstance(n, ast.Name)
+                        and n.id not in dyn
+                        and self.scope.lookup(n.id) is None
+                        and n.id not in self.globals
+                        and n.id not in DTYPES
+                        and self.builtin(n.id) is None
+                    ):
                         if n.id in seen_params:
                             continue
                         dyn[n.id] = n
@@ -261,24 +288,40 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         self.errors.append(Diagnostic(f"unknown element type '{ref.name}'", loc_of(ref), notes))
         return None
 
-    def bind_params(self, k: ast.Kernel, op: builtin.KernelOp, arg_names: list[str],
-                    dyn: dict[str, ast.Name], facts: dict[str, int]) -> None:
+    def bind_params(
+        self,
+        k: ast.Kernel,
+        op: builtin.KernelOp,
+        arg_names: list[str],
+        dyn: dict[str, ast.Name],
+        facts: dict[str, int],
+    ) -> None:
         args = dict(zip(arg_names, op.body.args, strict=True))
         for name in facts:
             if name not in dyn and not any(p.name == name for p in k.params):
-                self.errors.append(Diagnostic(
-                    f"assumption about '{name}', which is not a run-time extent, stride or "
-                    "int parameter of the kernel", loc_of(k)))
+                self.errors.append(
+                    Diagnostic(
+                        f"assumption about '{name}', which is not a run-time extent, stride or "
+                        "int parameter of the kernel",
+                        loc_of(k),
+                    )
+                )
         for name, node in dyn.items():
             s = sym(name, divisibility=facts.get(name, 1))
-            self.scope.bind(name, S.Runtime(args[name], s), loc_of(node))
+            self.sym_values[s] = S.Runtime(args[name], s)
+            self.scope.bind(name, self.sym_values[s], loc_of(node))
         for p in k.params:
             if p.name not in args or p.type is None:
                 continue
             arg = args[p.name]
             if p.type.dims is None:
-                s = sym(p.name, divisibility=facts.get(p.name, 1), min_value=0) \
-                    if arg.type == T.index else None
+                s = (
+                    sym(p.name, divisibility=facts.get(p.name, 1), min_value=0)
+                    if arg.type == T.index
+                    else None
+                )
+                if s is not None:
+                    self.sym_values[s] = S.Runtime(arg, s)
                 self.scope.bind(p.name, S.Runtime(arg, s), loc_of(p))
                 continue
             try:
@@ -293,8 +336,10 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         assert p.type is not None and p.type.dims is not None
         dims = [self.eval(d) for d in p.type.dims]
         shape_nodes = list(p.type.dims)
-        shape = tuple(self.to_int_tuple(d, n, "a tensor's extents")
-                      for d, n in zip(dims, shape_nodes, strict=True))
+        shape = tuple(
+            self.to_int_tuple(d, n, "a tensor's extents")
+            for d, n in zip(dims, shape_nodes, strict=True)
+        )
         shape_v = shape[0] if len(shape) == 1 else shape
         dims_v: Any = dims[0] if len(dims) == 1 else tuple(dims)
         if p.stride is None:
@@ -304,9 +349,11 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
             stride_vals = self.eval(p.stride)
             stride_v = self.to_int_tuple(stride_vals, p.stride, "a tensor's strides")
         if _profile(shape_v) != _profile(stride_v):
-            raise error(f"tensor '{p.name}' has shape {_fmt(shape_v)} but stride "
-                        f"{_fmt(stride_v)}; they must be congruent (same nesting)",
-                        p.stride or p)
+            raise error(
+                f"tensor '{p.name}' has shape {_fmt(shape_v)} but stride "
+                f"{_fmt(stride_v)}; they must be congruent (same nesting)",
+                p.stride or p,
+            )
         with algebra_errors(p):
             layout = Layout(shape_v, stride_v)
         self.checked_layout(layout, p)
@@ -365,16 +412,17 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
                 dims = v if isinstance(v, tuple) else (v,)
                 if not 1 <= len(dims) <= 3:
                     raise error(f"'{clause.kind}' takes one to three sizes", clause.value)
-                xyz = [self.require_int(d, clause.value, f"the {clause.kind} size")
-                       for d in dims] + [1] * (3 - len(dims))
+                xyz = [
+                    self.require_int(d, clause.value, f"the {clause.kind} size") for d in dims
+                ] + [1] * (3 - len(dims))
                 if any(d < 1 for d in xyz):
-                    raise error(f"'{clause.kind}' sizes must be positive, got {tuple(xyz)}",
-                                clause.value)
+                    raise error(
+                        f"'{clause.kind}' sizes must be positive, got {tuple(xyz)}", clause.value
+                    )
                 if clause.kind == "threads":
                     n = xyz[0] * xyz[1] * xyz[2]
                     if n > THREADS_LIMIT:
-                        raise error(f"{n} threads per block; at most {THREADS_LIMIT}",
-                                    clause.value)
+                        raise error(f"{n} threads per block; at most {THREADS_LIMIT}", clause.value)
                     attrs["reqntid"] = DenseArrayAttr(T.i32, tuple(xyz))
                     self.num_threads = n
                 else:
@@ -384,8 +432,11 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
             except Poisoned:
                 pass
         if "threads" not in seen:
-            self.errors.append(Diagnostic(f"kernel '{k.name}' needs a 'threads' clause "
-                                          "(the block size)", loc_of(k)))
+            self.errors.append(
+                Diagnostic(
+                    f"kernel '{k.name}' needs a 'threads' clause (the block size)", loc_of(k)
+                )
+            )
         return attrs
 
     def grid_attribute(self, k: ast.Kernel, op: builtin.KernelOp) -> None:
@@ -403,8 +454,11 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
                 for d in dims:
                     if isinstance(d, S.Runtime):
                         if d.sym is None:
-                            raise error("the grid must be computed from extents, strides and "
-                                        "compile-time values", clause.value)
+                            raise error(
+                                "the grid must be computed from extents, strides and "
+                                "compile-time values",
+                                clause.value,
+                            )
                         text.append(str(d.sym))
                     else:
                         text.append(str(self.require_int(d, clause.value, "a grid size")))
@@ -443,8 +497,9 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
             self.errors.append(Diagnostic("this statement is nested too deeply", loc_of(stmt)))
             self.poison(stmt)
         except Exception as e:  # a bug in cutec, not the user's mistake
-            raise InternalCompilerError(e, stage="frontend",
-                                        op=f"statement at {loc_of(stmt)}") from e
+            raise InternalCompilerError(
+                e, stage="frontend", op=f"statement at {loc_of(stmt)}"
+            ) from e
 
     def poison(self, stmt: ast.Stmt) -> None:
         if isinstance(stmt, ast.Assign):
@@ -482,16 +537,29 @@ class KernelBuilder(CallMixin, ControlMixin, ExprMixin):
         # 'const' makes the name immutable; a run-time value (a dynamic size) is allowed,
         # as CuTe's `auto const K_TILE_MAX = size<3>(tAgA)` is.
         if const and isinstance(value, S.Tensor):
-            raise error(f"'const {target.id}' needs a compile-time value or a run-time "
-                        "scalar, not a tensor", stmt)
+            raise error(
+                f"'const {target.id}' needs a compile-time value or a run-time "
+                "scalar, not a tensor",
+                stmt,
+            )
         existing = self.scope.lookup(target.id)
         if existing is not None and existing.const:
-            raise error(f"'{target.id}' is a compile-time constant and cannot be reassigned",
-                        target, [Note("declared here", existing.loc)] if existing.loc else None)
-        if existing is not None and isinstance(value, S.Runtime) \
-                and isinstance(existing.value, S.Runtime) and existing.value.type != value.type:
-            raise error(f"'{target.id}' holds a {existing.value.type} value; cannot assign a "
-                        f"{value.type} value", stmt)
+            raise error(
+                f"'{target.id}' is a compile-time constant and cannot be reassigned",
+                target,
+                [Note("declared here", existing.loc)] if existing.loc else None,
+            )
+        if (
+            existing is not None
+            and isinstance(value, S.Runtime)
+            and isinstance(existing.value, S.Runtime)
+            and existing.value.type != value.type
+        ):
+            raise error(
+                f"'{target.id}' holds a {existing.value.type} value; cannot assign a "
+                f"{value.type} value",
+                stmt,
+            )
         if isinstance(value, S.Tensor | S.Runtime) and value.value.name_hint is None:
             value.value.name_hint = target.id
         if existing is None or const:
@@ -538,8 +606,9 @@ def _leaves(t: Any) -> Iterator[Any]:
 # --------------------------------------------------------------------------- the module
 
 
-def build_module(program: ast.Program, defines: Mapping[str, Any] | None = None,
-                 kernel: str | None = None) -> builtin.ModuleOp:
+def build_module(
+    program: ast.Program, defines: Mapping[str, Any] | None = None, kernel: str | None = None
+) -> builtin.ModuleOp:
     """Build every kernel of `program` (or only `kernel`); raise one CompileError with all
     diagnostics when the program has mistakes."""
     from cutec.ir.verifier import verify
@@ -564,13 +633,17 @@ def build_module(program: ast.Program, defines: Mapping[str, Any] | None = None,
     seen: dict[str, ast.Kernel] = {}
     for k in kernels:
         if k.name in seen:
-            errors.append(Diagnostic(f"kernel '{k.name}' is defined twice", loc_of(k),
-                                     [Note("first defined here", loc_of(seen[k.name]))]))
+            errors.append(
+                Diagnostic(
+                    f"kernel '{k.name}' is defined twice",
+                    loc_of(k),
+                    [Note("first defined here", loc_of(seen[k.name]))],
+                )
+            )
             continue
         seen[k.name] = k
         kb = KernelBuilder(program, globals_, k)
-        op = kb.build({n: v for n, v in defines.items()
-                       if any(p.name == n for p in k.ct_params)})
+        op = kb.build({n: v for n, v in defines.items() if any(p.name == n for p in k.ct_params)})
         errors += kb.errors
         if op is not None and not kb.errors:
             module.body.append(op)
@@ -591,8 +664,7 @@ def _globals(program: ast.Program) -> tuple[dict[str, Any], list[Diagnostic]]:
         if isinstance(item, ast.Func):
             out[item.name] = S.FuncRef(item)
         elif isinstance(item, ast.Import):
-            errors.append(Diagnostic("imports are not supported by the builder yet",
-                                     loc_of(item)))
+            errors.append(Diagnostic("imports are not supported by the builder yet", loc_of(item)))
     for item in program.items:
         if isinstance(item, ast.Const):
             kb = KernelBuilder(program, out, None)  # type: ignore[arg-type]

@@ -43,6 +43,9 @@ class Tensor:
     layout: Any  # Layout | ComposedLayout
     element: Type
     space: str
+    # > 0 for a coordinate tensor (CuTe's identity tensor and its views): the rank
+    # of its coordinates; its layout's strides are basis-encoded (cute_coord).
+    coord_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,10 @@ class TiledCopy:
 class TiledMma:
     """A TiledMMA value and its type."""
 
-    value: Value
+    value: Value | None  # None: an auto MMA not typed yet (typed at its first use)
     type: TiledMmaType
     record: Any = None  # the MmaAtom, None for auto
+    origin: Any = None  # the call that made it (the key of its typed instance)
 
 
 @dataclass(frozen=True)

@@ -45,15 +45,38 @@ DTYPES: dict[str, T.Type] = {
     "s32": T.i32,
     "int32": T.i32,
     "i64": T.i64,
+    "bool": T.i1,
 }
 
-# Bits of an element type, as CuTe's sizeof_bits.
-_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "tf32": 32, "f8E4M3FN": 8, "f8E5M2": 8,
-         "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+# Bits of an element type, as CuTe's sizeof_bits (a bool is stored in a byte).
+_BITS = {
+    "i1": 8,
+    "f16": 16,
+    "bf16": 16,
+    "f32": 32,
+    "f64": 64,
+    "tf32": 32,
+    "f8E4M3FN": 8,
+    "f8E5M2": 8,
+    "i8": 8,
+    "i16": 16,
+    "i32": 32,
+    "i64": 64,
+}
 
 # Unsigned-integer widths an atom can be instantiated with: UniversalCopy[u128].
-UINT_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "u128": 128,
-             "uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128}
+UINT_BITS = {
+    "u8": 8,
+    "u16": 16,
+    "u32": 32,
+    "u64": 64,
+    "u128": 128,
+    "uint8_t": 8,
+    "uint16_t": 16,
+    "uint32_t": 32,
+    "uint64_t": 64,
+    "uint128_t": 128,
+}
 
 
 def bits_of(t: T.Type) -> int:

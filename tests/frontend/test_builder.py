@@ -18,13 +18,6 @@ from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect
 from cutec.ir.verifier import verify
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-# Examples whose constructs the builder does not build yet, and why.
-NOT_YET = {
-    "sgemm_sm80.cute": "tiled_copy_A/B, retile_D and while loops",
-    "wgmma_sm90.cute": "GMMA smem layout atoms",
-    "tiled_copy.cute": "tiled_divide on tensors",
-    "auto_atoms.cute": "tiled_mma(auto) without element types",
-}
 
 
 def build(name: str, **defines: str) -> ModuleOp:
@@ -49,10 +42,6 @@ def named(op: Operation, name: str) -> str:
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.cute")), ids=lambda p: p.name)
 def test_example_builds_verifies_and_round_trips(path: Path) -> None:
-    if path.name in NOT_YET:
-        with pytest.raises(CompileError):
-            compile_source(path.read_text(), str(path))
-        pytest.xfail(f"not built yet: {NOT_YET[path.name]}")
     module = compile_source(path.read_text(), str(path))
     verify(module)
     first = print_op(module)
@@ -72,7 +61,18 @@ def test_sgemm_1_types_are_cutes() -> None:
     assert named(k, "tCgC") == "!cute.tensor<f32, gmem, (8,8):(16,?)>"
     assert named(k, "tCrC") == "!cute.tensor<f32, rmem, (8,8):(1,8)>"
     assert [a.name_hint for a in k.body.args] == [
-        "A", "M", "K", "ldA", "B", "N", "ldB", "C", "ldC", "alpha", "beta"]
+        "A",
+        "M",
+        "K",
+        "ldA",
+        "B",
+        "N",
+        "ldB",
+        "C",
+        "ldC",
+        "alpha",
+        "beta",
+    ]
     assert str(k.attributes["reqntid"]) == "array<i32: 256, 1, 1>"
     assert str(k.attributes["grid"]) == '"(ceil_div(M,128), ceil_div(N,128))"'
 
@@ -93,7 +93,8 @@ def test_sgemm_2_tiled_partitions() -> None:
     assert named(k, "tCrC") == "!cute.tensor<f32, rmem, (1,8,8):(0,1,8)>"
     copies = [op for op in k.walk() if isinstance(op, C.MakeTiledCopyOp)]
     assert str(copies[0].result.type) == (
-        '!cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>')
+        '!cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>'
+    )
 
 
 def test_assumed_divisibility_reaches_make_tensor() -> None:
@@ -112,17 +113,23 @@ def test_define_changes_the_types() -> None:
 def test_copy_and_gemm_effects_follow_the_memories() -> None:
     k = kernel(build("sgemm_1.cute"), "sgemm_nt")
     copy = next(op for op in k.walk() if isinstance(op, C.CopyOp))
-    assert copy.memory_effects() == (MemoryEffect(EffectKind.READ, AddressSpace.GLOBAL),
-                                     MemoryEffect(EffectKind.WRITE, AddressSpace.SHARED))
+    assert copy.memory_effects() == (
+        MemoryEffect(EffectKind.READ, AddressSpace.GLOBAL),
+        MemoryEffect(EffectKind.WRITE, AddressSpace.SHARED),
+    )
     gemm = next(op for op in k.walk() if isinstance(op, C.GemmOp))
     assert {(e.kind, e.space) for e in gemm.memory_effects()} == {
-        (EffectKind.READ, AddressSpace.SHARED), (EffectKind.READ, AddressSpace.REGISTER),
-        (EffectKind.WRITE, AddressSpace.REGISTER)}
+        (EffectKind.READ, AddressSpace.SHARED),
+        (EffectKind.READ, AddressSpace.REGISTER),
+        (EffectKind.WRITE, AddressSpace.REGISTER),
+    }
 
 
 def test_runtime_branch_carries_scalars() -> None:
-    src = ("kernel k(A: f32[M] : (1)) threads 32 {\n  n = 0\n  for i in range(M) {\n"
-           "    if i > 3 { n += 1 }\n  }\n  r = rmem f32[(4,)]\n  r[n] = 1.0\n}\n")
+    src = (
+        "kernel k(A: f32[M] : (1)) threads 32 {\n  n = 0\n  for i in range(M) {\n"
+        "    if i > 3 { n += 1 }\n  }\n  r = rmem f32[(4,)]\n  r[n] = 1.0\n}\n"
+    )
     text = print_op(compile_source(src, "t.cute"))
     assert "%n = scf.for %i = " in text and "iter_args(%n_1 = %0) -> (index)" in text
     assert "scf.if" in text and "-> (index)" in text
@@ -133,8 +140,20 @@ def test_cli_emits_cute_ir(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compile", str(EXAMPLES / "sgemm_1.cute"), "--emit=cute"]) == 0
     out = capsys.readouterr().out
     assert "kernel @sgemm_nt" in out and "cute.local_partition" in out
-    assert main(["compile", str(EXAMPLES / "sgemm_1.cute"), "--emit=cute", "-D", "BM=64",
-                 "--kernel", "sgemm_tn"]) == 0
+    assert (
+        main(
+            [
+                "compile",
+                str(EXAMPLES / "sgemm_1.cute"),
+                "--emit=cute",
+                "-D",
+                "BM=64",
+                "--kernel",
+                "sgemm_tn",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "kernel @sgemm_nt" not in out and "(64,8,?)" in out
 
@@ -157,14 +176,19 @@ def test_view_ops_are_reverified_from_the_algebra() -> None:
         "-> !cute.tensor<f32, smem, (8,8):(16,128)>\n"
         "  return\n}\n"
     )
-    with pytest.raises(CompileError, match=r"result layout must be \(8,8\):\(16,129\), "
-                       r"not \(8,8\):\(16,128\)"):
+    with pytest.raises(
+        CompileError,
+        match=r"result layout must be \(8,8\):\(16,129\), "
+        r"not \(8,8\):\(16,128\)",
+    ):
         verify(parse_module(text, "bad.mlir"))
 
 
 def test_full_unroll_makes_the_index_static() -> None:
-    src = ("kernel k(A: f32[M] : (1)) threads 32 {\n  r = rmem f32[(4, 2)]\n"
-           "  for i in range(2) unroll {\n    static_assert(i < 2)\n    clear(r[_, i])\n  }\n}\n")
+    src = (
+        "kernel k(A: f32[M] : (1)) threads 32 {\n  r = rmem f32[(4, 2)]\n"
+        "  for i in range(2) unroll {\n    static_assert(i < 2)\n    clear(r[_, i])\n  }\n}\n"
+    )
     text = print_op(compile_source(src, "t.cute"), print_locations=False)
     assert "scf.for" not in text
     assert text.count("cute.slice %r {coord = #cute.tuple<(_,") == 2

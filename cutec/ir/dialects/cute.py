@@ -26,6 +26,14 @@ Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
   `cute.copy_async`, an AsyncProducer yielding a ``!thread.token`` that
   `thread.cp_async_commit` / `thread.cp_async_wait` consume. Barriers are the
   thread dialect's.
+* A view may also be of a coordinate tensor (`cute_coord`: CuTe's identity
+  tensor, basis strides encoded in base 2**32 and printed ``E0``, ``8*E1``); its
+  elements are coordinates, read one component at a time with
+  `cute.load_coord`. ``divide`` is the algebra's {logical,zipped,tiled,flat}
+  divide of a tensor's layout.
+* wgmma batches are bracketed by `cute_sync`'s warpgroup ops; a GMMA atom's
+  shared-memory operands are smem tensor views (the descriptors are built by
+  the lowering from their layouts).
 * All ops share one custom form (`cute_base`): operands, attributes, then the
   types of the non-index operands and ``-> result``.
 """
@@ -39,6 +47,7 @@ from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
     ClearOp,
     CopyAsyncOp,
+    CopyIfOp,
     CopyOp,
     FillOp,
     GemmOp,
@@ -47,8 +56,22 @@ from cutec.ir.dialects.cute_compute import (
     MakeTiledMmaOp,
     StoreOp,
 )
+from cutec.ir.dialects.cute_coord import (
+    CUTE_COORD_TYPES,
+    CoordTensorType,
+    LoadCoordOp,
+    MakeIdentityTensorOp,
+)
+from cutec.ir.dialects.cute_sync import (
+    FenceViewAsyncSharedOp,
+    WarpgroupArriveOp,
+    WarpgroupCommitBatchOp,
+    WarpgroupFenceOperandOp,
+    WarpgroupWaitOp,
+)
 from cutec.ir.dialects.cute_tensor import (
     AllocSmemOp,
+    DivideOp,
     LocalPartitionOp,
     LocalTileOp,
     MakeFragmentOp,
@@ -65,17 +88,23 @@ __all__ = [
     "AllocSmemOp",
     "AxpbyOp",
     "ClearOp",
+    "CoordTensorType",
     "CopyAsyncOp",
+    "CopyIfOp",
     "CopyOp",
+    "DivideOp",
+    "FenceViewAsyncSharedOp",
     "FillOp",
     "GemmOp",
     "LayoutAttr",
     "LayoutSpec",
     "LayoutType",
+    "LoadCoordOp",
     "LoadOp",
     "LocalPartitionOp",
     "LocalTileOp",
     "MakeFragmentOp",
+    "MakeIdentityTensorOp",
     "MakeTensorOp",
     "MakeTiledCopyOp",
     "MakeTiledMmaOp",
@@ -88,6 +117,10 @@ __all__ = [
     "TiledCopyType",
     "TiledMmaType",
     "TupleAttr",
+    "WarpgroupArriveOp",
+    "WarpgroupCommitBatchOp",
+    "WarpgroupFenceOperandOp",
+    "WarpgroupWaitOp",
 ]
 
 DIALECT = Dialect(
@@ -96,9 +129,11 @@ DIALECT = Dialect(
         MakeTensorOp,
         AllocSmemOp,
         MakeFragmentOp,
+        MakeIdentityTensorOp,
         LocalTileOp,
         LocalPartitionOp,
         SliceOp,
+        DivideOp,
         PartitionOp,
         RetileOp,
         SizeOp,
@@ -106,13 +141,20 @@ DIALECT = Dialect(
         MakeTiledMmaOp,
         CopyOp,
         CopyAsyncOp,
+        CopyIfOp,
         GemmOp,
         ClearOp,
         FillOp,
         AxpbyOp,
         LoadOp,
         StoreOp,
+        LoadCoordOp,
+        WarpgroupArriveOp,
+        WarpgroupCommitBatchOp,
+        WarpgroupWaitOp,
+        WarpgroupFenceOperandOp,
+        FenceViewAsyncSharedOp,
     ),
-    types=(*CUTE_TYPES, *CUTE_ATOM_TYPES),
+    types=(*CUTE_TYPES, *CUTE_ATOM_TYPES, *CUTE_COORD_TYPES),
     attributes=CUTE_ATTRIBUTES,
 )

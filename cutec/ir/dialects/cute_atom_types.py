@@ -81,8 +81,10 @@ class TiledCopyType(DialectType):
         _static(self.layout_tv, "TV layout")
 
     def print_body(self) -> str:
-        return (f"{_print_atom(self.atom)}, {self.element}, {self.layout_tv}, "
-                f"{format_tuple(self.tiler)}")
+        return (
+            f"{_print_atom(self.atom)}, {self.element}, {self.layout_tv}, "
+            f"{format_tuple(self.tiler)}"
+        )
 
     @classmethod
     def parse_body(cls, parser: Parser) -> TiledCopyType:

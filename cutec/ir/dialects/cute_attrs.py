@@ -66,8 +66,9 @@ def parse_tuple(text: str) -> Any:
             return tuple(items)
         m = _LEAF.match(text, pos)
         if m is None:
-            raise ValueError(f"expected an integer, '?', '_', 'X' or '(' at column {pos + 1} "
-                             f"of '{text}'")
+            raise ValueError(
+                f"expected an integer, '?', '_', 'X' or '(' at column {pos + 1} of '{text}'"
+            )
         pos = m.end()
         leaf = m.group()
         if leaf == "?":

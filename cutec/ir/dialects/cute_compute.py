@@ -66,8 +66,11 @@ class MakeTiledMmaOp(CuteOp):
         t = self.results[0].type
         if not isinstance(t, TiledMmaType):
             raise self.error(f"must make a !cute.tiled_mma, not {t}")
-        if t.atom_layout.dynamic_count or not isinstance(t.atom_layout.shape, tuple) \
-                or len(t.atom_layout.shape) != 3:
+        if (
+            t.atom_layout.dynamic_count
+            or not isinstance(t.atom_layout.shape, tuple)
+            or len(t.atom_layout.shape) != 3
+        ):
             raise self.error(f"atom layout {t.atom_layout} must be a static (M,N,K) layout")
         if t.atom != AUTO:
             from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
@@ -79,8 +82,9 @@ class MakeTiledMmaOp(CuteOp):
             have = tuple(dtype_name(x) for x in (t.d_type, t.a_type, t.b_type, t.c_type))
             want = (atom.d_type, atom.a_type, atom.b_type, atom.c_type)
             if have != want:
-                raise self.error(f"atom {t.atom} computes {'/'.join(want)} (D/A/B/C), "
-                                 f"not {'/'.join(have)}")
+                raise self.error(
+                    f"atom {t.atom} computes {'/'.join(want)} (D/A/B/C), not {'/'.join(have)}"
+                )
 
 
 # The atom library's dtype names for IR element types.
@@ -113,8 +117,11 @@ class _CopyLike(CuteOp):
         elif len(ops) != 2:
             raise self.error("takes [tiled_copy,] source, destination")
         first = len(ops) - 2
-        return tiled, self.tensor_operand(first, "a source tensor"), \
-            self.tensor_operand(first + 1, "a destination tensor")
+        return (
+            tiled,
+            self.tensor_operand(first, "a source tensor"),
+            self.tensor_operand(first + 1, "a destination tensor"),
+        )
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
         types = [v.type for v in self.operands[-2:]]
@@ -146,6 +153,55 @@ class CopyOp(_CopyLike):
 
     def __init__(self, src: Value, dst: Value, tiled: Value | None = None) -> None:
         super().__init__(operands=[*([tiled] if tiled is not None else []), src, dst])
+
+
+class CopyIfOp(CuteOp):
+    """A predicated copy (CuTe's copy_if): element i moves where pred[i] is true.
+
+    ``cute.copy_if %copy, %pred, %src, %dst : !cute.tiled_copy<...>,
+        !cute.tensor<i1, rmem, ...>, !cute.tensor<...>, !cute.tensor<...>``
+
+    The tiled copy is optional; the predicate is a register tensor of i1 with the
+    source's size.
+    """
+
+    name = "cute.copy_if"
+    num_results = 0
+
+    def __init__(self, pred: Value, src: Value, dst: Value, tiled: Value | None = None) -> None:
+        super().__init__(operands=[*([tiled] if tiled is not None else []), pred, src, dst])
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
+        types = [v.type for v in self.operands[-3:]]
+        if len(types) != 3 or not all(isinstance(t, TensorType) for t in types):
+            return None
+        pred, src, dst = types
+        return (*reads(_space(pred), _space(src)), *writes(_space(dst)))
+
+    def verify_(self) -> None:
+        ops = self.operands
+        if len(ops) not in (3, 4):
+            raise self.error("takes [tiled_copy,] predicate, source, destination")
+        first = len(ops) - 3
+        pred, src, dst = (
+            self.tensor_operand(first + i, what)
+            for i, what in enumerate(
+                ("a predicate tensor", "a source tensor", "a destination tensor")
+            )
+        )
+        if first and not isinstance(ops[0].type, TiledCopyType):
+            raise self.error(f"operand #0 must be a !cute.tiled_copy, got {ops[0].type}")
+        if first and ops[0].type.element != src.element:
+            raise self.error(f"tiled copy of {ops[0].type.element} used on {src.element} tensors")
+        if str(pred.element) != "i1" or pred.space != "rmem":
+            raise self.error(
+                f"the predicate must be an i1 rmem tensor, not {pred.element} {pred.space}"
+            )
+        if src.element != dst.element:
+            raise self.error(f"copies {src.element} into {dst.element}; convert explicitly")
+        why = same_shape_mismatch(src, dst) or same_shape_mismatch(pred, src)
+        if why:
+            raise self.error(why)
 
 
 class CopyAsyncOp(_CopyLike):
@@ -202,11 +258,25 @@ class GemmOp(CuteOp):
             mma = ops[0].type
             if not isinstance(mma, TiledMmaType):
                 raise self.error(f"operand #0 must be a !cute.tiled_mma, got {mma}")
-            for name, t, want in (("A", a, mma.a_type), ("B", b, mma.b_type),
-                                  ("C", c, mma.c_type)):
+            self._verify_smem_operands(mma, a, b)
+            for name, t, want in (("A", a, mma.a_type), ("B", b, mma.b_type), ("C", c, mma.c_type)):
                 # tf32 operands are stored as f32.
                 if t.element != want and not (str(want) == "tf32" and str(t.element) == "f32"):
                     raise self.error(f"{name} is {t.element} but the MMA takes {want}")
+
+    def _verify_smem_operands(self, mma: TiledMmaType, a: TensorType, b: TensorType) -> None:
+        """A wgmma SS atom reads A and B through smem descriptors: they must be smem."""
+        if mma.atom == AUTO:
+            return
+        from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
+
+        try:
+            atom = lookup_mma_atom(mma.atom)
+        except UnsupportedMmaError:
+            return  # make_tiled_mma reports it
+        for name, t, in_smem in (("A", a, atom.a_in_smem), ("B", b, atom.b_in_smem)):
+            if in_smem and t.space != "smem":
+                raise self.error(f"{mma.atom} reads {name} from shared memory, not {t.space}")
 
 
 class ClearOp(CuteOp):

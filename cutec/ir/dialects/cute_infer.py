@@ -61,6 +61,21 @@ def slice_view(layout: AnyLayout, coord: Any) -> AnyLayout:
     return _slice_layout(coord, layout)
 
 
+def divide(layout: AnyLayout, kind: str, tiler: Any) -> AnyLayout:
+    """CuTe's {logical,zipped,tiled,flat}_divide(layout, tiler); a swizzle stays outside."""
+    from cutec.ir.layout import divide as LD
+
+    fn = {
+        "logical": LD.logical_divide,
+        "zipped": LD.zipped_divide,
+        "tiled": LD.tiled_divide,
+        "flat": LD.flat_divide,
+    }[kind]
+    if isinstance(layout, ComposedLayout):
+        return ComposedLayout(layout.layout_a, layout.offset, fn(layout.layout_b, tiler))
+    return fn(layout, tiler)
+
+
 def _zero_dynamic(t: Any) -> Any:
     if isinstance(t, tuple):
         return tuple(_zero_dynamic(x) for x in t)
@@ -73,23 +88,34 @@ def infer_view(op: CuteOp) -> LayoutSpec | None:
     None when the source has dynamic leaves (their facts are the builder's) or
     when the op's inference needs the atom library (partition, retile).
     """
-    from cutec.ir.dialects.cute_tensor import LocalPartitionOp, LocalTileOp, SliceOp
+    from cutec.ir.dialects.cute_coord import CoordTensorType
+    from cutec.ir.dialects.cute_tensor import DivideOp, LocalPartitionOp, LocalTileOp, SliceOp
     from cutec.ir.dialects.cute_types import TensorType
 
     src = op.operands[0].type
-    if not isinstance(src, TensorType) or src.spec.dynamic_count:
+    if not isinstance(src, TensorType | CoordTensorType) or src.spec.dynamic_count:
         return None
     layout = src.spec.with_values(())
     try:
         if isinstance(op, LocalTileOp):
             tiler, coord = op.attributes["tiler"], op.attributes["coord"]
             proj = op.attributes.get("proj")
-            result = local_tile(layout, tiler.value, _zero_dynamic(coord.value),  # type: ignore[attr-defined]
-                                proj.value if proj is not None else None)  # type: ignore[attr-defined]
+            result = local_tile(
+                layout,
+                tiler.value,
+                _zero_dynamic(coord.value),  # type: ignore[attr-defined]
+                proj.value if proj is not None else None,
+            )  # type: ignore[attr-defined]
         elif isinstance(op, LocalPartitionOp):
             proj = op.attributes.get("proj")
             thr = op.attributes["thr_layout"].layout  # type: ignore[attr-defined]
             result = local_partition(layout, thr, 0, proj.value if proj is not None else None)  # type: ignore[attr-defined]
+        elif isinstance(op, DivideOp):
+            result = divide(
+                layout,
+                op.attributes["kind"].value,  # type: ignore[attr-defined]
+                op.attributes["tiler"].value,
+            )  # type: ignore[attr-defined]
         elif isinstance(op, SliceOp):
             result = slice_view(layout, _zero_dynamic(op.attributes["coord"].value))  # type: ignore[attr-defined]
         else:

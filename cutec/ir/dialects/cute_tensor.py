@@ -19,6 +19,7 @@ from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_attrs import UNDERSCORE, LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_base import CuteOp, attrs_of
+from cutec.ir.dialects.cute_coord import CoordTensorType
 from cutec.ir.dialects.cute_infer import infer_view
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.thread import PointerType
@@ -63,11 +64,14 @@ class MakeTensorOp(CuteOp):
             raise self.error(f"a {ptr.space.value} pointer cannot make a {t.space} tensor")
         leaves = self.index_operands_from(1)
         if len(leaves) != t.spec.dynamic_count:
-            raise self.error(f"layout {t.spec} has {t.spec.dynamic_count} dynamic leaves, "
-                             f"got {len(leaves)} index operands")
+            raise self.error(
+                f"layout {t.spec} has {t.spec.dynamic_count} dynamic leaves, "
+                f"got {len(leaves)} index operands"
+            )
         div = self.attributes.get("div")
         if div is not None and not (
-            isinstance(div, DenseArrayAttr) and len(div.values) == len(leaves)
+            isinstance(div, DenseArrayAttr)
+            and len(div.values) == len(leaves)
             and all(d >= 1 for d in div.values)
         ):
             raise self.error("'div' must give one positive divisor per dynamic leaf")
@@ -126,22 +130,35 @@ class _ViewOp(CuteOp):
     first_index_operand = 1
 
     def verify_(self) -> None:
-        src = self.tensor_operand(0, "a source tensor")
+        src = self._source()
         self._verify_atom_operand()
-        t = self.tensor_result()
-        if (t.element, t.space) != (src.element, src.space):
-            raise self.error(f"a view of a {src.element} {src.space} tensor cannot be "
-                             f"{t.element} {t.space}")
+        if isinstance(src, CoordTensorType):
+            t = self.results[0].type if len(self.results) == 1 else None
+            if not isinstance(t, CoordTensorType) or t.rank != src.rank:
+                raise self.error(
+                    f"a view of a coordinate tensor of rank {src.rank} must be one too, not {t}"
+                )
+        else:
+            t = self.tensor_result()
+            if (t.element, t.space) != (src.element, src.space):
+                raise self.error(
+                    f"a view of a {src.element} {src.space} tensor cannot be {t.element} {t.space}"
+                )
         self.index_operands_from(self.first_index_operand)
         self._verify_parameters(src, t)
         expected = infer_view(self)
         if expected is not None and expected != t.spec:
             raise self.error(f"result layout must be {expected}, not {t.spec}")
 
+    def _source(self) -> TensorType | CoordTensorType:
+        if self.operands and isinstance(self.operands[0].type, CoordTensorType):
+            return self.operands[0].type
+        return self.tensor_operand(0, "a source tensor")
+
     def _verify_atom_operand(self) -> None:
         pass
 
-    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+    def _verify_parameters(self, src: Any, result: Any) -> None:
         pass
 
     def _check_coord(self, key: str) -> TupleAttr:
@@ -149,8 +166,10 @@ class _ViewOp(CuteOp):
         assert coord is not None
         given = len(self.operands) - self.first_index_operand
         if coord.dynamic_count != given:
-            raise self.error(f"'{key}' {coord.print_body()} has {coord.dynamic_count} '?' "
-                             f"leaves but {given} index operands follow the tensor")
+            raise self.error(
+                f"'{key}' {coord.print_body()} has {coord.dynamic_count} '?' "
+                f"leaves but {given} index operands follow the tensor"
+            )
         return coord
 
 
@@ -172,23 +191,33 @@ class LocalTileOp(_ViewOp):
     name = "cute.local_tile"
 
     def __init__(
-        self, source: Value, coords: list[Value], result: TensorType, tiler: TupleAttr,
-        coord: TupleAttr, proj: TupleAttr | None = None,
+        self,
+        source: Value,
+        coords: list[Value],
+        result: TensorType,
+        tiler: TupleAttr,
+        coord: TupleAttr,
+        proj: TupleAttr | None = None,
     ) -> None:
-        super().__init__(operands=[source, *coords], result_types=[result],
-                         attributes=attrs_of(tiler=tiler, coord=coord, proj=proj))
+        super().__init__(
+            operands=[source, *coords],
+            result_types=[result],
+            attributes=attrs_of(tiler=tiler, coord=coord, proj=proj),
+        )
 
-    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+    def _verify_parameters(self, src: Any, result: Any) -> None:
         tiler = self.tuple_attr("tiler")
         coord = self._check_coord("coord")
         assert tiler is not None
         if _rank(tiler.value) != _rank(coord.value):
-            raise self.error(f"tiler {tiler.print_body()} and coord {coord.print_body()} "
-                             "have different ranks")
+            raise self.error(
+                f"tiler {tiler.print_body()} and coord {coord.print_body()} have different ranks"
+            )
         proj = self.tuple_attr("proj", required=False)
         if proj is not None and _rank(proj.value) != _rank(tiler.value):
-            raise self.error(f"proj {proj.print_body()} and tiler {tiler.print_body()} "
-                             "have different ranks")
+            raise self.error(
+                f"proj {proj.print_body()} and tiler {tiler.print_body()} have different ranks"
+            )
 
 
 class LocalPartitionOp(_ViewOp):
@@ -201,13 +230,20 @@ class LocalPartitionOp(_ViewOp):
     name = "cute.local_partition"
 
     def __init__(
-        self, source: Value, tid: Value, result: TensorType, thr_layout: LayoutAttr,
+        self,
+        source: Value,
+        tid: Value,
+        result: TensorType,
+        thr_layout: LayoutAttr,
         proj: TupleAttr | None = None,
     ) -> None:
-        super().__init__(operands=[source, tid], result_types=[result],
-                         attributes=attrs_of(thr_layout=thr_layout, proj=proj))
+        super().__init__(
+            operands=[source, tid],
+            result_types=[result],
+            attributes=attrs_of(thr_layout=thr_layout, proj=proj),
+        )
 
-    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+    def _verify_parameters(self, src: Any, result: Any) -> None:
         self.layout_attr("thr_layout")
         self.tuple_attr("proj", required=False)
         if len(self.operands) != 2:
@@ -223,18 +259,56 @@ class SliceOp(_ViewOp):
 
     name = "cute.slice"
 
-    def __init__(self, source: Value, coords: list[Value], result: TensorType,
-                 coord: TupleAttr) -> None:
-        super().__init__(operands=[source, *coords], result_types=[result],
-                         attributes={"coord": coord})
+    def __init__(
+        self, source: Value, coords: list[Value], result: TensorType, coord: TupleAttr
+    ) -> None:
+        super().__init__(
+            operands=[source, *coords], result_types=[result], attributes={"coord": coord}
+        )
 
-    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+    def _verify_parameters(self, src: Any, result: Any) -> None:
         from cutec.ir.dialects.cute_attrs import tuple_leaves
 
         coord = self._check_coord("coord")
         if not any(x is UNDERSCORE for x in tuple_leaves(coord.value)):
-            raise self.error("a slice keeps at least one '_' mode; read one element "
-                             "with cute.load")
+            raise self.error("a slice keeps at least one '_' mode; read one element with cute.load")
+
+
+DIVIDE_KINDS = ("logical", "zipped", "tiled", "flat")
+
+
+class DivideOp(_ViewOp):
+    """CuTe's logical/zipped/tiled/flat_divide of a tensor by a static tiler.
+
+    ``%t = cute.divide %S {kind = "tiled", tiler = #cute.tuple<(128,64)>}
+        : !cute.tensor<f32, gmem, (?,?):(1,?)>
+        -> !cute.tensor<f32, gmem, ((128,64),?,?):((1,?),128,?)>``
+
+    The result is the same memory seen through the algebra's divide of the
+    source layout: the tile modes first, then the modes that index the tiles.
+    """
+
+    name = "cute.divide"
+
+    def __init__(self, source: Value, result: Any, kind: str, tiler: TupleAttr) -> None:
+        from cutec.ir.attributes import StringAttr
+
+        super().__init__(
+            operands=[source],
+            result_types=[result],
+            attributes={"kind": StringAttr(kind), "tiler": tiler},
+        )
+
+    def _verify_parameters(self, src: Any, result: Any) -> None:
+        from cutec.ir.dialects.cute_attrs import tuple_leaves
+
+        self.string_attr("kind", DIVIDE_KINDS)
+        tiler = self.tuple_attr("tiler")
+        assert tiler is not None
+        if len(self.operands) != 1:
+            raise self.error("takes one tensor; the tiler is static")
+        if not all(isinstance(x, int) for x in tuple_leaves(tiler.value)):
+            raise self.error(f"the tiler {tiler.print_body()} must be static integers")
 
 
 _COPY_OPERANDS = ("S", "D")
@@ -255,17 +329,21 @@ class PartitionOp(_ViewOp):
     name = "cute.partition"
     first_index_operand = 2
 
-    def __init__(self, tiled: Value, source: Value, tid: Value, result: TensorType,
-                 operand: str) -> None:
+    def __init__(
+        self, tiled: Value, source: Value, tid: Value, result: TensorType, operand: str
+    ) -> None:
         from cutec.ir.attributes import StringAttr
 
-        super().__init__(operands=[source, tiled, tid], result_types=[result],
-                         attributes={"operand": StringAttr(operand)})
+        super().__init__(
+            operands=[source, tiled, tid],
+            result_types=[result],
+            attributes={"operand": StringAttr(operand)},
+        )
 
     def _verify_atom_operand(self) -> None:
         _check_atom_operand(self, 1)
 
-    def _verify_parameters(self, src: TensorType, result: TensorType) -> None:
+    def _verify_parameters(self, src: Any, result: Any) -> None:
         if len(self.operands) != 3:
             raise self.error("takes a tensor, a tiled copy or MMA, and one thread index")
 
@@ -283,8 +361,11 @@ class RetileOp(_ViewOp):
     def __init__(self, source: Value, tiled: Value, result: TensorType, operand: str) -> None:
         from cutec.ir.attributes import StringAttr
 
-        super().__init__(operands=[source, tiled], result_types=[result],
-                         attributes={"operand": StringAttr(operand)})
+        super().__init__(
+            operands=[source, tiled],
+            result_types=[result],
+            attributes={"operand": StringAttr(operand)},
+        )
 
     def _verify_atom_operand(self) -> None:
         if len(self.operands) != 2 or not isinstance(self.operands[1].type, TiledCopyType):
@@ -317,8 +398,9 @@ class SizeOp(CuteOp):
     num_results = 1
 
     def __init__(self, source: Value, mode: TupleAttr | None = None) -> None:
-        super().__init__(operands=[source], result_types=[IndexType()],
-                         attributes=attrs_of(mode=mode))
+        super().__init__(
+            operands=[source], result_types=[IndexType()], attributes=attrs_of(mode=mode)
+        )
 
     def verify_(self) -> None:
         t = self.tensor_operand(0, "a tensor")

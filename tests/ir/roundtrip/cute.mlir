@@ -38,4 +38,33 @@ module {
     cute.store %v, %tCrC, %k : f32, !cute.tensor<f32, rmem, (8,8):(1,8)>
     return
   }
+  // Divides, coordinate tensors, predicated copies, wgmma batch brackets.
+  kernel @copy_if(%pS: !thread.ptr<f32, global>, %M: index, %N: index, %pD: !thread.ptr<f32, global>) attributes {reqntid = array<i32: 256, 1, 1>} {
+    %S = cute.make_tensor %pS, %M, %N, %M : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>
+    %D = cute.make_tensor %pD, %M, %N, %M : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>
+    %bx = thread.block_id x : index
+    %tid = thread.thread_id x : index
+    %tiled_S = cute.divide %S {kind = "tiled", tiler = #cute.tuple<(128,64)>} : !cute.tensor<f32, gmem, (?,?):(1,?)> -> !cute.tensor<f32, gmem, ((128,64),?,?):((1,?),128,?)>
+    %tile_S = cute.slice %tiled_S, %bx, %bx {coord = #cute.tuple<((_,_),?,?)>} : !cute.tensor<f32, gmem, ((128,64),?,?):((1,?),128,?)> -> !cute.tensor<f32, gmem, (128,64):(1,?)>
+    %zipped = cute.divide %tile_S {kind = "zipped", tiler = #cute.tuple<(32,8)>} : !cute.tensor<f32, gmem, (128,64):(1,?)> -> !cute.tensor<f32, gmem, ((32,8),(4,8)):((1,?),(32,?))>
+    %cS = cute.make_identity_tensor %M, %N : !cute.coord_tensor<2, (?,?):(E0,E1)>
+    %tile_C = cute.local_tile %cS, %bx, %bx {tiler = #cute.tuple<(128,64)>, coord = #cute.tuple<(?,?)>} : !cute.coord_tensor<2, (?,?):(E0,E1)> -> !cute.coord_tensor<2, (128,64):(E0,E1)>
+    %copy = cute.make_tiled_copy : !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>
+    %tSgS = cute.partition %tile_S, %copy, %tid {operand = "S"} : !cute.tensor<f32, gmem, (128,64):(1,?)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, gmem, ((4,1),1,8):((1,0),0,?)>
+    %tSgC = cute.partition %tile_C, %copy, %tid {operand = "S"} : !cute.coord_tensor<2, (128,64):(E0,E1)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.coord_tensor<2, ((4,1),1,8):((E0,0),0,8*E1)>
+    %pred = cute.make_fragment : !cute.tensor<i1, rmem, ((4,1),1,8):((1,0),0,4)>
+    %frag = cute.make_fragment : !cute.tensor<f32, rmem, ((4,1),1,8):((1,0),0,4)>
+    %i = arith.constant 5 : index
+    %m = cute.load_coord %tSgC, %i {mode = 0 : i64} : !cute.coord_tensor<2, ((4,1),1,8):((E0,0),0,8*E1)> -> index
+    %in = arith.cmpi slt, %m, %M : index
+    cute.store %in, %pred, %i : i1, !cute.tensor<i1, rmem, ((4,1),1,8):((1,0),0,4)>
+    cute.copy_if %copy, %pred, %tSgS, %frag : !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<i1, rmem, ((4,1),1,8):((1,0),0,4)>, !cute.tensor<f32, gmem, ((4,1),1,8):((1,0),0,?)>, !cute.tensor<f32, rmem, ((4,1),1,8):((1,0),0,4)>
+    cute.copy_if %pred, %frag, %frag : !cute.tensor<i1, rmem, ((4,1),1,8):((1,0),0,4)>, !cute.tensor<f32, rmem, ((4,1),1,8):((1,0),0,4)>, !cute.tensor<f32, rmem, ((4,1),1,8):((1,0),0,4)>
+    cute.fence_view_async_shared
+    cute.warpgroup_fence_operand %frag : !cute.tensor<f32, rmem, ((4,1),1,8):((1,0),0,4)>
+    cute.warpgroup_arrive
+    cute.warpgroup_commit_batch
+    cute.warpgroup_wait {pending = 0 : i32}
+    return
+  }
 }

@@ -1,0 +1,575 @@
+"""Tensors in the IR builder: views, allocations and the builtins that take tensors.
+
+Every view (local_tile, local_partition, the divides, slices) is one cute op
+whose result type the layout algebra computes here; allocations are
+`cute.alloc_smem` / `cute.make_fragment` with static layouts; copy, gemm,
+clear, fill and axpby check shapes and element types before emitting their
+op. Coordinate tensors (`make_identity_tensor`, see `cute_coord`) take the
+same views as data tensors and are read one coordinate at a time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cutec.frontend import ast
+from cutec.frontend import scope as S
+from cutec.frontend.build_exprs import is_static_tuple
+from cutec.frontend.static_eval import (
+    SMEM_LIMIT_BYTES,
+    algebra_errors,
+    bits_of,
+    describe,
+    error,
+    is_layout,
+)
+from cutec.ir import types as T
+from cutec.ir.dialects import arith
+from cutec.ir.dialects import cute as C
+from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
+from cutec.ir.dialects.cute_coord import identity_layout
+from cutec.ir.dialects.cute_infer import divide, local_partition, local_tile, spec_of
+from cutec.ir.dialects.cute_types import DYN
+from cutec.ir.layout import ComposedLayout, Layout, X, cosize, size
+from cutec.ir.layout.symbolic import SymInt, is_static
+
+if TYPE_CHECKING:
+    from cutec.frontend.builder import KernelBuilder
+
+    _Base = KernelBuilder
+else:
+    _Base = object
+
+TENSOR_BUILTINS = (
+    "local_tile",
+    "local_partition",
+    "make_tensor_like",
+    "make_fragment_like",
+    "copy",
+    "gemm",
+    "clear",
+    "fill",
+    "axpby",
+    "make_identity_tensor",
+    "elem_less",
+    "as_position_independent_swizzle_tensor",
+)
+DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
+
+
+class TensorMixin(_Base):
+    """Tensor views, allocations and tensor builtins; mixed into the KernelBuilder."""
+
+    # ------------------------------------------------------------------ tensors
+    def tensor_type(self, t: S.Tensor, layout: Any) -> Any:
+        """The type of a view of `t` with `layout` (a coordinate tensor stays one)."""
+        if t.coord_rank:
+            return C.CoordTensorType(t.coord_rank, spec_of(layout))
+        return C.TensorType(t.element, t.space, spec_of(layout))
+
+    def view(self, op: Any, src: S.Tensor, layout: Any, node: ast.Node) -> S.Tensor:
+        self.checked_layout(layout, node)
+        self.emit(op, node)
+        return S.Tensor(op.result, layout, src.element, src.space, src.coord_rank)
+
+    def zero_coord(self, c: Any) -> Any:
+        """A coordinate for the algebra: run-time parts are 0 (they move the base only)."""
+        if isinstance(c, list | tuple):
+            return tuple(self.zero_coord(x) for x in c)
+        if c is None or c is X:
+            return c
+        if isinstance(c, S.Runtime | SymInt):
+            return 0
+        return c
+
+    def coord_attr(self, c: Any, nodes: Any) -> tuple[TupleAttr, list[Any]]:
+        """A coordinate as ``#cute.tuple`` (run-time leaves '?') and its index operands."""
+        operands: list[Any] = []
+
+        def walk(x: Any, n: ast.Node) -> Any:
+            if isinstance(x, list | tuple):
+                ns = n.elts if isinstance(n, ast.Tuple) else [n] * len(x)
+                return tuple(walk(e, m) for e, m in zip(x, ns, strict=True))
+            if x is None or x is X:
+                return x
+            if isinstance(x, S.Runtime):
+                operands.append(self.as_runtime(x, n, T.index).value)
+                return DYN
+            if isinstance(x, bool) or not is_static(x):
+                raise error(
+                    f"a coordinate must be an integer, '_' or a run-time index, got {describe(x)}",
+                    n,
+                )
+            if x < 0:
+                raise error(f"a coordinate must not be negative, got {x}", n)
+            return x
+
+        nodes_t = nodes if isinstance(nodes, list | tuple) else [nodes]
+        value = (
+            walk(tuple(c), ast.Tuple(tuple(nodes_t), nodes_t[0].span))
+            if isinstance(c, list)
+            else walk(c, nodes)
+        )
+        return TupleAttr(value), operands
+
+    def tensor_arg(
+        self, v: Any, node: ast.Node, what: str = "this argument", coords_ok: bool = False
+    ) -> S.Tensor:
+        """`v` as a tensor; a coordinate tensor only where `coords_ok` (views of it)."""
+        if not isinstance(v, S.Tensor):
+            raise error(f"{what} must be a tensor, got {describe(v)}", node)
+        if v.coord_rank and not coords_ok:
+            raise error(
+                f"{what} must be a tensor of data, not a coordinate tensor (its "
+                "elements are computed; read them with t[i])",
+                node,
+            )
+        return v
+
+    def layout_arg(self, v: Any, node: ast.Node, what: str = "this argument") -> Any:
+        if is_layout(v):
+            return v
+        if isinstance(v, tuple | int) and is_static_tuple(v):
+            return Layout(v)
+        raise error(f"{what} must be a layout, got {describe(v)}", node)
+
+    def alloc(self, node: ast.Alloc) -> S.Tensor:
+        element = self.eval(node.dtype)
+        if not isinstance(element, T.Type):
+            raise error(f"'{node.dtype.id}' is not an element type", node.dtype)
+        layout = self.eval(node.layout)
+        if isinstance(layout, tuple) and is_static_tuple(layout):
+            layout = Layout(layout)
+        if isinstance(layout, tuple) and any(isinstance(x, S.Runtime) for x in _flat(layout)):
+            raise error(
+                f"{node.space} needs a compile-time layout, but its shape holds a run-time value",
+                node.layout,
+            )
+        if not is_layout(layout):
+            raise error(
+                f"{node.space} {element}[...] needs a layout, got {describe(layout)}", node.layout
+            )
+        return self.allocate(node.space, element, layout, node)
+
+    def allocate(self, space: str, element: T.Type, layout: Any, node: ast.Node) -> S.Tensor:
+        spec = spec_of(layout)
+        if spec.dynamic_count:
+            raise error(
+                f"{space} needs a compile-time layout, but {layout} has run-time leaves", node
+            )
+        self.checked_layout(layout, node)
+        with algebra_errors(node):
+            n = int(cosize(layout.layout_b if isinstance(layout, ComposedLayout) else layout))
+        nbytes = n * bits_of(element) // 8
+        t = C.TensorType(element, space, spec)
+        if space == "smem":
+            self.smem_bytes += nbytes
+            if self.smem_bytes > SMEM_LIMIT_BYTES:
+                raise error(
+                    f"shared memory use reaches {self.smem_bytes} bytes with this "
+                    f"{nbytes}-byte buffer; the limit is {SMEM_LIMIT_BYTES} (228 KiB)",
+                    node,
+                )
+            op = self.emit(C.AllocSmemOp(t), node)
+        else:
+            if n > 4096:
+                raise error(
+                    f"a register tensor of {n} elements is too large (at most 4096 per thread)",
+                    node,
+                )
+            op = self.emit(C.MakeFragmentOp(t), node)
+        return S.Tensor(op.result, layout, element, space)
+
+    # -- tensors --------------------------------------------------------------------------
+    def b_local_tile(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> S.Tensor:
+        self.arity("local_tile", args, 3, 4, node)
+        t = self.tensor_arg(args[0], node.args[0], "local_tile's first argument", coords_ok=True)
+        tiler = self.to_int_tuple(args[1], node.args[1], "a tiler")
+        if not is_static_tuple(tiler):
+            raise error(f"the tiler {tiler} must be known at compile time", node.args[1])
+        coord = args[2]
+        step = kwargs.pop("step", kwargs.pop("proj", args[3] if len(args) > 3 else None))
+        if kwargs:
+            raise error(f"local_tile has no argument '{next(iter(kwargs))}'", node)
+        tiler_t = tiler if isinstance(tiler, tuple) else (tiler,)
+        coord_t = coord if isinstance(coord, tuple) else (coord,)
+        if len(tiler_t) != len(coord_t):
+            raise error(
+                f"the tiler {_fmt(tiler)} has {len(tiler_t)} modes but the coordinate "
+                f"has {len(coord_t)}",
+                node,
+            )
+        if step is not None:
+            step_t = step if isinstance(step, tuple) else (step,)
+            if len(step_t) != len(tiler_t):
+                raise error(
+                    f"step {_fmt(step)} has {len(step_t)} modes but the tiler "
+                    f"{_fmt(tiler)} has {len(tiler_t)}",
+                    node,
+                )
+        kept = [m for i, m in enumerate(tiler_t) if step is None or step_t[i] is not X]
+        if len(kept) > t.layout.rank:
+            raise error(
+                f"a tiler of {len(kept)} modes cannot tile a rank-{t.layout.rank} "
+                f"tensor {t.layout}",
+                node,
+            )
+        coord_attr, operands = self.coord_attr(coord, node.args[2])  # checks its leaves
+        with algebra_errors(node, "local_tile"):
+            layout = local_tile(t.layout, tiler, self.zero_coord(coord), step)
+        op = C.LocalTileOp(
+            t.value,
+            operands,
+            self.tensor_type(t, layout),
+            TupleAttr(tiler),
+            coord_attr,
+            TupleAttr(step) if step is not None else None,
+        )
+        return self.view(op, t, layout, node)
+
+    def b_local_partition(
+        self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.Tensor:
+        self.arity("local_partition", args, 3, 4, node)
+        t = self.tensor_arg(
+            args[0], node.args[0], "local_partition's first argument", coords_ok=True
+        )
+        thr = self.layout_arg(args[1], node.args[1], "the thread layout")
+        if spec_of(thr).dynamic_count or isinstance(thr, ComposedLayout):
+            raise error(f"the thread layout {thr} must be a compile-time layout", node.args[1])
+        step = kwargs.pop("step", kwargs.pop("proj", args[3] if len(args) > 3 else None))
+        tid = args[2]
+        if not isinstance(tid, S.Runtime) and not is_static(tid):
+            raise error(f"the thread index must be an integer, got {describe(tid)}", node.args[2])
+        kept = (
+            thr.rank
+            if step is None
+            else sum(1 for s in (step if isinstance(step, tuple) else (step,)) if s is not X)
+        )
+        if kept > t.layout.rank:
+            raise error(
+                f"a rank-{kept} thread layout {thr} cannot partition a "
+                f"rank-{t.layout.rank} tensor {t.layout}",
+                node,
+            )
+        with algebra_errors(node, "local_partition"):
+            layout = local_partition(t.layout, thr, 0, step)
+        tid_v = self.as_runtime(tid, node.args[2], T.index).value
+        op = C.LocalPartitionOp(
+            t.value,
+            tid_v,
+            self.tensor_type(t, layout),
+            LayoutAttr.of(thr),
+            TupleAttr(step) if step is not None else None,
+        )
+        return self.view(op, t, layout, node)
+
+    def b_make_tensor_like(
+        self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.Tensor:
+        """make_tensor_like(t[, dtype]): registers with t's shape, compact in its mode order."""
+        from cutec.ir.layout import make_layout_like
+
+        t, element = self._like_args("make_tensor_like", args, kwargs, node)
+        with algebra_errors(node):
+            inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
+            layout = make_layout_like(inner)
+        return self.allocate("rmem", element, layout, node)
+
+    def b_make_fragment_like(
+        self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.Tensor:
+        """make_fragment_like(t[, dtype]): registers, mode 0 compact (CuTe's FrgV first)."""
+        from cutec.frontend.build_tiled import fragment_layout
+
+        t, element = self._like_args("make_fragment_like", args, kwargs, node)
+        with algebra_errors(node):
+            layout = fragment_layout(t.layout)
+        return self.allocate("rmem", element, layout, node)
+
+    def _like_args(
+        self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> tuple[S.Tensor, T.Type]:
+        self.arity(name, args, 1, 2, node)
+        element = kwargs.pop("dtype", args[1] if len(args) > 1 else None)
+        if kwargs:
+            raise error(f"{name} has no argument '{next(iter(kwargs))}'", node)
+        t = self.tensor_arg(args[0], node.args[0], f"{name}'s argument", coords_ok=True)
+        if element is None and t.coord_rank:
+            raise error(
+                f"{name} of a coordinate tensor needs the element type ({name}(t, dtype = bool))",
+                node,
+            )
+        element = t.element if element is None else element
+        if not isinstance(element, T.Type):
+            raise error(f"{name}'s dtype must be an element type, got {describe(element)}", node)
+        return t, element
+
+    # -- memory ---------------------------------------------------------------------------
+    def b_copy(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        self.arity("copy", args, 2, 3, node)
+        pred_v = kwargs.pop("pred", None)
+        if kwargs:
+            raise error(f"copy has no argument '{next(iter(kwargs))}' (it takes pred = p)", node)
+        atom = args[0] if len(args) == 3 else None
+        src = self.tensor_arg(args[-2], node.args[-2], "the copy's source")
+        dst = self.tensor_arg(args[-1], node.args[-1], "the copy's destination")
+        self.check_same_size(src, dst, node, "copy")
+        if src.element != dst.element:
+            raise error(f"copy from {src.element} to {dst.element}: the element types differ", node)
+        if dst.space == "gmem" and src.space == "gmem":
+            raise error(
+                "copy from global memory to global memory: stage it through "
+                "registers or shared memory",
+                node,
+            )
+        pred = None
+        if pred_v is not None:
+            pred_node = next(k.value for k in node.kwargs if k.name == "pred")
+            pred = self.tensor_arg(pred_v, pred_node, "the copy's predicate")
+            if pred.element != T.i1 or pred.space != "rmem":
+                raise error(
+                    f"the predicate must be a bool register tensor "
+                    f"(make_fragment_like(t, dtype = bool)), not {describe(pred)} of "
+                    f"{pred.element}",
+                    pred_node,
+                )
+            self.check_same_size(pred, src, node, "copy", ("the predicate", "the source"))
+        if atom is None:
+            op = (
+                C.CopyOp(src.value, dst.value)
+                if pred is None
+                else C.CopyIfOp(pred.value, src.value, dst.value)
+            )
+            self.emit(op, node)
+            return
+        from cutec.frontend.build_tiled import emit_copy
+
+        emit_copy(self, atom, src, dst, node, pred)
+
+    def check_same_size(
+        self,
+        a: S.Tensor,
+        b: S.Tensor,
+        node: ast.Node,
+        what: str,
+        names: tuple[str, str] = ("the source", "the destination"),
+    ) -> None:
+        sa, sb = size(a.layout), size(b.layout)
+        if is_static(sa) and is_static(sb) and sa != sb:
+            raise error(
+                f"{what}: {names[0]} has {sa} elements {_shape(a)} but {names[1]} "
+                f"has {sb} {_shape(b)}",
+                node,
+            )
+
+    def b_gemm(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        self.arity("gemm", args, 3, 4, node)
+        mma = args[0] if len(args) == 4 else None
+        a, b, c = (
+            self.tensor_arg(v, n, f"gemm's {w}")
+            for v, n, w in zip(args[-3:], node.args[-3:], ("A", "B", "C"), strict=True)
+        )
+        if c.space == "gmem":
+            raise error(
+                "gemm accumulates into registers (or shared memory), not a gmem "
+                "tensor; make a fragment with make_tensor_like",
+                node.args[-1],
+            )
+        if mma is None:
+            self.check_gemm_shapes(a, b, c, node)
+            self.emit(C.GemmOp(a.value, b.value, c.value), node)
+            return
+        if not isinstance(mma, S.TiledMma):
+            raise error(
+                f"gemm's first argument must be a tiled MMA, got {describe(mma)}", node.args[0]
+            )
+        from cutec.frontend.build_tiled import resolve_gemm_mma
+
+        mma = resolve_gemm_mma(self, mma, a, b, c, node)
+        for name, t, want in (
+            ("A", a, mma.type.a_type),
+            ("B", b, mma.type.b_type),
+            ("C", c, mma.type.c_type),
+        ):
+            if t.element != want and not (str(want) == "tf32" and t.element == T.f32):
+                raise error(f"gemm's {name} holds {t.element} but the MMA atom takes {want}", node)
+        self.emit(C.GemmOp(a.value, b.value, c.value, mma.value), node)
+
+    def check_gemm_shapes(self, a: S.Tensor, b: S.Tensor, c: S.Tensor, node: ast.Node) -> None:
+        """CuTe's gemm(A, B, C) checks: (M,K) x (N,K) -> (M,N)."""
+
+        def modes(t: S.Tensor) -> tuple:
+            return tuple(size(t.layout, i) for i in range(t.layout.rank))
+
+        ma, mb, mc = modes(a), modes(b), modes(c)
+        if len(ma) != 2 or len(mb) != 2 or len(mc) != 2:
+            raise error(
+                f"gemm without a tiled MMA takes rank-2 A (M,K), B (N,K) and C (M,N); "
+                f"got ranks {len(ma)}, {len(mb)}, {len(mc)}",
+                node,
+            )
+        checks = (
+            (ma[0], mc[0], "M of A", "M of C"),
+            (mb[0], mc[1], "N of B", "N of C"),
+            (ma[1], mb[1], "K of A", "K of B"),
+        )
+        for x, y, xn, yn in checks:
+            if is_static(x) and is_static(y) and x != y:
+                raise error(
+                    f"gemm: {xn} is {x} but {yn} is {y} (A {_shape(a)}, B {_shape(b)}, "
+                    f"C {_shape(c)})",
+                    node,
+                )
+
+    def b_clear(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        self.arity("clear", args, 1, 1, node)
+        t = self.tensor_arg(args[0], node.args[0], "clear's argument")
+        self.emit(C.ClearOp(t.value), node)
+
+    def b_fill(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        self.arity("fill", args, 2, 2, node)
+        t = self.tensor_arg(args[0], node.args[0], "fill's tensor")
+        v = self.as_runtime(args[1], node.args[1], t.element)
+        self.emit(C.FillOp(t.value, v.value), node)
+
+    def b_axpby(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        self.arity("axpby", args, 4, 4, node)
+        x = self.tensor_arg(args[1], node.args[1], "axpby's x")
+        y = self.tensor_arg(args[3], node.args[3], "axpby's y")
+        self.check_same_size(x, y, node, "axpby", ("x", "y"))
+        if x.element != y.element:
+            raise error(f"axpby: x holds {x.element} but y holds {y.element}", node)
+        alpha = self.as_runtime(args[0], node.args[0], y.element)
+        beta = self.as_runtime(args[2], node.args[2], y.element)
+        self.emit(C.AxpbyOp(alpha.value, x.value, beta.value, y.value), node)
+
+    # -- divides, identity tensors, predicates --------------------------------------------
+    def tensor_divide(
+        self, name: str, t: S.Tensor, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.Tensor:
+        """logical/zipped/tiled/flat_divide of a tensor: a `cute.divide` view."""
+        if kwargs or len(args) != 2:
+            raise error(f"'{name}' of a tensor takes the tensor and a tiler", node)
+        tiler = self.to_int_tuple(args[1], node.args[1], "a tiler")
+        if not is_static_tuple(tiler):
+            raise error(f"the tiler {_fmt(tiler)} must be known at compile time", node.args[1])
+        if _rank(tiler) > t.layout.rank:
+            raise error(
+                f"a tiler of {_rank(tiler)} modes cannot divide a rank-"
+                f"{t.layout.rank} tensor {t.layout}",
+                node,
+            )
+        kind = name.removesuffix("_divide")
+        with algebra_errors(node, name):
+            layout = divide(t.layout, kind, tiler)
+        op = C.DivideOp(t.value, self.tensor_type(t, layout), kind, TupleAttr(tiler))
+        return self.view(op, t, layout, node)
+
+    def b_make_identity_tensor(
+        self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.Tensor:
+        """make_identity_tensor(shape): the coordinate tensor of a flat shape."""
+        self.arity("make_identity_tensor", args, 1, 1, node)
+        shape = self.to_int_tuple(args[0], node.args[0], "an identity tensor's shape")
+        if isinstance(shape, tuple) and any(isinstance(m, tuple) for m in shape):
+            raise error(f"make_identity_tensor takes a flat shape, got {_fmt(shape)}", node.args[0])
+        layout = identity_layout(shape)
+        extents = [
+            self.materialize(x, node.args[0]).value for x in _flat(shape) if not is_static(x)
+        ]
+        rank = len(shape) if isinstance(shape, tuple) else 1
+        t = C.CoordTensorType(rank, spec_of(layout))
+        op = self.emit(C.MakeIdentityTensorOp(extents, t), node)
+        return S.Tensor(op.result, layout, T.index, "coord", rank)
+
+    def materialize(self, x: Any, node: ast.Node) -> S.Runtime:
+        """A run-time value for a static int or a kernel extent / stride (a SymInt)."""
+        if isinstance(x, S.Runtime):
+            return x
+        if isinstance(x, SymInt):
+            found = self.sym_values.get(x)
+            if found is None:
+                raise error(
+                    f"the run-time value {x} is not an extent, stride or int "
+                    "parameter of the kernel",
+                    node,
+                )
+            return found
+        return self.as_runtime(x, node, T.index)
+
+    def coord_element(self, t: S.Tensor, index: Any, node: ast.Node) -> tuple[S.Runtime, ...]:
+        """t[i] of a coordinate tensor: its coordinate, one `cute.load_coord` per mode."""
+        i = self.as_runtime(index, node, T.index).value
+        return tuple(
+            S.Runtime(self.emit(C.LoadCoordOp(t.value, i, k), node).result)
+            for k in range(t.coord_rank)
+        )
+
+    def b_elem_less(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """elem_less(a, b): every mode of coordinate a is below that of b (CuTe's elem_less)."""
+        self.arity("elem_less", args, 2, 2, node)
+        a, b = args
+        a_t, b_t = (v if isinstance(v, tuple) else (v,) for v in (a, b))
+        if len(a_t) > len(b_t):
+            raise error(
+                f"elem_less: a coordinate of {len(a_t)} modes against a shape of {len(b_t)}", node
+            )
+        result: Any = True
+        for x, y in zip(a_t, b_t, strict=False):
+            if isinstance(x, tuple) or isinstance(y, tuple):
+                less = self.b_elem_less([x, y], {}, node)
+            elif is_static(x) and is_static(y):
+                less = x < y
+            else:
+                xv = self.materialize(x, node.args[0]).value
+                yv = self.materialize(y, node.args[1]).value
+                less = S.Runtime(self.emit(arith.CmpIOp("slt", xv, yv), node).result)
+            result = self._and(result, less, node)
+        return result
+
+    def _and(self, a: Any, b: Any, node: ast.Node) -> Any:
+        if isinstance(a, bool):
+            return b if a else False
+        if isinstance(b, bool):
+            return a if b else False
+        return S.Runtime(self.emit(arith.AndIOp(a.value, b.value), node).result)
+
+    def b_as_position_independent_swizzle_tensor(
+        self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.Tensor:
+        """The tensor itself: cutec's smem swizzles already act on element offsets from the
+        buffer's (swizzle-aligned) base, which is what CuTe's conversion produces."""
+        self.arity("as_position_independent_swizzle_tensor", args, 1, 1, node)
+        t = self.tensor_arg(args[0], node.args[0], "its argument")
+        if t.space != "smem":
+            raise error(
+                f"as_position_independent_swizzle_tensor takes an smem tensor, not {t.space}",
+                node.args[0],
+            )
+        return t
+
+
+def _rank(t: Any) -> int:
+    return len(t) if isinstance(t, tuple) else 1
+
+
+def _fmt(t: Any) -> str:
+    if isinstance(t, tuple):
+        return "(" + ",".join(_fmt(x) for x in t) + ")"
+    return "_" if t is None else str(t)
+
+
+def _flat(t: Any) -> Any:
+    if isinstance(t, tuple):
+        for x in t:
+            yield from _flat(x)
+    else:
+        yield t
+
+
+def _shape(t: S.Tensor) -> str:
+    return _fmt(t.layout.shape)
+
+
+__all__ = ["DIVIDES", "TENSOR_BUILTINS", "TensorMixin"]
