@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cutec.ir.core import Operation
     from cutec.ir.dialects.builtin import ModuleOp
 
+
 @contextmanager
 def working_on(op: Operation) -> Iterator[None]:
     """Mark `op` as the one being transformed: a crash inside names it."""

@@ -103,16 +103,28 @@ def test_cutec_opt_exits_1_with_the_diagnostic(
 
 
 LAYOUT_CASES = [
-    ("func @f(%a: !cute.layout<(4,8)>) {\n}", "1:13: error: invalid '!cute.layout' type: "
-     "expected a layout 'shape:stride', got '(4,8)'"),
-    ("func @f(%a: !cute.layout<(4,8):(1,4,2)>) {\n}", "1:13: error: invalid '!cute.layout' "
-     "type: shape (4,8) and stride (1,4,2) are not congruent"),
-    ("func @f(%a: !cute.layout<(4,x):(1,4)>) {\n}", "1:13: error: invalid '!cute.layout' "
-     "type: expected an integer, '?' or '(' at column 4 of '(4,x)'"),
-    ("func @f(%a: !cute.tensor<f32, tmem, 4:1>) {\n}",
-     "1:31: error: unknown memory 'tmem'; expected one of gmem, smem, rmem"),
-    ("func @f(%a: !cute.tensor<f32, gmem, (4,8):(1,4)) {\n}",
-     "2:2: error: expected '>', found end of input"),
+    (
+        "func @f(%a: !cute.layout<(4,8)>) {\n}",
+        "1:13: error: invalid '!cute.layout' type: expected a layout 'shape:stride', got '(4,8)'",
+    ),
+    (
+        "func @f(%a: !cute.layout<(4,8):(1,4,2)>) {\n}",
+        "1:13: error: invalid '!cute.layout' "
+        "type: shape (4,8) and stride (1,4,2) are not congruent",
+    ),
+    (
+        "func @f(%a: !cute.layout<(4,x):(1,4)>) {\n}",
+        "1:13: error: invalid '!cute.layout' "
+        "type: expected an integer, '?' or '(' at column 4 of '(4,x)'",
+    ),
+    (
+        "func @f(%a: !cute.tensor<f32, tmem, 4:1>) {\n}",
+        "1:31: error: unknown memory 'tmem'; expected one of gmem, smem, rmem",
+    ),
+    (
+        "func @f(%a: !cute.tensor<f32, gmem, (4,8):(1,4)) {\n}",
+        "2:2: error: expected '>', found end of input",
+    ),
 ]
 
 

@@ -104,8 +104,9 @@ class LayoutSpec:
     def with_values(self, values: Sequence[Any]) -> Layout | ComposedLayout:
         """The algebra layout with the dynamic leaves taken from `values`, in order."""
         if len(values) != self.dynamic_count:
-            raise ValueError(f"{self} has {self.dynamic_count} dynamic leaves, "
-                             f"got {len(values)} values")
+            raise ValueError(
+                f"{self} has {self.dynamic_count} dynamic leaves, got {len(values)} values"
+            )
         it = iter(values)
         layout = Layout(_fill(self.shape, it), _fill(self.stride, it))
         if self.swizzle is None:
@@ -154,7 +155,7 @@ class _SpecReader:
     def read(self) -> SpecTuple:
         value = self._item()
         if self.pos != len(self.text):
-            raise ValueError(f"unexpected '{self.text[self.pos:]}' in layout '{self.text}'")
+            raise ValueError(f"unexpected '{self.text[self.pos :]}' in layout '{self.text}'")
         return value
 
     def _item(self) -> SpecTuple:
@@ -174,8 +175,9 @@ class _SpecReader:
             return DYN
         m = re.compile(r"\d+").match(text, self.pos)
         if m is None:
-            raise ValueError(f"expected an integer, '?' or '(' at column {self.pos + 1} "
-                             f"of '{text}'")
+            raise ValueError(
+                f"expected an integer, '?' or '(' at column {self.pos + 1} of '{text}'"
+            )
         self.pos = m.end()
         return int(m.group())
 
@@ -210,8 +212,9 @@ class TensorType(DialectType):
 
     def __post_init__(self) -> None:
         if self.space not in TENSOR_SPACES:
-            raise ValueError(f"unknown memory '{self.space}'; expected one of "
-                             f"{', '.join(TENSOR_SPACES)}")
+            raise ValueError(
+                f"unknown memory '{self.space}'; expected one of {', '.join(TENSOR_SPACES)}"
+            )
 
     def print_body(self) -> str:
         return f"{self.element}, {self.space}, {self.spec}"
