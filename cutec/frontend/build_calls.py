@@ -7,6 +7,7 @@ looked up in the atom library (its error texts become the diagnostics).
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -370,6 +371,18 @@ class CallMixin(_Base):
             return self.tensor_divide(name, args[0], args, kwargs, node)
         if kwargs:
             raise error(f"'{name}' takes no keyword arguments", node)
+        fn = _ALGEBRA[name]
+        try:
+            inspect.signature(fn).bind(*args)
+        except TypeError:
+            params = inspect.signature(fn).parameters.values()
+            lo = sum(1 for p in params if p.default is inspect.Parameter.empty)
+            self.arity(name, args, lo, len(params), node)
+        if args and not (is_layout(args[0]) or isinstance(args[0], Swizzle)):
+            raise error(
+                f"the first argument of '{name}' must be a layout, got {describe(args[0])}",
+                node.args[0] if node.args else node,
+            )
         conv = [self.layout_or_tuple(a, n) for a, n in zip(args, node.args, strict=False)]
         with algebra_errors(node, name):
             return self.checked_layout(_ALGEBRA[name](*conv), node)

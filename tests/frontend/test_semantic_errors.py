@@ -19,6 +19,20 @@ HEAD = (
 )
 
 CASES = [
+    (
+        "algebra_arity",
+        "  a = composition((2, 3) : (1, 2), (4, 4) : (1, 4), 3)\n",
+        2,
+        7,
+        "'composition' takes 2 arguments, got 3",
+    ),
+    (
+        "algebra_needs_layout",
+        "  b = tiled_divide(0, (4, 4))\n",
+        2,
+        20,
+        "the first argument of 'tiled_divide' must be a layout, got the integer 0",
+    ),
     ("undefined_name", "  x = y + 1\n", 2, 7, "undefined name 'y'"),
     (
         "undefined_function",
