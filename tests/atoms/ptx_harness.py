@@ -20,14 +20,12 @@ CUDA 13.0 driver accepts. `fragment_kernel` defaults to `PTX_VERSION[arch]`.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from cutec.atoms.ptx_template import Operand, PtxTemplate
+from cutec.ptx.ptxas import AssembleResult, find_ptxas
+from cutec.ptx.ptxas import assemble as ptxas_assemble
 
 MAX_PTX_VERSION = (9, 0)
 
@@ -77,22 +75,13 @@ def _version_line(version: tuple[int, int]) -> str:
 
 
 def ptxas_path() -> str | None:
-    """The ptxas on PATH, or None (tests then skip)."""
-    return shutil.which("ptxas")
+    """The ptxas cutec uses (the pinned 13.0 wheel's first), or None (tests then skip)."""
+    return find_ptxas()
 
 
-def assemble(ptx: str, arch: str) -> subprocess.CompletedProcess[str]:
+def assemble(ptx: str, arch: str) -> AssembleResult:
     """Run `ptxas -arch=<arch>` on `ptx`; the result carries the return code and messages."""
-    exe = ptxas_path()
-    assert exe is not None, "ptxas not on PATH"
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "kernel.ptx"
-        src.write_text(ptx)
-        return subprocess.run(
-            [exe, f"-arch={arch}", str(src), "-o", str(Path(tmp) / "k.cubin")],
-            capture_output=True,
-            text=True,
-        )
+    return ptxas_assemble(ptx, arch)
 
 
 def fake_operands(template: PtxTemplate, imms: Mapping[str, str] | None = None) -> dict:
