@@ -40,7 +40,7 @@ from cutec.frontend.static_eval import (
     loc_of,
 )
 from cutec.ir import types as T
-from cutec.ir.attributes import DenseArrayAttr, StringAttr
+from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr
 from cutec.ir.builder import Builder as IRBuilder
 from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
@@ -440,7 +440,11 @@ class KernelBuilder(CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
         return attrs
 
     def grid_attribute(self, k: ast.Kernel, op: builtin.KernelOp) -> None:
-        """The grid as text over the run-time parameters, for the launcher (``grid``)."""
+        """The grid (x, y, z) as expressions over the run-time parameters, for the launcher.
+
+        ``grid = ["ceil_div(M,128)", "ceil_div(N,128)", "1"]``: each entry is
+        `symbolic.parse_expr` text naming the kernel's run-time parameters.
+        """
         for clause in k.launch:
             if clause.kind != "grid":
                 continue
@@ -462,7 +466,8 @@ class KernelBuilder(CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
                         text.append(str(d.sym))
                     else:
                         text.append(str(self.require_int(d, clause.value, "a grid size")))
-                op.attributes["grid"] = StringAttr("(" + ", ".join(text) + ")")
+                text += ["1"] * (3 - len(text))
+                op.attributes["grid"] = ArrayAttr(tuple(StringAttr(t) for t in text))
             except CompileError as e:
                 self.errors.extend(e.diagnostics)
             except Poisoned:

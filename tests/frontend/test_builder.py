@@ -74,7 +74,7 @@ def test_sgemm_1_types_are_cutes() -> None:
         "beta",
     ]
     assert str(k.attributes["reqntid"]) == "array<i32: 256, 1, 1>"
-    assert str(k.attributes["grid"]) == '"(ceil_div(M,128), ceil_div(N,128))"'
+    assert str(k.attributes["grid"]) == '["ceil_div(M,128)", "ceil_div(N,128)", "1"]'
 
 
 def test_sgemm_1_tn_is_k_major() -> None:
@@ -107,7 +107,7 @@ def test_define_changes_the_types() -> None:
     k = kernel(build("sgemm_1.cute", BM="64"), "sgemm_nt")
     assert named(k, "gA") == "!cute.tensor<f32, gmem, (64,8,?):(1,?,?)>"
     assert named(k, "tAgA") == "!cute.tensor<f32, gmem, (2,1,?):(32,0,?)>"
-    assert str(k.attributes["grid"]) == '"(ceil_div(M,64), ceil_div(N,128))"'
+    assert str(k.attributes["grid"]) == '["ceil_div(M,64)", "ceil_div(N,128)", "1"]'
 
 
 def test_copy_and_gemm_effects_follow_the_memories() -> None:

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from cutec.ir.attributes import Attribute, DenseArrayAttr, IntegerAttr, StringAttr, TypeAttr
+from cutec.ir.attributes import (
+    ArrayAttr,
+    Attribute,
+    DenseArrayAttr,
+    IntegerAttr,
+    StringAttr,
+    TypeAttr,
+)
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
 from cutec.ir.traits import (
@@ -208,6 +215,7 @@ KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
     "maxnreg": ("int", 1),  # .maxnreg
     "cluster_dim": ("array", 3),  # .reqnctapercluster
     "dynamic_smem": ("int", 1),  # bytes of dynamic shared memory at launch
+    "grid": ("exprs", 3),  # grid (x, y, z) over the run-time parameters, for the launcher
 }
 
 
@@ -234,6 +242,9 @@ class KernelOp(_FunctionLike):
             attr = self.attributes.get(key)
             if attr is None:
                 continue
+            if kind == "exprs":
+                self._verify_grid(attr, count)
+                continue
             if kind == "array":
                 if not (isinstance(attr, DenseArrayAttr) and len(attr.values) == count):
                     raise self.error(f"'{key}' must be an array of {count} integers")
@@ -247,6 +258,21 @@ class KernelOp(_FunctionLike):
                 raise self.error(f"'{key}' must be >= {lowest}, got {values}")
         if "reqntid" in self.attributes and "maxntid" in self.attributes:
             raise self.error("'reqntid' and 'maxntid' are exclusive")
+
+    def _verify_grid(self, attr: Attribute, count: int) -> None:
+        """`grid` holds `count` integer expressions in `symbolic.parse_expr` syntax."""
+        from cutec.ir.layout.errors import LayoutError
+        from cutec.ir.layout.symbolic import parse_expr
+
+        entries = attr.elements if isinstance(attr, ArrayAttr) else ()
+        if len(entries) != count or not all(isinstance(e, StringAttr) for e in entries):
+            raise self.error(f"'grid' must be an array of {count} expression strings")
+        for e in entries:
+            assert isinstance(e, StringAttr)
+            try:
+                parse_expr(e.value)
+            except LayoutError as err:
+                raise self.error(f"'grid' entry {e}: {err}") from None
 
 
 class ReturnOp(Operation):

@@ -14,7 +14,7 @@ module {
     %e = thread.cp_async_commit
     return loc("copy.cute":14:1)
   }
-  kernel @bounded() attributes {maxntid = array<i32: 256, 1, 1>} {
+  kernel @bounded() attributes {maxntid = array<i32: 256, 1, 1>, grid = ["ceil_div(M,128)", "N", "1"]} {
     return
   }
 }
