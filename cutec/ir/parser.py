@@ -421,6 +421,23 @@ class Parser:
             return []
         return self.parse_comma_list(self.parse_operand)
 
+    def parse_trailing_operands(self) -> list[Value]:
+        """Optional ``%a, %b : t1, t2``; the written types must be the operands' types."""
+        values = self.parse_operand_list()
+        if values:
+            loc = self.tok.loc
+            self.parse_punct(":")
+            self.check_types(values, self.parse_type_list(), loc)
+        return values
+
+    def check_types(self, values: Sequence[Value], types: Sequence[T.Type], loc: Location) -> None:
+        """A custom form's written ``: types`` must be its operands' actual types."""
+        if len(values) != len(types):
+            raise self.error(f"{len(values)} operands but {len(types)} types", loc)
+        for i, (v, t) in enumerate(zip(values, types, strict=True)):
+            if v.type != t:
+                raise self.error(f"operand #{i} has type {v.type}, but {t} is written", loc)
+
     def _at_result_definition(self) -> bool:
         """Whether ``%a, %b:2 = `` (the start of an op) follows."""
         i = self.pos

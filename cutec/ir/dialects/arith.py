@@ -28,7 +28,6 @@ from cutec.ir.dialects.arith_fold import (
     to_signed,
     to_unsigned,
 )
-from cutec.ir.dialects.builtin import check_operand_types
 from cutec.ir.traits import Commutative, ConstantLike, Pure
 from cutec.ir.types import (
     FloatType,
@@ -118,7 +117,7 @@ class SameTypeOp(Operation):
         operands = parser.parse_comma_list(parser.parse_operand)
         loc = parser.tok.loc
         t = parser.parse_colon_type()
-        check_operand_types(parser, operands, [t] * len(operands), loc)
+        parser.check_types(operands, [t] * len(operands), loc)
         return cls.create(operands=operands, result_types=[t])
 
 
@@ -643,7 +642,7 @@ class _CmpOp(Operation):
         operands = parser.parse_comma_list(parser.parse_operand)
         type_loc = parser.tok.loc
         t = parser.parse_colon_type()
-        check_operand_types(parser, operands, [t, t], type_loc)
+        parser.check_types(operands, [t, t], type_loc)
         return cls.create(
             operands=operands,
             result_types=[_bool_type_like(t)],
@@ -731,7 +730,7 @@ class SelectOp(Operation):
         t = parser.parse_colon_type()
         if len(operands) != 3:
             raise parser.error("arith.select takes a condition and two values", loc)
-        check_operand_types(parser, operands[1:], [t, t], loc)
+        parser.check_types(operands[1:], [t, t], loc)
         return cls.create(operands=operands, result_types=[t])
 
 

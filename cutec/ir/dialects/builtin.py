@@ -298,30 +298,16 @@ class ReturnOp(Operation):
 
     def print_custom(self, p: Printer) -> None:
         p.print("return")
-        if self.operands:
-            p.print(" ")
-            p.print_operands(self.operands)
-            p.print(" : ")
-            p.print_types(self.operand_types)
+        p.print_trailing_operands(self.operands)
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> ReturnOp:
-        values = parser.parse_operand_list()
-        if values:
-            type_loc = parser.tok.loc
-            parser.parse_punct(":")
-            types = parser.parse_type_list()
-            check_operand_types(parser, values, types, type_loc)
-        return cls.create(operands=values)
+        return cls.create(operands=parser.parse_trailing_operands())
 
 
 def check_operand_types(parser: Parser, values: list[Value], types: list[Type], loc) -> None:
-    """The custom forms' ``: types`` must match the operands' actual types."""
-    if len(values) != len(types):
-        raise parser.error(f"{len(values)} operands but {len(types)} types", loc)
-    for i, (v, t) in enumerate(zip(values, types, strict=True)):
-        if v.type != t:
-            raise parser.error(f"operand #{i} has type {v.type}, but {t} is written", loc)
+    """Kept for the cute dialect's forms; the check itself is `Parser.check_types`."""
+    parser.check_types(values, types, loc)
 
 
 I32 = IntegerType(32)

@@ -13,7 +13,6 @@ from cutec.diagnostics import Location
 from cutec.ir.attributes import Attribute, IntegerAttr
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
-from cutec.ir.dialects.builtin import check_operand_types
 from cutec.ir.lexer import Tok
 from cutec.ir.rewrite import PatternRewriter, RewritePattern
 from cutec.ir.traits import HasParent, MemoryEffects, Pure, Terminator
@@ -50,20 +49,11 @@ class YieldOp(Operation):
 
     def print_custom(self, p: Printer) -> None:
         p.print("scf.yield")
-        if self.operands:
-            p.print(" ")
-            p.print_operands(self.operands)
-            p.print(" : ")
-            p.print_types(self.operand_types)
+        p.print_trailing_operands(self.operands)
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        values = parser.parse_operand_list()
-        if values:
-            loc = parser.tok.loc
-            parser.parse_punct(":")
-            check_operand_types(parser, values, parser.parse_type_list(), loc)
-        return cls.create(operands=values)
+        return cls.create(operands=parser.parse_trailing_operands())
 
 
 class ConditionOp(Operation):
@@ -84,23 +74,14 @@ class ConditionOp(Operation):
         p.print("scf.condition(")
         p.print_operand(self.operands[0])
         p.print(")")
-        if len(self.operands) > 1:
-            p.print(" ")
-            p.print_operands(self.operands[1:])
-            p.print(" : ")
-            p.print_types(self.operand_types[1:])
+        p.print_trailing_operands(self.operands[1:])
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
         parser.parse_punct("(")
         cond = parser.parse_operand()
         parser.parse_punct(")")
-        values = parser.parse_operand_list()
-        if values:
-            loc = parser.tok.loc
-            parser.parse_punct(":")
-            check_operand_types(parser, values, parser.parse_type_list(), loc)
-        return cls.create(operands=[cond, *values])
+        return cls.create(operands=[cond, *parser.parse_trailing_operands()])
 
 
 def _check_yield(op: Operation, region: Region, expected: tuple[Type, ...], what: str) -> None:
@@ -221,8 +202,8 @@ class ForOp(Operation):
         iv_type: Type = IndexType()
         if parser.parse_optional_punct(":"):
             iv_type = parser.parse_type()
-        check_operand_types(parser, [lb, ub, step], [iv_type] * 3, iv_tok.loc)
-        check_operand_types(parser, inits, result_types, iv_tok.loc)
+        parser.check_types([lb, ub, step], [iv_type] * 3, iv_tok.loc)
+        parser.check_types(inits, result_types, iv_tok.loc)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         entry = [(iv_tok.text[1:], iv_tok.loc, iv_type)]
         entry += [(n, loc, t) for (n, loc), t in zip(names, result_types, strict=True)]
@@ -361,7 +342,7 @@ class WhileOp(Operation):
         loc = parser.tok.loc
         parser.parse_punct(":")
         types = parser.parse_delimited("(", parser.parse_type, ")")
-        check_operand_types(parser, inits, types, loc)
+        parser.check_types(inits, types, loc)
         parser.parse_punct("->")
         result_types = parser.parse_result_types()
         attrs = parser.parse_optional_attr_dict_with_keyword()

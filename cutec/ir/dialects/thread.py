@@ -152,9 +152,7 @@ class PtrAddOp(Operation):
         loc = parser.tok.loc
         parser.parse_punct(":")
         types = parser.parse_type_list()
-        from cutec.ir.dialects.builtin import check_operand_types
-
-        check_operand_types(parser, [ptr, offset], types, loc)
+        parser.check_types([ptr, offset], types, loc)
         return cls.create(operands=[ptr, offset], result_types=[ptr.type])
 
 
@@ -221,12 +219,10 @@ class StoreOp(Operation):
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        from cutec.ir.dialects.builtin import check_operand_types
-
         values = parser.parse_comma_list(parser.parse_operand)
         loc = parser.tok.loc
         parser.parse_punct(":")
-        check_operand_types(parser, values, parser.parse_type_list(), loc)
+        parser.check_types(values, parser.parse_type_list(), loc)
         return cls.create(operands=values)
 
 
@@ -302,13 +298,11 @@ class CpAsyncOp(Operation):
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        from cutec.ir.dialects.builtin import check_operand_types
-
         values = parser.parse_comma_list(parser.parse_operand)
         attrs = parser.parse_optional_attr_dict()
         loc = parser.tok.loc
         parser.parse_punct(":")
-        check_operand_types(parser, values, parser.parse_type_list(), loc)
+        parser.check_types(values, parser.parse_type_list(), loc)
         return cls.create(operands=values, result_types=[TokenType()], attributes=attrs)
 
 
