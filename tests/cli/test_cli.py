@@ -94,3 +94,19 @@ def test_print_all_goes_to_stderr(capsys, flag: str) -> None:
     captured = capsys.readouterr()
     assert captured.err.count("// -----// IR Dump") == 2
     assert captured.out.startswith("module {")
+
+
+def test_compile_cute_runs_the_pipeline_and_times_the_frontend(capsys, tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    src = str(ROOT / "examples" / "sgemm_2.cute")
+    assert main(["compile", src, "--emit=cute", "--timing", "--dump-dir", str(dumps)]) == 0
+    rows = [line.split()[0] for line in capsys.readouterr().err.splitlines()[2:]]
+    assert rows == ["frontend", "canonicalize", "cse", "total"]
+    assert sorted(p.name for p in dumps.iterdir()) == [
+        "00_input.mlir",
+        "01_canonicalize.mlir",
+        "02_cse.mlir",
+    ]
+    assert main(["compile", src, "--emit=cute", "--passes", "", "--timing"]) == 0
+    rows = [line.split()[0] for line in capsys.readouterr().err.splitlines()[2:]]
+    assert rows == ["frontend", "total"]
