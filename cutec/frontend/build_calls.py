@@ -378,7 +378,9 @@ class CallMixin(_Base):
             params = inspect.signature(fn).parameters.values()
             lo = sum(1 for p in params if p.default is inspect.Parameter.empty)
             self.arity(name, args, lo, len(params), node)
-        if args and not (is_layout(args[0]) or isinstance(args[0], Swizzle)):
+        # Only composition takes a bare swizzle first (Sw o layout is a ComposedLayout).
+        swizzle_ok = name == "composition" and args and isinstance(args[0], Swizzle)
+        if args and not (is_layout(args[0]) or swizzle_ok):
             raise error(
                 f"the first argument of '{name}' must be a layout, got {describe(args[0])}",
                 node.args[0] if node.args else node,
