@@ -136,6 +136,10 @@ class CallMixin(_Base):
 
     # ------------------------------------------------------------------ members
     def attribute(self, v: Any, node: ast.Attribute) -> Any:
+        if isinstance(v, S.Namespace):
+            from cutec.frontend.build_imports import namespace_member
+
+            return namespace_member(v, node)
         if isinstance(v, S.Builtin) and v.name in ("thread", "block", "threadIdx", "blockIdx"):
             if node.attr not in ("x", "y", "z"):
                 raise error(

@@ -2,8 +2,25 @@
 
 A compile-time condition selects a branch while building (nothing is
 emitted for the other one). Run-time control flow becomes scf ops; a scalar
-variable assigned inside a loop or branch and defined before it becomes a
-loop-carried value or an ``scf.if`` result, so the IR stays in SSA form.
+variable (a number or a bool) assigned inside a loop or branch and defined
+before it becomes a loop-carried value or an ``scf.if`` result, so the IR
+stays in SSA form. A tensor or tiled object may not be rebound there.
+
+``while c { body }`` becomes ``scf.while``: its `before` region evaluates `c`
+on the carried values and forwards them with ``scf.condition``; its `after`
+region runs the body and yields the next values::
+
+    %n = scf.while (%n_1 = %0) : (index) -> (index) {
+      %c = arith.cmpi slt, %n_1, %M : index
+      scf.condition(%c) %n_1 : index
+    } do {
+    ^bb0(%n_2: index):
+      ...
+      scf.yield %next : index
+    }
+
+A condition false at compile time on entry builds no loop; one true at
+compile time that the body cannot change is an error (the loop would never end).
 """
 
 from __future__ import annotations
@@ -75,7 +92,7 @@ class ControlMixin(_Base):
                 v = binding.value
                 if isinstance(v, S.Runtime):
                     out.append((name, v))
-                elif not isinstance(v, bool) and (is_int(v) or isinstance(v, float)):
+                elif isinstance(v, bool) or is_int(v) or isinstance(v, float):
                     # A compile-time number changed at run time becomes a run-time value.
                     out.append((name, self.as_runtime(v, node)))
                 elif isinstance(v, S.Tensor | S.TiledCopy | S.TiledMma):
@@ -171,13 +188,12 @@ class ControlMixin(_Base):
 
     # ------------------------------------------------------------------ if
     def stmt_If(self, stmt: ast.If) -> None:
-        cond = self.eval(stmt.cond)
-        if isinstance(cond, bool):
-            block = stmt.then if cond else stmt.orelse
+        c = self.condition(self.eval(stmt.cond), stmt.cond, "if")
+        if isinstance(c, bool):
+            block = stmt.then if c else stmt.orelse
             if block is not None:
                 self.build_block(block, new_scope=True)
             return
-        c = self.as_runtime(cond, stmt.cond, T.i1)
         blocks = [stmt.then] + ([stmt.orelse] if stmt.orelse is not None else [])
         carried = self.carried(blocks, stmt)
         scalars = [(n, v) for n, v in carried if isinstance(v, S.Runtime)]
@@ -212,8 +228,76 @@ class ControlMixin(_Base):
             r.name_hint = name
             self.scope.assign(name, S.Runtime(r))
 
+    # ------------------------------------------------------------------ while
     def stmt_While(self, stmt: ast.While) -> None:
-        raise error("'while' loops are not supported by the builder yet; use 'for'", stmt)
+        """``while cond { body }`` is ``scf.while``: `before` evaluates the condition on
+        the carried values and forwards them, `after` runs the body and yields the new
+        ones. A condition false at compile time on entry builds nothing."""
+        with self.ir.at(self._scratch_point()):  # a first look, on the values before the loop
+            first = self.condition(self.eval(stmt.cond), stmt.cond, "while")
+        if first is False:
+            return
+        if first is True:
+            names = {n.id for n in ast.walk(stmt.cond) if isinstance(n, ast.Name)}
+            if not names & set(assigned_names(stmt.body)):
+                raise error(
+                    "this 'while' condition is true at compile time and the loop does "
+                    "not change it: the loop would never end",
+                    stmt.cond,
+                )
+        carried_all = self.carried([stmt.body], stmt)
+        scalars = [(n, v) for n, v in carried_all if isinstance(v, S.Runtime)]
+        loop = self.emit(
+            scf.WhileOp([v.value for _, v in scalars], [v.type for _, v in scalars]), stmt
+        )
+        saved = self.ir.point
+        try:
+            self.ir = type(self.ir).at_end(loop.before)
+            self.scope.push()
+            try:
+                for (name, _), arg in zip(scalars, loop.before.args, strict=True):
+                    arg.name_hint = name
+                    self.scope.bind(name, S.Runtime(arg))
+                cond = self.condition(self.eval(stmt.cond), stmt.cond, "while")
+                if isinstance(cond, bool):
+                    raise error(
+                        "this 'while' condition is known at compile time although the loop "
+                        "assigns to its names; only scalars (numbers, bools) defined "
+                        "before the loop change from one iteration to the next",
+                        stmt.cond,
+                    )
+                forwarded = list(loop.before.args)
+                self.ir.insert(_located(scf.ConditionOp(cond.value, forwarded), stmt))
+            finally:
+                self.scope.pop()
+            self.ir = type(self.ir).at_end(loop.after)
+            self.scope.push()
+            try:
+                for (name, _), arg in zip(scalars, loop.after.args, strict=True):
+                    arg.name_hint = name
+                    self.scope.bind(name, S.Runtime(arg))
+                self.build_block(stmt.body, new_scope=True)
+                values = self._yield_values(carried_all, stmt)
+                self.ir.insert(_located(scf.YieldOp(values), stmt))
+            finally:
+                self.scope.pop()
+        finally:
+            self.ir = type(self.ir)(saved)
+        for (name, _), r in zip(scalars, loop.results, strict=True):
+            r.name_hint = name
+            self.scope.assign(name, S.Runtime(r))
+
+    def condition(self, v: Any, node: ast.Node, what: str) -> bool | S.Runtime:
+        """A branch or loop condition: a compile-time bool or a run-time i1."""
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, S.Runtime) and v.type == T.i1:
+            return v
+        raise error(
+            f"the condition of '{what}' must be a bool (a comparison, 'and', 'or', 'not'), "
+            f"got {describe(v)}",
+            node,
+        )
 
     # ------------------------------------------------------------------ funcs
     def inline_call(
@@ -243,8 +327,10 @@ class ControlMixin(_Base):
         missing = [p.name for p in params if p.name not in bound]
         if missing:
             raise error(f"'{f.name}' is missing argument(s) {', '.join(missing)}", node)
-        saved_frames, saved_ret = self.scope.frames, self.returned
+        saved_frames, saved_ret, saved_globals = self.scope.frames, self.returned, self.globals
         self.scope = S.Scope([dict(self.scope.frames[0]), {}])  # kernel params stay visible
+        if ref.globals is not None:
+            self.globals = ref.globals  # the names of the file defining the func
         self.inline_depth += 1
         try:
             self.bind_ct_params(f.ct_params, ct, f)
@@ -260,6 +346,7 @@ class ControlMixin(_Base):
             self.inline_depth -= 1
             self.scope = S.Scope(saved_frames)
             self.returned = saved_ret
+            self.globals = saved_globals
 
 
 def _located(op: Any, node: ast.Node) -> Any:

@@ -564,17 +564,14 @@ def emit_copy(
         _check_spaces(atom.record, src, dst, node)
         rec = atom.record
         asynchronous = rec is not None and rec.async_completion == "cp.async.group"
-        if pred is not None:
-            if asynchronous:
-                raise error(
-                    f"a predicated copy with {rec.name} (cp.async with zero fill) "
-                    "is not supported yet; predicate a synchronous copy",
-                    node,
-                )
-            kb.emit(C.CopyIfOp(pred.value, src.value, dst.value, atom.value), node)
-        elif asynchronous:
-            op = kb.emit(C.CopyAsyncOp(atom.value, src.value, dst.value), node)
+        if asynchronous:
+            # CuTe's copy_if with a cp.async atom: a predicated cute.copy_async (a _ZFILL
+            # atom zero-fills the masked-off elements, any other skips them)
+            p = pred.value if pred is not None else None
+            op = kb.emit(C.CopyAsyncOp(atom.value, src.value, dst.value, p), node)
             kb.pending_tokens.append(op.result)
+        elif pred is not None:
+            kb.emit(C.CopyIfOp(pred.value, src.value, dst.value, atom.value), node)
         else:
             kb.emit(C.CopyOp(src.value, dst.value, atom.value), node)
         return

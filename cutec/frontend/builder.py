@@ -1,8 +1,9 @@
 """The IR builder: a `.cute` AST to verified cute-dialect IR.
 
 `build_module(program, defines, kernel)` makes one ``builtin.kernel`` per
-kernel. Compile-time parameters are bound from their defaults or from
-``-D NAME=VALUE``; every static expression is evaluated here with the layout
+kernel of the file (not of the files it imports, whose funcs and consts are in
+scope: `build_imports`). Compile-time parameters are bound from their defaults
+or from ``-D NAME=VALUE``; every static expression is evaluated here with the layout
 algebra, so the IR holds only results (layouts in types, tilers in
 attributes). A tensor parameter ``A: f32[M, K] : (1, ldA)`` becomes a pointer
 argument and index arguments for its extents and strides; inside the kernel
@@ -28,19 +29,18 @@ from cutec.frontend import scope as S
 from cutec.frontend.build_calls import CallMixin
 from cutec.frontend.build_control import ControlMixin
 from cutec.frontend.build_exprs import POISON, ExprMixin, Poisoned
+from cutec.frontend.build_header import HeaderMixin
+from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_sync import SyncMixin
 from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.static_eval import (
     DTYPES,
-    THREADS_LIMIT,
     algebra_errors,
     describe,
     error,
-    lcm,
     loc_of,
 )
 from cutec.ir import types as T
-from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr
 from cutec.ir.builder import Builder as IRBuilder
 from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
@@ -52,7 +52,7 @@ from cutec.ir.layout.symbolic import SymInt, is_static, sym
 from cutec.ir.traits import AddressSpace
 
 
-class KernelBuilder(CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
+class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
     def __init__(self, program: ast.Program, globals_: dict[str, Any], kernel: ast.Kernel) -> None:
@@ -192,33 +192,6 @@ class KernelBuilder(CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
                 f"but its value is {describe(value)}",
                 p,
             )
-
-    def collect_facts(self, k: ast.Kernel) -> dict[str, int]:
-        """Divisibility of run-time names from ``assume NAME % N == 0``."""
-        facts: dict[str, int] = {}
-        for a in k.assumes:
-            ok = (
-                isinstance(a, ast.BinOp)
-                and a.op == "=="
-                and isinstance(a.lhs, ast.BinOp)
-                and a.lhs.op == "%"
-                and isinstance(a.lhs.lhs, ast.Name)
-            )
-            try:
-                if not ok:
-                    raise error("an assumption must read 'NAME % N == 0' (a divisibility fact)", a)
-                assert isinstance(a, ast.BinOp) and isinstance(a.lhs, ast.BinOp)
-                name = a.lhs.lhs.id  # type: ignore[union-attr]
-                n = self.static_int(a.lhs.rhs, "the divisor of an assumption")
-                zero = self.static_int(a.rhs, "the remainder of an assumption")
-                if zero != 0 or n <= 0:
-                    raise error("an assumption must read 'NAME % N == 0' with N > 0", a)
-                facts[name] = lcm(facts.get(name, 1), n)
-            except CompileError as e:
-                self.errors.extend(e.diagnostics)
-            except Poisoned:
-                pass
-        return facts
 
     def signature(self, k: ast.Kernel) -> tuple[list[str], list[T.Type], dict[str, ast.Name]]:
         """Kernel argument names and types: a pointer per tensor, then its new extents."""
@@ -397,88 +370,6 @@ class KernelBuilder(CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
         assert isinstance(syms, SymInt)
         return [self.as_runtime(vals, node, T.index)]
 
-    def launch_attributes(self, k: ast.Kernel) -> dict[str, Any]:
-        attrs: dict[str, Any] = {}
-        seen: set[str] = set()
-        for clause in k.launch:
-            if clause.kind in seen:
-                self.errors.append(Diagnostic(f"'{clause.kind}' is given twice", loc_of(clause)))
-                continue
-            seen.add(clause.kind)
-            if clause.kind == "grid":
-                continue  # needs the run-time parameters; see grid_attribute
-            try:
-                v = self.eval(clause.value)
-                dims = v if isinstance(v, tuple) else (v,)
-                if not 1 <= len(dims) <= 3:
-                    raise error(f"'{clause.kind}' takes one to three sizes", clause.value)
-                xyz = [
-                    self.require_int(d, clause.value, f"the {clause.kind} size") for d in dims
-                ] + [1] * (3 - len(dims))
-                if any(d < 1 for d in xyz):
-                    raise error(
-                        f"'{clause.kind}' sizes must be positive, got {tuple(xyz)}", clause.value
-                    )
-                if clause.kind == "threads":
-                    n = xyz[0] * xyz[1] * xyz[2]
-                    if n > THREADS_LIMIT:
-                        raise error(f"{n} threads per block; at most {THREADS_LIMIT}", clause.value)
-                    attrs["reqntid"] = DenseArrayAttr(T.i32, tuple(xyz))
-                    self.num_threads = n
-                else:
-                    attrs["cluster_dim"] = DenseArrayAttr(T.i32, tuple(xyz))
-            except CompileError as e:
-                self.errors.extend(e.diagnostics)
-            except Poisoned:
-                pass
-        if "threads" not in seen:
-            self.errors.append(
-                Diagnostic(
-                    f"kernel '{k.name}' needs a 'threads' clause (the block size)", loc_of(k)
-                )
-            )
-        return attrs
-
-    def grid_attribute(self, k: ast.Kernel, op: builtin.KernelOp) -> None:
-        """The grid (x, y, z) as expressions over the run-time parameters, for the launcher.
-
-        ``grid = ["ceil_div(M,128)", "ceil_div(N,128)", "1"]``: each entry is
-        `symbolic.parse_expr` text naming the kernel's run-time parameters.
-        """
-        for clause in k.launch:
-            if clause.kind != "grid":
-                continue
-            try:
-                with self.ir.at(self._scratch_point()):
-                    v = self.eval(clause.value)
-                dims = v if isinstance(v, tuple) else (v,)
-                if not 1 <= len(dims) <= 3:
-                    raise error("'grid' takes one to three sizes", clause.value)
-                text = []
-                for d in dims:
-                    if isinstance(d, S.Runtime):
-                        if d.sym is None:
-                            raise error(
-                                "the grid must be computed from extents, strides and "
-                                "compile-time values",
-                                clause.value,
-                            )
-                        text.append(str(d.sym))
-                    else:
-                        text.append(str(self.require_int(d, clause.value, "a grid size")))
-                text += ["1"] * (3 - len(text))
-                op.attributes["grid"] = ArrayAttr(tuple(StringAttr(t) for t in text))
-            except CompileError as e:
-                self.errors.extend(e.diagnostics)
-            except Poisoned:
-                pass
-
-    def _scratch_point(self) -> Any:
-        from cutec.ir.builder import InsertPoint
-        from cutec.ir.core import Block
-
-        return InsertPoint(Block())  # ops computing the grid are thrown away
-
     # ------------------------------------------------------------------ statements
     def build_block(self, block: ast.Block, new_scope: bool = True) -> None:
         if new_scope:
@@ -600,14 +491,6 @@ def _fmt(t: Any) -> str:
     return str(t)
 
 
-def _leaves(t: Any) -> Iterator[Any]:
-    if isinstance(t, tuple):
-        for x in t:
-            yield from _leaves(x)
-    else:
-        yield t
-
-
 # --------------------------------------------------------------------------- the module
 
 
@@ -632,7 +515,7 @@ def build_module(
     for name in defines:
         if name not in known_params:
             raise CompileError(f"-D {name}: no kernel has a compile-time parameter '{name}'")
-    globals_, global_errors = _globals(program)
+    globals_, global_errors = program_globals(program)
     errors += global_errors
     module = builtin.ModuleOp()
     seen: dict[str, ast.Kernel] = {}
@@ -659,28 +542,3 @@ def build_module(
     except CompileError as e:  # the builder made IR its own verifier rejects: a bug
         raise InternalCompilerError(e, stage="frontend") from e
     return module
-
-
-def _globals(program: ast.Program) -> tuple[dict[str, Any], list[Diagnostic]]:
-    """Top-level consts and funcs (consts are evaluated in order, like statements)."""
-    out: dict[str, Any] = {}
-    errors: list[Diagnostic] = []
-    for item in program.items:
-        if isinstance(item, ast.Func):
-            out[item.name] = S.FuncRef(item)
-        elif isinstance(item, ast.Import):
-            errors.append(Diagnostic("imports are not supported by the builder yet", loc_of(item)))
-    for item in program.items:
-        if isinstance(item, ast.Const):
-            kb = KernelBuilder(program, out, None)  # type: ignore[arg-type]
-            try:
-                value = kb.eval(item.value)
-                if isinstance(value, S.Runtime | S.Tensor):
-                    raise error(f"'const {item.name}' needs a compile-time value", item)
-                out[item.name] = value
-            except CompileError as e:
-                errors.extend(e.diagnostics)
-                out[item.name] = POISON
-            except Poisoned:
-                out[item.name] = POISON
-    return out, errors

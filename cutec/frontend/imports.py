@@ -9,7 +9,7 @@ Semantics (docs/language.md, "Constants and imports"):
 * ``import "f.cute" as m`` makes them visible as ``m.name`` instead;
 * a cycle, a missing file or two definitions of one name are located errors.
 
-`load_file` / `load_source` return a `Module`; a file imported twice (a
+`load_file` / `load_source` / `load_program` return a `Module`; a file imported twice (a
 diamond) is parsed once and shared.
 """
 
@@ -91,12 +91,17 @@ def load_file(path: str | Path) -> Module:
 
 def load_source(text: str, file: str = "<input>") -> Module:
     """Like `load_file` for text in memory; imports resolve against `file`'s directory."""
-    program = parse_source(text, file)
-    loader = _Loader()
+    return load_program(parse_source(text, file))
+
+
+def load_program(program: ast.Program) -> Module:
+    """The module of an already parsed `program`: its imports resolve against the
+    directory of ``program.file`` (the current directory for ``<input>``)."""
+    file = program.file
     path = Path(file) if file != "<input>" else None
     chain = (path.resolve(),) if path is not None else ()
     base = path.parent if path is not None else Path.cwd()
-    return Module(path, program, loader.resolve(program, base, chain))
+    return Module(path, program, _Loader().resolve(program, base, chain))
 
 
 class _Loader:

@@ -96,9 +96,23 @@ class Builtin:
 
 @dataclass(frozen=True)
 class FuncRef:
-    """A device helper function, inlined at each call."""
+    """A device helper function, inlined at each call.
+
+    `globals` are the top-level names of the file defining it (its consts, funcs
+    and imports), which its body sees wherever it is called from."""
 
     node: Any  # ast.Func
+    globals: Any = field(default=None, compare=False)  # dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """``import "path.cute" as alias``: the funcs and consts the file defines, as
+    ``alias.name``. `module` is the `imports.Module` (for its other names in messages)."""
+
+    alias: str
+    module: Any = field(compare=False)
+    names: Any = field(compare=False)  # dict[str, Any]
 
 
 @dataclass

@@ -147,6 +147,8 @@ def describe(x: Any) -> str:
         return f"the builtin '{x.name}'"
     if isinstance(x, S.FuncRef):
         return f"the function '{x.node.name}'"
+    if isinstance(x, S.Namespace):
+        return f"the imported file '{x.alias}'"
     return type(x).__name__
 
 

@@ -323,11 +323,56 @@ CASES = [
         "the tiler (M,8) must be known at compile time",
     ),
     (
-        "while",
+        "while_forever",
         "  while true { sync() }\n",
         2,
+        9,
+        "this 'while' condition is true at compile time and the loop does not change it: the loop would never end",
+    ),
+    (
+        "while_static_condition_on_a_layout",
+        "  L = 8 : 1\n  while size(L) == 8 { L = 4 : 1 }\n",
         3,
-        "'while' loops are not supported by the builder yet; use 'for'",
+        9,
+        "this 'while' condition is known at compile time although the loop assigns to its names; only scalars (numbers, bools) defined before the loop change from one iteration to the next",
+    ),
+    (
+        "while_not_bool",
+        "  while M { sync() }\n",
+        2,
+        9,
+        "the condition of 'while' must be a bool (a comparison, 'and', 'or', 'not'), got a run-time index",
+    ),
+    (
+        "while_carried_type_changes",
+        "  n = 0\n  while n < M { n = alpha }\n",
+        3,
+        17,
+        "'n' holds a index value; cannot assign a f32 value",
+    ),
+    (
+        "while_rebinds_tensor",
+        "  s = smem f32[(8,)]\n  n = 0\n  while n < M {\n    s = smem f32[(8,)]\n    n += 1\n  }\n",
+        4,
+        3,
+        "'s' is rebound inside a loop or branch that runs at run time; only scalars may change there (a smem tensor (_8):(_1))",
+    ),
+    (
+        "if_not_bool",
+        "  if M { sync() }\n",
+        2,
+        6,
+        "the condition of 'if' must be a bool (a comparison, 'and', 'or', 'not'), got a run-time index",
+    ),
+    (
+        "copy_async_pred_not_bool",
+        "  c = tiled_copy(SM80_CP_ASYNC_CACHEALWAYS_ZFILL[u128], thr = (32, 8), val = (4, 1))\n"
+        "  g = local_tile(A, (128, 8), (block.x, 0))\n  s = smem f32[(128, 8)]\n"
+        "  t = c.slice(thread.x)\n  tg = t.partition_S(g)\n  ts = t.partition_D(s)\n"
+        "  copy(c, tg, ts, pred = make_fragment_like(ts))\n",
+        8,
+        26,
+        "the predicate must be a bool register tensor (make_fragment_like(t, dtype = bool)), not a rmem tensor ((_4,_1),_1,_1):((_1,_0),_0,_0) of f32",
     ),
     (
         "tensor_rebind_loop",

@@ -26,6 +26,13 @@ Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
   `cute.copy_async`, an AsyncProducer yielding a ``!thread.token`` that
   `thread.cp_async_commit` / `thread.cp_async_wait` consume. Barriers are the
   thread dialect's.
+* A predicated copy is `cute.copy_if` when it is synchronous, and
+  `cute.copy_async` with a predicate operand (``%tiled, %pred, %src, %dst``) when
+  its atom is cp.async (CuTe's copy_if with an SM80_CP_ASYNC atom): whether an
+  op is asynchronous stays a property of the op (its trait and token), not of an
+  operand's type, so passes never look inside a copy_if to learn it. What a false
+  predicate does is the atom's: a ``_ZFILL`` atom writes zeros (src-size 0),
+  the others skip the element, as CuTe's copy_if does.
 * A view may also be of a coordinate tensor (`cute_coord`: CuTe's identity
   tensor, basis strides encoded in base 2**32 and printed ``E0``, ``8*E1``); its
   elements are coordinates, read one component at a time with

@@ -131,7 +131,9 @@ class _CopyLike(CuteOp):
         return (*reads(_space(src)), *writes(_space(dst)))
 
     def verify_(self) -> None:
-        tiled, src, dst = self._tensors()
+        self._check_copy(*self._tensors())
+
+    def _check_copy(self, tiled: TiledCopyType | None, src: TensorType, dst: TensorType) -> None:
         if src.element != dst.element:
             raise self.error(f"copies {src.element} into {dst.element}; convert explicitly")
         if tiled is not None and tiled.element != src.element:
@@ -209,19 +211,61 @@ class CopyAsyncOp(_CopyLike):
 
     ``%t = cute.copy_async %copy_a, %tAgA_k, %tAsA : !cute.tiled_copy<...>,
         !cute.tensor<...>, !cute.tensor<...> -> !thread.token``
+
+    With a predicate (CuTe's copy_if with a cp.async atom), an i1 register tensor of
+    the source's size between the tiled copy and the source:
+
+    ``%t = cute.copy_async %copy_a, %pred, %tAgA_k, %tAsA : !cute.tiled_copy<...>,
+        !cute.tensor<i1, rmem, ...>, !cute.tensor<...>, !cute.tensor<...> -> !thread.token``
+
+    Element i is copied where pred[i] is true. Where it is false, a ``_ZFILL`` atom
+    writes zeros (cp.async with ``src-size`` 0, reading nothing) and any other
+    atom leaves the destination element as it was (CuTe's copy_if skips it).
     """
 
     name = "cute.copy_async"
     traits = (AsyncProducer(),)
     num_results = 1
 
-    def __init__(self, tiled: Value, src: Value, dst: Value) -> None:
-        super().__init__(operands=[tiled, src, dst], result_types=[TokenType()])
+    def __init__(self, tiled: Value, src: Value, dst: Value, pred: Value | None = None) -> None:
+        preds = [pred] if pred is not None else []
+        super().__init__(operands=[tiled, *preds, src, dst], result_types=[TokenType()])
+
+    @property
+    def pred(self) -> Value | None:
+        """The predicate tensor, or None for an unpredicated copy."""
+        return self.operands[1] if len(self.operands) == 4 else None
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
+        effects = super().memory_effects()
+        pred = self.pred
+        if effects is None or pred is None:
+            return effects
+        if not isinstance(pred.type, TensorType):
+            return None
+        return (*reads(_space(pred.type)), *effects)
 
     def verify_(self) -> None:
-        super().verify_()
-        if len(self.operands) != 3:
+        if len(self.operands) not in (3, 4):
+            raise self.error("takes the tiled copy, [a predicate,] source, destination")
+        tiled = self.operands[0].type
+        if not isinstance(tiled, TiledCopyType):
             raise self.error("needs the tiled copy whose atom is asynchronous")
+        if self.pred is not None:
+            pred = self.tensor_operand(1, "a predicate tensor")
+            if str(pred.element) != "i1" or pred.space != "rmem":
+                raise self.error(
+                    f"the predicate must be an i1 rmem tensor, not {pred.element} {pred.space}"
+                )
+            why = same_shape_mismatch(pred, self.tensor_operand(2, "a source tensor"))
+            if why:
+                raise self.error(why)
+        n = len(self.operands)
+        self._check_copy(
+            tiled,
+            self.tensor_operand(n - 2, "a source tensor"),
+            self.tensor_operand(n - 1, "a destination tensor"),
+        )
         if self.result_types != (TokenType(),):
             raise self.error("result must be a !thread.token")
 

@@ -23,7 +23,10 @@ module {
     %tXgA_k = cute.slice %tXgA, %k {coord = #cute.tuple<(_,_,_,?)>} : !cute.tensor<f32, gmem, ((4,1),1,1,?):((1,0),0,0,?)> -> !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>
     cute.copy %copy, %tXgA_k, %tXsA : !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)>
     %tok = cute.copy_async %async, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !thread.token
-    %grp = thread.cp_async_commit %tok
+    %zfill = cute.make_tiled_copy : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>", f32, (256,4):(4,1), (128,8)>
+    %zpred = cute.make_fragment : !cute.tensor<i1, rmem, ((4,1),1,1):((1,0),0,0)>
+    %ztok = cute.copy_async %zfill, %zpred, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<i1, rmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !thread.token
+    %grp = thread.cp_async_commit %tok, %ztok
     thread.cp_async_wait %grp {pending = 0 : i32}
     %tXrA = cute.retile %tCrC, %copy {operand = "D"} : !cute.tensor<f32, rmem, (8,8):(1,8)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, rmem, ((4,1),2,8):((1,0),4,8)>
     %mma = cute.make_tiled_mma : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>
