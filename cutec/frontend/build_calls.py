@@ -35,6 +35,7 @@ from cutec.ir.layout import (
     LayoutLeft,
     LayoutRight,
     Swizzle,
+    X,
     cosize,
     make_layout,
     size,
@@ -278,6 +279,9 @@ class CallMixin(_Base):
 
     def tensor_index(self, t: S.Tensor, idx: list[Any], node: ast.Index) -> Any:
         rank = t.layout.rank
+        for i, sub in zip(idx, node.indices, strict=True):
+            if _has_step_marker(i):
+                raise error("'X' marks a projected mode in a step; it is not a coordinate", sub)
         if any(_has_underscore(i) for i in idx):
             if len(idx) != rank:
                 raise error(
@@ -574,6 +578,12 @@ def _fits(coord: Any, shape: Any) -> bool:
         and len(coord) == len(shape)
         and all(_fits(c, s) for c, s in zip(coord, shape, strict=True))
     )
+
+
+def _has_step_marker(c: Any) -> bool:
+    if isinstance(c, tuple):
+        return any(_has_step_marker(x) for x in c)
+    return c is X
 
 
 def _has_underscore(c: Any) -> bool:

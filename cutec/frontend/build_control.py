@@ -80,7 +80,12 @@ class ControlMixin(_Base):
     """Statements with regions; mixed into the KernelBuilder."""
 
     def carried(self, blocks: list[ast.Block], node: ast.Node) -> list[tuple[str, S.Runtime]]:
-        """Outer scalar variables the blocks assign: (name, value before the statement)."""
+        """Outer variables the blocks assign: (name, value before the statement).
+
+        Numbers become run-time values carried through the region; any other
+        compile-time value is listed too, so that changing it there is an error
+        (its value after a run-time loop or branch would not be known).
+        """
         out: list[tuple[str, S.Runtime]] = []
         for b in blocks:
             for name in assigned_names(b):
@@ -95,7 +100,9 @@ class ControlMixin(_Base):
                 elif isinstance(v, bool) or is_int(v) or isinstance(v, float):
                     # A compile-time number changed at run time becomes a run-time value.
                     out.append((name, self.as_runtime(v, node)))
-                elif isinstance(v, S.Tensor | S.TiledCopy | S.TiledMma):
+                else:
+                    # Tensors, atoms, tuples, layouts: compile-time objects that cannot
+                    # change at run time; _yield_values checks they are left alone.
                     out.append((name, v))  # type: ignore[arg-type]
         return out
 
@@ -106,8 +113,13 @@ class ControlMixin(_Base):
             v = now.value if now is not None else before
             if v is POISON:
                 raise Poisoned()  # its assignment failed and was reported
-            if isinstance(before, S.Tensor | S.TiledCopy | S.TiledMma):
-                if v is not before:
+            if not isinstance(before, S.Runtime):
+                same = (
+                    v is before
+                    if isinstance(before, S.Tensor | S.TiledCopy | S.TiledMma)
+                    else (type(v) is type(before) and v == before)
+                )
+                if not same:
                     raise error(
                         f"'{name}' is rebound inside a loop or branch that runs at run "
                         f"time; only scalars may change there ({describe(before)})",

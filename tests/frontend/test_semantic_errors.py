@@ -20,6 +20,28 @@ HEAD = (
 
 CASES = [
     (
+        "compile_time_tuple_changed_at_run_time",
+        "  t = (2, 3)\n  for k in range(M) {\n    t = (4, 5)\n  }\n",
+        3,
+        3,
+        "'t' is rebound inside a loop or branch that runs at run time; only scalars may "
+        "change there (a tuple)",
+    ),
+    (
+        "step_marker_as_coordinate",
+        "  g = local_tile(A, (32, 8), (block.x, _))\n  x = g[_, X, 0]\n",
+        3,
+        12,
+        "'X' marks a projected mode in a step; it is not a coordinate",
+    ),
+    (
+        "swizzle_first_argument",
+        "  a = tile_to_shape(swizzle(2, 3, 3), (8, 32))\n",
+        2,
+        21,
+        "the first argument of 'tile_to_shape' must be a layout, got the swizzle Sw<2,3,3>",
+    ),
+    (
         "algebra_arity",
         "  a = composition((2, 3) : (1, 2), (4, 4) : (1, 4), 3)\n",
         2,

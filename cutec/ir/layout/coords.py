@@ -20,6 +20,7 @@ from cutec.ir.layout.inttuple import (
     imod,
     imul,
     is_constant,
+    is_int,
     product,
     product_like,
     repeat_like,
@@ -43,6 +44,8 @@ def crd2idx(coord: Coord, shape: IntTuple, stride: IntTuple | None = None) -> In
         return result
     if coord is None:
         raise LayoutError("crd2idx: '_' is not a coordinate (slice the layout instead)")
+    if not is_int(coord):
+        raise LayoutError(f"crd2idx: {coord} is not a coordinate (an integer or a tuple)")
     if isinstance(shape, tuple):
         if len(shape) != len(stride):
             raise LayoutError(f"crd2idx: shape {shape} and stride {stride} differ in rank")
