@@ -28,7 +28,7 @@ from cutec.ir.traits import (
     SymbolOp,
     Terminator,
 )
-from cutec.ir.types import FunctionType, IntegerType, Type
+from cutec.ir.types import FunctionType, Type
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser, ResultName
@@ -304,12 +304,5 @@ class ReturnOp(Operation):
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> ReturnOp:
         return cls.create(operands=parser.parse_trailing_operands())
 
-
-def check_operand_types(parser: Parser, values: list[Value], types: list[Type], loc) -> None:
-    """Kept for the cute dialect's forms; the check itself is `Parser.check_types`."""
-    parser.check_types(values, types, loc)
-
-
-I32 = IntegerType(32)
 
 DIALECT = Dialect("builtin", ops=(ModuleOp, FuncOp, KernelOp, ReturnOp))

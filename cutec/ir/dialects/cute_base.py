@@ -54,8 +54,6 @@ class CuteOp(Operation):
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        from cutec.ir.dialects.builtin import check_operand_types
-
         operands = parser.parse_operand_list()
         attrs = parser.parse_optional_attr_dict()
         typed = [v for v in operands if not is_index(v)]
@@ -65,7 +63,7 @@ class CuteOp(Operation):
             loc = parser.tok.loc
             parser.parse_punct(":")
             if typed:
-                check_operand_types(parser, typed, parser.parse_type_list(), loc)
+                parser.check_types(typed, parser.parse_type_list(), loc)
                 if has_result:
                     parser.parse_punct("->")
                     result_types = [parser.parse_type()]
