@@ -20,7 +20,32 @@ from typing import TYPE_CHECKING, ClassVar
 from cutec.ir.attributes import Attribute, FloatAttr, IntegerAttr, StringAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialect import Dialect
-from cutec.ir.dialects.arith_cast import CAST_OPS
+from cutec.ir.dialects.arith_cast import (
+    CAST_OPS,
+    BitcastOp,
+    ExtFOp,
+    ExtSIOp,
+    ExtUIOp,
+    FPToSIOp,
+    FPToUIOp,
+    IndexCastOp,
+    IndexCastUIOp,
+    SIToFPOp,
+    TruncFOp,
+    TruncIOp,
+    UIToFPOp,
+)
+from cutec.ir.dialects.arith_float import (
+    FLOAT_OPS,
+    AddFOp,
+    DivFOp,
+    FmaOp,
+    MaximumFOp,
+    MinimumFOp,
+    MulFOp,
+    NegFOp,
+    SubFOp,
+)
 from cutec.ir.dialects.arith_fold import (
     FoldResult,
     int_value,
@@ -28,7 +53,29 @@ from cutec.ir.dialects.arith_fold import (
     to_signed,
     to_unsigned,
 )
-from cutec.ir.traits import Commutative, ConstantLike, Pure
+from cutec.ir.dialects.arith_int import (
+    INT_OPS,
+    AddIOp,
+    AndIOp,
+    CeilDivSIOp,
+    DivSIOp,
+    DivUIOp,
+    FloorDivSIOp,
+    MaxSIOp,
+    MaxUIOp,
+    MinSIOp,
+    MinUIOp,
+    MulIOp,
+    OrIOp,
+    RemSIOp,
+    RemUIOp,
+    ShLIOp,
+    ShRSIOp,
+    ShRUIOp,
+    SubIOp,
+    XOrIOp,
+)
+from cutec.ir.traits import ConstantLike, Pure
 from cutec.ir.types import (
     FloatType,
     IntegerType,
@@ -101,449 +148,6 @@ def constant(value: int | float, type: Type) -> ConstantOp:
 
 # --------------------------------------------------------------------------- binary ops
 
-
-class SameTypeOp(Operation):
-    """Custom form ``%r = arith.<op> %a, %b, ... : t`` — operands and result of one type."""
-
-    num_results = 1
-
-    def print_custom(self, p: Printer) -> None:
-        p.print(self.name, " ")
-        p.print_operands(self.operands)
-        p.print(" : ", self.result.type)
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        operands = parser.parse_comma_list(parser.parse_operand)
-        loc = parser.tok.loc
-        t = parser.parse_colon_type()
-        parser.check_types(operands, [t] * len(operands), loc)
-        return cls.create(operands=operands, result_types=[t])
-
-
-class BinaryOp(SameTypeOp):
-    """``%c = arith.<op> %a, %b : t`` — two operands and a result of one type."""
-
-    traits: ClassVar = (Pure(),)
-    num_operands = 2
-    # What the operands must be: "int" or "float".
-    operand_kind: ClassVar[str]
-
-    def __init__(self, lhs: Value, rhs: Value) -> None:
-        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
-
-    @property
-    def lhs(self) -> Value:
-        return self.operands[0]
-
-    @property
-    def rhs(self) -> Value:
-        return self.operands[1]
-
-    def verify_(self) -> None:
-        t = self.result.type
-        if self.operand_types != (t, t):
-            raise self.error(
-                f"operands ({', '.join(map(str, self.operand_types))}) and result {t} "
-                "must have one type"
-            )
-        ok = is_integer_like(t) if self.operand_kind == "int" else is_float_like(t)
-        if not ok:
-            raise self.error(f"expects {self.operand_kind} operands, got {t}")
-
-
-class IntBinaryOp(BinaryOp):
-    """An integer binary op folded by `compute` on signed or unsigned values."""
-
-    operand_kind = "int"
-    unsigned: ClassVar[bool] = False
-    # rhs value that makes the op return its lhs (x + 0, x * 1, x << 0 ...).
-    right_identity: ClassVar[int | None] = None
-
-    @staticmethod
-    def compute(a: int, b: int) -> int | None:
-        raise NotImplementedError
-
-    def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
-        t = self.result.type
-        lhs, rhs = constants
-        if isinstance(t, VectorType):
-            return None
-        if isinstance(lhs, IntegerAttr) and isinstance(rhs, IntegerAttr):
-            width = bit_width(t)
-            conv = to_unsigned if self.unsigned else to_signed
-            value = self.compute(conv(lhs.value, width), conv(rhs.value, width))
-            if value is None:
-                return None
-            return [IntegerAttr(int_value(value, t), t)]
-        if isinstance(rhs, IntegerAttr) and rhs.value == self.right_identity:
-            return [self.lhs]
-        return self.fold_special(lhs, rhs)
-
-    def fold_special(self, lhs: Attribute | None, rhs: Attribute | None) -> FoldResult:
-        """Folds with one constant operand beyond the right identity."""
-        return None
-
-
-def _div_trunc(a: int, b: int) -> int | None:
-    """C-style division (rounds toward zero); None for division by zero."""
-    if b == 0:
-        return None
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _rem_trunc(a: int, b: int) -> int | None:
-    q = _div_trunc(a, b)
-    return None if q is None else a - q * b
-
-
-class AddIOp(IntBinaryOp):
-    """Wrapping integer addition: ``%c = arith.addi %a, %b : i32``."""
-
-    name = "arith.addi"
-    traits = (Pure(), Commutative())
-    right_identity = 0
-    compute = staticmethod(lambda a, b: a + b)
-
-
-class SubIOp(IntBinaryOp):
-    """Wrapping integer subtraction: ``%c = arith.subi %a, %b : i32``."""
-
-    name = "arith.subi"
-    right_identity = 0
-    compute = staticmethod(lambda a, b: a - b)
-
-    def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
-        if self.lhs is self.rhs and not isinstance(self.result.type, VectorType):
-            return [IntegerAttr(0, self.result.type)]
-        return super().fold(constants)
-
-
-class MulIOp(IntBinaryOp):
-    """Wrapping integer multiplication: ``%c = arith.muli %a, %b : i32``."""
-
-    name = "arith.muli"
-    traits = (Pure(), Commutative())
-    right_identity = 1
-    compute = staticmethod(lambda a, b: a * b)
-
-    def fold_special(self, lhs: Attribute | None, rhs: Attribute | None) -> FoldResult:
-        if isinstance(rhs, IntegerAttr) and rhs.value == 0:
-            return [rhs]
-        return None
-
-
-class DivSIOp(IntBinaryOp):
-    """Signed division rounding toward zero: ``%c = arith.divsi %a, %b : i32``."""
-
-    name = "arith.divsi"
-    right_identity = 1
-    compute = staticmethod(_div_trunc)
-
-
-class DivUIOp(IntBinaryOp):
-    """Unsigned division: ``%c = arith.divui %a, %b : i32``."""
-
-    name = "arith.divui"
-    unsigned = True
-    right_identity = 1
-    compute = staticmethod(lambda a, b: a // b if b else None)
-
-
-class RemSIOp(IntBinaryOp):
-    """Signed remainder (sign of the dividend): ``%c = arith.remsi %a, %b : i32``."""
-
-    name = "arith.remsi"
-    compute = staticmethod(_rem_trunc)
-
-
-class RemUIOp(IntBinaryOp):
-    """Unsigned remainder: ``%c = arith.remui %a, %b : i32``."""
-
-    name = "arith.remui"
-    unsigned = True
-    compute = staticmethod(lambda a, b: a % b if b else None)
-
-
-class FloorDivSIOp(IntBinaryOp):
-    """Signed division rounding toward -inf: ``%c = arith.floordivsi %a, %b : index``."""
-
-    name = "arith.floordivsi"
-    right_identity = 1
-    compute = staticmethod(lambda a, b: a // b if b else None)
-
-
-class CeilDivSIOp(IntBinaryOp):
-    """Signed division rounding toward +inf: ``%c = arith.ceildivsi %a, %b : index``."""
-
-    name = "arith.ceildivsi"
-    right_identity = 1
-    compute = staticmethod(lambda a, b: -((-a) // b) if b else None)
-
-
-class AndIOp(IntBinaryOp):
-    """Bitwise and: ``%c = arith.andi %a, %b : i32``."""
-
-    name = "arith.andi"
-    traits = (Pure(), Commutative())
-    compute = staticmethod(lambda a, b: a & b)
-
-    def fold_special(self, lhs: Attribute | None, rhs: Attribute | None) -> FoldResult:
-        if self.lhs is self.rhs:
-            return [self.lhs]
-        if isinstance(rhs, IntegerAttr) and rhs.value == 0:
-            return [rhs]
-        return None
-
-
-class OrIOp(IntBinaryOp):
-    """Bitwise or: ``%c = arith.ori %a, %b : i32``."""
-
-    name = "arith.ori"
-    traits = (Pure(), Commutative())
-    right_identity = 0
-    compute = staticmethod(lambda a, b: a | b)
-
-    def fold_special(self, lhs: Attribute | None, rhs: Attribute | None) -> FoldResult:
-        return [self.lhs] if self.lhs is self.rhs else None
-
-
-class XOrIOp(IntBinaryOp):
-    """Bitwise exclusive or: ``%c = arith.xori %a, %b : i32``."""
-
-    name = "arith.xori"
-    traits = (Pure(), Commutative())
-    right_identity = 0
-    compute = staticmethod(lambda a, b: a ^ b)
-
-
-def _shift_ok(b: int, width: int) -> bool:
-    return 0 <= b < width
-
-
-class ShLIOp(IntBinaryOp):
-    """Shift left (a shift by >= width is poison and not folded): ``arith.shli``."""
-
-    name = "arith.shli"
-    unsigned = True
-    right_identity = 0
-
-    def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
-        rhs = constants[1]
-        if isinstance(rhs, IntegerAttr) and not _shift_ok(rhs.value, bit_width(self.result.type)):
-            return None
-        return super().fold(constants)
-
-    compute = staticmethod(lambda a, b: a << b)
-
-
-class ShRSIOp(ShLIOp):
-    """Arithmetic shift right: ``%c = arith.shrsi %a, %b : i32``."""
-
-    name = "arith.shrsi"
-    unsigned = False
-    compute = staticmethod(lambda a, b: a >> b)
-
-
-class ShRUIOp(ShLIOp):
-    """Logical shift right: ``%c = arith.shrui %a, %b : i32``."""
-
-    name = "arith.shrui"
-    unsigned = True
-    compute = staticmethod(lambda a, b: a >> b)
-
-
-class MaxSIOp(IntBinaryOp):
-    """Signed maximum: ``%c = arith.maxsi %a, %b : i32``."""
-
-    name = "arith.maxsi"
-    traits = (Pure(), Commutative())
-    compute = staticmethod(max)
-
-
-class MinSIOp(IntBinaryOp):
-    """Signed minimum: ``%c = arith.minsi %a, %b : i32``."""
-
-    name = "arith.minsi"
-    traits = (Pure(), Commutative())
-    compute = staticmethod(min)
-
-
-class MaxUIOp(IntBinaryOp):
-    """Unsigned maximum: ``%c = arith.maxui %a, %b : i32``."""
-
-    name = "arith.maxui"
-    traits = (Pure(), Commutative())
-    unsigned = True
-    compute = staticmethod(max)
-
-
-class MinUIOp(IntBinaryOp):
-    """Unsigned minimum: ``%c = arith.minui %a, %b : i32``."""
-
-    name = "arith.minui"
-    traits = (Pure(), Commutative())
-    unsigned = True
-    compute = staticmethod(min)
-
-
-class FloatBinaryOp(BinaryOp):
-    """A float binary op folded in double precision, then rounded to the type."""
-
-    operand_kind = "float"
-    compute: ClassVar[Callable[[float, float], float]]
-
-    def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
-        lhs, rhs = constants
-        t = self.result.type
-        if isinstance(lhs, FloatAttr) and isinstance(rhs, FloatAttr) and isinstance(t, FloatType):
-            return [FloatAttr(round_float(self.compute(lhs.value, rhs.value), t), t)]
-        return self.fold_identity(rhs)
-
-    def fold_identity(self, rhs: Attribute | None) -> FoldResult:
-        return None
-
-
-def _is_float(attr: Attribute | None, value: float) -> bool:
-    """Bitwise test, so that -0.0 and 0.0 differ."""
-    return (
-        isinstance(attr, FloatAttr)
-        and attr.value == value
-        and math.copysign(1.0, attr.value) == math.copysign(1.0, value)
-    )
-
-
-class AddFOp(FloatBinaryOp):
-    """Float addition: ``%c = arith.addf %a, %b : f32``."""
-
-    name = "arith.addf"
-    traits = (Pure(), Commutative())
-    compute = staticmethod(lambda a, b: a + b)
-
-    def fold_identity(self, rhs: Attribute | None) -> FoldResult:
-        # x + (-0.0) == x for every x, including -0.0; x + 0.0 is not (−0 + 0 = +0).
-        return [self.lhs] if _is_float(rhs, -0.0) else None
-
-
-class SubFOp(FloatBinaryOp):
-    """Float subtraction: ``%c = arith.subf %a, %b : f32``."""
-
-    name = "arith.subf"
-    compute = staticmethod(lambda a, b: a - b)
-
-    def fold_identity(self, rhs: Attribute | None) -> FoldResult:
-        return [self.lhs] if _is_float(rhs, 0.0) else None
-
-
-class MulFOp(FloatBinaryOp):
-    """Float multiplication: ``%c = arith.mulf %a, %b : f32``."""
-
-    name = "arith.mulf"
-    traits = (Pure(), Commutative())
-    compute = staticmethod(lambda a, b: a * b)
-
-    def fold_identity(self, rhs: Attribute | None) -> FoldResult:
-        return [self.lhs] if _is_float(rhs, 1.0) else None
-
-
-def _ieee_div(a: float, b: float) -> float:
-    if b != 0.0:
-        return a / b
-    if a == 0.0 or math.isnan(a):
-        return math.nan
-    return math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-class DivFOp(FloatBinaryOp):
-    """Float division (IEEE: x/0 is ±inf): ``%c = arith.divf %a, %b : f32``."""
-
-    name = "arith.divf"
-    compute = staticmethod(_ieee_div)
-
-    def fold_identity(self, rhs: Attribute | None) -> FoldResult:
-        return [self.lhs] if _is_float(rhs, 1.0) else None
-
-
-def _maximum(a: float, b: float) -> float:
-    if math.isnan(a) or math.isnan(b):
-        return math.nan
-    if a == b == 0.0:
-        return a if math.copysign(1.0, a) > 0 else b
-    return max(a, b)
-
-
-def _minimum(a: float, b: float) -> float:
-    if math.isnan(a) or math.isnan(b):
-        return math.nan
-    if a == b == 0.0:
-        return a if math.copysign(1.0, a) < 0 else b
-    return min(a, b)
-
-
-class MaximumFOp(FloatBinaryOp):
-    """IEEE maximum, NaN-propagating, +0 > -0: ``%c = arith.maximumf %a, %b : f32``."""
-
-    name = "arith.maximumf"
-    traits = (Pure(), Commutative())
-    compute = staticmethod(_maximum)
-
-
-class MinimumFOp(FloatBinaryOp):
-    """IEEE minimum, NaN-propagating, -0 < +0: ``%c = arith.minimumf %a, %b : f32``."""
-
-    name = "arith.minimumf"
-    traits = (Pure(), Commutative())
-    compute = staticmethod(_minimum)
-
-
-class NegFOp(SameTypeOp):
-    """Float negation (flips the sign bit): ``%b = arith.negf %a : f32``."""
-
-    name = "arith.negf"
-    traits = (Pure(),)
-    num_operands = 1
-
-    def __init__(self, value: Value) -> None:
-        super().__init__(operands=[value], result_types=[value.type])
-
-    def verify_(self) -> None:
-        if self.operand_types[0] != self.result.type or not is_float_like(self.result.type):
-            raise self.error("operand and result must be one float type")
-
-    def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
-        (a,) = constants
-        if isinstance(a, FloatAttr):
-            return [FloatAttr(-a.value, a.type)]
-        return None
-
-
-class FmaOp(SameTypeOp):
-    """Fused multiply-add a*b+c with one rounding: ``%d = arith.fma %a, %b, %c : f32``."""
-
-    name = "arith.fma"
-    traits = (Pure(),)
-    num_operands = 3
-
-    def __init__(self, a: Value, b: Value, c: Value) -> None:
-        super().__init__(operands=[a, b, c], result_types=[a.type])
-
-    def verify_(self) -> None:
-        t = self.result.type
-        if self.operand_types != (t, t, t) or not is_float_like(t):
-            raise self.error("operands and result must be one float type")
-
-    def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
-        if all(isinstance(c, FloatAttr) for c in constants) and isinstance(
-            self.result.type, FloatType
-        ):
-            a, b, c = (x.value for x in constants)  # type: ignore[union-attr]
-            exact = math.fma(a, b, c) if hasattr(math, "fma") else a * b + c
-            return [FloatAttr(round_float(exact, self.result.type), self.result.type)]
-        return None
-
-
-# --------------------------------------------------------------------------- compare, select
 
 INT_PREDICATES: dict[str, Callable[[int, int], bool]] = {
     "eq": lambda a, b: a == b,
@@ -736,36 +340,62 @@ class SelectOp(Operation):
 
 ARITH_OPS: tuple[type[Operation], ...] = (
     ConstantOp,
-    AddIOp,
-    SubIOp,
-    MulIOp,
-    DivSIOp,
-    DivUIOp,
-    RemSIOp,
-    RemUIOp,
-    FloorDivSIOp,
-    CeilDivSIOp,
-    AndIOp,
-    OrIOp,
-    XOrIOp,
-    ShLIOp,
-    ShRSIOp,
-    ShRUIOp,
-    MaxSIOp,
-    MinSIOp,
-    MaxUIOp,
-    MinUIOp,
-    AddFOp,
-    SubFOp,
-    MulFOp,
-    DivFOp,
-    MaximumFOp,
-    MinimumFOp,
-    NegFOp,
-    FmaOp,
+    *INT_OPS,
+    *FLOAT_OPS,
     CmpIOp,
     CmpFOp,
     SelectOp,
 )
 
 DIALECT = Dialect("arith", ops=ARITH_OPS + CAST_OPS)
+
+__all__ = [
+    "ARITH_OPS",
+    "DIALECT",
+    "FLOAT_PREDICATES",
+    "INT_PREDICATES",
+    "AddFOp",
+    "AddIOp",
+    "AndIOp",
+    "BitcastOp",
+    "CeilDivSIOp",
+    "CmpFOp",
+    "CmpIOp",
+    "ConstantOp",
+    "DivFOp",
+    "DivSIOp",
+    "DivUIOp",
+    "ExtFOp",
+    "ExtSIOp",
+    "ExtUIOp",
+    "FPToSIOp",
+    "FPToUIOp",
+    "FloorDivSIOp",
+    "FmaOp",
+    "IndexCastOp",
+    "IndexCastUIOp",
+    "MaxSIOp",
+    "MaxUIOp",
+    "MaximumFOp",
+    "MinSIOp",
+    "MinUIOp",
+    "MinimumFOp",
+    "MulFOp",
+    "MulIOp",
+    "NegFOp",
+    "OrIOp",
+    "RemSIOp",
+    "RemUIOp",
+    "SIToFPOp",
+    "SelectOp",
+    "ShLIOp",
+    "ShRSIOp",
+    "ShRUIOp",
+    "SubFOp",
+    "SubIOp",
+    "TruncFOp",
+    "TruncIOp",
+    "UIToFPOp",
+    "XOrIOp",
+    "constant",
+]
