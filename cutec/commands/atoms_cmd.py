@@ -14,7 +14,6 @@ import difflib
 import re
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 from cutec.atoms.copy import (
     UNIVERSAL_SPACES,
@@ -27,6 +26,7 @@ from cutec.atoms.copy_sm90 import TMA_KINDS, TMA_RANKS
 from cutec.atoms.mma import MmaAtom, mma_atoms
 from cutec.atoms.tiled import svg_panels
 from cutec.atoms.tiled_mma import mma_atom_text
+from cutec.commands.common import write_output
 from cutec.ir.layout import Layout, LayoutError, recast_layout, size
 from cutec.ir.layout.visual import layout_table
 
@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(show_copy(atom))
             svg = copy_svg(atom) if args.svg else ""
         if args.svg:
-            Path(args.svg).write_text(svg)
+            write_output(args.svg, svg)  # an unwritable file is a located CompileError
     except (CopyAtomError, LayoutError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

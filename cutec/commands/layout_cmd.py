@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import sys
-from pathlib import Path
 from typing import Any
 
 import cutec.ir.layout as algebra
+from cutec.commands.common import write_output
 from cutec.ir.layout import ComposedLayout, Layout, LayoutError
 from cutec.ir.layout.text import format_int_tuple, parse_value
 from cutec.ir.layout.visual import layout_svg, layout_table
@@ -57,7 +58,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         values = [parse_value(a) for a in args.args]
         if args.op:
-            result = _operation(args.op)(*values)
+            fn = _operation(args.op)
+            try:
+                inspect.signature(fn).bind(*values)
+            except TypeError as e:  # wrong number of arguments for this operation
+                raise LayoutError(f"{args.op}: {e}") from None
+            result = fn(*values)
         elif len(values) == 1:
             result = values[0]
         else:
@@ -68,11 +74,11 @@ def run(args: argparse.Namespace) -> int:
         if args.svg:
             if not isinstance(result, Layout | ComposedLayout):
                 raise LayoutError(f"--svg needs a layout, got {_show(result)}")
-            Path(args.svg).write_text(layout_svg(result))
+            write_output(args.svg, layout_svg(result))
     except LayoutError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    return 0
+    return 0  # a CompileError (an unwritable --svg file) is reported by the CLI
 
 
 def _print_table(layout: Any) -> None:

@@ -110,3 +110,25 @@ def test_compile_cute_runs_the_pipeline_and_times_the_frontend(capsys, tmp_path:
     assert main(["compile", src, "--emit=cute", "--passes", "", "--timing"]) == 0
     rows = [line.split()[0] for line in capsys.readouterr().err.splitlines()[2:]]
     assert rows == ["frontend", "total"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["layout", "--op", "composition", "(4,8):(1,4)"],
+            "error: composition: missing a required argument: 'rhs'",
+        ),
+        (
+            ["layout", "(4,8):(1,4)", "--svg", "/nonexistent/dir/x.svg"],
+            "error: cannot write '/nonexistent/dir/x.svg': No such file or directory",
+        ),
+        (
+            ["atoms", "show", "SM80_16x8x16_F32F16F16F32_TN", "--svg", "/nonexistent/dir/x.svg"],
+            "error: cannot write '/nonexistent/dir/x.svg': No such file or directory",
+        ),
+    ],
+)
+def test_layout_and_atoms_user_errors_exit_1(capsys, argv: list[str], message: str) -> None:
+    assert main(argv) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == message
