@@ -267,6 +267,10 @@ def dice_layout(coord: Coord, layout: Layout) -> Layout:
 
 def slice_and_offset(coord: Coord, layout: Layout) -> tuple[Layout, Integer]:
     """(slice(coord, layout), crd2idx(coord with '_' as 0, layout))."""
+    if not isinstance(layout, Layout):  # a ComposedLayout: CuTe's overloads (swizzle.py)
+        from cutec.ir.layout.swizzle import composed_slice_and_offset
+
+        return composed_slice_and_offset(coord, layout)
     offset = _crd2idx_partial(coord, layout.shape, layout.stride)
     return slice_layout(coord, layout), offset
 

@@ -138,8 +138,16 @@ class ComposedLayout:
         return compose_special(self, other)
 
 
-def composed_slice_and_offset(coord: Coord, layout: ComposedLayout) -> tuple[ComposedLayout, int]:
-    """Slice B and fold its offset into the composed offset (the pointer does not move)."""
+def composed_slice_and_offset(coord: Coord, layout: ComposedLayout) -> tuple[Any, Integer]:
+    """CuTe's slice_and_offset of a ComposedLayout: (the sliced layout, the pointer offset).
+
+    With a Swizzle as layout_a, CuTe's refinement (swizzle_slice.py): the offset is split
+    between the pointer and the swizzle, and the result may decay to a plain layout.
+    Otherwise slice B and fold its offset into the composed offset (the pointer stays)."""
+    if isinstance(layout.layout_a, Swizzle):
+        from cutec.ir.layout.swizzle_slice import swizzle_slice_and_offset
+
+        return swizzle_slice_and_offset(coord, layout)
     sliced, offset = slice_and_offset(coord, layout.layout_b)
     return ComposedLayout(layout.layout_a, layout.offset + offset, sliced), 0
 
