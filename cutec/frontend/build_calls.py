@@ -22,6 +22,7 @@ from cutec.frontend.static_eval import (
     bits_of,
     describe,
     error,
+    fmt_tuple,
     is_layout,
 )
 from cutec.ir import types as T
@@ -216,7 +217,8 @@ class CallMixin(_Base):
                     return v(*idx)
                 except (ValueError, TypeError):  # a coordinate the shape does not take
                     raise error(
-                        f"the coordinate {_fmt(tuple(idx))} does not match the layout {v}", node
+                        f"the coordinate {fmt_tuple(tuple(idx))} does not match the layout {v}",
+                        node,
                     ) from None
         raise error(f"{describe(v)} cannot be indexed", node)
 
@@ -289,8 +291,8 @@ class CallMixin(_Base):
                 )
             if not _fits(tuple(idx), t.layout.shape):
                 raise error(
-                    f"the coordinate {_fmt(tuple(idx))} does not match the modes of "
-                    f"the tensor's shape {_fmt(t.layout.shape)}",
+                    f"the coordinate {fmt_tuple(tuple(idx))} does not match the modes of "
+                    f"the tensor's shape {fmt_tuple(t.layout.shape)}",
                     node,
                 )
             coord, operands = self.coord_attr(idx, node.indices)
@@ -299,8 +301,8 @@ class CallMixin(_Base):
                     layout = slice_view(t.layout, self.zero_coord(idx))
                 except ValueError:  # a coordinate the shape's nesting does not take
                     raise error(
-                        f"the coordinate {_fmt(tuple(idx))} does not match the modes "
-                        f"of the tensor's shape {_fmt(t.layout.shape)}",
+                        f"the coordinate {fmt_tuple(tuple(idx))} does not match the modes "
+                        f"of the tensor's shape {fmt_tuple(t.layout.shape)}",
                         node,
                     ) from None
             return self.view(
@@ -539,24 +541,6 @@ class CallMixin(_Base):
                 f"static assertion failed: {msg}" if msg else f"static assertion failed: {text}",
                 node,
             )
-
-
-def _fmt(t: Any) -> str:
-    if isinstance(t, tuple):
-        return "(" + ",".join(_fmt(x) for x in t) + ")"
-    return "_" if t is None else str(t)
-
-
-def _flat(t: Any) -> Any:
-    if isinstance(t, tuple):
-        for x in t:
-            yield from _flat(x)
-    else:
-        yield t
-
-
-def _shape(t: S.Tensor) -> str:
-    return _fmt(t.layout.shape)
 
 
 def _source_of(node: ast.Node) -> str:

@@ -20,8 +20,10 @@ from cutec.frontend.static_eval import (
     c_rem,
     describe,
     error,
+    fmt_tuple,
     is_int_tuple,
     is_layout,
+    leaves,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
@@ -203,7 +205,7 @@ class ExprMixin(_Base):
         stride = self.int_tuple(node.stride, "a layout's stride")
         if not _congruent(shape, stride):
             raise error(
-                f"shape {_fmt(shape)} and stride {_fmt(stride)} are not congruent "
+                f"shape {fmt_tuple(shape)} and stride {fmt_tuple(stride)} are not congruent "
                 "(they must have the same nesting)",
                 node,
             )
@@ -356,19 +358,5 @@ def _congruent(a: Any, b: Any) -> bool:
     return True
 
 
-def _fmt(t: Any) -> str:
-    if isinstance(t, tuple):
-        return "(" + ",".join(_fmt(x) for x in t) + ")"
-    return str(t)
-
-
 def is_static_tuple(v: Any) -> bool:
-    return is_int_tuple(v) and all(is_static(x) for x in _leaves(v))
-
-
-def _leaves(t: Any) -> Any:
-    if isinstance(t, tuple):
-        for x in t:
-            yield from _leaves(x)
-    else:
-        yield t
+    return is_int_tuple(v) and all(is_static(x) for x in leaves(v))

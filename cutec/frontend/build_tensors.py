@@ -21,7 +21,9 @@ from cutec.frontend.static_eval import (
     bits_of,
     describe,
     error,
+    fmt_tuple,
     is_layout,
+    leaves,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
@@ -140,7 +142,7 @@ class TensorMixin(_Base):
         layout = self.eval(node.layout)
         if isinstance(layout, tuple) and is_static_tuple(layout):
             layout = Layout(layout)
-        if isinstance(layout, tuple) and any(isinstance(x, S.Runtime) for x in _flat(layout)):
+        if isinstance(layout, tuple) and any(isinstance(x, S.Runtime) for x in leaves(layout)):
             raise error(
                 f"{node.space} needs a compile-time layout, but its shape holds a run-time value",
                 node.layout,
@@ -195,7 +197,7 @@ class TensorMixin(_Base):
         coord_t = coord if isinstance(coord, tuple) else (coord,)
         if len(tiler_t) != len(coord_t):
             raise error(
-                f"the tiler {_fmt(tiler)} has {len(tiler_t)} modes but the coordinate "
+                f"the tiler {fmt_tuple(tiler)} has {len(tiler_t)} modes but the coordinate "
                 f"has {len(coord_t)}",
                 node,
             )
@@ -203,8 +205,8 @@ class TensorMixin(_Base):
             step_t = step if isinstance(step, tuple) else (step,)
             if len(step_t) != len(tiler_t):
                 raise error(
-                    f"step {_fmt(step)} has {len(step_t)} modes but the tiler "
-                    f"{_fmt(tiler)} has {len(tiler_t)}",
+                    f"step {fmt_tuple(step)} has {len(step_t)} modes but the tiler "
+                    f"{fmt_tuple(tiler)} has {len(tiler_t)}",
                     node,
                 )
         kept = [m for i, m in enumerate(tiler_t) if step is None or step_t[i] is not X]
@@ -358,8 +360,8 @@ class TensorMixin(_Base):
         sa, sb = size(a.layout), size(b.layout)
         if is_static(sa) and is_static(sb) and sa != sb:
             raise error(
-                f"{what}: {names[0]} has {sa} elements {_shape(a)} but {names[1]} "
-                f"has {sb} {_shape(b)}",
+                f"{what}: {names[0]} has {sa} elements {fmt_tuple(a.layout.shape)} but {names[1]} "
+                f"has {sb} {fmt_tuple(b.layout.shape)}",
                 node,
             )
 
@@ -416,11 +418,10 @@ class TensorMixin(_Base):
         )
         for x, y, xn, yn in checks:
             if is_static(x) and is_static(y) and x != y:
-                raise error(
-                    f"gemm: {xn} is {x} but {yn} is {y} (A {_shape(a)}, B {_shape(b)}, "
-                    f"C {_shape(c)})",
-                    node,
+                shapes = ", ".join(
+                    f"{n} {fmt_tuple(t.layout.shape)}" for n, t in (("A", a), ("B", b), ("C", c))
                 )
+                raise error(f"gemm: {xn} is {x} but {yn} is {y} ({shapes})", node)
 
     def b_clear(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
         self.arity("clear", args, 1, 1, node)
@@ -453,7 +454,7 @@ class TensorMixin(_Base):
             raise error(f"'{name}' of a tensor takes the tensor and a tiler", node)
         tiler = self.to_int_tuple(args[1], node.args[1], "a tiler")
         if not is_static_tuple(tiler):
-            raise error(f"the tiler {_fmt(tiler)} must be known at compile time", node.args[1])
+            raise error(f"the tiler {fmt_tuple(tiler)} must be known at compile time", node.args[1])
         if _rank(tiler) > t.layout.rank:
             raise error(
                 f"a tiler of {_rank(tiler)} modes cannot divide a rank-"
@@ -473,10 +474,12 @@ class TensorMixin(_Base):
         self.arity("make_identity_tensor", args, 1, 1, node)
         shape = self.to_int_tuple(args[0], node.args[0], "an identity tensor's shape")
         if isinstance(shape, tuple) and any(isinstance(m, tuple) for m in shape):
-            raise error(f"make_identity_tensor takes a flat shape, got {_fmt(shape)}", node.args[0])
+            raise error(
+                f"make_identity_tensor takes a flat shape, got {fmt_tuple(shape)}", node.args[0]
+            )
         layout = identity_layout(shape)
         extents = [
-            self.materialize(x, node.args[0]).value for x in _flat(shape) if not is_static(x)
+            self.materialize(x, node.args[0]).value for x in leaves(shape) if not is_static(x)
         ]
         rank = len(shape) if isinstance(shape, tuple) else 1
         t = C.CoordTensorType(rank, spec_of(layout))
@@ -552,24 +555,6 @@ class TensorMixin(_Base):
 
 def _rank(t: Any) -> int:
     return len(t) if isinstance(t, tuple) else 1
-
-
-def _fmt(t: Any) -> str:
-    if isinstance(t, tuple):
-        return "(" + ",".join(_fmt(x) for x in t) + ")"
-    return "_" if t is None else str(t)
-
-
-def _flat(t: Any) -> Any:
-    if isinstance(t, tuple):
-        for x in t:
-            yield from _flat(x)
-    else:
-        yield t
-
-
-def _shape(t: S.Tensor) -> str:
-    return _fmt(t.layout.shape)
 
 
 __all__ = ["DIVIDES", "TENSOR_BUILTINS", "TensorMixin"]

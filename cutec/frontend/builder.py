@@ -38,6 +38,7 @@ from cutec.frontend.static_eval import (
     algebra_errors,
     describe,
     error,
+    fmt_tuple,
     loc_of,
 )
 from cutec.ir import types as T
@@ -323,8 +324,8 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
             stride_v = self.to_int_tuple(stride_vals, p.stride, "a tensor's strides")
         if _profile(shape_v) != _profile(stride_v):
             raise error(
-                f"tensor '{p.name}' has shape {_fmt(shape_v)} but stride "
-                f"{_fmt(stride_v)}; they must be congruent (same nesting)",
+                f"tensor '{p.name}' has shape {fmt_tuple(shape_v)} but stride "
+                f"{fmt_tuple(stride_v)}; they must be congruent (same nesting)",
                 p.stride or p,
             )
         with algebra_errors(p):
@@ -483,12 +484,6 @@ def _target_names(t: ast.Expr) -> Iterator[str]:
 
 def _profile(t: Any) -> Any:
     return tuple(_profile(x) for x in t) if isinstance(t, tuple) else 0
-
-
-def _fmt(t: Any) -> str:
-    if isinstance(t, tuple):
-        return "(" + ",".join(_fmt(x) for x in t) + ")"
-    return str(t)
 
 
 # --------------------------------------------------------------------------- the module
