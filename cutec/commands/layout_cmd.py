@@ -15,7 +15,8 @@ from typing import Any
 
 import cutec.ir.layout as algebra
 from cutec.commands.common import write_output
-from cutec.ir.layout import ComposedLayout, Layout, LayoutError
+from cutec.ir.layout import ComposedLayout, Layout, LayoutError, size
+from cutec.ir.layout.symbolic import is_static
 from cutec.ir.layout.text import format_int_tuple, parse_value
 from cutec.ir.layout.visual import layout_svg, layout_table
 
@@ -74,6 +75,11 @@ def run(args: argparse.Namespace) -> int:
         if args.svg:
             if not isinstance(result, Layout | ComposedLayout):
                 raise LayoutError(f"--svg needs a layout, got {_show(result)}")
+            if not _small(result):
+                raise LayoutError(
+                    f"--svg draws layouts of at most {MAX_PICTURE_CELLS} elements; "
+                    f"{_show(result)} has {size(result)}"
+                )
             write_output(args.svg, layout_svg(result))
     except LayoutError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -81,7 +87,19 @@ def run(args: argparse.Namespace) -> int:
     return 0  # a CompileError (an unwritable --svg file) is reported by the CLI
 
 
+# Larger layouts get their text form only: a table or picture of them is
+# unreadable, and printing one could take practically forever.
+MAX_PICTURE_CELLS = 1 << 14
+
+
+def _small(layout: Any) -> bool:
+    n = size(layout)
+    return is_static(n) and n <= MAX_PICTURE_CELLS
+
+
 def _print_table(layout: Any) -> None:
-    # A dynamic layout has no table; its text form was printed already.
+    # A dynamic or huge layout has no table; its text form was printed already.
+    if not _small(layout):
+        return
     with contextlib.suppress(LayoutError):
         sys.stdout.write(layout_table(layout).split("\n", 1)[1])

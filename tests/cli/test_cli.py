@@ -132,3 +132,10 @@ def test_compile_cute_runs_the_pipeline_and_times_the_frontend(capsys, tmp_path:
 def test_layout_and_atoms_user_errors_exit_1(capsys, argv: list[str], message: str) -> None:
     assert main(argv) == 1
     assert capsys.readouterr().err.strip().splitlines()[-1] == message
+
+
+def test_huge_layout_prints_its_text_but_no_table(capsys) -> None:
+    assert main(["layout", "(99999999999999999999999,2):(1,4)"]) == 0
+    assert capsys.readouterr().out.strip() == "(_99999999999999999999999,_2):(_1,_4)"
+    assert main(["layout", "(200,200):(1,200)", "--svg", "/tmp/never-written.svg"]) == 1
+    assert "--svg draws layouts of at most 16384 elements" in capsys.readouterr().err

@@ -118,7 +118,7 @@ class _Parser:
             return self.leaf(token)
         except LayoutError:
             raise
-        except Exception as exc:
+        except (ValueError, TypeError, KeyError) as exc:  # a leaf reader's rejection
             raise self.error(f"bad leaf {token!r} ({exc})") from None
 
 
