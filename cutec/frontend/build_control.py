@@ -25,7 +25,7 @@ compile time that the body cannot change is an error (the loop would never end).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
@@ -39,6 +39,7 @@ from cutec.ir.layout.symbolic import is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
+    from cutec.ir.core import Value
 
     _Base = KernelBuilder
 else:
@@ -130,6 +131,24 @@ class ControlMixin(_Base):
             values.append(r.value)
         return values
 
+    def _build_carried_body(
+        self, stmt: ast.For | ast.While, scalars: list, args: Sequence[Value], carried_all: list
+    ) -> None:
+        """Bind the carried scalars to the body's block arguments, build the body and
+        end it with scf.yield of their new values (inside a pushed scope)."""
+        for (name, _), arg in zip(scalars, args, strict=True):
+            arg.name_hint = name
+            self.scope.bind(name, S.Runtime(arg))
+        self.build_block(stmt.body, new_scope=True)
+        values = self._yield_values(carried_all, stmt)
+        self.ir.insert(_located(scf.YieldOp(values), stmt))
+
+    def _rebind_results(self, scalars: list, results: Sequence[Value]) -> None:
+        """After the loop, each carried name means the loop's final value."""
+        for (name, _), r in zip(scalars, results, strict=True):
+            r.name_hint = name
+            self.scope.assign(name, S.Runtime(r))
+
     # ------------------------------------------------------------------ for
     def stmt_For(self, stmt: ast.For) -> None:
         start, stop, step = (self.eval(e) for e in (stmt.start, stmt.stop, stmt.step))
@@ -161,18 +180,11 @@ class ControlMixin(_Base):
         self.scope.push()
         try:
             self.scope.bind(stmt.var.id, S.Runtime(loop.induction_var), stmt.var.span.location)
-            for (name, _), arg in zip(scalars, loop.body.args[1:], strict=True):
-                arg.name_hint = name
-                self.scope.bind(name, S.Runtime(arg))
-            self.build_block(stmt.body, new_scope=True)
-            values = self._yield_values(carried_all, stmt)
-            self.ir.insert(_located(scf.YieldOp(values), stmt))
+            self._build_carried_body(stmt, scalars, loop.body.args[1:], carried_all)
         finally:
             self.scope.pop()
             self.ir = type(self.ir)(saved)
-        for (name, _), r in zip(scalars, loop.results, strict=True):
-            r.name_hint = name
-            self.scope.assign(name, S.Runtime(r))
+        self._rebind_results(scalars, loop.results)
 
     def unroll_factor(self, stmt: ast.For, start: Any, stop: Any, step: Any) -> int | None:
         if stmt.unroll is None:
@@ -285,19 +297,12 @@ class ControlMixin(_Base):
             self.ir = type(self.ir).at_end(loop.after)
             self.scope.push()
             try:
-                for (name, _), arg in zip(scalars, loop.after.args, strict=True):
-                    arg.name_hint = name
-                    self.scope.bind(name, S.Runtime(arg))
-                self.build_block(stmt.body, new_scope=True)
-                values = self._yield_values(carried_all, stmt)
-                self.ir.insert(_located(scf.YieldOp(values), stmt))
+                self._build_carried_body(stmt, scalars, loop.after.args, carried_all)
             finally:
                 self.scope.pop()
         finally:
             self.ir = type(self.ir)(saved)
-        for (name, _), r in zip(scalars, loop.results, strict=True):
-            r.name_hint = name
-            self.scope.assign(name, S.Runtime(r))
+        self._rebind_results(scalars, loop.results)
 
     def condition(self, v: Any, node: ast.Node, what: str) -> bool | S.Runtime:
         """A branch or loop condition: a compile-time bool or a run-time i1."""
