@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     # Re-export the layout algebra lazily (PEP 562).
-    from cutec.ir import layout
+    from cutec import layout
 
     if name in getattr(layout, "__all__", ()):
         return getattr(layout, name)
@@ -22,6 +22,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    from cutec.ir import layout
+    from cutec import layout
 
     return sorted([*globals(), *getattr(layout, "__all__", ())])

@@ -28,7 +28,7 @@ import functools
 from dataclasses import dataclass
 
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout, size
+from cutec.layout import Layout, size
 
 # Address spaces, named as PTX names state spaces. "reg" is the register file.
 GLOBAL = "global"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from cutec.atoms.copy import REG, SHARED, CopyAtom, Registers, braced
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 LDSM_NUMS = (1, 2, 4)
 

@@ -43,7 +43,7 @@ from cutec.atoms.copy_sm75 import (
     matrix_name,
 )
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 # --- stmatrix -------------------------------------------------------------------------------------
 

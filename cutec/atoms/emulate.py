@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 
 from cutec.atoms.mma import DTYPE_BITS, MmaAtom
-from cutec.ir.layout import Layout, size
+from cutec.layout import Layout, size
 
 Operand = Literal["a", "b", "c"]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 Swizzle = Literal["none", "32B", "64B", "128B"]
 Major = Literal["K", "MN"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout, size
+from cutec.layout import Layout, size
 
 Major = Literal["K", "MN"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from cutec.atoms.mma import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 # Logical thread t -> lane: quadpair 0 is lanes [0,4) U [16,20).
 QUADPAIR = Layout((4, 2), (1, 16))

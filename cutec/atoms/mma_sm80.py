@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from cutec.atoms.mma import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 WARP = Layout(32)
 # (T32,V1) -> (n,k) of an 8x4 tile: lane (q,g) owns (g, q).

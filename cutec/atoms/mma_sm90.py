@@ -15,7 +15,7 @@ import functools
 
 from cutec.atoms.mma import DTYPE_BITS, Major, MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 WARPGROUP = Layout(128)
 GMMA_N = tuple(range(8, 257, 8))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cutec.atoms.mma import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 # One thread, one value: CuTe's Layout<_1> and Layout<Shape<_1,_1>> (static size-1 modes
 # take stride 0).

@@ -24,8 +24,8 @@ from cutec.atoms.tiled_copy import (
     make_tiled_copy_tv,
 )
 from cutec.atoms.tiled_mma import ThrMMA, TiledMMA, make_fragment_like, make_tiled_mma
-from cutec.ir.layout import Layout, LayoutError, tv_layout_svg
-from cutec.ir.layout.inttuple import is_static
+from cutec.layout import Layout, LayoutError, tv_layout_svg
+from cutec.layout.inttuple import is_static
 
 __all__ = [
     "ThrCopy",

@@ -16,7 +16,7 @@ from typing import Any
 
 from cutec.atoms.copy import CopyAtom, copy_atom
 from cutec.atoms.tiled_mma import TiledMMA, format_tiler, repeat_none
-from cutec.ir.layout import (
+from cutec.layout import (
     Layout,
     LayoutError,
     composition,
@@ -30,11 +30,11 @@ from cutec.ir.layout import (
     upcast,
     zipped_divide,
 )
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.inttuple import Integer
-from cutec.ir.layout.layout import as_layout
-from cutec.ir.layout.text import format_leaf
-from cutec.ir.layout.tv import tile2thrfrg
+from cutec.layout import inttuple as it
+from cutec.layout.inttuple import Integer
+from cutec.layout.layout import as_layout
+from cutec.layout.text import format_leaf
+from cutec.layout.tv import tile2thrfrg
 
 
 @dataclass(frozen=True)

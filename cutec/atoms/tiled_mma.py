@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from cutec.atoms.mma import MmaAtom
-from cutec.ir.layout import (
+from cutec.layout import (
     Layout,
     LayoutError,
     append,
@@ -34,11 +34,11 @@ from cutec.ir.layout import (
     tiled_product,
     zipped_divide,
 )
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.inttuple import Integer
-from cutec.ir.layout.layout import as_layout
-from cutec.ir.layout.symbolic import sym
-from cutec.ir.layout.text import format_int_tuple, format_leaf
+from cutec.layout import inttuple as it
+from cutec.layout.inttuple import Integer
+from cutec.layout.layout import as_layout
+from cutec.layout.symbolic import sym
+from cutec.layout.text import format_int_tuple, format_leaf
 
 Operand = Literal["A", "B", "C"]
 

@@ -27,8 +27,8 @@ from cutec.atoms.mma import MmaAtom, mma_atoms
 from cutec.atoms.tiled import svg_panels
 from cutec.atoms.tiled_mma import mma_atom_text
 from cutec.commands.common import write_output
-from cutec.ir.layout import Layout, LayoutError, recast_layout, size
-from cutec.ir.layout.visual import layout_table
+from cutec.layout import Layout, LayoutError, recast_layout, size
+from cutec.layout.visual import layout_table
 
 # wgmma atoms differ only in N within a family: SM90_64x<N>x16_F32F16F16_SS_TN.
 _WGMMA = re.compile(r"SM90_64x(\d+)x")

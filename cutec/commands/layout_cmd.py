@@ -13,12 +13,12 @@ import inspect
 import sys
 from typing import Any
 
-import cutec.ir.layout as algebra
+import cutec.layout as algebra
 from cutec.commands.common import write_output
-from cutec.ir.layout import ComposedLayout, Layout, LayoutError, size
-from cutec.ir.layout.symbolic import is_static
-from cutec.ir.layout.text import format_int_tuple, parse_value
-from cutec.ir.layout.visual import layout_svg, layout_table
+from cutec.layout import ComposedLayout, Layout, LayoutError, size
+from cutec.layout.symbolic import is_static
+from cutec.layout.text import format_int_tuple, parse_value
+from cutec.layout.visual import layout_svg, layout_table
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

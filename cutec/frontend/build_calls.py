@@ -30,7 +30,7 @@ from cutec.ir.dialects import arith, thread
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import TupleAttr
 from cutec.ir.dialects.cute_infer import slice_view
-from cutec.ir.layout import (
+from cutec.layout import (
     ComposedLayout,
     Layout,
     LayoutLeft,
@@ -41,9 +41,9 @@ from cutec.ir.layout import (
     make_layout,
     size,
 )
-from cutec.ir.layout import algebra as LA
-from cutec.ir.layout import divide as LD
-from cutec.ir.layout.symbolic import is_static
+from cutec.layout import algebra as LA
+from cutec.layout import divide as LD
+from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -261,7 +261,7 @@ class CallMixin(_Base):
         T's units (as_position_independent_swizzle_layout does): Sw<3,4,3> is Sw<3,3,3>
         for 16-bit T. INTER has no swizzle and is a plain layout.
         """
-        from cutec.ir.layout.swizzle import upcast_swizzle
+        from cutec.layout.swizzle import upcast_swizzle
 
         if len(idx) != 1 or not isinstance(idx[0], T.Type):
             raise error(f"GMMA.{name}[...] takes one element type", node)
@@ -498,7 +498,7 @@ class CallMixin(_Base):
             raise error("ceil_div by zero", node)
         if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
             ra, rb = self.as_runtime(a, node, T.index), self.as_runtime(b, node, T.index)
-            from cutec.ir.layout.symbolic import ceil_div
+            from cutec.layout.symbolic import ceil_div
 
             s = ceil_div(ra.sym, rb.sym) if ra.sym is not None and rb.sym is not None else None
             return S.Runtime(self.emit(arith.CeilDivSIOp(ra.value, rb.value), node).result, s)

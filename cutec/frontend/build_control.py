@@ -35,7 +35,7 @@ from cutec.frontend.static_eval import UNROLL_LIMIT, describe, error, is_int
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import scf
-from cutec.ir.layout.symbolic import is_static
+from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder

@@ -27,8 +27,8 @@ from cutec.frontend.static_eval import (
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
-from cutec.ir.layout import Layout, X
-from cutec.ir.layout.symbolic import SymInt, is_static
+from cutec.layout import Layout, X
+from cutec.layout.symbolic import SymInt, is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder

@@ -32,8 +32,8 @@ from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_coord import identity_layout
 from cutec.ir.dialects.cute_infer import divide, local_partition, local_tile, spec_of
 from cutec.ir.dialects.cute_types import DYN
-from cutec.ir.layout import ComposedLayout, Layout, X, cosize, size
-from cutec.ir.layout.symbolic import SymInt, is_static
+from cutec.layout import ComposedLayout, Layout, X, cosize, size
+from cutec.layout.symbolic import SymInt, is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -270,7 +270,7 @@ class TensorMixin(_Base):
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> S.Tensor:
         """make_tensor_like(t[, dtype]): registers with t's shape, compact in its mode order."""
-        from cutec.ir.layout import make_layout_like
+        from cutec.layout import make_layout_like
 
         t, element = self._like_args("make_tensor_like", args, kwargs, node)
         with algebra_errors(node):

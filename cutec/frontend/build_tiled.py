@@ -48,8 +48,8 @@ from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.ir.dialects.cute_infer import spec_of
-from cutec.ir.layout import ComposedLayout, Layout, make_layout_tv, size
-from cutec.ir.layout.symbolic import is_static
+from cutec.layout import ComposedLayout, Layout, make_layout_tv, size
+from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder

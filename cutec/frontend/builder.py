@@ -48,9 +48,9 @@ from cutec.ir.dialects import builtin
 from cutec.ir.dialects.cute import MakeTensorOp, TensorType
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.thread import PointerType
-from cutec.ir.layout import Layout, compact_col_major
-from cutec.ir.layout.symbolic import SymInt, is_static, sym
 from cutec.ir.traits import AddressSpace
+from cutec.layout import Layout, compact_col_major
+from cutec.layout.symbolic import SymInt, is_static, sym
 
 
 class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):

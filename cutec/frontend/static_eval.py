@@ -14,8 +14,8 @@ from typing import Any
 from cutec.diagnostics import CompileError, Location, Note
 from cutec.frontend import ast
 from cutec.ir import types as T
-from cutec.ir.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle
-from cutec.ir.layout.symbolic import SymInt, is_static
+from cutec.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle
+from cutec.layout.symbolic import SymInt, is_static
 
 # Limits that keep every input fast to build (and the hardware's own).
 SMEM_LIMIT_BYTES = 228 * 1024  # shared memory per CTA on sm_90 (sm_80: 164 KiB)

@@ -20,7 +20,7 @@ from cutec.atoms.copy import (
 )
 from cutec.atoms.copy_sm80 import cp_async
 from cutec.atoms.copy_sm90 import tma_atom, tma_load, tma_store
-from cutec.ir.layout import Layout, size
+from cutec.layout import Layout, size
 
 REFERENCE = Path(__file__).parent / "data" / "cute_copy_traits.tsv"
 TMA_SAMPLE_BITS = (128, 1024)  # coverage is size-independent; keep the scans small

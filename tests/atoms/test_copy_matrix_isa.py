@@ -19,7 +19,7 @@ from __future__ import annotations
 import pytest
 
 from cutec.atoms.copy import CopyAtom, copy_atom
-from cutec.ir.layout import size
+from cutec.layout import size
 
 # Memory row r (the row one lane's address points at), column c -> "lane.half".
 FRAGMENT_FIGURE = """

@@ -13,7 +13,7 @@ from cutec.atoms.gmma_desc import (
     make_gmma_desc,
     swizzle_byte_offset,
 )
-from cutec.ir.layout import Layout
+from cutec.layout import Layout
 
 SWIZZLES = ["none", "32B", "64B", "128B"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from cutec.atoms.emulate import mma_tables, tile_shape
 from cutec.atoms.mma import MmaAtom, lookup_mma_atom, mma_atoms
-from cutec.ir.layout import size
+from cutec.layout import size
 
 REFERENCE = Path(__file__).parent / "data" / "mma_reference.txt"
 ATOMS = list(mma_atoms().values())

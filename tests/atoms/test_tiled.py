@@ -34,9 +34,9 @@ from cutec.atoms.tiled import (
     tiled_copy_svg,
     tiled_mma_svg,
 )
-from cutec.ir.layout import Layout, LayoutError, size
-from cutec.ir.layout.symbolic import evaluate, sym
-from cutec.ir.layout.text import format_int_tuple, format_layout, format_leaf, parse_value
+from cutec.layout import Layout, LayoutError, size
+from cutec.layout.symbolic import evaluate, sym
+from cutec.layout.text import format_int_tuple, format_layout, format_leaf, parse_value
 
 DATA = Path(__file__).parent / "data" / "tiled_reference.txt"
 
@@ -358,7 +358,7 @@ def test_svgs_draw_every_thread_value() -> None:
 
 def test_tiled_copy_with_an_empty_value_layout_is_an_error() -> None:
     from cutec.atoms.tiled import make_copy_atom, make_tiled_copy
-    from cutec.ir.layout import Layout, LayoutError
+    from cutec.layout import Layout, LayoutError
 
     atom = make_copy_atom("UniversalCopy<uint32_t>", 32)
     with pytest.raises(LayoutError, match="TiledCopy with no vals"):

@@ -200,7 +200,7 @@ def test_full_unroll_makes_the_index_static() -> None:
 def test_mma_partition_agrees_with_the_atom_library() -> None:
     from cutec.atoms.tiled_mma import make_tiled_mma
     from cutec.ir.dialects.cute_infer import spec_of
-    from cutec.ir.layout import Layout
+    from cutec.layout import Layout
 
     mma = make_tiled_mma("UniversalFMA_F32F32F32F32", Layout((16, 16, 1)))
     expected = spec_of(mma.get_slice(0).partition_A(Layout((128, 8), (1, 128))))

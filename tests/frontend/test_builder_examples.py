@@ -1,7 +1,7 @@
 """The builder on sgemm_sm80, wgmma_sm90, tiled_copy and auto_atoms: the types CuTe computes.
 
 Expected layouts come from CuTe itself (tests/atoms/data/tiled_reference.txt, made
-with nvcc from CuTe's headers) or are computed with cutec.ir.layout from CuTe's
+with nvcc from CuTe's headers) or are computed with cutec.layout from CuTe's
 definitions (the GMMA smem atoms of mma_traits_sm90_gmma.hpp).
 """
 
@@ -14,9 +14,9 @@ from cutec.ir.core import Operation
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.dialects.cute_coord import basis, decode, identity_layout
-from cutec.ir.layout import ComposedLayout, Layout, Swizzle, local_tile, tile_to_shape, upcast
-from cutec.ir.layout.swizzle import upcast_swizzle
 from cutec.ir.printer import print_op
+from cutec.layout import ComposedLayout, Layout, Swizzle, local_tile, tile_to_shape, upcast
+from cutec.layout.swizzle import upcast_swizzle
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec, LayoutType, TensorType
-from cutec.ir.layout import ComposedLayout, Layout, Swizzle, zipped_divide
-from cutec.ir.layout.symbolic import sym
 from cutec.ir.types import f32
+from cutec.layout import ComposedLayout, Layout, Swizzle, zipped_divide
+from cutec.layout.symbolic import sym
 
 
 def test_spec_of_a_dynamic_layout_marks_its_symbolic_leaves() -> None:

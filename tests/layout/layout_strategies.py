@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from cutec.ir.layout import Layout, make_ordered_layout
+from cutec.layout import Layout, make_ordered_layout
 
 settings.register_profile("layout", max_examples=60, deadline=None)
 settings.load_profile("layout")
@@ -43,7 +43,7 @@ def injective_layouts(draw: st.DrawFn, max_depth: int = 2) -> Layout:
     order = draw(st.permutations(list(range(flat_rank))))
     base = make_ordered_layout(shape, _unflatten_like(shape, list(order)))
     scale = draw(st.sampled_from([1, 1, 2, 3]))
-    from cutec.ir.layout.inttuple import transform_leaf
+    from cutec.layout.inttuple import transform_leaf
 
     return Layout(base.shape, transform_leaf(base.stride, lambda d: d * scale))
 
@@ -63,7 +63,7 @@ def compact_layouts(draw: st.DrawFn, max_depth: int = 2, pow2: bool = False) -> 
     """A compact (bijective onto [0,size)) layout in a random mode order."""
     shape = draw(shapes(max_depth, lo=1, hi=4))
     if pow2:
-        from cutec.ir.layout.inttuple import transform_leaf
+        from cutec.layout.inttuple import transform_leaf
 
         shape = transform_leaf(shape, lambda e: 1 << (e - 1))
     order = draw(st.permutations(list(range(len(_leaves(shape))))))
@@ -74,7 +74,7 @@ def compact_layouts(draw: st.DrawFn, max_depth: int = 2, pow2: bool = False) -> 
 def pow2_layouts(draw: st.DrawFn, max_depth: int = 2) -> Layout:
     """A layout with power-of-two shapes and strides: composition is always admissible."""
     shape = draw(shapes(max_depth, lo=0, hi=2))
-    from cutec.ir.layout.inttuple import transform_leaf
+    from cutec.layout.inttuple import transform_leaf
 
     shape = transform_leaf(shape, lambda e: 1 << e)
     stride = transform_leaf(shape, lambda _: 0)

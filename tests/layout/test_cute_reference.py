@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-import cutec.ir.layout as cl
-from cutec.ir.layout import ComposedLayout, Layout, LayoutError, Swizzle
-from cutec.ir.layout.inttuple import is_int
-from cutec.ir.layout.symbolic import sym
-from cutec.ir.layout.text import format_layout, format_leaf, make_leaf_fn, parse_value
+import cutec.layout as cl
+from cutec.layout import ComposedLayout, Layout, LayoutError, Swizzle
+from cutec.layout.inttuple import is_int
+from cutec.layout.symbolic import sym
+from cutec.layout.text import format_layout, format_leaf, make_leaf_fn, parse_value
 
 DATA = Path(__file__).parent / "data" / "cute_reference.tsv"
 

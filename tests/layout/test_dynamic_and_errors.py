@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cutec.ir.layout import (
+from cutec.layout import (
     ComposedLayout,
     DynamicValueError,
     Layout,
@@ -25,8 +25,8 @@ from cutec.ir.layout import (
     upcast,
     zipped_divide,
 )
-from cutec.ir.layout.symbolic import evaluate, sym
-from cutec.ir.layout.text import format_layout
+from cutec.layout.symbolic import evaluate, sym
+from cutec.layout.text import format_layout
 
 
 @given(st.sampled_from([1, 2, 4, 8]), st.integers(1, 6), st.integers(1, 9))
@@ -93,7 +93,7 @@ def test_swizzle_function_and_composition() -> None:
 
 
 def test_local_tile_offset_and_projection() -> None:
-    from cutec.ir.layout import X, local_tile_and_offset
+    from cutec.layout import X, local_tile_and_offset
 
     tile, offset = local_tile_and_offset(
         Layout((1024, 512), (1, 1024)), (128, 128, 8), (2, 3, None), (1, X, 1)

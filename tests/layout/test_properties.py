@@ -7,7 +7,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from layout_strategies import compact_layouts, injective_layouts, layouts, pow2_layouts, shapes
 
-from cutec.ir.layout import (
+from cutec.layout import (
     Layout,
     LayoutError,
     blocked_product,

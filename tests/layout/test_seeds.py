@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cutec.ir.layout import (
+from cutec.layout import (
     Layout,
     X,
     local_partition,
@@ -14,8 +14,8 @@ from cutec.ir.layout import (
     raked_product,
     tv_partition,
 )
-from cutec.ir.layout.symbolic import sym
-from cutec.ir.layout.text import format_int_tuple, format_layout
+from cutec.layout.symbolic import sym
+from cutec.layout.text import format_int_tuple, format_layout
 
 ATOM_16B_X8 = Layout((1, 8), (0, 1))  # SM80_CP_ASYNC<uint128_t> on 16-bit values
 

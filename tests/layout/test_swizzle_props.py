@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from layout_strategies import compact_layouts
 
-from cutec.ir.layout import ComposedLayout, Layout, LayoutError, Swizzle, composition
-from cutec.ir.layout import coords as co
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.layout import slice_and_offset
-from cutec.ir.layout.symbolic import evaluate, sym
+from cutec.layout import ComposedLayout, Layout, LayoutError, Swizzle, composition
+from cutec.layout import coords as co
+from cutec.layout import inttuple as it
+from cutec.layout.layout import slice_and_offset
+from cutec.layout.symbolic import evaluate, sym
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]

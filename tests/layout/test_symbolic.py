@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cutec.ir.layout.errors import DynamicValueError, LayoutError
-from cutec.ir.layout.symbolic import (
+from cutec.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.symbolic import (
     Integer,
     SymInt,
     ceil_div,

@@ -261,8 +261,8 @@ class KernelOp(_FunctionLike):
 
     def _verify_grid(self, attr: Attribute, count: int) -> None:
         """`grid` holds `count` integer expressions in `symbolic.parse_expr` syntax."""
-        from cutec.ir.layout.errors import LayoutError
-        from cutec.ir.layout.symbolic import parse_expr
+        from cutec.layout.errors import LayoutError
+        from cutec.layout.symbolic import parse_expr
 
         entries = attr.elements if isinstance(attr, ArrayAttr) else ()
         if len(entries) != count or not all(isinstance(e, StringAttr) for e in entries):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from cutec.ir.attributes import DialectAttribute
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec
-from cutec.ir.layout import Layout, X
+from cutec.layout import Layout, X
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser

@@ -37,9 +37,9 @@ from cutec.ir.core import Value
 from cutec.ir.dialects.cute_attrs import format_tuple
 from cutec.ir.dialects.cute_base import CuteOp
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec
-from cutec.ir.layout import Layout
 from cutec.ir.traits import Pure
 from cutec.ir.types import DialectType, IndexType, i64
+from cutec.layout import Layout
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser

@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec
-from cutec.ir.layout import ComposedLayout, Layout, LayoutError
-from cutec.ir.layout import local_partition as _local_partition
-from cutec.ir.layout import local_tile as _local_tile
-from cutec.ir.layout.layout import slice_layout as _slice_layout
-from cutec.ir.layout.swizzle import composed_slice_and_offset
-from cutec.ir.layout.symbolic import is_static
+from cutec.layout import ComposedLayout, Layout, LayoutError
+from cutec.layout import local_partition as _local_partition
+from cutec.layout import local_tile as _local_tile
+from cutec.layout.layout import slice_layout as _slice_layout
+from cutec.layout.swizzle import composed_slice_and_offset
+from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
     from cutec.ir.dialects.cute_base import CuteOp
@@ -63,7 +63,7 @@ def slice_view(layout: AnyLayout, coord: Any) -> AnyLayout:
 
 def divide(layout: AnyLayout, kind: str, tiler: Any) -> AnyLayout:
     """CuTe's {logical,zipped,tiled,flat}_divide(layout, tiler); a swizzle stays outside."""
-    from cutec.ir.layout import divide as LD
+    from cutec.layout import divide as LD
 
     fn = {
         "logical": LD.logical_divide,

@@ -19,9 +19,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cutec.ir.layout import ComposedLayout, Layout, Swizzle
-from cutec.ir.layout.symbolic import is_static
 from cutec.ir.types import DialectType, Type
+from cutec.layout import ComposedLayout, Layout, Swizzle
+from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser

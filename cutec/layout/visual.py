@@ -6,9 +6,9 @@ import sys
 from typing import Any, TextIO
 from xml.sax.saxutils import escape
 
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.errors import DynamicValueError, LayoutError
-from cutec.ir.layout.layout import Layout, cosize, size
+from cutec.layout import inttuple as it
+from cutec.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.layout import Layout, cosize, size
 
 _DELIM = "+-----------------------"
 

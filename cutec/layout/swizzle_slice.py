@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cutec.ir.layout import coords as co
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.errors import LayoutError
-from cutec.ir.layout.inttuple import Coord, Integer
-from cutec.ir.layout.layout import Layout, dice_layout, slice_layout
-from cutec.ir.layout.symbolic import opaque
+from cutec.layout import coords as co
+from cutec.layout import inttuple as it
+from cutec.layout.errors import LayoutError
+from cutec.layout.inttuple import Coord, Integer
+from cutec.layout.layout import Layout, dice_layout, slice_layout
+from cutec.layout.symbolic import opaque
 
 _BITS = 32
 
@@ -166,8 +166,8 @@ def _all_underscore(coord: Coord) -> bool:
 
 def swizzle_slice_and_offset(coord: Coord, layout: Any) -> tuple[Any, Integer]:
     """slice_and_offset(coord, Sw<B,M,S> o offset o L) exactly as CuTe computes it."""
-    from cutec.ir.layout.algebra import composition
-    from cutec.ir.layout.swizzle import ComposedLayout
+    from cutec.layout.algebra import composition
+    from cutec.layout.swizzle import ComposedLayout
 
     sw, lb = layout.layout_a, layout.layout_b
     if _all_underscore(coord):

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.algebra import coalesce, composition, right_inverse
-from cutec.ir.layout.divide import _repeat_none, raked_product, zipped_divide
-from cutec.ir.layout.inttuple import Integer
-from cutec.ir.layout.layout import Layout, as_layout, size, slice_and_offset, zip_layout
+from cutec.layout import inttuple as it
+from cutec.layout.algebra import coalesce, composition, right_inverse
+from cutec.layout.divide import _repeat_none, raked_product, zipped_divide
+from cutec.layout.inttuple import Integer
+from cutec.layout.layout import Layout, as_layout, size, slice_and_offset, zip_layout
 
 
 def make_layout_tv(thr_layout: Any, val_layout: Any) -> tuple[tuple[Integer, ...], Layout]:

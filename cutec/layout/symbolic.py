@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeAlias
 
-from cutec.ir.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.errors import DynamicValueError, LayoutError
 
 # An interval endpoint: an int, or -inf/+inf where the facts give no bound.
 Bound: TypeAlias = int | float
@@ -374,7 +374,7 @@ def parse_expr(text: str, symbols: Mapping[str, Integer] | None = None) -> Integ
     A name found in ``symbols`` takes that value (use it to restore a symbol's
     facts); any other name becomes ``sym(name)``. Precedence is Python's.
     Bad text raises LayoutError naming the 1-based column."""
-    from cutec.ir.layout.symbolic_parse import ExprParser
+    from cutec.layout.symbolic_parse import ExprParser
 
     return ExprParser(text, symbols or {}).parse()
 

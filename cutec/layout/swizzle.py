@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from cutec.ir.layout import coords as co
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.errors import DynamicValueError, LayoutError
-from cutec.ir.layout.inttuple import Coord, Integer
-from cutec.ir.layout.layout import Layout, slice_and_offset
+from cutec.layout import coords as co
+from cutec.layout import inttuple as it
+from cutec.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.inttuple import Coord, Integer
+from cutec.layout.layout import Layout, slice_and_offset
 
 
 @dataclass(frozen=True)
@@ -117,13 +117,13 @@ class ComposedLayout:
         return self.layout_a(self.offset + self.layout_b(c))
 
     def __str__(self) -> str:
-        from cutec.ir.layout.text import format_int_tuple
+        from cutec.layout.text import format_int_tuple
 
         return f"{self.layout_a} o {format_int_tuple(self.offset)} o {self.layout_b}"
 
     def to_text(self, static_marks: bool = True) -> str:
         """Print form, optionally without static marks."""
-        from cutec.ir.layout.text import format_int_tuple
+        from cutec.layout.text import format_int_tuple
 
         a = self.layout_a
         a_text = a.to_text(static_marks) if isinstance(a, Layout) else str(a)
@@ -145,7 +145,7 @@ def composed_slice_and_offset(coord: Coord, layout: ComposedLayout) -> tuple[Any
     between the pointer and the swizzle, and the result may decay to a plain layout.
     Otherwise slice B and fold its offset into the composed offset (the pointer stays)."""
     if isinstance(layout.layout_a, Swizzle):
-        from cutec.ir.layout.swizzle_slice import swizzle_slice_and_offset
+        from cutec.layout.swizzle_slice import swizzle_slice_and_offset
 
         return swizzle_slice_and_offset(coord, layout)
     sliced, offset = slice_and_offset(coord, layout.layout_b)
@@ -154,7 +154,7 @@ def composed_slice_and_offset(coord: Coord, layout: ComposedLayout) -> tuple[Any
 
 def compose_special(lhs: Any, rhs: Any) -> Any:
     """Composition where either side is a Swizzle or ComposedLayout, as CuTe defines it."""
-    from cutec.ir.layout.algebra import composition
+    from cutec.layout.algebra import composition
 
     if isinstance(lhs, ComposedLayout):
         return ComposedLayout(lhs.layout_a, lhs.offset, composition(lhs.layout_b, rhs))

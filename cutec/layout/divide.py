@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from cutec.ir.layout import coords as co
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.algebra import coalesce, complement, composition
-from cutec.ir.layout.errors import LayoutError
-from cutec.ir.layout.inttuple import Coord, Integer, IntTuple
-from cutec.ir.layout.layout import (
+from cutec.layout import coords as co
+from cutec.layout import inttuple as it
+from cutec.layout.algebra import coalesce, complement, composition
+from cutec.layout.errors import LayoutError
+from cutec.layout.inttuple import Coord, Integer, IntTuple
+from cutec.layout.layout import (
     Layout,
     LayoutLeft,
     append,
@@ -29,7 +29,7 @@ from cutec.ir.layout.layout import (
     slice_and_offset,
     zip_layout,
 )
-from cutec.ir.layout.swizzle import lifts_composed
+from cutec.layout.swizzle import lifts_composed
 
 # --------------------------------------------------------------------------- divide
 

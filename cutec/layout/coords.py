@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cutec.ir.layout.errors import LayoutError
-from cutec.ir.layout.inttuple import (
+from cutec.layout.errors import LayoutError
+from cutec.layout.inttuple import (
     Coord,
     Integer,
     IntTuple,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.errors import DynamicValueError, LayoutError
-from cutec.ir.layout.inttuple import Integer, IntTuple
-from cutec.ir.layout.layout import (
+from cutec.layout import inttuple as it
+from cutec.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.inttuple import Integer, IntTuple
+from cutec.layout.layout import (
     Layout,
     as_layout,
     by_tiler,
@@ -20,7 +20,7 @@ from cutec.ir.layout.layout import (
     make_layout,
     transform_layout,
 )
-from cutec.ir.layout.swizzle import ComposedLayout, lifts_composed, recast_composed
+from cutec.layout.swizzle import ComposedLayout, lifts_composed, recast_composed
 
 # --------------------------------------------------------------------------- coalesce
 
@@ -164,7 +164,7 @@ def _composition_impl(l_shape: Any, l_stride: Any, r_shape: Any, r_stride: Any) 
 
 def composition(lhs: Any, rhs: Any) -> Any:
     """R = lhs o rhs: R(c) = lhs(rhs(c)), compatible with rhs; a tuple rhs composes by mode."""
-    from cutec.ir.layout.swizzle import ComposedLayout, Swizzle, compose_special
+    from cutec.layout.swizzle import ComposedLayout, Swizzle, compose_special
 
     if isinstance(lhs, ComposedLayout | Swizzle) or isinstance(rhs, ComposedLayout | Swizzle):
         return compose_special(lhs, rhs)
@@ -240,7 +240,7 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
 
 def cosize_of(layout: Layout) -> Integer:
     """cosize, imported lazily to avoid a cycle."""
-    from cutec.ir.layout.layout import cosize
+    from cutec.layout.layout import cosize
 
     return cosize(layout)
 
@@ -272,7 +272,7 @@ def _prefix(shape: tuple) -> list:
 
 def _inverse_composed(layout: Any, inverse: Any) -> Any:
     # A swizzle is its own inverse; with offset _0 it is passed back to the left.
-    from cutec.ir.layout.swizzle import Swizzle, make_composed
+    from cutec.layout.swizzle import Swizzle, make_composed
 
     if isinstance(layout, Swizzle):
         return layout
@@ -424,7 +424,7 @@ def recast_layout(layout: Any, old_bits: int, new_bits: int) -> Any:
 
 def max_alignment(layout: Layout) -> Integer:
     """Largest N for which upcast<N>(layout) passes CuTe's static divisibility checks."""
-    from cutec.ir.layout.divide import logical_divide
+    from cutec.layout.divide import logical_divide
 
     flat = coalesce(layout)
     ss = it.transform_leaf(it.wrap(flat.shape), lambda s: s if it.is_static(s) else 1)

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from cutec.ir.layout.errors import LayoutError
-from cutec.ir.layout.symbolic import SymInt, smax, smin
-from cutec.ir.layout.symbolic import ceil_div as sym_ceil_div
+from cutec.layout.errors import LayoutError
+from cutec.layout.symbolic import SymInt, smax, smin
+from cutec.layout.symbolic import ceil_div as sym_ceil_div
 
 Integer: TypeAlias = "int | SymInt"
 IntTuple: TypeAlias = "Integer | tuple[IntTuple, ...]"
@@ -82,7 +82,7 @@ def _dynamic(result: Integer, kind: str, a: Integer, b: Integer) -> Integer:
     """
     if not isinstance(result, int):
         return result
-    from cutec.ir.layout.symbolic import opaque
+    from cutec.layout.symbolic import opaque
 
     return opaque(kind, a, b)
 

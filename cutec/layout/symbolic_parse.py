@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import NoReturn
 
-from cutec.ir.layout.errors import LayoutError
-from cutec.ir.layout.symbolic import _APPLY, _CALLS, Integer, sym
+from cutec.layout.errors import LayoutError
+from cutec.layout.symbolic import _APPLY, _CALLS, Integer, sym
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>//|[-+*%(),])|(?P<bad>\S))"

@@ -7,7 +7,7 @@ static (``int``) and dynamic (``SymInt``) leaves alike. ``None`` is CuTe's
 
 from __future__ import annotations
 
-from cutec.ir.layout.algebra import (
+from cutec.layout.algebra import (
     coalesce,
     coalesce_shape,
     complement,
@@ -24,8 +24,8 @@ from cutec.ir.layout.algebra import (
     right_inverse,
     upcast,
 )
-from cutec.ir.layout.coords import crd2crd, crd2idx, idx2crd
-from cutec.ir.layout.divide import (
+from cutec.layout.coords import crd2crd, crd2idx, idx2crd
+from cutec.layout.divide import (
     blocked_product,
     ceil_div_layout,
     flat_divide,
@@ -47,8 +47,8 @@ from cutec.ir.layout.divide import (
     zipped_divide,
     zipped_product,
 )
-from cutec.ir.layout.errors import DynamicValueError, LayoutError
-from cutec.ir.layout.inttuple import (
+from cutec.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.inttuple import (
     Coord,
     Integer,
     IntTuple,
@@ -68,7 +68,7 @@ from cutec.ir.layout.inttuple import (
     shape_div,
     weakly_congruent,
 )
-from cutec.ir.layout.layout import (
+from cutec.layout.layout import (
     Layout,
     LayoutLeft,
     LayoutRight,
@@ -97,22 +97,22 @@ from cutec.ir.layout.layout import (
     unflatten,
     zip_layout,
 )
-from cutec.ir.layout.swizzle import ComposedLayout, Swizzle, make_swizzle
-from cutec.ir.layout.text import (
+from cutec.layout.swizzle import ComposedLayout, Swizzle, make_swizzle
+from cutec.layout.text import (
     format_int_tuple,
     format_layout,
     parse_int_tuple,
     parse_layout,
     parse_value,
 )
-from cutec.ir.layout.tv import (
+from cutec.layout.tv import (
     make_layout_tv,
     tidfrg,
     tile2thrfrg,
     tv_partition,
     tv_partition_and_offset,
 )
-from cutec.ir.layout.visual import layout_svg, layout_table, print_layout, tv_layout_svg
+from cutec.layout.visual import layout_svg, layout_table, print_layout, tv_layout_svg
 
 __all__ = [
     "ComposedLayout",

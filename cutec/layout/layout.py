@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cutec.ir.layout import coords as co
-from cutec.ir.layout import inttuple as it
-from cutec.ir.layout.errors import LayoutError
-from cutec.ir.layout.inttuple import Coord, Integer, IntTuple
+from cutec.layout import coords as co
+from cutec.layout import inttuple as it
+from cutec.layout.errors import LayoutError
+from cutec.layout.inttuple import Coord, Integer, IntTuple
 
 
 def _normalise(t: Any) -> IntTuple:
@@ -51,7 +51,7 @@ class Layout:
         return co.crd2idx(c, self.shape, self.stride)
 
     def __str__(self) -> str:
-        from cutec.ir.layout.text import format_layout
+        from cutec.layout.text import format_layout
 
         return format_layout(self)
 
@@ -60,7 +60,7 @@ class Layout:
 
     def to_text(self, static_marks: bool = True) -> str:
         """CuTe's print form ``(_4,_8):(_1,_4)``, or pycute's ``(4,8):(1,4)`` without marks."""
-        from cutec.ir.layout.text import format_layout
+        from cutec.layout.text import format_layout
 
         return format_layout(self, static_marks=static_marks)
 
@@ -86,19 +86,19 @@ class Layout:
 
     def compose(self, *other: Any) -> Any:
         """composition(self, other) (several arguments form a by-mode tiler)."""
-        from cutec.ir.layout.algebra import composition
+        from cutec.layout.algebra import composition
 
         return composition(self, other[0] if len(other) == 1 else tuple(other))
 
     def with_shape(self, *shape: Any) -> Any:
         """composition(self, make_layout(shape)): reshape the domain."""
-        from cutec.ir.layout.algebra import composition
+        from cutec.layout.algebra import composition
 
         return composition(self, Layout(shape[0] if len(shape) == 1 else tuple(shape)))
 
     def tile(self, *tiler: Any) -> Layout:
         """tiled_divide(self, tiler)."""
-        from cutec.ir.layout.divide import tiled_divide
+        from cutec.layout.divide import tiled_divide
 
         return tiled_divide(self, tiler[0] if len(tiler) == 1 else tuple(tiler))
 
@@ -268,7 +268,7 @@ def dice_layout(coord: Coord, layout: Layout) -> Layout:
 def slice_and_offset(coord: Coord, layout: Layout) -> tuple[Layout, Integer]:
     """(slice(coord, layout), crd2idx(coord with '_' as 0, layout))."""
     if not isinstance(layout, Layout):  # a ComposedLayout: CuTe's overloads (swizzle.py)
-        from cutec.ir.layout.swizzle import composed_slice_and_offset
+        from cutec.layout.swizzle import composed_slice_and_offset
 
         return composed_slice_and_offset(coord, layout)
     offset = _crd2idx_partial(coord, layout.shape, layout.stride)

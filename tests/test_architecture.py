@@ -1,0 +1,233 @@
+"""The package rules of docs/architecture.md, checked on the import graph of cutec/.
+
+Dependencies run one way: a package imports only packages of a lower layer
+(the table below mirrors the diagram in docs/architecture.md). Inside a package
+the module-level imports form no cycle, and an import written inside a function
+carries a comment saying why (start-up time, or a cycle it breaks).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "cutec"
+
+# Layer of each top-level unit of cutec (a package, or a module directly under
+# cutec/). A unit may import units of a strictly lower layer and itself.
+LAYERS: dict[str, int] = {
+    "diagnostics": 0,
+    "target": 0,
+    "dtypes": 0,
+    "layout": 1,
+    "atoms": 2,
+    "ir": 3,
+    "frontend": 4,
+    "passes": 4,
+    "ptx": 5,
+    "cpu": 5,
+    "driver": 6,
+    "runtime": 7,
+    "commands": 8,
+    "cli": 9,
+    "__init__": 10,
+}
+# Units of layer 0 may import each other only along these edges.
+BASE_EDGES = {("target", "dtypes")}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # dotted module name
+    imported: str  # dotted module name (a module of cutec)
+    line: int
+    in_function: bool
+    commented: bool
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    mods = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        mods[".".join(parts)] = path
+    return mods
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
+
+
+def _targets(
+    modules: dict[str, Path], module: str, path: Path, node: ast.Import | ast.ImportFrom
+) -> list[str]:
+    """The cutec modules an import statement loads (deepest existing module per name)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        if node.level:
+            base = module.split(".")
+            if path.name != "__init__.py":
+                base = base[:-1]
+            base = base[: len(base) - node.level + 1]
+            prefix = ".".join(base + ([node.module] if node.module else []))
+        else:
+            prefix = node.module or ""
+        names = [
+            f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in modules else prefix for a in node.names
+        ]
+    found = []
+    for name in names:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name.startswith("cutec") and name:
+            found.append(name)
+    return sorted(set(found))
+
+
+def collect(root: Path) -> list[Import]:
+    """Every import of a cutec module by a module under `root`."""
+    modules = _modules(root)
+    out: list[Import] = []
+    for module, path in modules.items():
+        source = path.read_text()
+        lines = source.splitlines()
+        tree = ast.parse(source)
+
+        def commented(lineno: int, lines: list[str] = lines) -> bool:
+            here = lines[lineno - 1]
+            above = lines[lineno - 2].strip() if lineno >= 2 else ""
+            return "#" in here or above.startswith("#")
+
+        def visit(node: ast.AST, in_function: bool, module=module, path=path) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and _is_type_checking(child):
+                    continue  # annotations only: no run-time dependency
+                if isinstance(child, ast.Import | ast.ImportFrom):
+                    for target in _targets(modules, module, path, child):
+                        out.append(
+                            Import(
+                                module, target, child.lineno, in_function, commented(child.lineno)
+                            )
+                        )
+                inner = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                visit(child, inner)
+
+        visit(tree, False)
+    return out
+
+
+IMPORTS = collect(ROOT)
+MODULES = _modules(ROOT)
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layering_violations(imports: list[Import]) -> list[str]:
+    bad = []
+    for imp in imports:
+        a, b = unit(imp.importer), unit(imp.imported)
+        if a == b or imp.imported == "cutec":
+            continue
+        ok = LAYERS[b] < LAYERS[a] or (LAYERS[a] == LAYERS[b] == 0 and (a, b) in BASE_EDGES)
+        if not ok:
+            bad.append(f"{imp.importer}:{imp.line} imports {imp.imported} ({a} -> {b})")
+    return bad
+
+
+def module_cycles(imports: list[Import]) -> list[list[str]]:
+    """Cycles among the module-level imports (function-level ones run later)."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        if not imp.in_function and imp.imported != imp.importer:
+            graph.setdefault(imp.importer, set()).add(imp.imported)
+    state: dict[str, int] = {}  # 1: on the DFS stack, 2: done
+    cycles: list[list[str]] = []
+
+    def dfs(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                dfs(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            dfs(node, [])
+    return cycles
+
+
+def unexplained_inner_imports(imports: list[Import]) -> list[str]:
+    return [
+        f"{i.importer}:{i.line} imports {i.imported} inside a function without a comment"
+        for i in imports
+        if i.in_function and not i.commented
+    ]
+
+
+def test_every_unit_has_a_layer() -> None:
+    missing = sorted({unit(m) for m in MODULES} - LAYERS.keys())
+    assert not missing, f"add these to LAYERS and docs/architecture.md: {missing}"
+
+
+def test_imports_go_down_the_layers() -> None:
+    bad = layering_violations(IMPORTS)
+    assert not bad, "imports against the layering:\n" + "\n".join(bad)
+
+
+def test_layout_is_a_library_on_its_own() -> None:
+    bad = [
+        f"{i.importer}:{i.line} imports {i.imported}"
+        for i in IMPORTS
+        if unit(i.importer) == "layout" and unit(i.imported) != "layout"
+    ]
+    assert not bad
+
+
+def test_no_module_level_import_cycle() -> None:
+    cycles = module_cycles(IMPORTS)
+    assert not cycles, "module-level import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 8: inner imports being hoisted or explained")
+def test_imports_inside_functions_say_why() -> None:
+    bad = unexplained_inner_imports(IMPORTS)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_checks_catch_planted_mistakes(tmp_path: Path) -> None:
+    pkg = tmp_path / "cutec"
+    for d in ("ir", "passes", "layout"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    # The IR importing a pass, and the layout package importing the IR.
+    (pkg / "ir" / "core.py").write_text("from cutec.passes.manager import PassManager\n")
+    (pkg / "passes" / "manager.py").write_text("from cutec.ir import core\n")
+    (pkg / "layout" / "a.py").write_text(
+        "from cutec.layout import b\n\n\ndef f():\n    from cutec.ir import core\n"
+    )
+    (pkg / "layout" / "b.py").write_text("from cutec.layout.a import f\n")
+    imports = collect(pkg)
+    assert layering_violations(imports) == [
+        "cutec.ir.core:1 imports cutec.passes.manager (ir -> passes)",
+        "cutec.layout.a:5 imports cutec.ir.core (layout -> ir)",
+    ]
+    assert ["cutec.layout.a", "cutec.layout.b", "cutec.layout.a"] in module_cycles(imports)
+    assert unexplained_inner_imports(imports) == [
+        "cutec.layout.a:5 imports cutec.ir.core inside a function without a comment"
+    ]
