@@ -7,7 +7,8 @@ Sections:
 * ``compile`` — wall time to parse each example (lark LALR → AST), to build
   it to verified cute-dialect IR, and to run the default pipeline, median of
   repeated runs in one process after a warm-up (the first parse of a process
-  also builds lark's tables; that cold time is reported separately).
+  also builds lark's tables; that cold time is reported separately). The
+  in-process memo caches of layout inference are cleared before each run.
 
 GPU sections (cutec kernels against cuBLAS and Triton, as ratios measured in
 one run) join when kernels run on the GPU. Numbers measured with this script
@@ -29,8 +30,11 @@ sys.path.insert(0, str(ROOT))
 
 
 def _median_ms(fn: Callable[[], object], repeat: int) -> float:
+    from cutec.ir.dialects.cute import clear_caches
+
     times = []
     for _ in range(repeat):
+        clear_caches()  # each run pays for its own layout inference, as a fresh compile does
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)

@@ -1,18 +1,17 @@
-"""``cutec compile FILE``: compile a kernel.
+"""``cutec compile FILE``: compile a kernel through the driver's stages.
 
 A ``.cute`` file goes through the frontend: ``--emit=ast`` prints its syntax
 tree, ``--emit=cute`` the built and verified cute-dialect IR after the pass
-pipeline. ``-D NAME=VALUE`` sets a
-compile-time parameter, ``--kernel NAME`` builds one kernel. Textual IR
-(``.mlir``) runs through the pipeline and prints the resulting IR. The
-pipeline is canonicalize,cse unless ``--passes`` names another (``--passes ''``
-runs none).
+pipeline (the default today; thread, ptx and cubin come with the lowering).
+``-D NAME=VALUE`` sets a compile-time parameter, ``--kernel NAME`` builds one
+kernel. Textual IR (``.mlir``) runs through the pipeline and prints the
+resulting IR. The pipeline is canonicalize,cse unless ``--passes`` names
+another (``--passes ''`` runs none).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 
 from cutec.commands.common import (
     add_pass_manager_flags,
@@ -21,12 +20,7 @@ from cutec.commands.common import (
     write_output,
 )
 from cutec.diagnostics import CompileError
-from cutec.ir.parser import parse_module
-from cutec.ir.printer import print_op
-from cutec.ir.verifier import verify
-from cutec.passes import PASSES, PassManager, parse_pipeline
-
-DEFAULT_PIPELINE = "canonicalize,cse"
+from cutec.driver import DEFAULT_PIPELINE, Options, Source, Stage, compile
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -46,10 +40,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--emit",
-        choices=("ast", "cute", "ir"),
+        choices=(*(s.name.lower() for s in Stage), "ir"),
         default=None,
-        help="what to write: the .cute AST, or the IR (cute: after the frontend and the "
-        "pipeline; ir: the same, and the only choice for .mlir input)",
+        help="the last stage to run and print: ast (the .cute syntax tree), cute (the IR "
+        "after the frontend and the pipeline; 'ir' says the same), thread, ptx, cubin",
     )
     p.add_argument(
         "-D",
@@ -77,39 +71,15 @@ def _defines(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _pipeline(args: argparse.Namespace) -> str:
-    return DEFAULT_PIPELINE if args.passes is None else args.passes
-
-
 def run(args: argparse.Namespace) -> int:
     text, file = read_source(args.file)
-    if args.file.endswith(".cute"):
-        return _run_cute(args, text, file)
-    if args.emit == "ast" or args.defines or args.kernel:
-        raise CompileError(f"{file}: --emit=ast, -D and --kernel apply to .cute input only")
-    passes = parse_pipeline(_pipeline(args), PASSES)
-    module = parse_module(text, file)
-    verify(module)
-    PassManager(passes, instrumentation_from(args)).run(module)
-    write_output(args.output, print_op(module))
-    return 0
-
-
-def _run_cute(args: argparse.Namespace, text: str, file: str) -> int:
-    from cutec.frontend.parser import parse_source
-
-    defines = _defines(args.defines)
-    if args.emit == "ast":
-        from cutec.frontend.emit_ast import format_ast
-
-        write_output(args.output, format_ast(parse_source(text, file)))
-        return 0
-    from cutec.frontend import compile_source
-
-    manager = PassManager(parse_pipeline(_pipeline(args), PASSES), instrumentation_from(args))
-    start = time.perf_counter()
-    module = compile_source(text, file, defines, args.kernel)
-    manager.timings.append(("frontend", time.perf_counter() - start))  # in --timing's table
-    manager.run(module)
-    write_output(args.output, print_op(module))
+    source = Source(text, file, "cute" if args.file.endswith(".cute") else "mlir")
+    emit = Stage.CUTE if args.emit in (None, "ir") else Stage.named(args.emit)
+    options = Options(
+        defines=_defines(args.defines),
+        kernel=args.kernel,
+        pipeline=args.passes,
+        instrumentation=instrumentation_from(args),
+    )
+    write_output(args.output, compile(source, emit, options).text)
     return 0

@@ -10,10 +10,9 @@ from cutec.commands.common import (
     read_source,
     write_output,
 )
-from cutec.ir.parser import parse_module
+from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.printer import print_op
-from cutec.ir.verifier import verify
-from cutec.passes import PASSES, PassManager, parse_pipeline
+from cutec.passes import PASSES
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -40,11 +39,10 @@ def run(args: argparse.Namespace) -> int:
         for name, cls in PASSES.items():
             print(f"{name:<16}{cls.summary}")
         return 0
-    passes = parse_pipeline(args.passes, PASSES) if args.passes else []
     text, file = read_source(args.file)
-    module = parse_module(text, file)
-    verify(module)
-    PassManager(passes, instrumentation_from(args)).run(module)
+    options = Options(pipeline=args.passes, instrumentation=instrumentation_from(args))
+    module = compile(Source(text, file, "mlir"), Stage.CUTE, options).module
+    assert module is not None
     write_output(
         args.output, print_op(module, print_locations=not args.no_loc, generic=args.generic)
     )

@@ -29,7 +29,6 @@ from cutec.ir import types as T
 from cutec.ir.dialects import arith, thread
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import TupleAttr
-from cutec.ir.dialects.cute_infer import slice_view
 from cutec.layout import (
     ComposedLayout,
     Layout,
@@ -296,18 +295,14 @@ class CallMixin(_Base):
                     node,
                 )
             coord, operands = self.coord_attr(idx, node.indices)
-            with algebra_errors(node):
-                try:
-                    layout = slice_view(t.layout, self.zero_coord(idx))
-                except ValueError:  # a coordinate the shape's nesting does not take
-                    raise error(
-                        f"the coordinate {fmt_tuple(tuple(idx))} does not match the modes "
-                        f"of the tensor's shape {fmt_tuple(t.layout.shape)}",
-                        node,
-                    ) from None
-            return self.view(
-                C.SliceOp(t.value, operands, self.tensor_type(t, layout), coord), t, layout, node
-            )
+            try:
+                return self.build_view(C.SliceOp, t, operands, {"coord": coord}, node)
+            except ValueError:  # a coordinate the shape's nesting does not take
+                raise error(
+                    f"the coordinate {fmt_tuple(tuple(idx))} does not match the modes "
+                    f"of the tensor's shape {fmt_tuple(t.layout.shape)}",
+                    node,
+                ) from None
         if len(idx) == 1 and t.coord_rank:
             return self.coord_element(t, idx[0], node.indices[0])
         if len(idx) == 1:

@@ -26,11 +26,12 @@ from cutec.frontend.static_eval import (
     leaves,
 )
 from cutec.ir import types as T
+from cutec.ir.attributes import StringAttr
 from cutec.ir.dialects import arith
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_coord import identity_layout
-from cutec.ir.dialects.cute_infer import divide, local_partition, local_tile, spec_of
+from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.cute_types import DYN
 from cutec.layout import ComposedLayout, Layout, X, cosize, size
 from cutec.layout.symbolic import SymInt, is_static
@@ -73,6 +74,32 @@ class TensorMixin(_Base):
         self.checked_layout(layout, node)
         self.emit(op, node)
         return S.Tensor(op.result, layout, src.element, src.space, src.coord_rank)
+
+    def build_view(
+        self,
+        op_class: Any,
+        src: S.Tensor,
+        operands: list[Any],
+        attributes: dict[str, Any],
+        node: ast.Node,
+        what: str = "",
+        atom: Any = None,
+    ) -> S.Tensor:
+        """Emit a view op of `src`; its layout comes from the op's own `infer_layout`.
+
+        `operands` follow the source tensor (and the tiled `atom` value, for
+        partition and retile), as the op's IR form lists them.
+        """
+        atom_type = atom.type if atom is not None else None
+        with algebra_errors(node, what):
+            layout = op_class.inferred_layout(src.layout, attributes, atom_type)
+        head = [src.value] if atom is None else [src.value, atom]
+        op = op_class.create(
+            operands=[*head, *operands],
+            result_types=[self.tensor_type(src, layout)],
+            attributes=attributes,
+        )
+        return self.view(op, src, layout, node)
 
     def zero_coord(self, c: Any) -> Any:
         """A coordinate for the algebra: run-time parts are 0 (they move the base only)."""
@@ -217,17 +244,10 @@ class TensorMixin(_Base):
                 node,
             )
         coord_attr, operands = self.coord_attr(coord, node.args[2])  # checks its leaves
-        with algebra_errors(node, "local_tile"):
-            layout = local_tile(t.layout, tiler, self.zero_coord(coord), step)
-        op = C.LocalTileOp(
-            t.value,
-            operands,
-            self.tensor_type(t, layout),
-            TupleAttr(tiler),
-            coord_attr,
-            TupleAttr(step) if step is not None else None,
-        )
-        return self.view(op, t, layout, node)
+        attrs = {"tiler": TupleAttr(tiler), "coord": coord_attr}
+        if step is not None:
+            attrs["proj"] = TupleAttr(step)
+        return self.build_view(C.LocalTileOp, t, operands, attrs, node, "local_tile")
 
     def b_local_partition(
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
@@ -254,17 +274,11 @@ class TensorMixin(_Base):
                 f"rank-{t.layout.rank} tensor {t.layout}",
                 node,
             )
-        with algebra_errors(node, "local_partition"):
-            layout = local_partition(t.layout, thr, 0, step)
         tid_v = self.as_runtime(tid, node.args[2], T.index).value
-        op = C.LocalPartitionOp(
-            t.value,
-            tid_v,
-            self.tensor_type(t, layout),
-            LayoutAttr.of(thr),
-            TupleAttr(step) if step is not None else None,
-        )
-        return self.view(op, t, layout, node)
+        attrs: dict[str, Any] = {"thr_layout": LayoutAttr.of(thr)}
+        if step is not None:
+            attrs["proj"] = TupleAttr(step)
+        return self.build_view(C.LocalPartitionOp, t, [tid_v], attrs, node, "local_partition")
 
     def b_make_tensor_like(
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
@@ -461,11 +475,8 @@ class TensorMixin(_Base):
                 f"{t.layout.rank} tensor {t.layout}",
                 node,
             )
-        kind = name.removesuffix("_divide")
-        with algebra_errors(node, name):
-            layout = divide(t.layout, kind, tiler)
-        op = C.DivideOp(t.value, self.tensor_type(t, layout), kind, TupleAttr(tiler))
-        return self.view(op, t, layout, node)
+        attrs = {"kind": StringAttr(name.removesuffix("_divide")), "tiler": TupleAttr(tiler)}
+        return self.build_view(C.DivideOp, t, [], attrs, node, name)
 
     def b_make_identity_tensor(
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call

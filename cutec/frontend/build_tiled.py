@@ -36,16 +36,16 @@ from cutec.atoms.tiled_copy import (
     make_tiled_copy_A,
     make_tiled_copy_B,
     make_tiled_copy_C,
-    make_tiled_copy_tv,
 )
 from cutec.atoms.tiled_mma import TiledMMA as LibTiledMMA
-from cutec.atoms.tiled_mma import make_fragment_like, make_tiled_mma
+from cutec.atoms.tiled_mma import make_fragment_like
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.static_eval import algebra_errors, bits_of, describe, error
 from cutec.ir import types as T
+from cutec.ir.attributes import StringAttr
 from cutec.ir.dialects import cute as C
-from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
+from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType, auto_copy_record
 from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.layout import ComposedLayout, Layout, make_layout_tv, size
@@ -77,49 +77,14 @@ def num_threads(obj: S.TiledCopy | S.TiledMma) -> int:
 # --------------------------------------------------------------------------- library objects
 
 
-def _auto_copy_record(values: int, bits: int) -> Any:
-    """The placeholder of an auto copy atom: one thread moving `values` elements at once."""
-    from cutec.atoms.copy import copy_atom
-
-    whole = Layout((1, values * bits), (0, 1))
-    return replace(
-        copy_atom("UniversalCopy<uint8_t>"),
-        name=AUTO,
-        src_layout=whole,
-        dst_layout=whole,
-        ref_layout=whole,
-    )
-
-
 def lib_copy(tc: S.TiledCopy) -> LibTiledCopy:
     """The atom library's TiledCopy of a typed tiled copy value."""
-    layout_tv = tc.type.layout_tv.with_values(())
-    bits = bits_of(tc.type.element)
-    record = tc.record or _auto_copy_record(int(size(layout_tv, 1)), bits)
-    return make_tiled_copy_tv(make_copy_atom(record, bits), layout_tv, tc.type.tiler)
-
-
-def _auto_mma_record(t: TiledMmaType) -> Any:
-    from cutec.atoms.mma import mma_atoms
-
-    universal = mma_atoms()["UniversalFMA_F32F32F32F32"]
-    return replace(
-        universal,
-        name=AUTO,
-        d_type=dtype_name(t.d_type),
-        a_type=dtype_name(t.a_type),
-        b_type=dtype_name(t.b_type),
-        c_type=dtype_name(t.c_type),
-    )
+    return tc.type.library()
 
 
 def lib_mma(m: S.TiledMma) -> LibTiledMMA:
     """The atom library's TiledMMA of a tiled MMA value (auto: the universal placeholder)."""
-    record = m.record or _auto_mma_record(m.type)
-    perm = m.type.permutation
-    return make_tiled_mma(
-        record, m.type.atom_layout.with_values(()), tuple(perm) if perm is not None else None
-    )
+    return m.type.library()
 
 
 # --------------------------------------------------------------------------- construction
@@ -337,7 +302,7 @@ def _tiled_copy_of_mma(which: str) -> Any:
         bits = bits_of(element)
         with algebra_errors(node, name):
             values = int(size(lib.get_layout_TV(which), 1))  # type: ignore[arg-type]
-            record = atom.record if atom.kind == "copy" else _auto_copy_record(values, bits)
+            record = atom.record if atom.kind == "copy" else auto_copy_record(values, bits)
             tiled = make(make_copy_atom(record, bits), lib)
         t = TiledCopyType(
             atom.name if atom.kind == "copy" else AUTO,
@@ -372,13 +337,6 @@ TILED_BUILTINS = {
 
 
 # --------------------------------------------------------------------------- methods
-
-
-def _lift(fn: Any, layout: Any) -> Any:
-    """Apply a view to B of a swizzled layout Sw o off o B (as CuTe's composition does)."""
-    if isinstance(layout, ComposedLayout):
-        return ComposedLayout(layout.layout_a, layout.offset, fn(layout.layout_b))
-    return fn(layout)
 
 
 _COPY_METHODS = ("partition_S", "partition_D", "retile_S", "retile_D")
@@ -450,20 +408,12 @@ def _copy_method(
                 f"holds {t.element}",
                 node,
             )
-    lib = lib_copy(tiled)
     which = name[-1]
-    with algebra_errors(node, name):
-        if name.startswith("retile"):
-            layout = _lift(lib.retile, t.layout)
-        else:
-            thr = lib.get_slice(0)
-            layout = _lift(thr.partition_S if which == "S" else thr.partition_D, t.layout)
+    attrs = {"operand": StringAttr(which)}
     if name.startswith("retile"):
-        op: Any = C.RetileOp(t.value, tiled.value, kb.tensor_type(t, layout), which)
-    else:
-        tid = kb.as_runtime(obj.tid, node, T.index).value
-        op = C.PartitionOp(tiled.value, t.value, tid, kb.tensor_type(t, layout), which)
-    return kb.view(op, t, layout, node)
+        return kb.build_view(C.RetileOp, t, [], attrs, node, name, atom=tiled.value)
+    tid = kb.as_runtime(obj.tid, node, T.index).value
+    return kb.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
 
 
 def _mma_method(
@@ -478,14 +428,9 @@ def _mma_method(
         )
     if name.startswith("make_fragment"):
         return make_fragment(kb, mma, which, t, node)
-    with algebra_errors(node, name):
-        layout = _lift(
-            lambda x: lib_mma(mma).get_slice(0).partition(which, x),  # type: ignore[arg-type]
-            t.layout,
-        )
     tid = kb.as_runtime(obj.tid, node, T.index).value
-    op = C.PartitionOp(mma.value, t.value, tid, kb.tensor_type(t, layout), which)
-    part = kb.view(op, t, layout, node)
+    attrs = {"operand": StringAttr(which)}
+    part = kb.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=mma.value)
     if name.startswith("partition_fragment"):
         return make_fragment(kb, mma, which, part, node)
     return part

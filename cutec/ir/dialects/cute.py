@@ -48,7 +48,12 @@ Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
 from __future__ import annotations
 
 from cutec.ir.dialect import Dialect
-from cutec.ir.dialects.cute_atom_types import CUTE_ATOM_TYPES, TiledCopyType, TiledMmaType
+from cutec.ir.dialects.cute_atom_types import (
+    CUTE_ATOM_TYPES,
+    TiledCopyType,
+    TiledMmaType,
+    clear_library_caches,
+)
 from cutec.ir.dialects.cute_attrs import CUTE_ATTRIBUTES, LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
@@ -87,6 +92,7 @@ from cutec.ir.dialects.cute_tensor import (
     RetileOp,
     SizeOp,
     SliceOp,
+    clear_view_cache,
 )
 from cutec.ir.dialects.cute_types import CUTE_TYPES, LayoutSpec, LayoutType, TensorType
 
@@ -165,3 +171,10 @@ DIALECT = Dialect(
     types=(*CUTE_TYPES, *CUTE_ATOM_TYPES, *CUTE_COORD_TYPES),
     attributes=CUTE_ATTRIBUTES,
 )
+
+
+def clear_caches() -> None:
+    """Forget the memoised layout inference and atom-library objects (benchmarks time
+    a compile from cold with this)."""
+    clear_view_cache()
+    clear_library_caches()

@@ -19,13 +19,19 @@ types, the layout of atoms over (M, N, K) and an optional permutation tile.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cutec.atoms.copy import CopyAtom, copy_atom
+from cutec.atoms.mma import mma_atoms
+from cutec.atoms.tiled_copy import TiledCopy, make_copy_atom, make_tiled_copy_tv
+from cutec.atoms.tiled_mma import TiledMMA, make_tiled_mma
 from cutec.ir.dialects.cute_attrs import format_tuple, parse_tuple
 from cutec.ir.dialects.cute_types import LayoutSpec
 from cutec.ir.lexer import Tok
 from cutec.ir.types import DialectType, Type
+from cutec.layout import Layout, size
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser
@@ -98,6 +104,10 @@ class TiledCopyType(DialectType):
         tiler = parse_tuple(fields[1])
         return cls(atom, element, LayoutSpec.parse(fields[0]), tiler)
 
+    def library(self) -> TiledCopy:
+        """The atom library's TiledCopy this type describes (an auto atom: a placeholder)."""
+        return _tiled_copy(self)
+
 
 @dataclass(frozen=True)
 class TiledMmaType(DialectType):
@@ -136,6 +146,78 @@ class TiledMmaType(DialectType):
         perm = parse_tuple(fields[1]) if len(fields) == 2 else None
         d, a, b, c = types
         return cls(atom, d, a, b, c, LayoutSpec.parse(fields[0]), perm)
+
+    def library(self) -> TiledMMA:
+        """The atom library's TiledMMA this type describes (an auto atom: a placeholder)."""
+        return _tiled_mma(self)
+
+
+# Bits of an element type as CuTe's sizeof_bits counts them, and the atom
+# library's names of the element types whose IR names differ.
+_BITS = {"i1": 8, "f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64}
+_BITS |= {"f8E4M3FN": 8, "f8E5M2": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+_ATOM_DTYPE = {"i8": "s8", "i32": "s32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+
+
+def element_bits(t: Type) -> int:
+    """CuTe's sizeof_bits of an element type (a bool is stored in a byte)."""
+    return _BITS[str(t)]
+
+
+def atom_dtype(t: Type) -> str:
+    """The atom library's name of an element type (f32, tf32, s8, e4m3, ...)."""
+    return _ATOM_DTYPE.get(str(t), str(t))
+
+
+# The library objects are pure functions of the (frozen, hashable) types.
+@functools.cache
+def _tiled_copy(t: TiledCopyType) -> TiledCopy:
+    layout_tv = t.layout_tv.with_values(())
+    bits = element_bits(t.element)
+    if t.atom == AUTO:
+        record = auto_copy_record(int(size(layout_tv, 1)), bits)
+    else:
+        record = copy_atom(t.atom)
+    return make_tiled_copy_tv(make_copy_atom(record, bits), layout_tv, t.tiler)
+
+
+def clear_library_caches() -> None:
+    _tiled_copy.cache_clear()
+    _tiled_mma.cache_clear()
+
+
+def auto_copy_record(values: int, bits: int) -> CopyAtom:
+    """The placeholder of an auto copy atom: one thread moving `values` elements at once.
+
+    select-atoms replaces it; until then it lets the algebra partition with the
+    value count the TV layout gives.
+    """
+    whole = Layout((1, values * bits), (0, 1))
+    return replace(
+        copy_atom("UniversalCopy<uint8_t>"),
+        name=AUTO,
+        src_layout=whole,
+        dst_layout=whole,
+        ref_layout=whole,
+    )
+
+
+@functools.cache
+def _tiled_mma(t: TiledMmaType) -> TiledMMA:
+    if t.atom == AUTO:
+        # The universal FMA with this type's element types stands in until select-atoms.
+        record = replace(
+            mma_atoms()["UniversalFMA_F32F32F32F32"],
+            name=AUTO,
+            d_type=atom_dtype(t.d_type),
+            a_type=atom_dtype(t.a_type),
+            b_type=atom_dtype(t.b_type),
+            c_type=atom_dtype(t.c_type),
+        )
+    else:
+        record = mma_atoms()[t.atom]
+    perm = tuple(t.permutation) if t.permutation is not None else None
+    return make_tiled_mma(record, t.atom_layout.with_values(()), perm)
 
 
 CUTE_ATOM_TYPES: tuple[type[DialectType], ...] = (TiledCopyType, TiledMmaType)

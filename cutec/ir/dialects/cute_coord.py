@@ -42,6 +42,7 @@ from cutec.ir.types import DialectType, IndexType, i64
 from cutec.layout import Layout
 
 if TYPE_CHECKING:
+    from cutec.ir.layout_of import LayoutAnalysis
     from cutec.ir.parser import Parser
 
 COORD_RADIX = 2**32
@@ -161,6 +162,14 @@ class MakeIdentityTensorOp(CuteOp):
                 f"an identity tensor of rank {t.rank} has strides "
                 f"{_fmt_stride(want)}, not {_fmt_stride(have)}"
             )
+
+    def result_layout(self, la: LayoutAnalysis) -> Layout:
+        """The identity layout over the extents the operands hold."""
+        t = self.results[0].type
+        assert isinstance(t, CoordTensorType)
+        layout = t.spec.with_values([la.integer_of(v) for v in self.operands])
+        assert isinstance(layout, Layout)
+        return layout
 
 
 class LoadCoordOp(CuteOp):

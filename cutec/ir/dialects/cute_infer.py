@@ -1,27 +1,24 @@
-"""Result layouts of the cute view ops, from the layout algebra.
+"""The layout algebra as the cute view ops use it, swizzled layouts included.
 
-One function per op computes the view's layout from the source layout (static
-or symbolic) and the op's static parameters; the frontend builder calls them
-with SymInt leaves and the kernel's facts, the verifier calls `infer_view`
-to recompute a result type whose source is fully static. Run-time coordinates
-only move a view's base, so they enter the algebra as 0 where the layout alone
-is wanted.
+CuTe's views of a tensor whose layout is ``Sw o off o B`` act on B and keep the
+swizzle outside; these functions do that for local_tile, local_partition,
+slices and divides. The view ops' `infer_layout` methods (cute_tensor.py) call
+them; run-time coordinates enter as 0, since they move a view's base only.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec
-from cutec.layout import ComposedLayout, Layout, LayoutError
+from cutec.layout import ComposedLayout, Layout
+from cutec.layout import divide as LD
 from cutec.layout import local_partition as _local_partition
 from cutec.layout import local_tile as _local_tile
 from cutec.layout.layout import slice_layout as _slice_layout
 from cutec.layout.swizzle import composed_slice_and_offset
 from cutec.layout.symbolic import is_static
-
-if TYPE_CHECKING:
-    from cutec.ir.dialects.cute_base import CuteOp
 
 AnyLayout = Layout | ComposedLayout
 
@@ -63,8 +60,6 @@ def slice_view(layout: AnyLayout, coord: Any) -> AnyLayout:
 
 def divide(layout: AnyLayout, kind: str, tiler: Any) -> AnyLayout:
     """CuTe's {logical,zipped,tiled,flat}_divide(layout, tiler); a swizzle stays outside."""
-    from cutec.layout import divide as LD
-
     fn = {
         "logical": LD.logical_divide,
         "zipped": LD.zipped_divide,
@@ -76,50 +71,15 @@ def divide(layout: AnyLayout, kind: str, tiler: Any) -> AnyLayout:
     return fn(layout, tiler)
 
 
-def _zero_dynamic(t: Any) -> Any:
+def zero_dynamic(t: Any) -> Any:
+    """A coordinate for the algebra: its run-time (``?``) leaves are 0."""
     if isinstance(t, tuple):
-        return tuple(_zero_dynamic(x) for x in t)
+        return tuple(zero_dynamic(x) for x in t)
     return 0 if t is DYN else t
 
 
-def infer_view(op: CuteOp) -> LayoutSpec | None:
-    """The result layout a view op must have, when its source layout is static.
-
-    None when the source has dynamic leaves (their facts are the builder's) or
-    when the op's inference needs the atom library (partition, retile).
-    """
-    from cutec.ir.dialects.cute_coord import CoordTensorType
-    from cutec.ir.dialects.cute_tensor import DivideOp, LocalPartitionOp, LocalTileOp, SliceOp
-    from cutec.ir.dialects.cute_types import TensorType
-
-    src = op.operands[0].type
-    if not isinstance(src, TensorType | CoordTensorType) or src.spec.dynamic_count:
-        return None
-    layout = src.spec.with_values(())
-    try:
-        if isinstance(op, LocalTileOp):
-            tiler, coord = op.attributes["tiler"], op.attributes["coord"]
-            proj = op.attributes.get("proj")
-            result = local_tile(
-                layout,
-                tiler.value,
-                _zero_dynamic(coord.value),  # type: ignore[attr-defined]
-                proj.value if proj is not None else None,
-            )  # type: ignore[attr-defined]
-        elif isinstance(op, LocalPartitionOp):
-            proj = op.attributes.get("proj")
-            thr = op.attributes["thr_layout"].layout  # type: ignore[attr-defined]
-            result = local_partition(layout, thr, 0, proj.value if proj is not None else None)  # type: ignore[attr-defined]
-        elif isinstance(op, DivideOp):
-            result = divide(
-                layout,
-                op.attributes["kind"].value,  # type: ignore[attr-defined]
-                op.attributes["tiler"].value,
-            )  # type: ignore[attr-defined]
-        elif isinstance(op, SliceOp):
-            result = slice_view(layout, _zero_dynamic(op.attributes["coord"].value))  # type: ignore[attr-defined]
-        else:
-            return None
-    except (LayoutError, ValueError) as e:
-        raise op.error(f"cannot compute the result layout: {e}") from None
-    return spec_of(result)
+def lift_view(fn: Callable[[Layout], AnyLayout], layout: AnyLayout) -> AnyLayout:
+    """Apply a view to B of a swizzled layout Sw o off o B (as CuTe's composition does)."""
+    if isinstance(layout, ComposedLayout):
+        return ComposedLayout(layout.layout_a, layout.offset, fn(layout.layout_b))
+    return fn(layout)

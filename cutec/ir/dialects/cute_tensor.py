@@ -12,6 +12,7 @@ depend on them.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from cutec.ir.attributes import Attribute, DenseArrayAttr
@@ -20,11 +21,23 @@ from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_attrs import UNDERSCORE, LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_base import CuteOp, attrs_of
 from cutec.ir.dialects.cute_coord import CoordTensorType
-from cutec.ir.dialects.cute_infer import infer_view
+from cutec.ir.dialects.cute_infer import (
+    AnyLayout,
+    divide,
+    lift_view,
+    local_partition,
+    local_tile,
+    slice_view,
+    spec_of,
+    zero_dynamic,
+)
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.thread import PointerType
+from cutec.ir.layout_of import LayoutAnalysis, UnknownLayout
 from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
 from cutec.ir.types import IndexType, i64
+from cutec.layout import LayoutError, size
+from cutec.layout.symbolic import Integer
 
 _POINTER_SPACE = {"gmem": AddressSpace.GLOBAL, "smem": AddressSpace.SHARED}
 
@@ -76,6 +89,17 @@ class MakeTensorOp(CuteOp):
         ):
             raise self.error("'div' must give one positive divisor per dynamic leaf")
 
+    def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
+        """The type's layout with the ``?`` leaves taken from the index operands."""
+        return self.tensor_result().spec.with_values([la.integer_of(v) for v in self.operands[1:]])
+
+    def leaf_divisor(self, operand_index: int) -> int | None:
+        """What the dynamic leaf at `operand_index` is known to be divisible by."""
+        if operand_index < 1:
+            return None
+        div = self.attributes.get("div")
+        return div.values[operand_index - 1] if isinstance(div, DenseArrayAttr) else 1
+
 
 class _AllocOp(CuteOp):
     """An allocation of a tensor with a static layout in one memory."""
@@ -97,6 +121,9 @@ class _AllocOp(CuteOp):
             raise self.error(f"allocates {self.memory}, not {t.space}")
         if t.spec.dynamic_count:
             raise self.error(f"needs a static layout, got {t.spec}")
+
+    def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
+        return self.tensor_result().spec.with_values(())
 
 
 class AllocSmemOp(_AllocOp):
@@ -146,9 +173,40 @@ class _ViewOp(CuteOp):
                 )
         self.index_operands_from(self.first_index_operand)
         self._verify_parameters(src, t)
-        expected = infer_view(self)
-        if expected is not None and expected != t.spec:
+        try:
+            expected = spec_of(self.result_layout(LayoutAnalysis(strict=True)))
+        except UnknownLayout:
+            return  # a source whose layout only its type tells: nothing to recompute
+        if expected != t.spec:
             raise self.error(f"result layout must be {expected}, not {t.spec}")
+
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        """The result layout from the source's, the op's attributes and its atom's type.
+
+        Run-time coordinates only move the view's base: they enter as 0. The
+        builder calls this before the op exists (to make its result type);
+        `result_layout` calls it on an op in the IR.
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def inferred_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        """`infer_layout`, memoised: the builder, the verifier after every pass and the
+        lowering ask for the same views again and again."""
+        return _memo_infer(cls, source, tuple(sorted(attributes.items())), atom)
+
+    def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
+        atom = self.operands[1].type if self.first_index_operand == 2 else None
+        source = la.layout_of(self.operands[0])
+        try:
+            return self.inferred_layout(source, self.attributes, atom)
+        except (LayoutError, ValueError) as e:
+            raise self.error(f"cannot compute the result layout: {e}") from None
 
     def _source(self) -> TensorType | CoordTensorType:
         if self.operands and isinstance(self.operands[0].type, CoordTensorType):
@@ -173,6 +231,23 @@ class _ViewOp(CuteOp):
         return coord
 
 
+@functools.lru_cache(maxsize=4096)
+def _memo_infer(
+    cls: type[_ViewOp], source: AnyLayout, attributes: tuple[tuple[str, Attribute], ...], atom: Any
+) -> AnyLayout:
+    # A pure function of hashable values (frozen layouts, attributes and types).
+    return cls.infer_layout(source, dict(attributes), atom)
+
+
+def clear_view_cache() -> None:
+    _memo_infer.cache_clear()
+
+
+def _value(attr: Attribute) -> Any:
+    """The Python value of a tuple or string attribute."""
+    return attr.value  # type: ignore[attr-defined]
+
+
 def _rank(t: Any) -> int:
     return len(t) if isinstance(t, tuple) else 1
 
@@ -189,6 +264,18 @@ class LocalTileOp(_ViewOp):
     """
 
     name = "cute.local_tile"
+
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        proj = attributes.get("proj")
+        return local_tile(
+            source,
+            _value(attributes["tiler"]),
+            zero_dynamic(_value(attributes["coord"])),
+            _value(proj) if proj is not None else None,
+        )
 
     def __init__(
         self,
@@ -229,6 +316,15 @@ class LocalPartitionOp(_ViewOp):
 
     name = "cute.local_partition"
 
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        proj = attributes.get("proj")
+        thr = attributes["thr_layout"]
+        assert isinstance(thr, LayoutAttr)
+        return local_partition(source, thr.layout, 0, _value(proj) if proj is not None else None)
+
     def __init__(
         self,
         source: Value,
@@ -258,6 +354,12 @@ class SliceOp(_ViewOp):
     """
 
     name = "cute.slice"
+
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        return slice_view(source, zero_dynamic(_value(attributes["coord"])))
 
     def __init__(
         self, source: Value, coords: list[Value], result: TensorType, coord: TupleAttr
@@ -289,6 +391,12 @@ class DivideOp(_ViewOp):
     """
 
     name = "cute.divide"
+
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        return divide(source, _value(attributes["kind"]), _value(attributes["tiler"]))
 
     def __init__(self, source: Value, result: Any, kind: str, tiler: TupleAttr) -> None:
         from cutec.ir.attributes import StringAttr
@@ -329,6 +437,20 @@ class PartitionOp(_ViewOp):
     name = "cute.partition"
     first_index_operand = 2
 
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        """Thread 0's partition (the thread index moves the base only)."""
+        which = _value(attributes["operand"])
+        if isinstance(atom, TiledCopyType):
+            thr = atom.library().get_slice(0)
+            return lift_view(thr.partition_S if which == "S" else thr.partition_D, source)
+        if isinstance(atom, TiledMmaType):
+            mma = atom.library().get_slice(0)
+            return lift_view(lambda x: mma.partition(which, x), source)
+        raise ValueError(f"partitions need a tiled copy or MMA, not {atom}")
+
     def __init__(
         self, tiled: Value, source: Value, tid: Value, result: TensorType, operand: str
     ) -> None:
@@ -357,6 +479,14 @@ class RetileOp(_ViewOp):
 
     name = "cute.retile"
     first_index_operand = 2
+
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        if not isinstance(atom, TiledCopyType):
+            raise ValueError(f"retile needs a tiled copy, not {atom}")
+        return lift_view(atom.library().retile, source)
 
     def __init__(self, source: Value, tiled: Value, result: TensorType, operand: str) -> None:
         from cutec.ir.attributes import StringAttr
@@ -415,3 +545,11 @@ class SizeOp(CuteOp):
             if not isinstance(i, int) or not isinstance(shape, tuple) or not 0 <= i < len(shape):
                 raise self.error(f"mode {mode.print_body()} does not exist in {t.spec}")
             shape = shape[i]
+
+    def result_integer(self, la: LayoutAnalysis) -> Integer:
+        """The size of the layout, or of the mode at `mode`."""
+        layout = la.layout_of(self.operands[0])
+        mode = self.tuple_attr("mode", required=False)
+        if mode is None:
+            return size(layout)
+        return size(layout, *(mode.value if isinstance(mode.value, tuple) else (mode.value,)))

@@ -28,7 +28,8 @@ module {
     %ztok = cute.copy_async %zfill, %zpred, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<i1, rmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !thread.token
     %grp = thread.cp_async_commit %tok, %ztok
     thread.cp_async_wait %grp {pending = 0 : i32}
-    %tXrA = cute.retile %tCrC, %copy {operand = "D"} : !cute.tensor<f32, rmem, (8,8):(1,8)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, rmem, ((4,1),2,8):((1,0),4,8)>
+    %tCrC3 = cute.make_fragment : !cute.tensor<f32, rmem, (1,8,8):(0,1,8)>
+    %tXrA = cute.retile %tCrC3, %copy {operand = "D"} : !cute.tensor<f32, rmem, (1,8,8):(0,1,8)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, rmem, ((4,1),2,8):((1,0),4,8)>
     %mma = cute.make_tiled_mma : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>
     %auto_mma = cute.make_tiled_mma : !cute.tiled_mma<auto, f32, f16, f16, f32, (2,2,1):(1,2,0), (32,32,16)>
     %tCsA2 = cute.partition %sA, %mma, %tid {operand = "A"} : !cute.tensor<f32, smem, (128,8):(1,129)>, !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)> -> !cute.tensor<f32, smem, (1,8,8):(0,16,129)>

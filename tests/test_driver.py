@@ -1,0 +1,57 @@
+"""The driver: one entry point through the ordered stages, as the CLI uses it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cutec.diagnostics import CompileError
+from cutec.driver import AVAILABLE_STAGES, Options, Source, Stage, compile
+from cutec.ir.dialects.builtin import KernelOp
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+
+def test_stages_are_ordered_and_named() -> None:
+    assert [s.name.lower() for s in sorted(Stage)] == ["ast", "cute", "thread", "ptx", "cubin"]
+    assert Stage.named("PTX") is Stage.PTX
+    with pytest.raises(CompileError, match="unknown stage 'llvm'; the stages are ast, cute"):
+        Stage.named("llvm")
+
+
+def test_ast_then_cute() -> None:
+    source = Source.from_file(EXAMPLES / "sgemm_1.cute")
+    ast = compile(source, Stage.AST)
+    assert ast.module is None and "Kernel" in ast.text
+    cute = compile(source, Stage.CUTE)
+    assert {k.sym_name for k in cute.module.walk_type(KernelOp)} == {"sgemm_nt", "sgemm_tn"}
+    assert [name for name, _ in cute.timings] == ["frontend", "canonicalize", "cse"]
+
+
+def test_options_reach_the_frontend_and_the_pipeline() -> None:
+    source = Source.from_file(EXAMPLES / "sgemm_1.cute")
+    result = compile(source, options=Options(defines={"BM": 64}, kernel="sgemm_nt", pipeline=""))
+    assert [k.sym_name for k in result.module.walk_type(KernelOp)] == ["sgemm_nt"]
+    assert "(64,8,?)" in result.text
+    assert [name for name, _ in result.timings] == ["frontend"]
+
+
+def test_textual_ir_enters_at_the_cute_stage() -> None:
+    text = compile(Source.from_file(EXAMPLES / "sgemm_2.cute"), Stage.CUTE).text
+    again = compile(Source(text, "x.mlir", "mlir"), Stage.CUTE)
+    assert again.text == text
+    with pytest.raises(CompileError, match=r"apply to \.cute input only"):
+        compile(Source(text, "x.mlir", "mlir"), Stage.AST)
+
+
+@pytest.mark.parametrize("stage", [s for s in Stage if s not in AVAILABLE_STAGES])
+def test_a_stage_not_built_yet_is_one_clear_error(stage: Stage) -> None:
+    with pytest.raises(CompileError, match=f"--emit={stage.name.lower()}: the lowering"):
+        compile(Source.from_file(EXAMPLES / "sgemm_1.cute"), stage)
+
+
+def test_a_user_mistake_is_a_located_diagnostic() -> None:
+    with pytest.raises(CompileError) as e:
+        compile(Source("kernel k() {\n  x = \n}\n", "bad.cute"))
+    assert "bad.cute:" in e.value.render()
