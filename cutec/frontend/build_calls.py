@@ -22,7 +22,6 @@ from cutec.frontend.static_eval import (
     bits_of,
     describe,
     error,
-    fmt_tuple,
     is_layout,
 )
 from cutec.ir import types as T
@@ -42,6 +41,7 @@ from cutec.layout import (
 )
 from cutec.layout import algebra as LA
 from cutec.layout import divide as LD
+from cutec.layout.inttuple import format_tuple
 from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ class CallMixin(_Base):
                     return v(*idx)
                 except (ValueError, TypeError):  # a coordinate the shape does not take
                     raise error(
-                        f"the coordinate {fmt_tuple(tuple(idx))} does not match the layout {v}",
+                        f"the coordinate {format_tuple(tuple(idx))} does not match the layout {v}",
                         node,
                     ) from None
         raise error(f"{describe(v)} cannot be indexed", node)
@@ -290,8 +290,8 @@ class CallMixin(_Base):
                 )
             if not _fits(tuple(idx), t.layout.shape):
                 raise error(
-                    f"the coordinate {fmt_tuple(tuple(idx))} does not match the modes of "
-                    f"the tensor's shape {fmt_tuple(t.layout.shape)}",
+                    f"the coordinate {format_tuple(tuple(idx))} does not match the modes of "
+                    f"the tensor's shape {format_tuple(t.layout.shape)}",
                     node,
                 )
             coord, operands = self.coord_attr(idx, node.indices)
@@ -299,8 +299,8 @@ class CallMixin(_Base):
                 return self.build_view(C.SliceOp, t, operands, {"coord": coord}, node)
             except ValueError:  # a coordinate the shape's nesting does not take
                 raise error(
-                    f"the coordinate {fmt_tuple(tuple(idx))} does not match the modes "
-                    f"of the tensor's shape {fmt_tuple(t.layout.shape)}",
+                    f"the coordinate {format_tuple(tuple(idx))} does not match the modes "
+                    f"of the tensor's shape {format_tuple(t.layout.shape)}",
                     node,
                 ) from None
         if len(idx) == 1 and t.coord_rank:

@@ -20,14 +20,13 @@ from cutec.frontend.static_eval import (
     c_rem,
     describe,
     error,
-    fmt_tuple,
     is_int_tuple,
     is_layout,
-    leaves,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
 from cutec.layout import Layout, X
+from cutec.layout.inttuple import congruent, format_tuple, leaves
 from cutec.layout.symbolic import SymInt, is_static
 
 if TYPE_CHECKING:
@@ -203,9 +202,9 @@ class ExprMixin(_Base):
     def eval_Layout(self, node: ast.Layout) -> Any:
         shape = self.int_tuple(node.shape, "a layout's shape")
         stride = self.int_tuple(node.stride, "a layout's stride")
-        if not _congruent(shape, stride):
+        if not congruent(shape, stride):
             raise error(
-                f"shape {fmt_tuple(shape)} and stride {fmt_tuple(stride)} are not congruent "
+                f"shape {format_tuple(shape)} and stride {format_tuple(stride)} are not congruent "
                 "(they must have the same nesting)",
                 node,
             )
@@ -348,14 +347,6 @@ class ExprMixin(_Base):
 
 def _number(v: Any) -> bool:
     return not isinstance(v, bool) and (is_static(v) or isinstance(v, float | SymInt))
-
-
-def _congruent(a: Any, b: Any) -> bool:
-    if isinstance(a, tuple) != isinstance(b, tuple):
-        return False
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b, strict=True))
-    return True
 
 
 def is_static_tuple(v: Any) -> bool:

@@ -21,9 +21,7 @@ from cutec.frontend.static_eval import (
     bits_of,
     describe,
     error,
-    fmt_tuple,
     is_layout,
-    leaves,
 )
 from cutec.ir import types as T
 from cutec.ir.attributes import StringAttr
@@ -34,6 +32,8 @@ from cutec.ir.dialects.cute_coord import identity_layout
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.cute_types import DYN
 from cutec.layout import ComposedLayout, Layout, X, cosize, size
+from cutec.layout.inttuple import format_tuple, leaves
+from cutec.layout.inttuple import rank as _rank
 from cutec.layout.symbolic import SymInt, is_static
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ class TensorMixin(_Base):
         coord_t = coord if isinstance(coord, tuple) else (coord,)
         if len(tiler_t) != len(coord_t):
             raise error(
-                f"the tiler {fmt_tuple(tiler)} has {len(tiler_t)} modes but the coordinate "
+                f"the tiler {format_tuple(tiler)} has {len(tiler_t)} modes but the coordinate "
                 f"has {len(coord_t)}",
                 node,
             )
@@ -232,8 +232,8 @@ class TensorMixin(_Base):
             step_t = step if isinstance(step, tuple) else (step,)
             if len(step_t) != len(tiler_t):
                 raise error(
-                    f"step {fmt_tuple(step)} has {len(step_t)} modes but the tiler "
-                    f"{fmt_tuple(tiler)} has {len(tiler_t)}",
+                    f"step {format_tuple(step)} has {len(step_t)} modes but the tiler "
+                    f"{format_tuple(tiler)} has {len(tiler_t)}",
                     node,
                 )
         kept = [m for i, m in enumerate(tiler_t) if step is None or step_t[i] is not X]
@@ -374,8 +374,9 @@ class TensorMixin(_Base):
         sa, sb = size(a.layout), size(b.layout)
         if is_static(sa) and is_static(sb) and sa != sb:
             raise error(
-                f"{what}: {names[0]} has {sa} elements {fmt_tuple(a.layout.shape)} but {names[1]} "
-                f"has {sb} {fmt_tuple(b.layout.shape)}",
+                f"{what}: {names[0]} has {sa} elements {format_tuple(a.layout.shape)} "
+                f"but {names[1]} "
+                f"has {sb} {format_tuple(b.layout.shape)}",
                 node,
             )
 
@@ -433,7 +434,7 @@ class TensorMixin(_Base):
         for x, y, xn, yn in checks:
             if is_static(x) and is_static(y) and x != y:
                 shapes = ", ".join(
-                    f"{n} {fmt_tuple(t.layout.shape)}" for n, t in (("A", a), ("B", b), ("C", c))
+                    f"{n} {format_tuple(t.layout.shape)}" for n, t in (("A", a), ("B", b), ("C", c))
                 )
                 raise error(f"gemm: {xn} is {x} but {yn} is {y} ({shapes})", node)
 
@@ -468,7 +469,9 @@ class TensorMixin(_Base):
             raise error(f"'{name}' of a tensor takes the tensor and a tiler", node)
         tiler = self.to_int_tuple(args[1], node.args[1], "a tiler")
         if not is_static_tuple(tiler):
-            raise error(f"the tiler {fmt_tuple(tiler)} must be known at compile time", node.args[1])
+            raise error(
+                f"the tiler {format_tuple(tiler)} must be known at compile time", node.args[1]
+            )
         if _rank(tiler) > t.layout.rank:
             raise error(
                 f"a tiler of {_rank(tiler)} modes cannot divide a rank-"
@@ -486,7 +489,7 @@ class TensorMixin(_Base):
         shape = self.to_int_tuple(args[0], node.args[0], "an identity tensor's shape")
         if isinstance(shape, tuple) and any(isinstance(m, tuple) for m in shape):
             raise error(
-                f"make_identity_tensor takes a flat shape, got {fmt_tuple(shape)}", node.args[0]
+                f"make_identity_tensor takes a flat shape, got {format_tuple(shape)}", node.args[0]
             )
         layout = identity_layout(shape)
         extents = [
@@ -562,10 +565,6 @@ class TensorMixin(_Base):
                 node.args[0],
             )
         return t
-
-
-def _rank(t: Any) -> int:
-    return len(t) if isinstance(t, tuple) else 1
 
 
 __all__ = ["DIVIDES", "TENSOR_BUILTINS", "TensorMixin"]

@@ -38,7 +38,6 @@ from cutec.frontend.static_eval import (
     algebra_errors,
     describe,
     error,
-    fmt_tuple,
     loc_of,
 )
 from cutec.ir import types as T
@@ -50,6 +49,7 @@ from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.thread import PointerType
 from cutec.ir.traits import AddressSpace
 from cutec.layout import Layout, compact_col_major
+from cutec.layout.inttuple import congruent, format_tuple
 from cutec.layout.symbolic import SymInt, is_static, sym
 
 
@@ -322,10 +322,10 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
         else:
             stride_vals = self.eval(p.stride)
             stride_v = self.to_int_tuple(stride_vals, p.stride, "a tensor's strides")
-        if _profile(shape_v) != _profile(stride_v):
+        if not congruent(shape_v, stride_v):
             raise error(
-                f"tensor '{p.name}' has shape {fmt_tuple(shape_v)} but stride "
-                f"{fmt_tuple(stride_v)}; they must be congruent (same nesting)",
+                f"tensor '{p.name}' has shape {format_tuple(shape_v)} but stride "
+                f"{format_tuple(stride_v)}; they must be congruent (same nesting)",
                 p.stride or p,
             )
         with algebra_errors(p):
@@ -480,10 +480,6 @@ def _target_names(t: ast.Expr) -> Iterator[str]:
     elif isinstance(t, ast.Tuple):
         for e in t.elts:
             yield from _target_names(e)
-
-
-def _profile(t: Any) -> Any:
-    return tuple(_profile(x) for x in t) if isinstance(t, tuple) else 0
 
 
 # --------------------------------------------------------------------------- the module

@@ -192,21 +192,5 @@ def check_layout_size(layout: Any, node: ast.Node) -> None:
         raise error(f"layout {layout} has {n} elements; at most 2**31 are supported", node)
 
 
-def fmt_tuple(t: Any) -> str:
-    """A (nested) tuple as the user writes it: ``(4,(2,_))``; None prints as ``_``."""
-    if isinstance(t, tuple):
-        return "(" + ",".join(fmt_tuple(x) for x in t) + ")"
-    return "_" if t is None else str(t)
-
-
-def leaves(t: Any) -> Iterator[Any]:
-    """The leaves of a (nested) tuple, left to right."""
-    if isinstance(t, tuple):
-        for x in t:
-            yield from leaves(x)
-    else:
-        yield t
-
-
 def lcm(a: int, b: int) -> int:
     return a * b // math.gcd(a, b)

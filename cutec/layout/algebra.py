@@ -184,7 +184,7 @@ def composition(lhs: Any, rhs: Any) -> Any:
 
 
 def _show(x: Any) -> str:
-    return it._fmt(x) if not isinstance(x, Layout) else str(x)
+    return it.format_tuple(x) if not isinstance(x, Layout) else str(x)
 
 
 # --------------------------------------------------------------------------- complement

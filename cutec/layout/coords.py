@@ -14,8 +14,8 @@ from cutec.layout.inttuple import (
     Integer,
     IntTuple,
     X,
-    _fmt,
     compact_col_major,
+    format_tuple,
     idiv,
     imod,
     imul,
@@ -144,5 +144,5 @@ def dice(coord: Coord, t: Any) -> Any:
 
 def _match_rank(a: tuple, b: Any) -> tuple:
     if not isinstance(b, tuple) or len(a) != len(b):
-        raise LayoutError(f"coordinate {_fmt(a)} does not match {_fmt(b)}")
+        raise LayoutError(f"coordinate {format_tuple(a)} does not match {format_tuple(b)}")
     return b

@@ -147,14 +147,17 @@ def tile_to_shape(block: Any, trg_shape: IntTuple, ord_shape: Any = LayoutLeft) 
     block = as_layout(block)
     r = it.rank(trg_shape)
     if block.rank > r:
-        raise LayoutError(f"tile_to_shape: rank of {block} exceeds rank of {it._fmt(trg_shape)}")
+        raise LayoutError(
+            f"tile_to_shape: rank of {block} exceeds rank of {it.format_tuple(trg_shape)}"
+        )
     padded = append(block, n=r)
     block_shape = it.product_each(padded.shape)
     target_shape = it.product_each(trg_shape)
     static = it.is_static(target_shape) and it.is_static(block_shape)
     if static and not it.evenly_divides(target_shape, block_shape):
         raise LayoutError(
-            f"tile_to_shape: block {block} does not divide the target shape {it._fmt(trg_shape)}"
+            f"tile_to_shape: block {block} does not divide the target shape "
+            f"{it.format_tuple(trg_shape)}"
         )
     product_shape = it.ceil_div(target_shape, block_shape)
     if ord_shape == LayoutLeft:
@@ -170,7 +173,7 @@ def tile_to_shape(block: Any, trg_shape: IntTuple, ord_shape: Any = LayoutLeft) 
 def _pad_coord(coord: Coord, r: int) -> Coord:
     if isinstance(coord, tuple):
         if len(coord) > r:
-            raise LayoutError(f"coordinate {it._fmt(coord)} has more than {r} modes")
+            raise LayoutError(f"coordinate {it.format_tuple(coord)} has more than {r} modes")
         return coord + (None,) * (r - len(coord))
     return coord
 

@@ -12,7 +12,7 @@ when CuTe's would be, so later passes can read the representation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeAlias
 
 from cutec.layout.errors import LayoutError
@@ -239,6 +239,15 @@ def flatten(t: Any) -> Any:
     if not isinstance(t, tuple):
         return t
     return flatten_to_tuple(t)
+
+
+def leaves(t: Any) -> Iterator[Any]:
+    """The leaves of a nested tuple, left to right (a leaf is its own only leaf)."""
+    if isinstance(t, tuple):
+        for x in t:
+            yield from leaves(x)
+    else:
+        yield t
 
 
 def flatten_to_tuple(t: Any) -> tuple:
@@ -536,9 +545,14 @@ def product_like(t: IntTuple, guide: IntTuple) -> IntTuple:
     return product(t)
 
 
-def _fmt(t: Any) -> str:
+def format_tuple(t: Any) -> str:
+    """A nested tuple as written in IR and in the language: ``(4,(2,_),?)``.
+
+    Leaves print with `str`; None (the ``_`` of a coordinate) prints ``_``. The
+    layout printer's CuTe style (``_4`` for a static leaf) is text.format_int_tuple.
+    """
     if isinstance(t, tuple):
-        return "(" + ",".join(_fmt(x) for x in t) + ")"
+        return "(" + ",".join(format_tuple(x) for x in t) + ")"
     return "_" if t is None else str(t)
 
 

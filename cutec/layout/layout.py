@@ -37,7 +37,8 @@ class Layout:
         stride = it.compact_col_major(shape) if stride is None else _normalise(stride)
         if not it.congruent(shape, stride):
             raise LayoutError(
-                f"shape {it._fmt(shape)} and stride {it._fmt(stride)} are not congruent"
+                f"shape {it.format_tuple(shape)} and stride {it.format_tuple(stride)} "
+                "are not congruent"
             )
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
@@ -297,7 +298,7 @@ def transform_layout(
     every tiler-accepting operation uses.
     """
     if len(tiler) > layout.rank:
-        raise LayoutError(f"tiler {it._fmt(tiler)} has more modes than layout {layout}")
+        raise LayoutError(f"tiler {it.format_tuple(tiler)} has more modes than layout {layout}")
     modes: list[Layout] = [fn(get(layout, i), t) for i, t in enumerate(tiler)]
     if keep_rest:
         modes += [get(layout, i) for i in range(len(tiler), layout.rank)]

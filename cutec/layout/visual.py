@@ -109,7 +109,9 @@ def tv_layout_svg(tv: Layout, tile_shape: Any) -> str:
     """An SVG of the (M,N) tile showing which thread T and value V own each cell."""
     tile = it.product_each(tile_shape)
     if len(tile) != 2:
-        raise LayoutError(f"tv_layout_svg needs a rank-2 tile shape, got {it._fmt(tile_shape)}")
+        raise LayoutError(
+            f"tv_layout_svg needs a rank-2 tile shape, got {it.format_tuple(tile_shape)}"
+        )
     rows, cols = (_static_int(t, "tile extent") for t in tile)
     nthr = _static_int(size(tv, 0), "thread count")
     nval = _static_int(size(tv, 1), "value count")
@@ -121,4 +123,4 @@ def tv_layout_svg(tv: Layout, tile_shape: Any) -> str:
             if n >= cols:
                 raise LayoutError(f"TV layout {tv} maps (T{t},V{v}) outside the tile {tile}")
             cells.append((m, n, f"T{t}V{v}", _PALETTE[t % len(_PALETTE)]))
-    return _svg(cells, rows, cols, f"TV {tv} on tile {it._fmt(tile)}")
+    return _svg(cells, rows, cols, f"TV {tv} on tile {it.format_tuple(tile)}")

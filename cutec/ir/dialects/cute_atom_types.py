@@ -27,11 +27,12 @@ from cutec.atoms.copy import CopyAtom, copy_atom
 from cutec.atoms.mma import mma_atoms
 from cutec.atoms.tiled_copy import TiledCopy, make_copy_atom, make_tiled_copy_tv
 from cutec.atoms.tiled_mma import TiledMMA, make_tiled_mma
-from cutec.ir.dialects.cute_attrs import format_tuple, parse_tuple
+from cutec.ir.dialects.cute_attrs import parse_tuple
 from cutec.ir.dialects.cute_types import LayoutSpec
 from cutec.ir.lexer import Tok
 from cutec.ir.types import DialectType, Type
 from cutec.layout import Layout, size
+from cutec.layout.inttuple import format_tuple
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser

@@ -11,37 +11,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cutec.ir.attributes import DialectAttribute
-from cutec.ir.dialects.cute_types import DYN, LayoutSpec
+from cutec.ir.dialects.cute_types import DYN, LayoutSpec, fill_dynamic
 from cutec.layout import Layout, X
+from cutec.layout.inttuple import format_tuple, leaves
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser
 
 # A leaf of a TupleAttr: an int, DYN, UNDERSCORE or X.
 UNDERSCORE = None
-
-
-def tuple_leaves(t: Any) -> Iterator[Any]:
-    if isinstance(t, tuple):
-        for x in t:
-            yield from tuple_leaves(x)
-    else:
-        yield t
-
-
-def format_tuple(t: Any) -> str:
-    if isinstance(t, tuple):
-        return "(" + ",".join(format_tuple(x) for x in t) + ")"
-    if t is UNDERSCORE:
-        return "_"
-    if t is X:
-        return "X"
-    return str(t)
 
 
 _LEAF = re.compile(r"\d+|\?|_|X")
@@ -93,18 +76,12 @@ class TupleAttr(DialectAttribute):
     @property
     def dynamic_count(self) -> int:
         """How many ``?`` leaves (index operands) the tuple takes."""
-        return sum(1 for x in tuple_leaves(self.value) if x is DYN)
+        return sum(1 for x in leaves(self.value) if x is DYN)
 
     def with_values(self, values: Sequence[Any]) -> Any:
         """The tuple with each ``?`` replaced by the next of `values` (``_`` → None)."""
         it = iter(values)
-
-        def fill(t: Any) -> Any:
-            if isinstance(t, tuple):
-                return tuple(fill(x) for x in t)
-            return next(it) if t is DYN else t
-
-        out = fill(self.value)
+        out = fill_dynamic(self.value, it)
         if next(it, None) is not None:
             raise ValueError("too many values for the tuple's dynamic leaves")
         return out

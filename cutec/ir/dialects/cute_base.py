@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 from cutec.ir.attributes import Attribute, StringAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
-from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.dialects.cute_types import DYN, TensorType
 from cutec.ir.traits import AddressSpace
 from cutec.ir.types import IndexType, Type
+from cutec.layout.inttuple import leaves
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser, ResultName
@@ -118,11 +119,10 @@ def same_shape_mismatch(a: TensorType, b: TensorType) -> str | None:
 
     Only static sizes are compared: a ``?`` may hold anything at compile time.
     """
-    from cutec.ir.dialects.cute_types import DYN, _leaves
 
     def static_size(t: TensorType) -> int | None:
         n = 1
-        for leaf in _leaves(t.spec.shape):
+        for leaf in leaves(t.spec.shape):
             if leaf is DYN:
                 return None
             n *= leaf

@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Value
-from cutec.ir.dialects.cute_attrs import format_tuple
 from cutec.ir.dialects.cute_base import CuteOp
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec
 from cutec.ir.traits import Pure
 from cutec.ir.types import DialectType, IndexType, i64
 from cutec.layout import Layout
+from cutec.layout.inttuple import format_tuple
 
 if TYPE_CHECKING:
     from cutec.ir.layout_of import LayoutAnalysis

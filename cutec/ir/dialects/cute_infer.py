@@ -16,6 +16,7 @@ from cutec.layout import ComposedLayout, Layout
 from cutec.layout import divide as LD
 from cutec.layout import local_partition as _local_partition
 from cutec.layout import local_tile as _local_tile
+from cutec.layout.inttuple import transform_leaf
 from cutec.layout.layout import slice_layout as _slice_layout
 from cutec.layout.swizzle import composed_slice_and_offset
 from cutec.layout.symbolic import is_static
@@ -73,9 +74,7 @@ def divide(layout: AnyLayout, kind: str, tiler: Any) -> AnyLayout:
 
 def zero_dynamic(t: Any) -> Any:
     """A coordinate for the algebra: its run-time (``?``) leaves are 0."""
-    if isinstance(t, tuple):
-        return tuple(zero_dynamic(x) for x in t)
-    return 0 if t is DYN else t
+    return transform_leaf(t, lambda x: 0 if x is DYN else x)
 
 
 def lift_view(fn: Callable[[Layout], AnyLayout], layout: AnyLayout) -> AnyLayout:

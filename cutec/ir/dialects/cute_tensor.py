@@ -37,6 +37,8 @@ from cutec.ir.layout_of import LayoutAnalysis, UnknownLayout
 from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
 from cutec.ir.types import IndexType, i64
 from cutec.layout import LayoutError, size
+from cutec.layout.inttuple import leaves
+from cutec.layout.inttuple import rank as _rank
 from cutec.layout.symbolic import Integer
 
 _POINTER_SPACE = {"gmem": AddressSpace.GLOBAL, "smem": AddressSpace.SHARED}
@@ -248,10 +250,6 @@ def _value(attr: Attribute) -> Any:
     return attr.value  # type: ignore[attr-defined]
 
 
-def _rank(t: Any) -> int:
-    return len(t) if isinstance(t, tuple) else 1
-
-
 class LocalTileOp(_ViewOp):
     """CuTe's local_tile: the tile at `coord` of the grid of `tiler`-sized tiles.
 
@@ -369,10 +367,8 @@ class SliceOp(_ViewOp):
         )
 
     def _verify_parameters(self, src: Any, result: Any) -> None:
-        from cutec.ir.dialects.cute_attrs import tuple_leaves
-
         coord = self._check_coord("coord")
-        if not any(x is UNDERSCORE for x in tuple_leaves(coord.value)):
+        if not any(x is UNDERSCORE for x in leaves(coord.value)):
             raise self.error("a slice keeps at least one '_' mode; read one element with cute.load")
 
 
@@ -408,14 +404,12 @@ class DivideOp(_ViewOp):
         )
 
     def _verify_parameters(self, src: Any, result: Any) -> None:
-        from cutec.ir.dialects.cute_attrs import tuple_leaves
-
         self.string_attr("kind", DIVIDE_KINDS)
         tiler = self.tuple_attr("tiler")
         assert tiler is not None
         if len(self.operands) != 1:
             raise self.error("takes one tensor; the tiler is static")
-        if not all(isinstance(x, int) for x in tuple_leaves(tiler.value)):
+        if not all(isinstance(x, int) for x in leaves(tiler.value)):
             raise self.error(f"the tiler {tiler.print_body()} must be static integers")
 
 

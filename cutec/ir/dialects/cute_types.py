@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from cutec.ir.types import DialectType, Type
 from cutec.layout import ComposedLayout, Layout, Swizzle
+from cutec.layout.inttuple import congruent, format_tuple, leaves, transform_leaf
 from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
@@ -49,31 +50,14 @@ DYN = Dynamic()
 SpecTuple = Any
 
 
-def _leaves(t: SpecTuple) -> Iterator[Any]:
-    if isinstance(t, tuple):
-        for x in t:
-            yield from _leaves(x)
-    else:
-        yield t
-
-
 def _erase(t: Any) -> SpecTuple:
     """A layout IntTuple with every dynamic leaf replaced by DYN."""
-    if isinstance(t, tuple):
-        return tuple(_erase(x) for x in t)
-    return t if is_static(t) else DYN
+    return transform_leaf(t, lambda x: x if is_static(x) else DYN)
 
 
-def _fill(t: SpecTuple, values: Iterator[Any]) -> Any:
-    if isinstance(t, tuple):
-        return tuple(_fill(x, values) for x in t)
-    return next(values) if t is DYN else t
-
-
-def _fmt(t: SpecTuple) -> str:
-    if isinstance(t, tuple):
-        return "(" + ",".join(_fmt(x) for x in t) + ")"
-    return str(t)
+def fill_dynamic(t: SpecTuple, values: Iterator[Any]) -> Any:
+    """`t` with each DYN leaf replaced by the next of `values`, in reading order."""
+    return transform_leaf(t, lambda x: next(values) if x is DYN else x)
 
 
 @dataclass(frozen=True)
@@ -99,7 +83,7 @@ class LayoutSpec:
     @property
     def dynamic_count(self) -> int:
         """How many leaves are dynamic (the number of operands that carry them)."""
-        return sum(1 for x in (*_leaves(self.shape), *_leaves(self.stride)) if x is DYN)
+        return sum(1 for x in (*leaves(self.shape), *leaves(self.stride)) if x is DYN)
 
     def with_values(self, values: Sequence[Any]) -> Layout | ComposedLayout:
         """The algebra layout with the dynamic leaves taken from `values`, in order."""
@@ -108,13 +92,13 @@ class LayoutSpec:
                 f"{self} has {self.dynamic_count} dynamic leaves, got {len(values)} values"
             )
         it = iter(values)
-        layout = Layout(_fill(self.shape, it), _fill(self.stride, it))
+        layout = Layout(fill_dynamic(self.shape, it), fill_dynamic(self.stride, it))
         if self.swizzle is None:
             return layout
         return ComposedLayout(self.swizzle, self.offset, layout)
 
     def __str__(self) -> str:
-        body = f"{_fmt(self.shape)}:{_fmt(self.stride)}"
+        body = f"{format_tuple(self.shape)}:{format_tuple(self.stride)}"
         if self.swizzle is not None:
             return f"{self.swizzle} o {self.offset} o {body}"
         return body
@@ -133,16 +117,14 @@ class LayoutSpec:
             raise ValueError(f"expected a layout 'shape:stride', got '{text}'")
         shape = _SpecReader(shape_text).read()
         stride = _SpecReader(stride_text).read()
-        if _profile(shape) != _profile(stride):
-            raise ValueError(f"shape {_fmt(shape)} and stride {_fmt(stride)} are not congruent")
+        if not congruent(shape, stride):
+            raise ValueError(
+                f"shape {format_tuple(shape)} and stride {format_tuple(stride)} are not congruent"
+            )
         return cls(shape, stride, swizzle, offset)
 
 
 _COMPOSED = re.compile(r"Sw<(?P<b>\d+),(?P<m>\d+),(?P<s>\d+)>o(?P<offset>\d+)o(?P<rest>.*)")
-
-
-def _profile(t: SpecTuple) -> Any:
-    return tuple(_profile(x) for x in t) if isinstance(t, tuple) else 0
 
 
 class _SpecReader:
