@@ -33,6 +33,12 @@ class Swizzle:
             raise LayoutError(f"Sw<{self.bits},{self.base},{self.shift}>: B and M must be >= 0")
         if abs(self.shift) < self.bits:
             raise LayoutError(f"Sw<{self.bits},{self.base},{self.shift}>: |S| must be at least B")
+        if self.bits + self.base + abs(self.shift) > 31:
+            # CuTe's masks are `int` constants: wider ones overflow and do not compile
+            # (and Python would build gigabit integers for them).
+            raise LayoutError(
+                f"Sw<{self.bits},{self.base},{self.shift}>: B + M + |S| must be at most 31"
+            )
 
     @property
     def bit_msk(self) -> int:

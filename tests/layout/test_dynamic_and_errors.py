@@ -113,3 +113,10 @@ def test_print_layout_matches_cute(capsys: pytest.CaptureFixture[str]) -> None:
         " 1  | 3 | 4 | 5 |\n"
         "    +---+---+---+\n"
     )
+
+
+def test_a_swizzle_wider_than_cutes_int_masks_is_an_error() -> None:
+    # Found by fuzzing: swizzle(3, 3, 1000000007) built gigabit masks for seconds.
+    assert Swizzle(3, 4, 24).size() == 1 << 31
+    with pytest.raises(LayoutError, match=r"B \+ M \+ \|S\| must be at most 31"):
+        Swizzle(3, 3, 1000000007)
