@@ -3,9 +3,11 @@
 Every layout comes from the atom library (`cutec.atoms.tiled_copy` /
 `tiled_mma`: CuTe's make_tiled_copy*, make_tiled_mma, partition_S/D/A/B/C,
 retile, make_fragment_*). A tiled object is a `cute.make_tiled_copy` /
-`cute.make_tiled_mma` value emitted at the kernel entry; each partition is a
-`cute.partition` op, each retile a `cute.retile` op, whose result type is
-computed here.
+`cute.make_tiled_mma` value emitted at the kernel entry, whose type rebuilds
+the library object (`TiledCopyType.library()`); each partition is a
+`cute.partition` op, each retile a `cute.retile` op, whose result layout the
+op's own `infer_layout` computes (the same method the verifier and the passes
+use).
 
 Element types. A copy atom named without one (``UniversalCopy[u128]``) takes
 it from the tensors it is first used with (CuTe fixes it in ``Copy_Atom<Op,
@@ -29,15 +31,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.tiled_copy import (
-    TiledCopy as LibTiledCopy,
-)
-from cutec.atoms.tiled_copy import (
     make_copy_atom,
     make_tiled_copy_A,
     make_tiled_copy_B,
     make_tiled_copy_C,
 )
-from cutec.atoms.tiled_mma import TiledMMA as LibTiledMMA
 from cutec.atoms.tiled_mma import make_fragment_like
 from cutec.frontend import ast
 from cutec.frontend import scope as S
@@ -71,20 +69,10 @@ _ACCUMULATOR = {"f64": T.f64, "s8": T.i32, "s32": T.i32}  # every other float: f
 def num_threads(obj: S.TiledCopy | S.TiledMma) -> int:
     if isinstance(obj, S.TiledCopy):
         return int(size(obj.type.layout_tv.with_values(()), 0))
-    return int(lib_mma(obj).num_threads)
+    return int(obj.type.library().num_threads)
 
 
 # --------------------------------------------------------------------------- library objects
-
-
-def lib_copy(tc: S.TiledCopy) -> LibTiledCopy:
-    """The atom library's TiledCopy of a typed tiled copy value."""
-    return tc.type.library()
-
-
-def lib_mma(m: S.TiledMma) -> LibTiledMMA:
-    """The atom library's TiledMMA of a tiled MMA value (auto: the universal placeholder)."""
-    return m.type.library()
 
 
 # --------------------------------------------------------------------------- construction
@@ -157,7 +145,7 @@ def typed_copy(kb: KernelBuilder, tc: S.TiledCopy, element: T.Type, node: ast.No
     t = TiledCopyType(tc.type.atom, element, tc.type.layout_tv, tc.type.tiler)
     typed = S.TiledCopy(None, t, tc.record)  # type: ignore[arg-type]
     with algebra_errors(node, "tiled_copy"):
-        lib_copy(typed)  # CuTe's checks: the atom's value width, thread and value counts
+        typed.type.library()  # CuTe's checks: the atom's value width, thread and value counts
     op = kb.emit_at_entry(C.MakeTiledCopyOp(t), node)
     cache[key] = S.TiledCopy(op.result, t, tc.record)
     return cache[key]
@@ -218,7 +206,7 @@ def b_tiled_mma(
     t = TiledMmaType(atom.name, d, a, b, c, spec_of(atom_l), perm)
     mma = S.TiledMma(None, t, rec, node)  # type: ignore[arg-type]
     with algebra_errors(node, "tiled_mma"):
-        lib_mma(mma)
+        mma.type.library()
     op = kb.emit(C.MakeTiledMmaOp(t), node)
     return S.TiledMma(op.result, t, rec, node)
 
@@ -298,7 +286,7 @@ def _tiled_copy_of_mma(which: str) -> Any:
                 f"holds {element}",
                 node,
             )
-        lib = lib_mma(mma)
+        lib = mma.type.library()
         bits = bits_of(element)
         with algebra_errors(node, name):
             values = int(size(lib.get_layout_TV(which), 1))  # type: ignore[arg-type]
@@ -440,7 +428,7 @@ def make_fragment(
     kb: KernelBuilder, mma: S.TiledMma, which: str, t: S.Tensor, node: ast.Node
 ) -> S.Tensor:
     """ThrMMA::make_fragment_A/B/C of a partitioned (V, M|N, K|N, ...) tensor."""
-    lib = lib_mma(mma)
+    lib = mma.type.library()
     want = size(lib.atom_layout_tv(which), 1)  # type: ignore[arg-type]
     if t.layout.rank < 3 or size(t.layout, 0) != want:
         raise error(
@@ -570,8 +558,6 @@ __all__ = [
     "call_method",
     "emit_copy",
     "fragment_layout",
-    "lib_copy",
-    "lib_mma",
     "num_threads",
     "resolve_gemm_mma",
 ]
