@@ -63,6 +63,15 @@ def test_every_tensor_of_every_example_matches_the_frontends_layout(example: str
         ("sgemm_sm80.cute", "hgemm_tn", "tCrA", "((_2,_2,_2),_4,_4):((_1,_2,_4),_32,_8)"),
         ("sgemm_sm80.cute", "hgemm_tn", "tCrB", "((_2,_2),_8,_4):((_1,_2),_16,_4)"),
         ("sgemm_sm80.cute", "hgemm_tn", "tXrA", "((_8,_1),_4,_4):((_1,_0),_32,_8)"),
+        ("sgemm_sm80.cute", "hgemm_tn", "tXrB", "(((_4,_2),_1),_4,_4):(((_1,_16),_0),_32,_4)"),
+        # partition_S of the swizzled (BLK_M,BLK_K,PIPE) smem: (CPY,MMA_M,MMA_K,PIPE)
+        (
+            "sgemm_sm80.cute",
+            "hgemm_tn",
+            "tXsA",
+            "Sw<3,3,3> o _0 o ((_8,_1),_4,_4,(_1,_3)):((_1,_0),_2048,_128,(_0,_8192))",
+        ),
+        ("wgmma_sm90.cute", "hgemm_nt", "tCrC", "((_2,_2,_8),_2,_2):((_1,_2,_4),_32,_64)"),
     ],
 )
 def test_partitions_match_cute(example: str, kernel_name: str, value: str, cute: str) -> None:
