@@ -1,6 +1,7 @@
 """cutec benchmarks: what the project promises, measured.
 
     python benchmarks/bench.py compile        # parse/build/pipeline time per example
+    python benchmarks/bench.py rewrite        # canonicalize + cse on a 50,000-op block
 
 Sections:
 
@@ -9,6 +10,12 @@ Sections:
   repeated runs in one process after a warm-up (the first parse of a process
   also builds lark's tables; that cold time is reported separately). The
   in-process memo caches of layout inference are cleared before each run.
+
+* ``rewrite`` — the rewrite drivers' scaling: one function whose single block
+  holds ``--ops`` arith ops (constants, foldable identities, duplicates for
+  CSE, dead ops, one accumulating chain), as fully unrolled per-thread code
+  looks; times building it, `canonicalize` and `cse` (best of ``--repeat``
+  fresh builds: each run mutates the block).
 
 GPU sections (cutec kernels against cuBLAS and Triton, as ratios measured in
 one run) join when kernels run on the GPU. Numbers measured with this script
@@ -83,14 +90,77 @@ def bench_compile(repeat: int) -> int:
     return 0
 
 
+def _unrolled_block(n_ops: int) -> object:
+    """A module with one function of about `n_ops` ops in one block.
+
+    Each group of ten ops: two constants (one repeated every 97 groups), x + c,
+    (x + c) * 1 (folds), the same x + c again (CSE), a dead subi, a dead
+    constant, c + 0 (folds), and the chain acc = acc + (x + c) + ... that
+    keeps the live ones used.
+    """
+    from cutec.ir import types as T
+    from cutec.ir.builder import Builder
+    from cutec.ir.dialects import arith, builtin
+
+    func = builtin.FuncOp("unrolled", [T.i32], [T.i32])
+    b = Builder.at_end(func.body)
+    x = func.body.args[0]
+    acc = x
+    one = b.insert(arith.constant(1, T.i32)).result
+    zero = b.insert(arith.constant(0, T.i32)).result
+    for i in range(max(1, n_ops // 10)):
+        c = b.insert(arith.constant(i % 97, T.i32)).result
+        b.insert(arith.constant(i, T.i32))  # dead
+        a = b.insert(arith.AddIOp(x, c)).result
+        m = b.insert(arith.MulIOp(a, one)).result
+        d = b.insert(arith.AddIOp(x, c)).result
+        b.insert(arith.SubIOp(a, d))  # dead
+        z = b.insert(arith.AddIOp(c, zero)).result
+        acc = b.insert(arith.AddIOp(acc, m)).result
+        acc = b.insert(arith.AddIOp(acc, d)).result
+        acc = b.insert(arith.XOrIOp(acc, z)).result
+    b.insert(builtin.ReturnOp([acc]))
+    return builtin.ModuleOp([func])
+
+
+def bench_rewrite(repeat: int, n_ops: int) -> int:
+    from cutec.passes import PASSES
+
+    def count(module: object) -> int:
+        return sum(1 for _ in module.walk()) - 2  # type: ignore[attr-defined]
+
+    best: dict[str, float] = {}
+    sizes: list[int] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        module = _unrolled_block(n_ops)
+        times = {"build": time.perf_counter() - start}
+        sizes = [count(module)]
+        for name in ("canonicalize", "cse"):
+            start = time.perf_counter()
+            PASSES[name]().run(module)  # type: ignore[arg-type]
+            times[name] = time.perf_counter() - start
+            sizes.append(count(module))
+        for key, t in times.items():
+            best[key] = min(best.get(key, t), t)
+    built, canonical, cse = sizes
+    print(f"ops in the block: {built} built, {canonical} after canonicalize, {cse} after cse")
+    for key, t in best.items():
+        print(f"{key:<14}{1e3 * t:10.1f} ms")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("section", choices=("compile",))
-    parser.add_argument("--repeat", type=int, default=20, help="timed runs per measurement")
+    parser.add_argument("section", choices=("compile", "rewrite"))
+    parser.add_argument("--repeat", type=int, default=None, help="timed runs per measurement")
+    parser.add_argument("--ops", type=int, default=50_000, help="ops in the rewrite block")
     args = parser.parse_args()
-    return bench_compile(args.repeat)
+    if args.section == "rewrite":
+        return bench_rewrite(args.repeat or 3, args.ops)
+    return bench_compile(args.repeat or 20)
 
 
 if __name__ == "__main__":
