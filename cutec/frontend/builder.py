@@ -63,7 +63,7 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
         self.scope = S.Scope()
         self.errors: list[Diagnostic] = []
         self.ir = IRBuilder()
-        self.entry_ops = 0  # special registers are hoisted to the kernel entry
+        self.last_entry_op: Operation | None = None  # special registers go to the kernel entry
         self.special: dict[str, S.Runtime] = {}
         self.pending_tokens: list[Any] = []  # cp.async tokens since the last fence
         self.smem_bytes = 0
@@ -79,14 +79,11 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
     def emit_at_entry(self, op: Operation, node: ast.Node) -> Any:
         """Insert at the start of the kernel so the value dominates every use."""
         op.location = loc_of(node)
-        self.body_block.insert(self.entry_ops, op)
-        self.entry_ops += 1
-        if (
-            self.ir.point is not None
-            and self.ir.point.block is self.body_block
-            and self.ir.point.index is not None
-        ):
-            self.ir.point.index += 1
+        if self.last_entry_op is None:
+            self.body_block.prepend(op)
+        else:
+            self.body_block.insert_after(self.last_entry_op, op)
+        self.last_entry_op = op
         return op
 
     def lookup_global(self, name: str) -> Any:

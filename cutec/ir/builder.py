@@ -21,10 +21,14 @@ OpT = TypeVar("OpT", bound=Operation)
 
 @dataclass
 class InsertPoint:
-    """Before op `index` of `block` (None: at the end)."""
+    """Before op `before` of `block` (None: at the end).
+
+    The point is an op, not a position, so inserting elsewhere in the block
+    never moves it (and inserting costs O(1)).
+    """
 
     block: Block
-    index: int | None = None
+    before: Operation | None = None
 
 
 class Builder:
@@ -40,17 +44,17 @@ class Builder:
 
     @classmethod
     def at_start(cls, block: Block, location: Location | None = None) -> Builder:
-        return cls(InsertPoint(block, 0), location)
+        return cls(InsertPoint(block, block.first_op), location)
 
     @classmethod
     def before(cls, op: Operation, location: Location | None = None) -> Builder:
         assert op.parent is not None, "op is not in a block"
-        return cls(InsertPoint(op.parent, op.parent.index_of(op)), location or op.location)
+        return cls(InsertPoint(op.parent, op), location or op.location)
 
     @classmethod
     def after(cls, op: Operation, location: Location | None = None) -> Builder:
         assert op.parent is not None, "op is not in a block"
-        return cls(InsertPoint(op.parent, op.parent.index_of(op) + 1), location or op.location)
+        return cls(InsertPoint(op.parent, op.next_op), location or op.location)
 
     def insert(self, op: OpT) -> OpT:
         """Insert `op` at the point (giving it the builder's location if it has none)."""
@@ -58,12 +62,11 @@ class Builder:
             raise ValueError("builder has no insertion point")
         if op.location is None:
             op.location = self.location
-        block, index = self.point.block, self.point.index
-        if index is None:
+        block, before = self.point.block, self.point.before
+        if before is None:
             block.append(op)
         else:
-            block.insert(index, op)
-            self.point = InsertPoint(block, index + 1)
+            block.insert_before(before, op)
         return op
 
     @contextmanager
@@ -80,7 +83,7 @@ class Builder:
         return self.at(InsertPoint(block))
 
     def at_start_of(self, block: Block):
-        return self.at(InsertPoint(block, 0))
+        return self.at(InsertPoint(block, block.first_op))
 
     @contextmanager
     def located(self, location: Location | None) -> Iterator[Builder]:

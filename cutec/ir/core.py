@@ -6,6 +6,12 @@ location. A `Region` holds `Block`s; a block has arguments and an ordered list
 of operations. Types and attributes are frozen, hashable dataclasses that print
 themselves (see types.py and attributes.py).
 
+A block's ops form an intrusive doubly linked list (`Operation.prev_op` /
+`next_op`, `Block.first_op` / `last_op`), so inserting, moving and erasing an
+op cost O(1) however long the block is: lowered per-thread code is fully
+unrolled, tens of thousands of ops in one block. `block.ops` is a live view
+(forwards, `reversed`, `len`); nothing indexes a block by position.
+
 Op classes subclass `Operation` and set `name`, `traits` and arity; their
 ``__init__`` takes natural arguments, while `Operation.create` builds any op
 generically (the parser and the rewriters use it).
@@ -35,20 +41,29 @@ class VerifyError(CompileError):
 
 
 class Use:
-    """One use of a value: operand `index` of `owner`."""
+    """One use of a value: operand `index` of `owner`.
 
-    __slots__ = ("index", "owner")
+    `slot` is the use's position in its value's `uses`, so removing a use is
+    O(1) (the last use takes its place): a constant used by thousands of ops
+    in an unrolled block loses its users one by one without rescanning.
+    """
+
+    __slots__ = ("index", "owner", "slot")
 
     def __init__(self, owner: Operation, index: int) -> None:
         self.owner = owner
         self.index = index
+        self.slot = -1
 
     def __repr__(self) -> str:
         return f"Use({self.owner.name}#{self.index})"
 
 
 class Value:
-    """An SSA value: an op result or a block argument. Tracks its uses."""
+    """An SSA value: an op result or a block argument. Tracks its uses.
+
+    `uses` is in no particular order (removal swaps in the last use).
+    """
 
     __slots__ = ("name_hint", "type", "uses")
 
@@ -64,6 +79,16 @@ class Value:
     def has_uses(self) -> bool:
         return bool(self.uses)
 
+    def _add_use(self, use: Use) -> None:
+        use.slot = len(self.uses)
+        self.uses.append(use)
+
+    def _remove_use(self, use: Use) -> None:
+        last = self.uses.pop()
+        if last is not use:
+            self.uses[use.slot] = last
+            last.slot = use.slot
+
     def replace_all_uses_with(self, other: Value) -> None:
         """Make every user of this value use `other` instead."""
         if other is self:
@@ -72,7 +97,7 @@ class Value:
             use.owner.set_operand(use.index, other)
 
     def users(self) -> list[Operation]:
-        """The ops using this value, each once, in use order."""
+        """The ops using this value, each once."""
         seen: dict[int, Operation] = {}
         for use in self.uses:
             seen.setdefault(id(use.owner), use.owner)
@@ -143,6 +168,7 @@ class Operation:
         location: Location | None = None,
     ) -> None:
         self._operands: list[Value] = []
+        self._operand_uses: list[Use] = []  # the Use of each operand, in its value's list
         self.results: list[OpResult] = [OpResult(t, self, i) for i, t in enumerate(result_types)]
         self.attributes: dict[str, Attribute] = dict(attributes or {})
         self.regions: list[Region] = []
@@ -151,6 +177,11 @@ class Operation:
         # when the op carries no source location. Never printed.
         self.parsed_at: Location | None = None
         self.parent: Block | None = None
+        # Links of the parent block's op list, and this op's order number in it
+        # (increasing along the list while the block's `_order_valid` holds).
+        self._prev: Operation | None = None
+        self._next: Operation | None = None
+        self._order = 0
         for v in operands:
             self._append_operand(v)
         for r in regions:
@@ -186,15 +217,17 @@ class Operation:
     def _append_operand(self, value: Value) -> None:
         if not isinstance(value, Value):
             raise TypeError(f"{self.name}: operand must be a Value, got {type(value).__name__}")
-        value.uses.append(Use(self, len(self._operands)))
+        use = Use(self, len(self._operands))
+        value._add_use(use)
         self._operands.append(value)
+        self._operand_uses.append(use)
 
     def set_operand(self, index: int, value: Value) -> None:
-        """Replace operand `index`, keeping both values' use lists right."""
-        old = self._operands[index]
-        old.uses = [u for u in old.uses if not (u.owner is self and u.index == index)]
+        """Replace operand `index`, keeping both values' use lists right (O(1))."""
+        use = self._operand_uses[index]
+        self._operands[index]._remove_use(use)
         self._operands[index] = value
-        value.uses.append(Use(self, index))
+        value._add_use(use)
 
     def set_operands(self, values: Sequence[Value]) -> None:
         """Replace the whole operand list."""
@@ -204,9 +237,10 @@ class Operation:
 
     def drop_all_references(self) -> None:
         """Remove this op's uses of its operands (before erasing it)."""
-        for i, v in enumerate(self._operands):
-            v.uses = [u for u in v.uses if not (u.owner is self and u.index == i)]
+        for v, use in zip(self._operands, self._operand_uses, strict=True):
+            v._remove_use(use)
         self._operands = []
+        self._operand_uses = []
 
     # -- results ----------------------------------------------------------
     @property
@@ -275,15 +309,42 @@ class Operation:
             op = op.parent_op
         return False
 
+    @property
+    def next_op(self) -> Operation | None:
+        """The op after this one in its block (None at the end or when detached)."""
+        return self._next
+
+    @property
+    def prev_op(self) -> Operation | None:
+        """The op before this one in its block (None at the start or when detached)."""
+        return self._prev
+
+    def is_before_in_block(self, other: Operation) -> bool:
+        """True if this op comes before `other` in their common block.
+
+        Amortised O(1), as MLIR's isBeforeInBlock: ops carry order numbers
+        that insertion keeps increasing where it can and otherwise marks stale;
+        the first query after that renumbers the block once.
+        """
+        block = self.parent
+        if block is None or other.parent is not block:
+            raise ValueError(f"{self.name} and {other.name} are not in one block")
+        if not block._order_valid:
+            block._renumber()
+        return self._order < other._order
+
     def walk(self, *, reverse: bool = False) -> Iterator[Operation]:
-        """This op and every op nested in it, pre-order (post-order if reverse)."""
+        """This op and every op nested in it, pre-order (post-order if reverse).
+
+        The op just yielded may be erased or moved (blocks are iterated by the
+        rule of `BlockOps`); erasing other ops during the walk is not safe.
+        """
         if not reverse:
             yield self
         regions = reversed(self.regions) if reverse else self.regions
         for region in regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
-                ops = list(reversed(block.ops) if reverse else block.ops)
-                for op in ops:
+                for op in reversed(block.ops) if reverse else block.ops:
                     yield from op.walk(reverse=reverse)
         if reverse:
             yield self
@@ -295,11 +356,20 @@ class Operation:
                 yield op
 
     def detach(self) -> Operation:
-        """Unlink from the parent block, keeping operands and regions."""
+        """Unlink from the parent block in O(1), keeping operands and regions."""
         if self.parent is not None:
-            self.parent.ops.remove(self)
-            self.parent = None
+            self.parent._unlink(self)
         return self
+
+    def move_before(self, anchor: Operation) -> None:
+        """Move this op (in a block or detached) to just before `anchor`."""
+        assert anchor.parent is not None, "anchor is not in a block"
+        anchor.parent.insert_before(anchor, self.detach())
+
+    def move_after(self, anchor: Operation) -> None:
+        """Move this op (in a block or detached) to just after `anchor`."""
+        assert anchor.parent is not None, "anchor is not in a block"
+        anchor.parent.insert_after(anchor, self.detach())
 
     def erase(self) -> None:
         """Remove this op; its results must be unused."""
@@ -349,15 +419,97 @@ class Operation:
 # --------------------------------------------------------------------------- blocks and regions
 
 
+class BlockOps:
+    """A live view of a block's ops: iterable forwards and with `reversed`,
+    `len` and `in` in O(1), and `first` / `last`.
+
+    Iteration rule: the iterator takes the next op before handing out the
+    current one, so the current op may be erased, detached or moved, and
+    ops inserted anywhere except just after it are visited when reached.
+    Erasing or detaching the op it holds next (the current op's successor,
+    or predecessor in reverse) raises `RuntimeError`; to change other ops,
+    iterate over a snapshot, ``list(block.ops)``.
+    """
+
+    __slots__ = ("_block",)
+
+    def __init__(self, block: Block) -> None:
+        self._block = block
+
+    def __iter__(self) -> Iterator[Operation]:
+        block = self._block
+        op = block._first
+        while op is not None:
+            following = op._next
+            yield op
+            if following is not None and following.parent is not block:
+                raise RuntimeError("the next op was removed while iterating over its block")
+            op = following
+
+    def __reversed__(self) -> Iterator[Operation]:
+        block = self._block
+        op = block._last
+        while op is not None:
+            preceding = op._prev
+            yield op
+            if preceding is not None and preceding.parent is not block:
+                raise RuntimeError("the next op was removed while iterating over its block")
+            op = preceding
+
+    def __len__(self) -> int:
+        return self._block._len
+
+    def __bool__(self) -> bool:
+        return self._block._first is not None
+
+    def __contains__(self, op: object) -> bool:
+        return isinstance(op, Operation) and op.parent is self._block
+
+    @property
+    def first(self) -> Operation | None:
+        return self._block._first
+
+    @property
+    def last(self) -> Operation | None:
+        return self._block._last
+
+
+# Gap between the order numbers of consecutive ops after renumbering: about
+# 16 insertions at one place (each halving the gap) before a renumbering.
+_ORDER_STRIDE = 1 << 16
+
+
 class Block:
-    """A list of operations with typed block arguments."""
+    """An ordered list of operations with typed block arguments.
+
+    The ops are linked through their `prev_op` / `next_op`: `append`,
+    `prepend`, `insert_before`, `insert_after` and `Operation.detach` are
+    O(1). There is no positional access (`ops[i]`): walk from `first_op` /
+    `last_op` or an anchor op.
+    """
 
     def __init__(self, arg_types: Iterable[Type] = ()) -> None:
         self.args: list[BlockArgument] = []
-        self.ops: list[Operation] = []
+        self._first: Operation | None = None
+        self._last: Operation | None = None
+        self._len = 0
+        self._order_valid = True
         self.parent: Region | None = None
         for t in arg_types:
             self.add_arg(t)
+
+    @property
+    def ops(self) -> BlockOps:
+        """The ops, as a live view (see `BlockOps` for iterating while erasing)."""
+        return BlockOps(self)
+
+    @property
+    def first_op(self) -> Operation | None:
+        return self._first
+
+    @property
+    def last_op(self) -> Operation | None:
+        return self._last
 
     def add_arg(self, type: Type, name_hint: str | None = None) -> BlockArgument:
         arg = BlockArgument(type, self, len(self.args))
@@ -379,29 +531,67 @@ class Block:
 
     @property
     def terminator(self) -> Operation | None:
-        return self.ops[-1] if self.ops else None
+        """The last op (a terminator in a verified block), or None if empty."""
+        return self._last
 
     def append(self, op: Operation) -> Operation:
-        return self.insert(len(self.ops), op)
+        return self._link(op, self._last, None)
 
-    def insert(self, index: int, op: Operation) -> Operation:
-        if op.parent is not None:
-            raise ValueError(f"{op.name} is already in a block")
-        op.parent = self
-        self.ops.insert(index, op)
-        return op
+    def prepend(self, op: Operation) -> Operation:
+        return self._link(op, None, self._first)
 
     def insert_before(self, anchor: Operation, op: Operation) -> Operation:
-        return self.insert(self.index_of(anchor), op)
+        if anchor.parent is not self:
+            raise ValueError(f"{anchor.name} is not in this block")
+        return self._link(op, anchor._prev, anchor)
 
     def insert_after(self, anchor: Operation, op: Operation) -> Operation:
-        return self.insert(self.index_of(anchor) + 1, op)
+        if anchor.parent is not self:
+            raise ValueError(f"{anchor.name} is not in this block")
+        return self._link(op, anchor, anchor._next)
 
-    def index_of(self, op: Operation) -> int:
-        for i, o in enumerate(self.ops):
-            if o is op:
-                return i
-        raise ValueError(f"{op.name} is not in this block")
+    def _link(self, op: Operation, prev: Operation | None, next: Operation | None) -> Operation:
+        """Put `op` between the neighbours `prev` and `next` (None: an end)."""
+        if op.parent is not None:
+            raise ValueError(f"{op.name} is already in a block")
+        op.parent, op._prev, op._next = self, prev, next
+        if prev is None:
+            self._first = op
+        else:
+            prev._next = op
+        if next is None:
+            self._last = op
+        else:
+            next._prev = op
+        self._len += 1
+        if self._order_valid:
+            if next is None:
+                op._order = prev._order + _ORDER_STRIDE if prev is not None else 0
+            elif prev is None:
+                op._order = next._order - _ORDER_STRIDE
+            elif next._order - prev._order > 1:
+                op._order = (prev._order + next._order) // 2
+            else:
+                self._order_valid = False
+        return op
+
+    def _unlink(self, op: Operation) -> None:
+        prev, next = op._prev, op._next
+        if prev is None:
+            self._first = next
+        else:
+            prev._next = next
+        if next is None:
+            self._last = prev
+        else:
+            next._prev = prev
+        op.parent = op._prev = op._next = None
+        self._len -= 1
+
+    def _renumber(self) -> None:
+        for i, op in enumerate(self.ops):
+            op._order = i * _ORDER_STRIDE
+        self._order_valid = True
 
     def clone(self, mapping: dict[Value, Value]) -> Block:
         new = Block()

@@ -41,7 +41,7 @@ def _verify_op(op: Operation, visible: set[Value]) -> None:
 
     if op.has_trait(Terminator):
         block = op.parent
-        if block is not None and block.ops and block.ops[-1] is not op:
+        if block is not None and block.last_op is not op:
             raise op.error("must be the last op of its block")
 
     inner_visible = set() if op.has_trait(IsolatedFromAbove) else visible

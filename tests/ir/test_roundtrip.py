@@ -75,7 +75,7 @@ def test_corpus_covers_every_op_and_type() -> None:
 def test_locations_survive_the_round_trip() -> None:
     text = 'module {\n  func @f() {\n    return loc("a b.cute":12:5)\n  }\n}\n'
     module = parse_module(text, "t")
-    ret = module.body.ops[0].body.ops[0]
+    ret = module.body.first_op.body.first_op
     assert (ret.location.file, ret.location.line, ret.location.col) == ("a b.cute", 12, 5)
     assert print_op(module) == text
 

@@ -102,8 +102,8 @@ class _BreakingPass(Pass):
     summary = "leaves invalid IR behind"
 
     def run(self, module: ModuleOp) -> None:
-        kernel = module.body.ops[0]
-        kernel.body.ops[-1].detach()  # drop the terminator
+        kernel = module.body.first_op
+        kernel.body.last_op.detach()  # drop the terminator
 
 
 def test_crash_in_a_pass_is_an_internal_error_naming_pass_and_op() -> None:
