@@ -15,7 +15,7 @@ attributes and result types (commutative ops compare their operands as a set).
 
 from __future__ import annotations
 
-from collections import ChainMap, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 
 from cutec.ir.core import Block, Operation
@@ -30,14 +30,29 @@ from cutec.ir.traits import (
 )
 from cutec.passes.manager import Pass, working_on
 
-Key = tuple
+
+class Key:
+    """An expression's identity, hashed once: a scoped table looks a key up
+    once per enclosing scope, and hashing attributes is not free."""
+
+    __slots__ = ("hash", "parts")
+
+    def __init__(self, parts: tuple) -> None:
+        self.parts = parts
+        self.hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Key) and self.hash == other.hash and self.parts == other.parts
 
 
-def _expression_key(op: Operation) -> Key:
+def _expression_key(op: Operation, *extra: object) -> Key:
     operands = [id(v) for v in op.operands]
     if op.has_trait(Commutative):
         operands.sort()
-    return (type(op), tuple(operands), tuple(op.attributes.items()), op.result_types)
+    return Key((type(op), tuple(operands), tuple(op.attributes.items()), op.result_types, *extra))
 
 
 class _Generations:
@@ -61,6 +76,32 @@ class _Generations:
                 self.counts[e.space] += 1
 
 
+class _ScopedTable:
+    """One dict with an undo log per scope (MLIR's ScopedHashTable): a lookup
+    is one probe however deep the regions nest."""
+
+    def __init__(self) -> None:
+        self.table: dict[Key, Operation] = {}
+        self.undo: list[list[tuple[Key, Operation | None]]] = [[]]
+
+    def get(self, key: Key) -> Operation | None:
+        return self.table.get(key)
+
+    def __setitem__(self, key: Key, op: Operation) -> None:
+        self.undo[-1].append((key, self.table.get(key)))
+        self.table[key] = op
+
+    def push(self) -> None:
+        self.undo.append([])
+
+    def pop(self) -> None:
+        for key, previous in reversed(self.undo.pop()):
+            if previous is None:
+                del self.table[key]
+            else:
+                self.table[key] = previous
+
+
 @dataclass
 class CSE(Pass):
     """Eliminate common subexpressions."""
@@ -71,30 +112,38 @@ class CSE(Pass):
     def run(self, module: ModuleOp) -> None:
         for region in module.regions:
             for block in region.blocks:
-                self._block(block, ChainMap())
+                self._block(block, _ScopedTable())
 
-    def _block(self, block: Block, pure: ChainMap) -> None:
+    def _block(self, block: Block, pure: _ScopedTable) -> None:
         reads: dict[Key, Operation] = {}
         generations = _Generations()
-        for op in list(block.ops):
-            with working_on(op):
+        op = None
+        try:
+            for op in block.ops:  # erasing the current op is safe (see BlockOps)
                 if op.regions:
                     for region in op.regions:
                         for inner in region.blocks:
-                            self._block(inner, pure.new_child())
+                            pure.push()
+                            self._block(inner, pure)
+                            pure.pop()
                 elif op.has_trait(Pure) and op.results:
                     self._replace_or_record(op, _expression_key(op), pure)
                     continue
                 elif op.results and is_read_only(op):
                     effects = effects_of(op) or ()
                     spaces = {e.space for e in effects}
-                    key = (*_expression_key(op), generations.of(spaces))
+                    key = _expression_key(op, generations.of(spaces))
                     self._replace_or_record(op, key, reads)
                     continue
                 generations.record(op)
+        except Exception:
+            if op is None:
+                raise
+            with working_on(op):  # a crash names the op (the innermost one wins)
+                raise
 
     @staticmethod
-    def _replace_or_record(op: Operation, key: Key, table) -> None:
+    def _replace_or_record(op: Operation, key: Key, table: _ScopedTable | dict) -> None:
         existing = table.get(key)
         if existing is None:
             table[key] = op
