@@ -91,10 +91,15 @@ class PatternRewriter:
         self.changed = True
 
     def replace_op(self, op: Operation, values: Sequence[Value]) -> None:
-        """Replace `op`'s results with `values` and erase it."""
+        """Replace `op`'s results with `values` and erase it.
+
+        A replacement without a name takes the name of the result it replaces.
+        """
         if len(values) != len(op.results):
             raise ValueError(f"{op.name}: {len(values)} replacements for {len(op.results)}")
         for r, v in zip(op.results, values, strict=True):
+            if v.name_hint is None:
+                v.name_hint = r.name_hint
             self.replace_all_uses_with(r, v)
         self.erase_op(op)
 
@@ -245,9 +250,6 @@ def fold_op(op: Operation, rewriter: PatternRewriter, materialize: Materializer 
             values.append(item)
         else:
             values.append(rewriter.insert_before(op, made).results[0])
-    for old, new in zip(op.results, values, strict=True):
-        if new.name_hint is None:
-            new.name_hint = old.name_hint
     rewriter.replace_op(op, values)
     return True
 
