@@ -178,13 +178,13 @@ class _Tracker(RewriteListener):
 
     def __init__(self) -> None:
         self.inserted: list[Operation] = []
-        self.erased: set[Operation] = set()
+        self.erased: dict[int, Operation] = {}  # by id; holding the op keeps its id unique
 
     def op_inserted(self, op: Operation) -> None:
         self.inserted.extend(op.walk())
 
     def op_erased(self, op: Operation) -> None:
-        self.erased.add(op)
+        self.erased[id(op)] = op
 
 
 def _convert(
@@ -207,7 +207,7 @@ def _convert(
     rewrites = 0
     while pending:
         op = pending.pop()
-        if op in tracker.erased or op.parent is None:
+        if id(op) in tracker.erased or op.parent is None:
             continue
         legal = target.is_legal(op)
         if legal or (legal is None and not full):
@@ -223,7 +223,7 @@ def _convert(
         # Legalise what the pattern made, and the op itself if it was changed in place.
         again = [*tracker.inserted, op] if op.parent is not None else tracker.inserted
         pending.extend(reversed(again))
-    failed = [op for op in failed if op not in tracker.erased and op.parent is not None]
+    failed = [op for op in failed if id(op) not in tracker.erased and op.parent is not None]
     if failed:
         raise ConversionError(
             "",

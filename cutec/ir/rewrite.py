@@ -110,16 +110,17 @@ class PatternRewriter:
         they are reported modified.
         """
         nested = list(op.walk())
-        inside = set(nested)
-        producers: dict[Operation, None] = {}
+        # Keyed by id: op classes need not be hashable (nor compare by identity).
+        inside = {id(n) for n in nested}
+        producers: dict[int, Operation] = {}
         for n in nested:
             self.listener.op_erased(n)
             for v in n.operands:
                 owner = v.owner
-                if isinstance(owner, Operation) and owner not in inside:
-                    producers[owner] = None
+                if isinstance(owner, Operation) and id(owner) not in inside:
+                    producers[id(owner)] = owner
         op.erase()
-        for p in producers:
+        for p in producers.values():
             self.listener.op_modified(p)
         self.changed = True
 
@@ -294,27 +295,30 @@ class GreedyConfig:
 
 
 class _Worklist:
-    """A stack of ops with O(1) membership and removal (removed slots hold None)."""
+    """A stack of ops with O(1) membership and removal (removed slots hold None).
+
+    Keyed by `id`: an op on the stack is alive, and op classes need not be
+    hashable."""
 
     def __init__(self) -> None:
         self._stack: list[Operation | None] = []
-        self._where: dict[Operation, int] = {}
+        self._where: dict[int, int] = {}
 
     def push(self, op: Operation) -> None:
-        if op not in self._where:
-            self._where[op] = len(self._stack)
+        if id(op) not in self._where:
+            self._where[id(op)] = len(self._stack)
             self._stack.append(op)
 
     def pop(self) -> Operation | None:
         while self._stack:
             op = self._stack.pop()
             if op is not None:
-                del self._where[op]
+                del self._where[id(op)]
                 return op
         return None
 
     def remove(self, op: Operation) -> None:
-        i = self._where.pop(op, None)
+        i = self._where.pop(id(op), None)
         if i is not None:
             self._stack[i] = None
 
