@@ -25,7 +25,7 @@ from cutec.frontend.static_eval import (
     is_layout,
 )
 from cutec.ir import types as T
-from cutec.ir.dialects import arith, thread
+from cutec.ir.dialects import arith, gpu
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import TupleAttr
 from cutec.layout import (
@@ -174,9 +174,9 @@ class CallMixin(_Base):
     def special_register(self, ns: str, dim: str, node: ast.Node) -> S.Runtime:
         key = f"{ns[:5]}.{dim}"
         if key not in self.special:
-            cls = thread.ThreadIdOp if ns.startswith("thread") else thread.BlockIdOp
+            cls = gpu.ThreadIdOp if ns.startswith("thread") else gpu.BlockIdOp
             op = self.emit_at_entry(cls(dim), node)
-            op.result.name_hint = ("tid_" if cls is thread.ThreadIdOp else "bid_") + dim
+            op.result.name_hint = ("tid_" if cls is gpu.ThreadIdOp else "bid_") + dim
             self.special[key] = S.Runtime(op.result)
         return self.special[key]
 

@@ -14,7 +14,7 @@ from cutec.frontend.static_eval import error
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import cute as C
-from cutec.ir.dialects import thread
+from cutec.ir.dialects import gpu, thread
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -42,7 +42,7 @@ class SyncMixin(_Base):
 
     def b_sync(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
         self.arity("sync", args, 0, 0, node)
-        self.emit(thread.BarrierOp(), node)
+        self.emit(gpu.BarrierOp(), node)
 
     b_syncthreads = b_sync
 

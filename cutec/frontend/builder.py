@@ -46,7 +46,7 @@ from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
 from cutec.ir.dialects.cute import MakeTensorOp, TensorType
 from cutec.ir.dialects.cute_infer import spec_of
-from cutec.ir.dialects.thread import PointerType
+from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.traits import AddressSpace
 from cutec.layout import Layout, compact_col_major
 from cutec.layout.inttuple import congruent, format_tuple

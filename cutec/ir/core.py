@@ -26,6 +26,7 @@ from cutec.diagnostics import CompileError, Location
 
 if TYPE_CHECKING:
     from cutec.ir.attributes import Attribute
+    from cutec.ir.opdef import FieldValues, OpDef
     from cutec.ir.traits import MemoryEffect, Trait
     from cutec.ir.types import Type
 
@@ -157,6 +158,27 @@ class Operation:
     num_regions: ClassVar[int | None] = 0
     # Patterns the canonicalize pass applies to ops of this class.
     canonicalization_patterns: ClassVar[tuple] = ()
+    # Declared fields (cutec.ir.opdef), collected when a subclass is created.
+    op_def: ClassVar[OpDef | None] = None
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        from cutec.ir.opdef import define_op
+
+        define_op(cls)
+
+    @classmethod
+    def build(cls: type[OpT], *, location: Location | None = None, **fields: object) -> OpT:
+        """Build an op from its declared fields by name (`cutec.ir.opdef`)."""
+        from cutec.ir.opdef import build_parts
+
+        return cls.create(**build_parts(cls, fields), location=location)
+
+    @classmethod
+    def infer_result_types(cls, fields: FieldValues) -> Sequence[Type] | None:
+        """The result types given the operands and attributes by field name, if they
+        follow from them (an assembly format need not print them then)."""
+        return None
 
     def __init__(
         self,

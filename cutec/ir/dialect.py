@@ -19,6 +19,7 @@ DIALECT_MODULES = (
     "cutec.ir.dialects.builtin",
     "cutec.ir.dialects.arith",
     "cutec.ir.dialects.scf",
+    "cutec.ir.dialects.gpu",
     "cutec.ir.dialects.thread",
     "cutec.ir.dialects.cute",
 )

@@ -14,6 +14,8 @@ A pass asks "may I delete / move / merge this op?" through these traits:
 * `AsyncProducer` / `AsyncWaiter` — the op starts asynchronous work and yields
   a token, or waits on tokens (cp.async → commit → wait; wgmma → wait;
   TMA → mbarrier), as MLIR's nvgpu dialect does.
+* `SameOperandsAndResultType` — every operand and result has one type (the
+  generic verifier checks it; an assembly format writes the type once).
 * `Terminator`, `IsolatedFromAbove`, `NoTerminator`, `HasParent`,
   `ConstantLike`, `Commutative`, `SymbolOp` — structural facts for the
   verifier and the rewriters.
@@ -138,6 +140,11 @@ class HasParent(Trait):
 @dataclass(frozen=True)
 class ConstantLike(Trait):
     """Materialises its `value` attribute; the folder reads it."""
+
+
+@dataclass(frozen=True)
+class SameOperandsAndResultType(Trait):
+    """Every operand and result has one type (``arith.addi %a, %b : i32``)."""
 
 
 @dataclass(frozen=True)

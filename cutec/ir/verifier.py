@@ -1,6 +1,8 @@
 """The generic verifier: the invariants every op shares, then each op's `verify_`.
 
-Checked once here: arity (fixed operand/result/region counts), terminators
+Checked once here: the declared fields of ops that have them (arity, operand
+and result type constraints, attributes: `cutec.ir.opdef.verify_fields`),
+arity (fixed operand/result/region counts), terminators
 (present where required, only at the end of a block), `HasParent`, SSA
 dominance (a value is defined before its use, in the same block or an
 enclosing one) and isolation (`IsolatedFromAbove` ops use no outer values).
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from cutec.diagnostics import CompileError
 from cutec.ir.core import Block, BlockArgument, Operation, OpResult, Value, VerifyError
+from cutec.ir.opdef import verify_fields
 from cutec.ir.traits import HasParent, IsolatedFromAbove, NoTerminator, Terminator
 
 
@@ -20,6 +23,8 @@ def verify(op: Operation) -> None:
 
 def _verify_op(op: Operation, visible: set[Value]) -> None:
     cls = type(op)
+    if cls.op_def is not None:
+        verify_fields(op)
     for what, fixed, actual in (
         ("operands", cls.num_operands, len(op.operands)),
         ("results", cls.num_results, len(op.results)),

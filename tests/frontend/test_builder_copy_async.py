@@ -56,7 +56,7 @@ def test_predicated_cp_async_is_a_copy_async_with_a_predicate(atom: str) -> None
     assert op.pred is not None and op.pred.name_hint == "tApA"
     assert str(op.pred.type) == "!cute.tensor<i1, rmem, ((4,1),1,1):((1,0),0,0)>"
     assert [v.name_hint for v in op.operands[2:]] == ["tAgA", "tAsA"]
-    assert str(op.result.type) == "!thread.token"
+    assert str(op.result.type) == "!gpu.token"
     assert op.has_trait(AsyncProducer)
     # reads the predicate's registers and the source's global memory, writes shared
     assert op.memory_effects() == (
@@ -91,7 +91,7 @@ def _copy_async(pred_type: str) -> str:
         "  %s = cute.alloc_smem : !cute.tensor<f32, smem, " + v + ">\n"
         "  %p = cute.make_fragment : " + pred_type + "\n"
         "  %t = cute.copy_async %c, %p, %g, %s : " + COPY + ", " + pred_type + ", "
-        "!cute.tensor<f32, gmem, " + v + ">, !cute.tensor<f32, smem, " + v + "> -> !thread.token\n"
+        "!cute.tensor<f32, gmem, " + v + ">, !cute.tensor<f32, smem, " + v + "> -> !gpu.token\n"
         "  return\n}\n"
     )
 

@@ -93,7 +93,7 @@ def test_compile_time_false_condition_builds_no_loop() -> None:
     _, k = build("  while BM < 64 { x = nope }\n  sync()\n")
     assert [op.name for op in k.body.ops] == [
         "cute.make_tensor",
-        "thread.barrier",
+        "gpu.barrier",
         "builtin.return",
     ]
 

@@ -82,8 +82,8 @@ def test_partitions_match_cute(example: str, kernel_name: str, value: str, cute:
 DYNAMIC = """
 builtin.module {
   kernel @k(%p: !gpu_ptr, %M: index, %K: index, %ld: index, %n: index) {
-    %tid = thread.thread_id x : index
-    %bx = thread.block_id x : index
+    %tid = gpu.thread_id x : index
+    %bx = gpu.block_id x : index
     %c2 = arith.constant 2 : index
     %M2 = arith.muli %M, %c2 : index
     %A = cute.make_tensor %p, %M2, %K, %ld {div = array<i64: 1, 1, 8>}
@@ -100,7 +100,7 @@ builtin.module {
 
 
 def _dynamic() -> KernelOp:
-    ptr = "!thread.ptr<f32, global>"
+    ptr = "!gpu.ptr<f32, global>"
     return kernel(parse_module(DYNAMIC.replace("!gpu_ptr", ptr)), "k")
 
 
@@ -146,6 +146,6 @@ def test_the_verifier_recomputes_dynamic_views() -> None:
     bad = DYNAMIC.replace(good, good.replace("16,0", "8,0")).replace(
         "(4,1,?):(16,0,?)> -> index", "(4,1,?):(8,0,?)> -> index"
     )
-    bad = bad.replace("!gpu_ptr", "!thread.ptr<f32, global>")
+    bad = bad.replace("!gpu_ptr", "!gpu.ptr<f32, global>")
     with pytest.raises(Exception, match=r"result layout must be \(4,1,\?\):\(16,0,\?\)"):
         verify(parse_module(bad))

@@ -33,8 +33,8 @@ CASES = [
     ("func @f(%a: i33) {\n}", "1:13: error: expected a type, found 'i33'"),
     ("func @f(%a: !cute.nothing<>) {\n}", "1:13: error: unknown type '!cute.nothing'"),
     (
-        "func @f(%a: !thread.ptr<f32, texture>) {\n}",
-        "1:30: error: unknown address space 'texture'; expected one of global, shared, "
+        "func @f(%a: !gpu.ptr<f32, texture>) {\n}",
+        "1:27: error: unknown address space 'texture'; expected one of global, shared, "
         "shared::cluster, reg, local, param",
     ),
     ("func @f(%a: vector<4f32>) {\n}", "1:21: error: expected a vector shape like 4x2xf32"),
@@ -63,8 +63,8 @@ CASES = [
         "2:29: error: expected 'to', found 'into'",
     ),
     (
-        "func @f() {\n  %t = thread.thread_id w : index\n}",
-        "2:25: error: unknown dimension 'w'; expected x, y or z",
+        "func @f() {\n  %t = gpu.thread_id w : index\n}",
+        "2:22: error: unknown dim 'w'; expected one of x, y, z",
     ),
     (
         "module {\n  %c = arith.constant 1 : i32\n  %c2 = arith.addi %c#0 %c : i32\n}",

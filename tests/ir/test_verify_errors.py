@@ -132,35 +132,35 @@ CASES = [
         "'builtin.return' op must be directly inside 'builtin.func' or 'builtin.kernel'",
     ),
     (
-        _func('    %t = "thread.thread_id"() : () -> index\n    return'),
+        _func('    %t = "gpu.thread_id"() : () -> index\n    return'),
         "3:10",
-        "'thread.thread_id' op needs dim = x, y or z",
+        "'gpu.thread_id' op needs attribute 'dim'",
     ),
     (
         _func(
-            "    %v = thread.load %p : !thread.ptr<f32, global> -> f16\n    return",
-            "(%p: !thread.ptr<f32, global>)",
+            "    %v = thread.load %p : !gpu.ptr<f32, global> -> f16\n    return",
+            "(%p: !gpu.ptr<f32, global>)",
         ),
         "3:10",
         "'thread.load' op loads f32, not f16",
     ),
     (
         _func(
-            "    %t = thread.cp_async %p, %p {bytes = 16 : i32} : !thread.ptr<f32, global>, "
-            "!thread.ptr<f32, global>\n    return",
-            "(%p: !thread.ptr<f32, global>)",
+            "    %t = thread.cp_async %p, %p {bytes = 16 : i32} : !gpu.ptr<f32, global>, "
+            "!gpu.ptr<f32, global>\n    return",
+            "(%p: !gpu.ptr<f32, global>)",
         ),
         "3:10",
         "'thread.cp_async' op copies from a global pointer to a shared pointer",
     ),
     (
         _func(
-            "    %t = thread.cp_async %s, %p {bytes = 12 : i32} : !thread.ptr<f32, shared>, "
-            "!thread.ptr<f32, global>\n    return",
-            "(%p: !thread.ptr<f32, global>, %s: !thread.ptr<f32, shared>)",
+            "    %t = thread.cp_async %s, %p {bytes = 12 : i32} : !gpu.ptr<f32, shared>, "
+            "!gpu.ptr<f32, global>\n    return",
+            "(%p: !gpu.ptr<f32, global>, %s: !gpu.ptr<f32, shared>)",
         ),
         "3:10",
-        "'thread.cp_async' op 'bytes' must be 4, 8 or 16",
+        "'thread.cp_async' op attribute 'bytes' must be 4, 8 or 16",
     ),
 ]
 

@@ -222,7 +222,7 @@ KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
 class KernelOp(_FunctionLike):
     """A GPU entry point (a PTX ``.entry``); returns nothing.
 
-    ``kernel @gemm(%A: !thread.ptr<f32, global>) attributes {reqntid = array<i32: 256, 1, 1>}``
+    ``kernel @gemm(%A: !gpu.ptr<f32, global>) attributes {reqntid = array<i32: 256, 1, 1>}``
     """
 
     name = "builtin.kernel"

@@ -23,7 +23,7 @@ Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
 * Memory ops declare their effects from their operands' memories (gmem →
   global, smem → shared, rmem → reg); allocations (`alloc_smem`,
   `make_fragment`) allocate; a copy by an asynchronous atom is
-  `cute.copy_async`, an AsyncProducer yielding a ``!thread.token`` that
+  `cute.copy_async`, an AsyncProducer yielding a ``!gpu.token`` that
   `thread.cp_async_commit` / `thread.cp_async_wait` consume. Barriers are the
   thread dialect's.
 * A predicated copy is `cute.copy_if` when it is synchronous, and

@@ -12,7 +12,7 @@ from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_base import SPACE_OF_MEMORY, CuteOp, same_shape_mismatch
 from cutec.ir.dialects.cute_types import TensorType
-from cutec.ir.dialects.thread import TokenType
+from cutec.ir.dialects.gpu import TokenType
 from cutec.ir.traits import AsyncProducer, MemoryEffect, Pure, reads, writes
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
 
@@ -210,13 +210,13 @@ class CopyAsyncOp(_CopyLike):
     """A copy by an asynchronous atom (cp.async); its token is waited on by thread ops.
 
     ``%t = cute.copy_async %copy_a, %tAgA_k, %tAsA : !cute.tiled_copy<...>,
-        !cute.tensor<...>, !cute.tensor<...> -> !thread.token``
+        !cute.tensor<...>, !cute.tensor<...> -> !gpu.token``
 
     With a predicate (CuTe's copy_if with a cp.async atom), an i1 register tensor of
     the source's size between the tiled copy and the source:
 
     ``%t = cute.copy_async %copy_a, %pred, %tAgA_k, %tAsA : !cute.tiled_copy<...>,
-        !cute.tensor<i1, rmem, ...>, !cute.tensor<...>, !cute.tensor<...> -> !thread.token``
+        !cute.tensor<i1, rmem, ...>, !cute.tensor<...>, !cute.tensor<...> -> !gpu.token``
 
     Element i is copied where pred[i] is true. Where it is false, a ``_ZFILL`` atom
     writes zeros (cp.async with ``src-size`` 0, reading nothing) and any other
@@ -267,7 +267,7 @@ class CopyAsyncOp(_CopyLike):
             self.tensor_operand(n - 1, "a destination tensor"),
         )
         if self.result_types != (TokenType(),):
-            raise self.error("result must be a !thread.token")
+            raise self.error("result must be a !gpu.token")
 
 
 class GemmOp(CuteOp):

@@ -32,7 +32,7 @@ from cutec.ir.dialects.cute_infer import (
     zero_dynamic,
 )
 from cutec.ir.dialects.cute_types import TensorType
-from cutec.ir.dialects.thread import PointerType
+from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.layout_of import LayoutAnalysis, UnknownLayout
 from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
 from cutec.ir.types import IndexType, i64
@@ -48,7 +48,7 @@ class MakeTensorOp(CuteOp):
     """A tensor over memory at a pointer; the layout's dynamic leaves are operands.
 
     ``%A = cute.make_tensor %ptr, %M, %K, %ldA {div = array<i64: 1, 8, 4>}
-        : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>``
+        : !gpu.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>``
 
     The leaves come in the order the type reads them (shape, then stride). The
     optional `div` gives what each leaf is known to be divisible by (the
@@ -70,7 +70,7 @@ class MakeTensorOp(CuteOp):
 
     def verify_(self) -> None:
         if not self.operands or not isinstance(self.operands[0].type, PointerType):
-            raise self.error("needs a !thread.ptr as its first operand")
+            raise self.error("needs a !gpu.ptr as its first operand")
         ptr: PointerType = self.operands[0].type
         t = self.tensor_result()
         if ptr.element != t.element:

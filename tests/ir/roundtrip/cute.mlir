@@ -1,9 +1,9 @@
 // Every cute op: tensors from pointers, allocations, views, atom objects, copies and gemm.
 module {
-  kernel @sgemm(%pA: !thread.ptr<f32, global>, %M: index, %K: index, %ldA: index, %alpha: f32, %beta: f32) attributes {reqntid = array<i32: 256, 1, 1>} {
-    %A = cute.make_tensor %pA, %M, %K, %ldA {div = array<i64: 1, 8, 4>} : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)> loc("sgemm.cute":3:5)
-    %bx = thread.block_id x : index
-    %tid = thread.thread_id x : index
+  kernel @sgemm(%pA: !gpu.ptr<f32, global>, %M: index, %K: index, %ldA: index, %alpha: f32, %beta: f32) attributes {reqntid = array<i32: 256, 1, 1>} {
+    %A = cute.make_tensor %pA, %M, %K, %ldA {div = array<i64: 1, 8, 4>} : !gpu.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)> loc("sgemm.cute":3:5)
+    %bx = gpu.block_id x : index
+    %tid = gpu.thread_id x : index
     %gA = cute.local_tile %A, %bx {tiler = #cute.tuple<(128,128,8)>, coord = #cute.tuple<(?,0,_)>, proj = #cute.tuple<(1,X,1)>} : !cute.tensor<f32, gmem, (?,?):(1,?)> -> !cute.tensor<f32, gmem, (128,8,?):(1,?,?)>
     %sA = cute.alloc_smem : !cute.tensor<f32, smem, (128,8):(1,129)>
     %tAgA = cute.local_partition %gA, %tid {thr_layout = #cute.layout<(32,8):(1,32)>} : !cute.tensor<f32, gmem, (128,8,?):(1,?,?)> -> !cute.tensor<f32, gmem, (4,1,?):(32,0,?)>
@@ -22,10 +22,10 @@ module {
     %tXsA = cute.partition %sA, %copy, %tid {operand = "D"} : !cute.tensor<f32, smem, (128,8):(1,129)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)>
     %tXgA_k = cute.slice %tXgA, %k {coord = #cute.tuple<(_,_,_,?)>} : !cute.tensor<f32, gmem, ((4,1),1,1,?):((1,0),0,0,?)> -> !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>
     cute.copy %copy, %tXgA_k, %tXsA : !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)>
-    %tok = cute.copy_async %async, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !thread.token
+    %tok = cute.copy_async %async, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !gpu.token
     %zfill = cute.make_tiled_copy : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>", f32, (256,4):(4,1), (128,8)>
     %zpred = cute.make_fragment : !cute.tensor<i1, rmem, ((4,1),1,1):((1,0),0,0)>
-    %ztok = cute.copy_async %zfill, %zpred, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<i1, rmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !thread.token
+    %ztok = cute.copy_async %zfill, %zpred, %tXgA_k, %tXsA : !cute.tiled_copy<"SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>", f32, (256,4):(4,1), (128,8)>, !cute.tensor<i1, rmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, gmem, ((4,1),1,1):((1,0),0,0)>, !cute.tensor<f32, smem, ((4,1),1,1):((1,0),0,0)> -> !gpu.token
     %grp = thread.cp_async_commit %tok, %ztok
     thread.cp_async_wait %grp {pending = 0 : i32}
     %tCrC3 = cute.make_fragment : !cute.tensor<f32, rmem, (1,8,8):(0,1,8)>
@@ -33,7 +33,7 @@ module {
     %mma = cute.make_tiled_mma : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>
     %auto_mma = cute.make_tiled_mma : !cute.tiled_mma<auto, f32, f16, f16, f32, (2,2,1):(1,2,0), (32,32,16)>
     %tCsA2 = cute.partition %sA, %mma, %tid {operand = "A"} : !cute.tensor<f32, smem, (128,8):(1,129)>, !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)> -> !cute.tensor<f32, smem, (1,8,8):(0,16,129)>
-    thread.barrier
+    gpu.barrier
     cute.gemm %tCsA, %tCsA, %tCrC : !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, rmem, (8,8):(1,8)>
     cute.gemm %mma, %tCsA, %tCsA, %tCrC : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>, !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, rmem, (8,8):(1,8)>
     cute.fill %tCrC, %beta : !cute.tensor<f32, rmem, (8,8):(1,8)>, f32
@@ -43,11 +43,11 @@ module {
     return
   }
   // Divides, coordinate tensors, predicated copies, wgmma batch brackets.
-  kernel @copy_if(%pS: !thread.ptr<f32, global>, %M: index, %N: index, %pD: !thread.ptr<f32, global>) attributes {reqntid = array<i32: 256, 1, 1>} {
-    %S = cute.make_tensor %pS, %M, %N, %M : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>
-    %D = cute.make_tensor %pD, %M, %N, %M : !thread.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>
-    %bx = thread.block_id x : index
-    %tid = thread.thread_id x : index
+  kernel @copy_if(%pS: !gpu.ptr<f32, global>, %M: index, %N: index, %pD: !gpu.ptr<f32, global>) attributes {reqntid = array<i32: 256, 1, 1>} {
+    %S = cute.make_tensor %pS, %M, %N, %M : !gpu.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>
+    %D = cute.make_tensor %pD, %M, %N, %M : !gpu.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>
+    %bx = gpu.block_id x : index
+    %tid = gpu.thread_id x : index
     %tiled_S = cute.divide %S {kind = "tiled", tiler = #cute.tuple<(128,64)>} : !cute.tensor<f32, gmem, (?,?):(1,?)> -> !cute.tensor<f32, gmem, ((128,64),?,?):((1,?),128,?)>
     %tile_S = cute.slice %tiled_S, %bx, %bx {coord = #cute.tuple<((_,_),?,?)>} : !cute.tensor<f32, gmem, ((128,64),?,?):((1,?),128,?)> -> !cute.tensor<f32, gmem, (128,64):(1,?)>
     %zipped = cute.divide %tile_S {kind = "zipped", tiler = #cute.tuple<(32,8)>} : !cute.tensor<f32, gmem, (128,64):(1,?)> -> !cute.tensor<f32, gmem, ((32,8),(4,8)):((1,?),(32,?))>

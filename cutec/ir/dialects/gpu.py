@@ -1,0 +1,108 @@
+"""The gpu dialect: what the cute level and the thread level share.
+
+Typed pointers per address space (``!gpu.ptr<f32, global>``), the token of
+asynchronous work (``!gpu.token``), the special registers (thread and block
+ids) and the CTA barrier. The cute dialect's tensors sit on `gpu.ptr`s and its
+async copies yield `gpu.token`s; the thread dialect (loads, stores, cp.async)
+is what the cute level lowers to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from cutec.ir.attributes import StringAttr
+from cutec.ir.core import Operation
+from cutec.ir.dialect import Dialect
+from cutec.ir.opdef import attr_def, result_def
+from cutec.ir.traits import AddressSpace, Collective, MemoryEffects, Pure, Scope, reads, writes
+from cutec.ir.types import DialectType, IndexType, Type
+
+if TYPE_CHECKING:
+    from cutec.ir.parser import Parser
+
+_SPACES = {s.value: s for s in AddressSpace}
+
+
+@dataclass(frozen=True)
+class PointerType(DialectType):
+    """A pointer to `element`s in one address space: ``!gpu.ptr<f32, global>``."""
+
+    name: ClassVar[str] = "gpu.ptr"
+    element: Type
+    space: AddressSpace
+
+    def print_body(self) -> str:
+        return f"{self.element}, {self.space.value}"
+
+    @classmethod
+    def parse_body(cls, parser: Parser) -> PointerType:
+        element = parser.parse_type()
+        parser.parse_punct(",")
+        loc = parser.tok.loc
+        word = parser.parse_identifier("an address space")
+        if word == "shared" and parser.parse_optional_punct("::"):
+            word += "::" + parser.parse_identifier("'cluster'")
+        if word not in _SPACES:
+            raise parser.error(
+                f"unknown address space '{word}'; expected one of {', '.join(_SPACES)}", loc
+            )
+        return cls(element, _SPACES[word])
+
+
+@dataclass(frozen=True)
+class TokenType(DialectType):
+    """Completion of asynchronous work: ``!gpu.token``."""
+
+    name: ClassVar[str] = "gpu.token"
+    has_body: ClassVar[bool] = False
+
+    @classmethod
+    def parse_body(cls, parser: Parser) -> TokenType:
+        return cls()
+
+
+class _SpecialRegisterOp(Operation):
+    """``%t = gpu.<reg> x : index`` — reads a PTX special register (pure per thread)."""
+
+    traits = (Pure(),)
+    dim = attr_def(StringAttr, one_of=("x", "y", "z"))
+    result = result_def(IndexType)
+    assembly_format = "$dim attr-dict `:` type($result)"
+
+    def __init__(self, dim: str) -> None:
+        super().__init__(result_types=[IndexType()], attributes={"dim": StringAttr(dim)})
+
+
+class ThreadIdOp(_SpecialRegisterOp):
+    """The thread index in the CTA (``%tid.x``): ``%t = gpu.thread_id x : index``."""
+
+    name = "gpu.thread_id"
+
+
+class BlockIdOp(_SpecialRegisterOp):
+    """The CTA index in the grid (``%ctaid.x``): ``%b = gpu.block_id x : index``."""
+
+    name = "gpu.block_id"
+
+
+# A CTA barrier orders every shared and global access of the CTA's threads.
+_FENCE_EFFECTS = (
+    *reads(AddressSpace.SHARED, AddressSpace.GLOBAL),
+    *writes(AddressSpace.SHARED, AddressSpace.GLOBAL),
+)
+
+
+class BarrierOp(Operation):
+    """All threads of the CTA meet here (``bar.sync 0``): ``gpu.barrier``."""
+
+    name = "gpu.barrier"
+    traits = (Collective(Scope.CTA), MemoryEffects(_FENCE_EFFECTS))
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+DIALECT = Dialect("gpu", ops=(ThreadIdOp, BlockIdOp, BarrierOp), types=(PointerType, TokenType))
