@@ -163,6 +163,7 @@ class Operation:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
+        # opdef builds on this module, so it is imported when the first op class is made.
         from cutec.ir.opdef import define_op
 
         define_op(cls)
@@ -170,7 +171,7 @@ class Operation:
     @classmethod
     def build(cls: type[OpT], *, location: Location | None = None, **fields: object) -> OpT:
         """Build an op from its declared fields by name (`cutec.ir.opdef`)."""
-        from cutec.ir.opdef import build_parts
+        from cutec.ir.opdef import build_parts  # opdef imports this module
 
         return cls.create(**build_parts(cls, fields), location=location)
 

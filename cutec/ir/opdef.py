@@ -397,6 +397,7 @@ def define_op(cls: type[Operation]) -> None:
     cls.op_def = op_def
     fmt = getattr(cls, "assembly_format", None)
     if fmt is not None:
+        # opformat reads the field classes of this module: imported once they exist.
         from cutec.ir.opformat import Format
 
         try:
@@ -430,6 +431,16 @@ def verify_fields(op: Operation) -> None:
         (op_def.results, op.results, "result"),
     ):
         _check_count(op, fields, len(values), what)
+    if op.has_trait(SameOperandsAndResultType) and op.results:
+        t = op.results[0].type
+        if any(v.type != t for v in (*op._operands, *op.results)):
+            operands = ", ".join(str(v.type) for v in op._operands)
+            results = ", ".join(str(r.type) for r in op.results)
+            raise op.error(f"operands ({operands}) and result {results} must have one type")
+    for fields, values, what in (
+        (op_def.operands, op._operands, "operand"),
+        (op_def.results, op.results, "result"),
+    ):
         for f in fields:
             begin, end = f.span(values)
             for v in values[begin:end]:
@@ -439,12 +450,6 @@ def verify_fields(op: Operation) -> None:
         problem = a.problem(op.attributes.get(a.name))
         if problem is not None:
             raise op.error(problem)
-    if op.has_trait(SameOperandsAndResultType) and op.results:
-        t = op.results[0].type
-        if any(v.type != t for v in (*op._operands, *op.results)):
-            operands = ", ".join(str(v.type) for v in op._operands)
-            results = ", ".join(str(r.type) for r in op.results)
-            raise op.error(f"operands ({operands}) and result {results} must have one type")
 
 
 def _check_count(op: Operation, fields: list[_ValueField], n: int, what: str) -> None:

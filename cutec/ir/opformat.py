@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from cutec.ir.attributes import Attribute, StringAttr, format_attr_dict
 from cutec.ir.core import Operation, Value
 from cutec.ir.lexer import Tok
-from cutec.ir.opdef import OpDef, OpDefError, _ValueField, attr_def
+from cutec.ir.opdef import OpDef, OpDefError, _ValueField, attr_def, field_values
 from cutec.ir.traits import SameOperandsAndResultType
 from cutec.ir.types import Type
 
@@ -174,7 +174,9 @@ class Format:
             raise OpDefError("needs exactly one attr-dict directive")
         if self.op_def.regions:
             raise OpDefError("regions cannot be written in a format; write the op by hand")
-        infers = self.cls.infer_result_types.__func__ is not Operation.infer_result_types.__func__  # type: ignore[attr-defined]
+        infers = any(
+            "infer_result_types" in vars(c) for c in self.cls.__mro__ if c is not Operation
+        )
         for r in self.op_def.results:
             if r.name not in self.typed_results and r.fixed_type is None and not infers:
                 raise OpDefError(
@@ -184,7 +186,8 @@ class Format:
 
     # ------------------------------------------------------------------ print
     def print(self, op: Operation, p: Printer) -> None:
-        pieces: list[str] = [op.name]
+        # Builtin ops print without their dialect (``return``), as in MLIR.
+        pieces: list[str] = [op.name.removeprefix("builtin.")]
         self._print_elements(self.elements, op, p, pieces)
         out = [pieces[0]]
         for prev, piece in itertools.pairwise(pieces):
@@ -239,8 +242,6 @@ class Format:
             else:
                 missing = True
         if missing:
-            from cutec.ir.opdef import field_values
-
             inferred = cls.infer_result_types(field_values(cls, operands, state.attributes))
             if inferred is None:
                 raise parser.error(f"cannot infer the result types of '{cls.name}'")
@@ -284,7 +285,9 @@ class Format:
         else:
             values = parser.parse_operand_list()
         var = next((f for f in run.fields if f.arity != "single"), None)
-        if len(values) < fixed or (var is None and len(values) != fixed):
+        if len(values) < fixed:
+            raise parser.expected("','")
+        if var is None and len(values) != fixed:
             raise parser.error(f"expected {fixed} operands, found {len(values)}", loc)
         if var is not None and var.arity == "optional" and len(values) > fixed + 1:
             raise parser.error(f"expected at most {fixed + 1} operands, found {len(values)}", loc)
@@ -296,17 +299,24 @@ class Format:
 
     def _parse_attr(self, f: attr_def, parser: Parser, state: _ParseState) -> None:
         loc = parser.tok.loc
+        tok = parser.tok
         if f.one_of is not None:
+            if f.optional and not (tok.kind is Tok.BARE_ID and tok.text in f.one_of):
+                return
             word = parser.parse_identifier(f"a {f.name}")
             if word not in f.one_of:
                 raise parser.error(
                     f"unknown {f.name} '{word}'; expected one of {', '.join(f.one_of)}", loc
                 )
-            attr: Attribute = StringAttr(word)
-        else:
-            attr = parser.parse_attribute()
-            if not isinstance(attr, f.kinds):
-                raise parser.error(f"'{f.name}' must be {f.kind_text}, found {attr}", loc)
+            state.attributes[f.name] = StringAttr(word)
+            return
+        attr = parser.parse_optional_attribute()
+        if attr is None and f.optional:
+            return
+        if attr is None:
+            raise parser.expected(f"an attribute for '{f.name}'")
+        if not isinstance(attr, f.kinds):
+            raise parser.error(f"'{f.name}' must be {f.kind_text}, found {attr}", loc)
         state.attributes[f.name] = attr
 
     def _parse_type(self, f: _ValueField, parser: Parser, state: _ParseState) -> None:

@@ -83,15 +83,6 @@ class Parser(TypeAttrParser):
             return []
         return self.parse_comma_list(self.parse_operand)
 
-    def parse_trailing_operands(self) -> list[Value]:
-        """Optional ``%a, %b : t1, t2``; the written types must be the operands' types."""
-        values = self.parse_operand_list()
-        if values:
-            loc = self.tok.loc
-            self.parse_punct(":")
-            self.check_types(values, self.parse_type_list(), loc)
-        return values
-
     def check_types(self, values: Sequence[Value], types: Sequence[T.Type], loc: Location) -> None:
         """A custom form's written ``: types`` must be its operands' actual types."""
         if len(values) != len(types):

@@ -140,14 +140,6 @@ class Printer:
         """``%name: type`` for a block argument shown in an op header."""
         self.print(self.name_of(arg), ": ", arg.type)
 
-    def print_trailing_operands(self, values: Sequence[Value]) -> None:
-        """`` %a, %b : t1, t2`` (with a leading space), or nothing when there are none."""
-        if values:
-            self.print(" ")
-            self.print_operands(values)
-            self.print(" : ")
-            self.print_types([v.type for v in values])
-
     def print_assignment_list(self, lhs: Sequence[Value], rhs: Sequence[Value]) -> None:
         """``(%a = %x, %b = %y)``: block arguments and the values they start from."""
         self.print("(")

@@ -27,7 +27,7 @@ CASES = [
     (
         _func('    %x = "arith.addf"(%a, %a) : (i32, i32) -> i32\n    return'),
         "3:10",
-        "'arith.addf' op expects float operands, got i32",
+        "'arith.addf' op operand 'lhs' must be float-like, got i32",
     ),
     (
         _func('    %x = "arith.addi"(%a) : (i32) -> i32\n    return'),
@@ -47,7 +47,8 @@ CASES = [
     (
         _func('    %x = "arith.cmpi"(%a, %a) {predicate = "olt"} : (i32, i32) -> i1\n    return'),
         "3:10",
-        "'arith.cmpi' op predicate must be one of eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge",
+        "'arith.cmpi' op attribute 'predicate' must be one of eq, ne, slt, sle, sgt, sge, ult, "
+        "ule, ugt, uge",
     ),
     (
         _func('    %x = "arith.extsi"(%a) : (i32) -> i16\n    return'),
@@ -78,7 +79,7 @@ CASES = [
     (
         _func('    "scf.if"(%a) ({\n      scf.yield\n    }) : (i32) -> ()\n    return'),
         "3:5",
-        "'scf.if' op condition must be i1, got i32",
+        "'scf.if' op operand 'cond' must be i1, got i32",
     ),
     (
         _func(

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from cutec.ir.attributes import Attribute, FloatAttr, IntegerAttr, StringAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialect import Dialect
+from cutec.ir.dialects.arith_base import FLOAT_LIKE, INT_LIKE
 from cutec.ir.dialects.arith_cast import (
     CAST_OPS,
     BitcastOp,
@@ -75,6 +76,7 @@ from cutec.ir.dialects.arith_int import (
     SubIOp,
     XOrIOp,
 )
+from cutec.ir.opdef import AnyType, FieldValues, attr_def, operand_def, result_def
 from cutec.ir.traits import ConstantLike, Pure
 from cutec.ir.types import (
     FloatType,
@@ -82,13 +84,7 @@ from cutec.ir.types import (
     Type,
     VectorType,
     bit_width,
-    is_float_like,
-    is_integer_like,
 )
-
-if TYPE_CHECKING:
-    from cutec.ir.parser import Parser, ResultName
-    from cutec.ir.printer import Printer
 
 
 class ConstantOp(Operation):
@@ -96,20 +92,19 @@ class ConstantOp(Operation):
 
     name = "arith.constant"
     traits = (Pure(), ConstantLike())
-    num_operands = 0
-    num_results = 1
+    value = attr_def((IntegerAttr, FloatAttr))
+    result = result_def(AnyType)
+    assembly_format = "attr-dict $value"
 
     def __init__(self, value: Attribute) -> None:
         super().__init__(result_types=[_attr_type(value)], attributes={"value": value})
 
-    @property
-    def value(self) -> Attribute:
-        return self.attributes["value"]
+    @classmethod
+    def infer_result_types(cls, fields: FieldValues) -> Sequence[Type]:
+        return [fields.value.type]
 
     def verify_(self) -> None:
-        value = self.attributes.get("value")
-        if not isinstance(value, IntegerAttr | FloatAttr):
-            raise self.error("needs an integer or float 'value' attribute")
+        value = self.value
         if value.type != self.result.type:
             raise self.error(f"value of type {value.type} but result of type {self.result.type}")
         fits = not isinstance(value.type, IntegerType) or (
@@ -120,17 +115,6 @@ class ConstantOp(Operation):
 
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
         return [self.value]
-
-    def print_custom(self, p: Printer) -> None:
-        p.print("arith.constant ", self.value)
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> ConstantOp:
-        loc = parser.tok.loc
-        value = parser.parse_attribute()
-        if not isinstance(value, IntegerAttr | FloatAttr):
-            raise parser.error("arith.constant takes an integer or float literal", loc)
-        return cls.create(result_types=[value.type], attributes={"value": value})
 
 
 def _attr_type(value: Attribute) -> Type:
@@ -198,10 +182,12 @@ class _CmpOp(Operation):
     """``%p = arith.cmpX <pred>, %a, %b : t`` with an i1 (or vector of i1) result."""
 
     traits = (Pure(),)
-    num_operands = 2
-    num_results = 1
     predicates: ClassVar[dict]
-    operand_kind: ClassVar[str]
+    predicate = attr_def(StringAttr)
+    lhs = operand_def(AnyType)
+    rhs = operand_def(AnyType)
+    result = result_def(AnyType)
+    assembly_format = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs)"
 
     def __init__(self, predicate: str, lhs: Value, rhs: Value) -> None:
         super().__init__(
@@ -210,48 +196,16 @@ class _CmpOp(Operation):
             attributes={"predicate": StringAttr(predicate)},
         )
 
-    @property
-    def predicate(self) -> str:
-        attr = self.attributes["predicate"]
-        assert isinstance(attr, StringAttr)
-        return attr.value
+    @classmethod
+    def infer_result_types(cls, fields: FieldValues) -> Sequence[Type]:
+        return [_bool_type_like(fields.lhs.type)]
 
     def verify_(self) -> None:
-        attr = self.attributes.get("predicate")
-        if not isinstance(attr, StringAttr) or attr.value not in self.predicates:
-            raise self.error(f"predicate must be one of {', '.join(self.predicates)}")
-        a, b = self.operand_types
+        a, b = self.lhs.type, self.rhs.type
         if a != b:
             raise self.error(f"compares {a} with {b}")
-        ok = is_integer_like(a) if self.operand_kind == "int" else is_float_like(a)
-        if not ok:
-            raise self.error(f"expects {self.operand_kind} operands, got {a}")
         if self.result.type != _bool_type_like(a):
             raise self.error(f"result must be {_bool_type_like(a)}")
-
-    def print_custom(self, p: Printer) -> None:
-        p.print(self.name, " ", self.predicate, ", ")
-        p.print_operands(self.operands)
-        p.print(" : ", self.operand_types[0])
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        loc = parser.tok.loc
-        pred = parser.parse_identifier("a comparison predicate")
-        if pred not in cls.predicates:
-            raise parser.error(
-                f"unknown predicate '{pred}'; expected one of {', '.join(cls.predicates)}", loc
-            )
-        parser.parse_punct(",")
-        operands = parser.parse_comma_list(parser.parse_operand)
-        type_loc = parser.tok.loc
-        t = parser.parse_colon_type()
-        parser.check_types(operands, [t, t], type_loc)
-        return cls.create(
-            operands=operands,
-            result_types=[_bool_type_like(t)],
-            attributes={"predicate": StringAttr(pred)},
-        )
 
 
 class CmpIOp(_CmpOp):
@@ -259,26 +213,25 @@ class CmpIOp(_CmpOp):
 
     name = "arith.cmpi"
     predicates = INT_PREDICATES
-    operand_kind = "int"
+    predicate = attr_def(StringAttr, one_of=INT_PREDICATES)
+    lhs = operand_def(INT_LIKE)
+    rhs = operand_def(INT_LIKE)
 
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
         a, b = constants
-        t = self.operand_types[0]
+        t = self.lhs.type
+        pred = self.predicate.value
         if self.lhs_is_rhs() and not isinstance(t, VectorType):
-            return [
-                IntegerAttr(
-                    int(self.predicate in ("eq", "sle", "sge", "ule", "uge")), IntegerType(1)
-                )
-            ]
+            return [IntegerAttr(int(pred in ("eq", "sle", "sge", "ule", "uge")), IntegerType(1))]
         if isinstance(a, IntegerAttr) and isinstance(b, IntegerAttr):
-            conv = to_unsigned if self.predicate.startswith("u") else to_signed
+            conv = to_unsigned if pred.startswith("u") else to_signed
             w = bit_width(t)
-            result = self.predicates[self.predicate](conv(a.value, w), conv(b.value, w))
+            result = self.predicates[pred](conv(a.value, w), conv(b.value, w))
             return [IntegerAttr(int(result), IntegerType(1))]
         return None
 
     def lhs_is_rhs(self) -> bool:
-        return self.operands[0] is self.operands[1]
+        return self.lhs is self.rhs
 
 
 class CmpFOp(_CmpOp):
@@ -286,12 +239,14 @@ class CmpFOp(_CmpOp):
 
     name = "arith.cmpf"
     predicates = FLOAT_PREDICATES
-    operand_kind = "float"
+    predicate = attr_def(StringAttr, one_of=FLOAT_PREDICATES)
+    lhs = operand_def(FLOAT_LIKE)
+    rhs = operand_def(FLOAT_LIKE)
 
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
         a, b = constants
         if isinstance(a, FloatAttr) and isinstance(b, FloatAttr):
-            result = self.predicates[self.predicate](a.value, b.value)
+            result = self.predicates[self.predicate.value](a.value, b.value)
             return [IntegerAttr(int(result), IntegerType(1))]
         return None
 
@@ -301,14 +256,17 @@ class SelectOp(Operation):
 
     name = "arith.select"
     traits = (Pure(),)
-    num_operands = 3
-    num_results = 1
+    cond = operand_def(AnyType)
+    true_value = operand_def(AnyType)
+    false_value = operand_def(AnyType)
+    result = result_def(AnyType)
+    assembly_format = "$cond `,` $true_value `,` $false_value attr-dict `:` type($result)"
 
     def __init__(self, cond: Value, true_value: Value, false_value: Value) -> None:
         super().__init__(operands=[cond, true_value, false_value], result_types=[true_value.type])
 
     def verify_(self) -> None:
-        c, a, b = self.operand_types
+        c, a, b = self.cond.type, self.true_value.type, self.false_value.type
         if a != b or self.result.type != a:
             raise self.error(f"selects between {a} and {b} into {self.result.type}")
         if c != IntegerType(1) and c != _bool_type_like(a):
@@ -316,26 +274,11 @@ class SelectOp(Operation):
 
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
         cond = constants[0]
-        if self.operands[1] is self.operands[2]:
-            return [self.operands[1]]
+        if self.true_value is self.false_value:
+            return [self.true_value]
         if isinstance(cond, IntegerAttr):
-            return [self.operands[1] if cond.value else self.operands[2]]
+            return [self.true_value if cond.value else self.false_value]
         return None
-
-    def print_custom(self, p: Printer) -> None:
-        p.print("arith.select ")
-        p.print_operands(self.operands)
-        p.print(" : ", self.result.type)
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        operands = parser.parse_comma_list(parser.parse_operand)
-        loc = parser.tok.loc
-        t = parser.parse_colon_type()
-        if len(operands) != 3:
-            raise parser.error("arith.select takes a condition and two values", loc)
-        parser.check_types(operands[1:], [t, t], loc)
-        return cls.create(operands=operands, result_types=[t])
 
 
 ARITH_OPS: tuple[type[Operation], ...] = (

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from cutec.ir.attributes import Attribute, FloatAttr, IntegerAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects.arith_fold import FoldResult, int_value, round_float, to_signed, to_unsigned
+from cutec.ir.opdef import AnyType, operand_def, result_def
 from cutec.ir.traits import Pure
 from cutec.ir.types import (
     FloatType,
@@ -23,10 +24,6 @@ from cutec.ir.types import (
     bit_width,
     element_type,
 )
-
-if TYPE_CHECKING:
-    from cutec.ir.parser import Parser, ResultName
-    from cutec.ir.printer import Printer
 
 
 def _kind(t: Type) -> str:
@@ -45,8 +42,9 @@ class CastOp(Operation):
     `widths` says whether the element width must grow ('>'), shrink ('<') or either."""
 
     traits = (Pure(),)
-    num_operands = 1
-    num_results = 1
+    input = operand_def(AnyType)
+    result = result_def(AnyType)
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
     source: ClassVar[tuple[str, ...]]
     target: ClassVar[tuple[str, ...]]
     widths: ClassVar[str | None] = None
@@ -54,15 +52,9 @@ class CastOp(Operation):
     def __init__(self, value: Value, to: Type) -> None:
         super().__init__(operands=[value], result_types=[to])
 
-    @property
-    def input(self) -> Value:
-        return self.operands[0]
-
     def verify_(self) -> None:
-        src, dst = self.operand_types[0], self.result.type
-        if isinstance(src, VectorType) != isinstance(dst, VectorType) or (
-            isinstance(src, VectorType) and src.shape != dst.shape  # type: ignore[union-attr]
-        ):
+        src, dst = self.input.type, self.result.type
+        if getattr(src, "shape", None) != getattr(dst, "shape", None):
             raise self.error(f"cannot cast {src} to {dst}: shapes differ")
         if _kind(src) not in self.source or _kind(dst) not in self.target:
             raise self.error(
@@ -83,21 +75,6 @@ class CastOp(Operation):
 
     def convert(self, a: Attribute) -> Attribute | None:
         return None
-
-    def print_custom(self, p: Printer) -> None:
-        p.print(self.name, " ")
-        p.print_operand(self.input)
-        p.print(" : ", self.input.type, " to ", self.result.type)
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        value = parser.parse_operand()
-        loc = parser.tok.loc
-        src = parser.parse_colon_type()
-        if src != value.type:
-            raise parser.error(f"operand has type {value.type}, but {src} is written", loc)
-        parser.parse_keyword("to")
-        return cls.create(operands=[value], result_types=[parser.parse_type()])
 
 
 def _int_attr(value: int, t: Type) -> IntegerAttr:
@@ -148,7 +125,7 @@ class IndexCastOp(CastOp):
 
     def verify_(self) -> None:
         super().verify_()
-        kinds = {_kind(self.operand_types[0]), _kind(self.result.type)}
+        kinds = {_kind(self.input.type), _kind(self.result.type)}
         if kinds != {"int", "index"}:
             raise self.error("casts between index and an integer type")
 
@@ -252,7 +229,7 @@ class TruncFOp(CastOp):
 
     def verify_(self) -> None:
         super().verify_()
-        src, dst = element_type(self.operand_types[0]), element_type(self.result.type)
+        src, dst = element_type(self.input.type), element_type(self.result.type)
         if bit_width(dst) > bit_width(src) or src == dst:
             raise self.error(f"result {dst} must be narrower than operand {src}")
 
@@ -270,7 +247,7 @@ class BitcastOp(CastOp):
 
     def verify_(self) -> None:
         super().verify_()
-        src, dst = element_type(self.operand_types[0]), element_type(self.result.type)
+        src, dst = element_type(self.input.type), element_type(self.result.type)
         if bit_width(src) != bit_width(dst):
             raise self.error(f"{src} and {dst} differ in width")
 

@@ -4,30 +4,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from cutec.ir.attributes import Attribute, FloatAttr
 from cutec.ir.core import Operation, Value
+from cutec.ir.dialects.arith_base import FLOAT_LIKE, PURE_SAME_TYPE, BinaryOp
 from cutec.ir.dialects.arith_fold import (
     FoldResult,
     round_float,
 )
-from cutec.ir.traits import Commutative, Pure
-from cutec.ir.types import (
-    FloatType,
-    is_float_like,
-)
-
-if TYPE_CHECKING:
-    pass
-
-from cutec.ir.dialects.arith_base import BinaryOp, SameTypeOp
+from cutec.ir.opdef import operand_def, result_def
+from cutec.ir.traits import Commutative
+from cutec.ir.types import FloatType
 
 
 class FloatBinaryOp(BinaryOp):
     """A float binary op folded in double precision, then rounded to the type."""
 
-    operand_kind = "float"
+    lhs = operand_def(FLOAT_LIKE)
+    rhs = operand_def(FLOAT_LIKE)
+    result = result_def(FLOAT_LIKE)
     compute: ClassVar[Callable[[float, float], float]]
 
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
@@ -54,7 +50,7 @@ class AddFOp(FloatBinaryOp):
     """Float addition: ``%c = arith.addf %a, %b : f32``."""
 
     name = "arith.addf"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     compute = staticmethod(lambda a, b: a + b)
 
     def fold_identity(self, rhs: Attribute | None) -> FoldResult:
@@ -76,7 +72,7 @@ class MulFOp(FloatBinaryOp):
     """Float multiplication: ``%c = arith.mulf %a, %b : f32``."""
 
     name = "arith.mulf"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     compute = staticmethod(lambda a, b: a * b)
 
     def fold_identity(self, rhs: Attribute | None) -> FoldResult:
@@ -121,7 +117,7 @@ class MaximumFOp(FloatBinaryOp):
     """IEEE maximum, NaN-propagating, +0 > -0: ``%c = arith.maximumf %a, %b : f32``."""
 
     name = "arith.maximumf"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     compute = staticmethod(_maximum)
 
 
@@ -129,23 +125,21 @@ class MinimumFOp(FloatBinaryOp):
     """IEEE minimum, NaN-propagating, -0 < +0: ``%c = arith.minimumf %a, %b : f32``."""
 
     name = "arith.minimumf"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     compute = staticmethod(_minimum)
 
 
-class NegFOp(SameTypeOp):
+class NegFOp(Operation):
     """Float negation (flips the sign bit): ``%b = arith.negf %a : f32``."""
 
     name = "arith.negf"
-    traits = (Pure(),)
-    num_operands = 1
+    traits = PURE_SAME_TYPE
+    input = operand_def(FLOAT_LIKE)
+    result = result_def(FLOAT_LIKE)
+    assembly_format = "$input attr-dict `:` type($result)"
 
     def __init__(self, value: Value) -> None:
         super().__init__(operands=[value], result_types=[value.type])
-
-    def verify_(self) -> None:
-        if self.operand_types[0] != self.result.type or not is_float_like(self.result.type):
-            raise self.error("operand and result must be one float type")
 
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
         (a,) = constants
@@ -154,26 +148,24 @@ class NegFOp(SameTypeOp):
         return None
 
 
-class FmaOp(SameTypeOp):
+class FmaOp(Operation):
     """Fused multiply-add a*b+c with one rounding: ``%d = arith.fma %a, %b, %c : f32``."""
 
     name = "arith.fma"
-    traits = (Pure(),)
-    num_operands = 3
+    traits = PURE_SAME_TYPE
+    a = operand_def(FLOAT_LIKE)
+    b = operand_def(FLOAT_LIKE)
+    c = operand_def(FLOAT_LIKE)
+    result = result_def(FLOAT_LIKE)
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($result)"
 
     def __init__(self, a: Value, b: Value, c: Value) -> None:
         super().__init__(operands=[a, b, c], result_types=[a.type])
 
-    def verify_(self) -> None:
-        t = self.result.type
-        if self.operand_types != (t, t, t) or not is_float_like(t):
-            raise self.error("operands and result must be one float type")
-
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
-        if all(isinstance(c, FloatAttr) for c in constants) and isinstance(
-            self.result.type, FloatType
-        ):
-            a, b, c = (x.value for x in constants)  # type: ignore[union-attr]
+        values = [c.value for c in constants if isinstance(c, FloatAttr)]
+        if len(values) == 3 and isinstance(self.result.type, FloatType):
+            a, b, c = values
             exact = math.fma(a, b, c) if hasattr(math, "fma") else a * b + c
             return [FloatAttr(round_float(exact, self.result.type), self.result.type)]
         return None

@@ -3,32 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from cutec.ir.attributes import Attribute, IntegerAttr
 from cutec.ir.core import Operation
+from cutec.ir.dialects.arith_base import INT_LIKE, PURE_SAME_TYPE, BinaryOp
 from cutec.ir.dialects.arith_fold import (
     FoldResult,
     int_value,
     to_signed,
     to_unsigned,
 )
-from cutec.ir.traits import Commutative, Pure
-from cutec.ir.types import (
-    VectorType,
-    bit_width,
-)
-
-if TYPE_CHECKING:
-    pass
-
-from cutec.ir.dialects.arith_base import BinaryOp
+from cutec.ir.opdef import operand_def, result_def
+from cutec.ir.traits import Commutative
+from cutec.ir.types import VectorType, bit_width
 
 
 class IntBinaryOp(BinaryOp):
     """An integer binary op folded by `compute` on signed or unsigned values."""
 
-    operand_kind = "int"
+    lhs = operand_def(INT_LIKE)
+    rhs = operand_def(INT_LIKE)
+    result = result_def(INT_LIKE)
     unsigned: ClassVar[bool] = False
     # rhs value that makes the op return its lhs (x + 0, x * 1, x << 0 ...).
     right_identity: ClassVar[int | None] = None
@@ -75,7 +71,7 @@ class AddIOp(IntBinaryOp):
     """Wrapping integer addition: ``%c = arith.addi %a, %b : i32``."""
 
     name = "arith.addi"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     right_identity = 0
     compute = staticmethod(lambda a, b: a + b)
 
@@ -97,7 +93,7 @@ class MulIOp(IntBinaryOp):
     """Wrapping integer multiplication: ``%c = arith.muli %a, %b : i32``."""
 
     name = "arith.muli"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     right_identity = 1
     compute = staticmethod(lambda a, b: a * b)
 
@@ -159,7 +155,7 @@ class AndIOp(IntBinaryOp):
     """Bitwise and: ``%c = arith.andi %a, %b : i32``."""
 
     name = "arith.andi"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     compute = staticmethod(lambda a, b: a & b)
 
     def fold_special(self, lhs: Attribute | None, rhs: Attribute | None) -> FoldResult:
@@ -174,7 +170,7 @@ class OrIOp(IntBinaryOp):
     """Bitwise or: ``%c = arith.ori %a, %b : i32``."""
 
     name = "arith.ori"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     right_identity = 0
     compute = staticmethod(lambda a, b: a | b)
 
@@ -186,7 +182,7 @@ class XOrIOp(IntBinaryOp):
     """Bitwise exclusive or: ``%c = arith.xori %a, %b : i32``."""
 
     name = "arith.xori"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     right_identity = 0
     compute = staticmethod(lambda a, b: a ^ b)
 
@@ -231,7 +227,7 @@ class MaxSIOp(IntBinaryOp):
     """Signed maximum: ``%c = arith.maxsi %a, %b : i32``."""
 
     name = "arith.maxsi"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     compute = staticmethod(max)
 
 
@@ -239,7 +235,7 @@ class MinSIOp(IntBinaryOp):
     """Signed minimum: ``%c = arith.minsi %a, %b : i32``."""
 
     name = "arith.minsi"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     compute = staticmethod(min)
 
 
@@ -247,7 +243,7 @@ class MaxUIOp(IntBinaryOp):
     """Unsigned maximum: ``%c = arith.maxui %a, %b : i32``."""
 
     name = "arith.maxui"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     unsigned = True
     compute = staticmethod(max)
 
@@ -256,7 +252,7 @@ class MinUIOp(IntBinaryOp):
     """Unsigned minimum: ``%c = arith.minui %a, %b : i32``."""
 
     name = "arith.minui"
-    traits = (Pure(), Commutative())
+    traits = (*PURE_SAME_TYPE, Commutative())
     unsigned = True
     compute = staticmethod(min)
 

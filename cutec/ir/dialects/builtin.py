@@ -20,6 +20,7 @@ from cutec.ir.attributes import (
 )
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
+from cutec.ir.opdef import var_operand_def
 from cutec.ir.traits import (
     HasParent,
     IsolatedFromAbove,
@@ -280,7 +281,8 @@ class ReturnOp(Operation):
 
     name = "builtin.return"
     traits = (Terminator(), Pure(), HasParent(("builtin.func", "builtin.kernel")))
-    num_results = 0
+    values = var_operand_def()
+    assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, values: list[Value] | None = None) -> None:
         super().__init__(operands=values or [])
@@ -289,20 +291,13 @@ class ReturnOp(Operation):
         parent = self.parent_op
         assert isinstance(parent, _FunctionLike)
         expected = parent.function_type.results
-        if self.operand_types != expected:
-            got = ", ".join(map(str, self.operand_types)) or "nothing"
+        got_types = tuple(v.type for v in self.values)
+        if got_types != expected:
+            got = ", ".join(map(str, got_types)) or "nothing"
             raise self.error(
                 f"returns ({got}) but '@{parent.sym_name}' returns "
                 f"({', '.join(map(str, expected))})"
             )
-
-    def print_custom(self, p: Printer) -> None:
-        p.print("return")
-        p.print_trailing_operands(self.operands)
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> ReturnOp:
-        return cls.create(operands=parser.parse_trailing_operands())
 
 
 DIALECT = Dialect("builtin", ops=(ModuleOp, FuncOp, KernelOp, ReturnOp))

@@ -14,6 +14,7 @@ from cutec.ir.attributes import Attribute, IntegerAttr
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
 from cutec.ir.lexer import Tok
+from cutec.ir.opdef import operand_def, region_def, var_operand_def, var_result_def
 from cutec.ir.rewrite import PatternRewriter, RewritePattern
 from cutec.ir.traits import HasParent, MemoryEffects, Pure, Terminator
 from cutec.ir.types import IndexType, IntegerType, Type
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from cutec.ir.printer import Printer
 
 NO_OWN_EFFECTS = MemoryEffects(())
+
+# The values a terminator passes on, with their types: `` %a, %b : f32, i32`` or nothing.
+TRAILING_VALUES = "($values^ `:` type($values))? attr-dict"
 
 
 def _constant_int(value: Value) -> int | None:
@@ -42,18 +46,11 @@ class YieldOp(Operation):
 
     name = "scf.yield"
     traits = (Terminator(), Pure(), HasParent(("scf.for", "scf.if", "scf.while")))
-    num_results = 0
+    values = var_operand_def()
+    assembly_format = TRAILING_VALUES
 
     def __init__(self, values: list[Value] | None = None) -> None:
         super().__init__(operands=values or [])
-
-    def print_custom(self, p: Printer) -> None:
-        p.print("scf.yield")
-        p.print_trailing_operands(self.operands)
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        return cls.create(operands=parser.parse_trailing_operands())
 
 
 class ConditionOp(Operation):
@@ -61,27 +58,12 @@ class ConditionOp(Operation):
 
     name = "scf.condition"
     traits = (Terminator(), Pure(), HasParent(("scf.while",)))
-    num_results = 0
+    cond = operand_def(IntegerType(1))
+    values = var_operand_def()
+    assembly_format = "`(` $cond `)` " + TRAILING_VALUES
 
     def __init__(self, cond: Value, values: list[Value] | None = None) -> None:
         super().__init__(operands=[cond, *(values or [])])
-
-    def verify_(self) -> None:
-        if not self.operands or self.operand_types[0] != IntegerType(1):
-            raise self.error("first operand must be an i1 condition")
-
-    def print_custom(self, p: Printer) -> None:
-        p.print("scf.condition(")
-        p.print_operand(self.operands[0])
-        p.print(")")
-        p.print_trailing_operands(self.operands[1:])
-
-    @classmethod
-    def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
-        parser.parse_punct("(")
-        cond = parser.parse_operand()
-        parser.parse_punct(")")
-        return cls.create(operands=[cond, *parser.parse_trailing_operands()])
 
 
 def _check_yield(op: Operation, region: Region, expected: tuple[Type, ...], what: str) -> None:
@@ -106,7 +88,12 @@ class ForOp(Operation):
 
     name = "scf.for"
     traits = (NO_OWN_EFFECTS,)
-    num_regions = 1
+    lb = operand_def((IndexType, IntegerType))
+    ub = operand_def((IndexType, IntegerType))
+    step = operand_def((IndexType, IntegerType))
+    inits = var_operand_def()
+    results_ = var_result_def()
+    region = region_def()
 
     def __init__(
         self,
@@ -125,11 +112,6 @@ class ForOp(Operation):
             attributes=attributes,
         )
 
-    lb = property(lambda self: self.operands[0])
-    ub = property(lambda self: self.operands[1])
-    step = property(lambda self: self.operands[2])
-    inits = property(lambda self: self.operands[3:])
-
     @property
     def body(self) -> Block:
         return self.regions[0].blocks[0]
@@ -139,10 +121,8 @@ class ForOp(Operation):
         return self.body.args[0]
 
     def verify_(self) -> None:
-        if len(self.operands) < 3:
-            raise self.error("needs lower bound, upper bound and step")
         t = self.lb.type
-        if not isinstance(t, IndexType | IntegerType) or self.ub.type != t or self.step.type != t:
+        if self.ub.type != t or self.step.type != t:
             raise self.error("bounds and step must share one integer or index type")
         inits = tuple(v.type for v in self.inits)
         if self.result_types != inits:
@@ -221,7 +201,8 @@ class IfOp(Operation):
 
     name = "scf.if"
     traits = (NO_OWN_EFFECTS,)
-    num_operands = 1
+    cond = operand_def(IntegerType(1))
+    results_ = var_result_def()
     num_regions = None  # then, and else when present
 
     def __init__(
@@ -241,8 +222,6 @@ class IfOp(Operation):
         return self.regions[1].blocks[0] if len(self.regions) > 1 else None
 
     def verify_(self) -> None:
-        if self.operand_types[0] != IntegerType(1):
-            raise self.error(f"condition must be i1, got {self.operand_types[0]}")
         if len(self.regions) not in (1, 2):
             raise self.error("has a then region and an optional else region")
         if self.results and len(self.regions) != 2:
@@ -254,7 +233,7 @@ class IfOp(Operation):
 
     def print_custom(self, p: Printer) -> None:
         p.print("scf.if ")
-        p.print_operand(self.operands[0])
+        p.print_operand(self.cond)
         if self.results:
             p.print(" -> (")
             p.print_types(self.result_types)
@@ -291,7 +270,10 @@ class WhileOp(Operation):
 
     name = "scf.while"
     traits = (NO_OWN_EFFECTS,)
-    num_regions = 2
+    inits = var_operand_def()
+    results_ = var_result_def()
+    before_region = region_def()
+    after_region = region_def()
 
     def __init__(self, inits: list[Value], result_types: list[Type]) -> None:
         before = Block([v.type for v in inits])
@@ -309,24 +291,24 @@ class WhileOp(Operation):
         return self.regions[1].blocks[0]
 
     def verify_(self) -> None:
-        if tuple(a.type for a in self.before.args) != self.operand_types:
+        inits = tuple(v.type for v in self.inits)
+        if tuple(a.type for a in self.before.args) != inits:
             raise self.error("'before' arguments must match the initial values")
         cond = self.before.terminator
         if not isinstance(cond, ConditionOp):
             raise self.error("'before' region must end with scf.condition")
-        forwarded = cond.operand_types[1:]
-        if forwarded != self.result_types:
+        if tuple(v.type for v in cond.values) != self.result_types:
             raise self.error("scf.condition must forward values of the result types")
         if tuple(a.type for a in self.after.args) != self.result_types:
             raise self.error("'after' arguments must match the result types")
-        _check_yield(self, self.regions[1], self.operand_types, "'after' region")
+        _check_yield(self, self.after_region, inits, "'after' region")
 
     def print_custom(self, p: Printer) -> None:
         p.define_block_args(self.before)
         p.print("scf.while ")
-        p.print_assignment_list(self.before.args, self.operands)
+        p.print_assignment_list(self.before.args, self.inits)
         p.print(" : (")
-        p.print_types(self.operand_types)
+        p.print_types([v.type for v in self.inits])
         p.print(") -> (")
         p.print_types(self.result_types)
         p.print(")")
@@ -366,7 +348,7 @@ class InlineConstantIf(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
         assert isinstance(op, IfOp)
-        cond = _constant_int(op.operands[0])
+        cond = _constant_int(op.cond)
         if cond is None:
             return False
         block = op.then_block if cond else op.else_block

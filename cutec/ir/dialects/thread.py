@@ -28,6 +28,13 @@ from cutec.ir.traits import (
 from cutec.ir.types import IndexType, IntegerType, Type
 
 
+def _pointee(ptr: Value) -> Type:
+    """The element type of a pointer operand (its field constraint is checked first)."""
+    t = ptr.type
+    assert isinstance(t, PointerType)
+    return t.element
+
+
 class PtrAddOp(Operation):
     """Pointer plus an element offset.
 
@@ -70,7 +77,7 @@ class LoadOp(Operation):
         return reads(t.space) if isinstance(t, PointerType) else None
 
     def verify_(self) -> None:
-        element = self.ptr.type.element  # type: ignore[attr-defined]
+        element = _pointee(self.ptr)
         if self.result.type != element:
             raise self.error(f"loads {element}, not {self.result.type}")
 
@@ -91,7 +98,7 @@ class StoreOp(Operation):
         return writes(t.space) if isinstance(t, PointerType) else None
 
     def verify_(self) -> None:
-        element = self.ptr.type.element  # type: ignore[attr-defined]
+        element = _pointee(self.ptr)
         if self.value.type != element:
             raise self.error(f"stores {self.value.type} through a pointer to {element}")
 
