@@ -326,6 +326,10 @@ class OpDef:
     attributes: list[attr_def] = field(default_factory=list)
     regions: list[region_def] = field(default_factory=list)
     format: Format | None = None
+    # What the verifier checks, gathered once: fields with a real constraint, and
+    # whether the op has the SameOperandsAndResultType trait.
+    constrained: list[_ValueField] = field(default_factory=list)
+    same_type: bool = False
 
     def field(self, name: str) -> _Field | None:
         for group in (self.operands, self.results, self.attributes, self.regions):
@@ -363,7 +367,8 @@ def define_op(cls: type[Operation]) -> None:
     """Collect the fields declared on `cls` (and its bases) into ``cls.op_def``."""
     own = {k: v for k, v in vars(cls).items() if isinstance(v, _Field)}
     has_format = "assembly_format" in vars(cls)
-    if not own and not has_format:
+    retraited = cls.op_def is not None and "traits" in vars(cls)
+    if not own and not has_format and not retraited:
         return
     inherited: dict[str, _Field] = {}
     for base in reversed(cls.__mro__[1:]):
@@ -394,6 +399,10 @@ def define_op(cls: type[Operation]) -> None:
         r.index = i
     if op_def.regions:
         cls.num_regions = len(op_def.regions)
+    op_def.constrained = [
+        f for f in (*op_def.operands, *op_def.results) if f.constraint is not AnyType
+    ]
+    op_def.same_type = cls.has_trait(SameOperandsAndResultType)
     cls.op_def = op_def
     fmt = getattr(cls, "assembly_format", None)
     if fmt is not None:
@@ -426,26 +435,29 @@ def verify_fields(op: Operation) -> None:
     op_def = type(op).op_def
     if op_def is None:
         return
-    for fields, values, what in (
-        (op_def.operands, op._operands, "operand"),
-        (op_def.results, op.results, "result"),
-    ):
-        _check_count(op, fields, len(values), what)
-    if op.has_trait(SameOperandsAndResultType) and op.results:
-        t = op.results[0].type
-        if any(v.type != t for v in (*op._operands, *op.results)):
-            operands = ", ".join(str(v.type) for v in op._operands)
-            results = ", ".join(str(r.type) for r in op.results)
-            raise op.error(f"operands ({operands}) and result {results} must have one type")
-    for fields, values, what in (
-        (op_def.operands, op._operands, "operand"),
-        (op_def.results, op.results, "result"),
-    ):
-        for f in fields:
-            begin, end = f.span(values)
-            for v in values[begin:end]:
-                if not f.constraint(v.type):
-                    raise op.error(f"{what} '{f.name}' must be {f.constraint}, got {v.type}")
+    operands, results = op._operands, op.results
+    cls = type(op)
+    if len(operands) != cls.num_operands:
+        _check_count(op, op_def.operands, len(operands), "operand")
+    if len(results) != cls.num_results:
+        _check_count(op, op_def.results, len(results), "result")
+    if op_def.same_type and results:
+        t = results[0].type
+        if any(v.type != t for v in (*operands, *results)):
+            got = ", ".join(str(v.type) for v in operands)
+            res = ", ".join(str(r.type) for r in results)
+            raise op.error(f"operands ({got}) and result {res} must have one type")
+    for f in op_def.constrained:
+        values = operands if f.kind == "operand" else results
+        if f.arity == "single":
+            v = values[f.start if f.from_front else len(values) - f.start]
+            if not f.constraint.check(v.type):
+                raise op.error(f"{f.kind} '{f.name}' must be {f.constraint}, got {v.type}")
+            continue
+        begin, end = f.span(values)
+        for v in values[begin:end]:
+            if not f.constraint.check(v.type):
+                raise op.error(f"{f.kind} '{f.name}' must be {f.constraint}, got {v.type}")
     for a in op_def.attributes:
         problem = a.problem(op.attributes.get(a.name))
         if problem is not None:
@@ -453,13 +465,17 @@ def verify_fields(op: Operation) -> None:
 
 
 def _check_count(op: Operation, fields: list[_ValueField], n: int, what: str) -> None:
-    fixed = sum(1 for f in fields if f.arity == "single")
-    var = next((f for f in fields if f.arity != "single"), None)
-    if var is None and n != fixed:
-        raise op.error(f"expects {fixed} {what}s, got {n}")
-    if var is not None and n < fixed:
+    fixed = len(fields)
+    var = None
+    for f in fields:
+        if f.arity != "single":
+            var, fixed = f, fixed - 1
+    if var is None:
+        if n != fixed:
+            raise op.error(f"expects {fixed} {what}s, got {n}")
+    elif n < fixed:
         raise op.error(f"expects at least {fixed} {what}s, got {n}")
-    if var is not None and var.arity == "optional" and n > fixed + 1:
+    elif var.arity == "optional" and n > fixed + 1:
         raise op.error(f"expects at most {fixed + 1} {what}s, got {n}")
 
 

@@ -24,14 +24,17 @@ def verify(op: Operation) -> None:
 def _verify_op(op: Operation, visible: set[Value]) -> None:
     cls = type(op)
     if cls.op_def is not None:
-        verify_fields(op)
-    for what, fixed, actual in (
-        ("operands", cls.num_operands, len(op.operands)),
-        ("results", cls.num_results, len(op.results)),
-        ("regions", cls.num_regions, len(op.regions)),
-    ):
-        if fixed is not None and fixed != actual:
-            raise op.error(f"expects {fixed} {what}, got {actual}")
+        verify_fields(op)  # arity included
+        if cls.num_regions is not None and cls.num_regions != len(op.regions):
+            raise op.error(f"expects {cls.num_regions} regions, got {len(op.regions)}")
+    else:
+        for what, fixed, actual in (
+            ("operands", cls.num_operands, len(op.operands)),
+            ("results", cls.num_results, len(op.results)),
+            ("regions", cls.num_regions, len(op.regions)),
+        ):
+            if fixed is not None and fixed != actual:
+                raise op.error(f"expects {fixed} {what}, got {actual}")
 
     for i, v in enumerate(op.operands):
         if v not in visible:
