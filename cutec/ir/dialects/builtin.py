@@ -20,7 +20,7 @@ from cutec.ir.attributes import (
 )
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
-from cutec.ir.opdef import var_operand_def
+from cutec.ir.opdef import attr_def, opt_attr_def, region_def, var_operand_def
 from cutec.ir.traits import (
     HasParent,
     IsolatedFromAbove,
@@ -44,9 +44,8 @@ class ModuleOp(Operation):
 
     name = "builtin.module"
     traits = (IsolatedFromAbove(), NoTerminator())
-    num_operands = 0
-    num_results = 0
-    num_regions = 1
+    sym_name = opt_attr_def(StringAttr)
+    region = region_def()
 
     def __init__(self, ops: list[Operation] | None = None, sym_name: str | None = None) -> None:
         attrs: dict[str, Attribute] = {}
@@ -58,7 +57,7 @@ class ModuleOp(Operation):
 
     @property
     def body(self) -> Block:
-        return self.regions[0].block
+        return self.region.block
 
     def lookup(self, name: str) -> Operation | None:
         """The op directly in this module whose symbol is `name`."""
@@ -69,7 +68,7 @@ class ModuleOp(Operation):
         return None
 
     def verify_(self) -> None:
-        if len(self.regions[0].blocks) != 1:
+        if len(self.region.blocks) != 1:
             raise self.error("must have exactly one block")
         if self.body.args:
             raise self.error("body may not have arguments")
@@ -83,12 +82,11 @@ class ModuleOp(Operation):
 
     def print_custom(self, p: Printer) -> None:
         p.print("module")
-        sym = self.attributes.get("sym_name")
-        if isinstance(sym, StringAttr):
-            p.print(" @", sym.value)
+        if self.sym_name is not None:
+            p.print(" @", self.sym_name.value)
         p.print_attr_dict_with_keyword(self.attributes, elided=("sym_name",))
         p.print(" ")
-        p.print_region(self.regions[0])
+        p.print_region(self.region)
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> ModuleOp:
@@ -102,26 +100,23 @@ class ModuleOp(Operation):
 class _FunctionLike(Operation):
     """Shared form of `func` and `kernel`: ``@name(%a: t, ...) -> t attributes {...} {body}``."""
 
-    num_operands = 0
-    num_results = 0
-    num_regions = 1
+    sym_name = attr_def(StringAttr)
+    function_type = attr_def(
+        TypeAttr, check=(lambda a: isinstance(a.value, FunctionType), "must hold a function type")
+    )
+    region = region_def()
     keyword: ClassVar[str]
 
     @property
-    def sym_name(self) -> str:
-        attr = self.attributes["sym_name"]
-        assert isinstance(attr, StringAttr)
-        return attr.value
-
-    @property
-    def function_type(self) -> FunctionType:
-        attr = self.attributes["function_type"]
-        assert isinstance(attr, TypeAttr) and isinstance(attr.value, FunctionType)
-        return attr.value
+    def signature(self) -> FunctionType:
+        """The function type held by the `function_type` attribute."""
+        fn = self.function_type.value
+        assert isinstance(fn, FunctionType)
+        return fn
 
     @property
     def body(self) -> Block:
-        return self.regions[0].blocks[0]
+        return self.region.blocks[0]
 
     @property
     def args(self) -> list:
@@ -143,32 +138,27 @@ class _FunctionLike(Operation):
         Operation.__init__(self, regions=[Region([Block(arg_types)])], attributes=all_attrs)
 
     def verify_(self) -> None:
-        if not isinstance(self.attributes.get("sym_name"), StringAttr):
-            raise self.error("needs a 'sym_name' string attribute")
-        fn = self.attributes.get("function_type")
-        if not (isinstance(fn, TypeAttr) and isinstance(fn.value, FunctionType)):
-            raise self.error("needs a 'function_type' attribute holding a function type")
-        if not self.regions[0].blocks:
+        if not self.region.blocks:
             raise self.error("needs a body")
         arg_types = tuple(a.type for a in self.body.args)
-        if arg_types != fn.value.inputs:
+        if arg_types != self.signature.inputs:
             raise self.error(
                 f"entry block arguments ({', '.join(map(str, arg_types))}) do not match "
-                f"the signature {fn.value}"
+                f"the signature {self.signature}"
             )
 
     def print_custom(self, p: Printer) -> None:
-        p.print(self.keyword, " @", self.sym_name, "(")
+        p.print(self.keyword, " @", self.sym_name.value, "(")
         p.define_block_args(self.body)
         p.print_list(self.body.args, p.print_argument)
         p.print(")")
-        results = self.function_type.results
+        results = self.signature.results
         if results:
             p.print(" -> ")
             p.print_result_types(results)
         p.print_attr_dict_with_keyword(self.attributes, elided=("sym_name", "function_type"))
         p.print(" ")
-        p.print_region(self.regions[0], print_entry_args=False)
+        p.print_region(self.region, print_entry_args=False)
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
@@ -237,7 +227,7 @@ class KernelOp(_FunctionLike):
 
     def verify_(self) -> None:
         super().verify_()
-        if self.function_type.results:
+        if self.signature.results:
             raise self.error("a kernel returns no values")
         for key, (kind, count) in KERNEL_ATTRIBUTES.items():
             attr = self.attributes.get(key)
@@ -290,12 +280,12 @@ class ReturnOp(Operation):
     def verify_(self) -> None:
         parent = self.parent_op
         assert isinstance(parent, _FunctionLike)
-        expected = parent.function_type.results
+        expected = parent.signature.results
         got_types = tuple(v.type for v in self.values)
         if got_types != expected:
             got = ", ".join(map(str, got_types)) or "nothing"
             raise self.error(
-                f"returns ({got}) but '@{parent.sym_name}' returns "
+                f"returns ({got}) but '@{parent.sym_name.value}' returns "
                 f"({', '.join(map(str, expected))})"
             )
 

@@ -114,7 +114,7 @@ class ForOp(Operation):
 
     @property
     def body(self) -> Block:
-        return self.regions[0].blocks[0]
+        return self.region.blocks[0]
 
     @property
     def induction_var(self) -> Value:
@@ -127,11 +127,11 @@ class ForOp(Operation):
         inits = tuple(v.type for v in self.inits)
         if self.result_types != inits:
             raise self.error("result types must match the iter_args types")
-        if len(self.regions[0].blocks) != 1:
+        if len(self.region.blocks) != 1:
             raise self.error("body must be one block")
         if tuple(a.type for a in self.body.args) != (t, *inits):
             raise self.error("body arguments must be the induction variable and the iter_args")
-        _check_yield(self, self.regions[0], inits, "body")
+        _check_yield(self, self.region, inits, "body")
         step = _constant_int(self.step)
         if step is not None and step <= 0:
             raise self.error(f"step must be positive, got {step}")
@@ -156,7 +156,7 @@ class ForOp(Operation):
             p.print(" : ", self.lb.type)
         p.print_attr_dict_with_keyword(self.attributes)
         p.print(" ")
-        p.print_region(self.regions[0], print_entry_args=False)
+        p.print_region(self.region, print_entry_args=False)
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
@@ -284,11 +284,11 @@ class WhileOp(Operation):
 
     @property
     def before(self) -> Block:
-        return self.regions[0].blocks[0]
+        return self.before_region.blocks[0]
 
     @property
     def after(self) -> Block:
-        return self.regions[1].blocks[0]
+        return self.after_region.blocks[0]
 
     def verify_(self) -> None:
         inits = tuple(v.type for v in self.inits)
@@ -314,9 +314,9 @@ class WhileOp(Operation):
         p.print(")")
         p.print_attr_dict_with_keyword(self.attributes)
         p.print(" ")
-        p.print_region(self.regions[0], print_entry_args=False)
+        p.print_region(self.before_region, print_entry_args=False)
         p.print(" do ")
-        p.print_region(self.regions[1])
+        p.print_region(self.after_region)
 
     @classmethod
     def parse_custom(cls, parser: Parser, results: list[ResultName]) -> Operation:
