@@ -20,7 +20,7 @@ from cutec.ir.attributes import (
 )
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
-from cutec.ir.opdef import attr_def, opt_attr_def, region_def, var_operand_def
+from cutec.ir.opdef import opt_attr_def, region_def, var_operand_def
 from cutec.ir.traits import (
     HasParent,
     IsolatedFromAbove,
@@ -100,19 +100,22 @@ class ModuleOp(Operation):
 class _FunctionLike(Operation):
     """Shared form of `func` and `kernel`: ``@name(%a: t, ...) -> t attributes {...} {body}``."""
 
-    sym_name = attr_def(StringAttr)
-    function_type = attr_def(
-        TypeAttr, check=(lambda a: isinstance(a.value, FunctionType), "must hold a function type")
-    )
     region = region_def()
     keyword: ClassVar[str]
 
+    # The symbol and the signature are read as plain values (`k.sym_name == "gemm"`),
+    # so these two attributes are properties, not attribute fields.
     @property
-    def signature(self) -> FunctionType:
-        """The function type held by the `function_type` attribute."""
-        fn = self.function_type.value
-        assert isinstance(fn, FunctionType)
-        return fn
+    def sym_name(self) -> str:
+        attr = self.attributes["sym_name"]
+        assert isinstance(attr, StringAttr)
+        return attr.value
+
+    @property
+    def function_type(self) -> FunctionType:
+        attr = self.attributes["function_type"]
+        assert isinstance(attr, TypeAttr) and isinstance(attr.value, FunctionType)
+        return attr.value
 
     @property
     def body(self) -> Block:
@@ -138,21 +141,26 @@ class _FunctionLike(Operation):
         Operation.__init__(self, regions=[Region([Block(arg_types)])], attributes=all_attrs)
 
     def verify_(self) -> None:
+        if not isinstance(self.attributes.get("sym_name"), StringAttr):
+            raise self.error("needs a 'sym_name' string attribute")
+        fn = self.attributes.get("function_type")
+        if not (isinstance(fn, TypeAttr) and isinstance(fn.value, FunctionType)):
+            raise self.error("needs a 'function_type' attribute holding a function type")
         if not self.region.blocks:
             raise self.error("needs a body")
         arg_types = tuple(a.type for a in self.body.args)
-        if arg_types != self.signature.inputs:
+        if arg_types != fn.value.inputs:
             raise self.error(
                 f"entry block arguments ({', '.join(map(str, arg_types))}) do not match "
-                f"the signature {self.signature}"
+                f"the signature {fn.value}"
             )
 
     def print_custom(self, p: Printer) -> None:
-        p.print(self.keyword, " @", self.sym_name.value, "(")
+        p.print(self.keyword, " @", self.sym_name, "(")
         p.define_block_args(self.body)
         p.print_list(self.body.args, p.print_argument)
         p.print(")")
-        results = self.signature.results
+        results = self.function_type.results
         if results:
             p.print(" -> ")
             p.print_result_types(results)
@@ -227,7 +235,7 @@ class KernelOp(_FunctionLike):
 
     def verify_(self) -> None:
         super().verify_()
-        if self.signature.results:
+        if self.function_type.results:
             raise self.error("a kernel returns no values")
         for key, (kind, count) in KERNEL_ATTRIBUTES.items():
             attr = self.attributes.get(key)
@@ -280,12 +288,12 @@ class ReturnOp(Operation):
     def verify_(self) -> None:
         parent = self.parent_op
         assert isinstance(parent, _FunctionLike)
-        expected = parent.signature.results
+        expected = parent.function_type.results
         got_types = tuple(v.type for v in self.values)
         if got_types != expected:
             got = ", ".join(map(str, got_types)) or "nothing"
             raise self.error(
-                f"returns ({got}) but '@{parent.sym_name.value}' returns "
+                f"returns ({got}) but '@{parent.sym_name}' returns "
                 f"({', '.join(map(str, expected))})"
             )
 
