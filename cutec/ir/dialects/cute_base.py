@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cutec.ir.attributes import Attribute, StringAttr
+from cutec.ir.attributes import Attribute
 from cutec.ir.core import Operation, Value
-from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_types import DYN, TensorType
 from cutec.ir.traits import AddressSpace
 from cutec.ir.types import IndexType, Type
@@ -73,45 +72,10 @@ class CuteOp(Operation):
         return cls.create(operands=operands, result_types=result_types, attributes=attrs)
 
     # -- helpers for verify_ ------------------------------------------------------
-    def tensor_operand(self, index: int, what: str) -> TensorType:
-        if index >= len(self.operands):
-            raise self.error(f"needs {what}")
-        t = self.operands[index].type
-        if not isinstance(t, TensorType):
-            raise self.error(f"{what} must be a !cute.tensor, got {t}")
-        return t
-
     def tensor_result(self) -> TensorType:
         if len(self.results) != 1 or not isinstance(self.results[0].type, TensorType):
             raise self.error("must have one !cute.tensor result")
         return self.results[0].type
-
-    def index_operands_from(self, start: int) -> tuple[Value, ...]:
-        rest = self.operands[start:]
-        for v in rest:
-            if not is_index(v):
-                raise self.error(f"operands after #{start - 1} must be index, got {v.type}")
-        return rest
-
-    def tuple_attr(self, key: str, required: bool = True) -> TupleAttr | None:
-        attr = self.attributes.get(key)
-        if attr is None and not required:
-            return None
-        if not isinstance(attr, TupleAttr):
-            raise self.error(f"needs a '{key}' #cute.tuple attribute")
-        return attr
-
-    def layout_attr(self, key: str) -> LayoutAttr:
-        attr = self.attributes.get(key)
-        if not isinstance(attr, LayoutAttr):
-            raise self.error(f"needs a '{key}' #cute.layout attribute")
-        return attr
-
-    def string_attr(self, key: str, allowed: tuple[str, ...]) -> str:
-        attr = self.attributes.get(key)
-        if not (isinstance(attr, StringAttr) and attr.value in allowed):
-            raise self.error(f"needs '{key}' = one of {', '.join(map(repr, allowed))}")
-        return attr.value
 
 
 def same_shape_mismatch(a: TensorType, b: TensorType) -> str | None:

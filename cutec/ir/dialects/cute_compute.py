@@ -13,6 +13,7 @@ from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_base import SPACE_OF_MEMORY, CuteOp, same_shape_mismatch
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.gpu import TokenType
+from cutec.ir.opdef import operand_def, opt_operand_def, result_def
 from cutec.ir.traits import AsyncProducer, MemoryEffect, Pure, reads, writes
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
 
@@ -28,16 +29,14 @@ class MakeTiledCopyOp(CuteOp):
 
     name = "cute.make_tiled_copy"
     traits = (Pure(),)
-    num_operands = 0
-    num_results = 1
+    result = result_def(TiledCopyType)
 
     def __init__(self, t: TiledCopyType) -> None:
         super().__init__(result_types=[t])
 
     def verify_(self) -> None:
-        t = self.results[0].type
-        if not isinstance(t, TiledCopyType):
-            raise self.error(f"must make a !cute.tiled_copy, not {t}")
+        t = self.result.type
+        assert isinstance(t, TiledCopyType)
         if t.atom != AUTO:
             from cutec.atoms.copy import CopyAtomError, copy_atom
 
@@ -56,16 +55,14 @@ class MakeTiledMmaOp(CuteOp):
 
     name = "cute.make_tiled_mma"
     traits = (Pure(),)
-    num_operands = 0
-    num_results = 1
+    result = result_def(TiledMmaType)
 
     def __init__(self, t: TiledMmaType) -> None:
         super().__init__(result_types=[t])
 
     def verify_(self) -> None:
-        t = self.results[0].type
-        if not isinstance(t, TiledMmaType):
-            raise self.error(f"must make a !cute.tiled_mma, not {t}")
+        t = self.result.type
+        assert isinstance(t, TiledMmaType)
         if (
             t.atom_layout.dynamic_count
             or not isinstance(t.atom_layout.shape, tuple)
@@ -104,36 +101,27 @@ def _space(t: TensorType):
 
 
 class _CopyLike(CuteOp):
-    """[%tiled_copy,] %src, %dst: a copy between two tensors of one shape."""
+    """[%tiled_copy,] %src, %dst: a copy between two tensors of one shape.
 
-    def _tensors(self) -> tuple[TiledCopyType | None, TensorType, TensorType]:
-        ops = self.operands
-        tiled = None
-        if len(ops) == 3:
-            t = ops[0].type
-            if not isinstance(t, TiledCopyType):
-                raise self.error(f"operand #0 must be a !cute.tiled_copy, got {t}")
-            tiled = t
-        elif len(ops) != 2:
-            raise self.error("takes [tiled_copy,] source, destination")
-        first = len(ops) - 2
-        return (
-            tiled,
-            self.tensor_operand(first, "a source tensor"),
-            self.tensor_operand(first + 1, "a destination tensor"),
-        )
+    Each copy declares its operand fields in order; all have `src` and `dst`.
+    """
+
+    src: operand_def
+    dst: operand_def
+
+    def tiled_type(self) -> TiledCopyType | None:
+        return None
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        types = [v.type for v in self.operands[-2:]]
-        if len(types) != 2 or not all(isinstance(t, TensorType) for t in types):
+        src, dst = self.src.type, self.dst.type
+        if not (isinstance(src, TensorType) and isinstance(dst, TensorType)):
             return None
-        src, dst = types
         return (*reads(_space(src)), *writes(_space(dst)))
 
     def verify_(self) -> None:
-        self._check_copy(*self._tensors())
-
-    def _check_copy(self, tiled: TiledCopyType | None, src: TensorType, dst: TensorType) -> None:
+        src, dst = self.src.type, self.dst.type
+        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        tiled = self.tiled_type()
         if src.element != dst.element:
             raise self.error(f"copies {src.element} into {dst.element}; convert explicitly")
         if tiled is not None and tiled.element != src.element:
@@ -141,6 +129,23 @@ class _CopyLike(CuteOp):
         why = same_shape_mismatch(src, dst)
         if why:
             raise self.error(why)
+
+
+def _tiled_copy(value: Value | None) -> TiledCopyType | None:
+    """The type of an optional tiled-copy operand (its field constraint is checked first)."""
+    if value is None:
+        return None
+    assert isinstance(value.type, TiledCopyType)
+    return value.type
+
+
+def _check_predicate(op: CuteOp, pred: TensorType, src: TensorType) -> None:
+    """A copy predicate is an i1 register tensor of the source's size."""
+    if str(pred.element) != "i1" or pred.space != "rmem":
+        raise op.error(f"the predicate must be an i1 rmem tensor, not {pred.element} {pred.space}")
+    why = same_shape_mismatch(pred, src)
+    if why:
+        raise op.error(why)
 
 
 class CopyOp(_CopyLike):
@@ -151,13 +156,18 @@ class CopyOp(_CopyLike):
     """
 
     name = "cute.copy"
-    num_results = 0
+    tiled = opt_operand_def(TiledCopyType)
+    src = operand_def(TensorType)
+    dst = operand_def(TensorType)
 
     def __init__(self, src: Value, dst: Value, tiled: Value | None = None) -> None:
         super().__init__(operands=[*([tiled] if tiled is not None else []), src, dst])
 
+    def tiled_type(self) -> TiledCopyType | None:
+        return _tiled_copy(self.tiled)
 
-class CopyIfOp(CuteOp):
+
+class CopyIfOp(_CopyLike):
     """A predicated copy (CuTe's copy_if): element i moves where pred[i] is true.
 
     ``cute.copy_if %copy, %pred, %src, %dst : !cute.tiled_copy<...>,
@@ -168,42 +178,29 @@ class CopyIfOp(CuteOp):
     """
 
     name = "cute.copy_if"
-    num_results = 0
+    tiled = opt_operand_def(TiledCopyType)
+    pred = operand_def(TensorType)
+    src = operand_def(TensorType)
+    dst = operand_def(TensorType)
 
     def __init__(self, pred: Value, src: Value, dst: Value, tiled: Value | None = None) -> None:
         super().__init__(operands=[*([tiled] if tiled is not None else []), pred, src, dst])
 
+    def tiled_type(self) -> TiledCopyType | None:
+        return _tiled_copy(self.tiled)
+
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        types = [v.type for v in self.operands[-3:]]
-        if len(types) != 3 or not all(isinstance(t, TensorType) for t in types):
+        effects = super().memory_effects()
+        pred = self.pred.type
+        if effects is None or not isinstance(pred, TensorType):
             return None
-        pred, src, dst = types
-        return (*reads(_space(pred), _space(src)), *writes(_space(dst)))
+        return (*reads(_space(pred)), *effects)
 
     def verify_(self) -> None:
-        ops = self.operands
-        if len(ops) not in (3, 4):
-            raise self.error("takes [tiled_copy,] predicate, source, destination")
-        first = len(ops) - 3
-        pred, src, dst = (
-            self.tensor_operand(first + i, what)
-            for i, what in enumerate(
-                ("a predicate tensor", "a source tensor", "a destination tensor")
-            )
-        )
-        if first and not isinstance(ops[0].type, TiledCopyType):
-            raise self.error(f"operand #0 must be a !cute.tiled_copy, got {ops[0].type}")
-        if first and ops[0].type.element != src.element:
-            raise self.error(f"tiled copy of {ops[0].type.element} used on {src.element} tensors")
-        if str(pred.element) != "i1" or pred.space != "rmem":
-            raise self.error(
-                f"the predicate must be an i1 rmem tensor, not {pred.element} {pred.space}"
-            )
-        if src.element != dst.element:
-            raise self.error(f"copies {src.element} into {dst.element}; convert explicitly")
-        why = same_shape_mismatch(src, dst) or same_shape_mismatch(pred, src)
-        if why:
-            raise self.error(why)
+        super().verify_()
+        pred, src = self.pred.type, self.src.type
+        assert isinstance(pred, TensorType) and isinstance(src, TensorType)
+        _check_predicate(self, pred, src)
 
 
 class CopyAsyncOp(_CopyLike):
@@ -225,16 +222,18 @@ class CopyAsyncOp(_CopyLike):
 
     name = "cute.copy_async"
     traits = (AsyncProducer(),)
-    num_results = 1
+    tiled = operand_def(TiledCopyType)
+    pred = opt_operand_def(TensorType)
+    src = operand_def(TensorType)
+    dst = operand_def(TensorType)
+    token = result_def(TokenType())
 
     def __init__(self, tiled: Value, src: Value, dst: Value, pred: Value | None = None) -> None:
         preds = [pred] if pred is not None else []
         super().__init__(operands=[tiled, *preds, src, dst], result_types=[TokenType()])
 
-    @property
-    def pred(self) -> Value | None:
-        """The predicate tensor, or None for an unpredicated copy."""
-        return self.operands[1] if len(self.operands) == 4 else None
+    def tiled_type(self) -> TiledCopyType | None:
+        return _tiled_copy(self.tiled)
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
         effects = super().memory_effects()
@@ -246,28 +245,11 @@ class CopyAsyncOp(_CopyLike):
         return (*reads(_space(pred.type)), *effects)
 
     def verify_(self) -> None:
-        if len(self.operands) not in (3, 4):
-            raise self.error("takes the tiled copy, [a predicate,] source, destination")
-        tiled = self.operands[0].type
-        if not isinstance(tiled, TiledCopyType):
-            raise self.error("needs the tiled copy whose atom is asynchronous")
+        super().verify_()
         if self.pred is not None:
-            pred = self.tensor_operand(1, "a predicate tensor")
-            if str(pred.element) != "i1" or pred.space != "rmem":
-                raise self.error(
-                    f"the predicate must be an i1 rmem tensor, not {pred.element} {pred.space}"
-                )
-            why = same_shape_mismatch(pred, self.tensor_operand(2, "a source tensor"))
-            if why:
-                raise self.error(why)
-        n = len(self.operands)
-        self._check_copy(
-            tiled,
-            self.tensor_operand(n - 2, "a source tensor"),
-            self.tensor_operand(n - 1, "a destination tensor"),
-        )
-        if self.result_types != (TokenType(),):
-            raise self.error("result must be a !gpu.token")
+            pred, src = self.pred.type, self.src.type
+            assert isinstance(pred, TensorType) and isinstance(src, TensorType)
+            _check_predicate(self, pred, src)
 
 
 class GemmOp(CuteOp):
@@ -278,30 +260,30 @@ class GemmOp(CuteOp):
     """
 
     name = "cute.gemm"
-    num_results = 0
+    mma = opt_operand_def(TiledMmaType)
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    c = operand_def(TensorType)
 
     def __init__(self, a: Value, b: Value, c: Value, mma: Value | None = None) -> None:
         super().__init__(operands=[*([mma] if mma is not None else []), a, b, c])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        types = [v.type for v in self.operands[-3:]]
-        if len(types) != 3 or not all(isinstance(t, TensorType) for t in types):
+        a, b, c = self.a.type, self.b.type, self.c.type
+        if not (
+            isinstance(a, TensorType) and isinstance(b, TensorType) and isinstance(c, TensorType)
+        ):
             return None
-        a, b, c = types
         return (*reads(_space(a), _space(b), _space(c)), *writes(_space(c)))
 
     def verify_(self) -> None:
-        ops = self.operands
-        if len(ops) not in (3, 4):
-            raise self.error("takes [tiled_mma,] A, B, C")
-        first = len(ops) - 3
-        a, b, c = (self.tensor_operand(first + i, n) for i, n in enumerate("ABC"))
+        a, b, c = self.a.type, self.b.type, self.c.type
+        assert isinstance(a, TensorType) and isinstance(b, TensorType) and isinstance(c, TensorType)
         if c.space == "gmem":
             raise self.error("accumulates into registers or shared memory, not gmem")
-        if first:
-            mma = ops[0].type
-            if not isinstance(mma, TiledMmaType):
-                raise self.error(f"operand #0 must be a !cute.tiled_mma, got {mma}")
+        if self.mma is not None:
+            mma = self.mma.type
+            assert isinstance(mma, TiledMmaType)
             self._verify_smem_operands(mma, a, b)
             for name, t, want in (("A", a, mma.a_type), ("B", b, mma.b_type), ("C", c, mma.c_type)):
                 # tf32 operands are stored as f32.
@@ -327,38 +309,35 @@ class ClearOp(CuteOp):
     """Set every element to zero: ``cute.clear %tCrC : !cute.tensor<f32, rmem, (8,8):(1,8)>``."""
 
     name = "cute.clear"
-    num_operands = 1
-    num_results = 0
+    tensor = operand_def(TensorType)
 
     def __init__(self, t: Value) -> None:
         super().__init__(operands=[t])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        t = self.operands[0].type
+        t = self.tensor.type
         return writes(_space(t)) if isinstance(t, TensorType) else None
-
-    def verify_(self) -> None:
-        self.tensor_operand(0, "a tensor")
 
 
 class FillOp(CuteOp):
     """Set every element to a value: ``cute.fill %t, %v : !cute.tensor<...>, f32``."""
 
     name = "cute.fill"
-    num_operands = 2
-    num_results = 0
+    tensor = operand_def(TensorType)
+    value = operand_def()
 
     def __init__(self, t: Value, value: Value) -> None:
         super().__init__(operands=[t, value])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        t = self.operands[0].type
+        t = self.tensor.type
         return writes(_space(t)) if isinstance(t, TensorType) else None
 
     def verify_(self) -> None:
-        t = self.tensor_operand(0, "a tensor")
-        if self.operand_types[1] != t.element:
-            raise self.error(f"fills a {t.element} tensor with {self.operand_types[1]}")
+        t = self.tensor.type
+        assert isinstance(t, TensorType)
+        if self.value.type != t.element:
+            raise self.error(f"fills a {t.element} tensor with {self.value.type}")
 
 
 class AxpbyOp(CuteOp):
@@ -368,24 +347,26 @@ class AxpbyOp(CuteOp):
     """
 
     name = "cute.axpby"
-    num_operands = 4
-    num_results = 0
+    alpha = operand_def()
+    x = operand_def(TensorType)
+    beta = operand_def()
+    y = operand_def(TensorType)
 
     def __init__(self, alpha: Value, x: Value, beta: Value, y: Value) -> None:
         super().__init__(operands=[alpha, x, beta, y])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        x, y = self.operand_types[1], self.operand_types[3]
+        x, y = self.x.type, self.y.type
         if not (isinstance(x, TensorType) and isinstance(y, TensorType)):
             return None
         return (*reads(_space(x), _space(y)), *writes(_space(y)))
 
     def verify_(self) -> None:
-        x = self.tensor_operand(1, "x")
-        y = self.tensor_operand(3, "y")
-        for i, what in ((0, "alpha"), (2, "beta")):
-            if self.operand_types[i] != y.element:
-                raise self.error(f"{what} is {self.operand_types[i]} but y holds {y.element}")
+        x, y = self.x.type, self.y.type
+        assert isinstance(x, TensorType) and isinstance(y, TensorType)
+        for what, scalar in (("alpha", self.alpha), ("beta", self.beta)):
+            if scalar.type != y.element:
+                raise self.error(f"{what} is {scalar.type} but y holds {y.element}")
         if x.element != y.element:
             raise self.error(f"x holds {x.element} but y holds {y.element}")
         why = same_shape_mismatch(x, y)
@@ -393,52 +374,46 @@ class AxpbyOp(CuteOp):
             raise self.error(why)
 
 
-class _ElementOp(CuteOp):
-    def _check_indices(self, t: TensorType, first: int) -> None:
-        idx = self.index_operands_from(first)
-        if len(idx) != 1:
-            raise self.error("takes one index (the element's position in the tensor's domain)")
-
-
-class LoadOp(_ElementOp):
+class LoadOp(CuteOp):
     """Read one element at a linear index: ``%v = cute.load %t, %i : !cute.tensor<...> -> f32``."""
 
     name = "cute.load"
-    num_operands = 2
-    num_results = 1
+    tensor = operand_def(TensorType)
+    index = operand_def(IndexType)
+    result = result_def()
 
     def __init__(self, t: Value, index: Value) -> None:
         assert isinstance(t.type, TensorType)
         super().__init__(operands=[t, index], result_types=[t.type.element])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        t = self.operand_types[0]
+        t = self.tensor.type
         return reads(_space(t)) if isinstance(t, TensorType) else None
 
     def verify_(self) -> None:
-        t = self.tensor_operand(0, "a tensor")
-        self._check_indices(t, 1)
-        if self.result_types != (t.element,):
-            raise self.error(f"reads {t.element}, not {self.result_types[0]}")
+        t = self.tensor.type
+        assert isinstance(t, TensorType)
+        if self.result.type != t.element:
+            raise self.error(f"reads {t.element}, not {self.result.type}")
 
 
-class StoreOp(_ElementOp):
+class StoreOp(CuteOp):
     """Write one element: ``cute.store %v, %t, %i : f32, !cute.tensor<...>``."""
 
     name = "cute.store"
-    num_operands = 3
-    num_results = 0
+    value = operand_def((FloatType, IntegerType, IndexType))
+    tensor = operand_def(TensorType)
+    index = operand_def(IndexType)
 
     def __init__(self, value: Value, t: Value, index: Value) -> None:
         super().__init__(operands=[value, t, index])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        t = self.operand_types[1]
+        t = self.tensor.type
         return writes(_space(t)) if isinstance(t, TensorType) else None
 
     def verify_(self) -> None:
-        t = self.tensor_operand(1, "a tensor")
-        self._check_indices(t, 2)
-        v = self.operand_types[0]
-        if not isinstance(v, FloatType | IntegerType | IndexType) or v != t.element:
-            raise self.error(f"stores {v} into a {t.element} tensor")
+        t = self.tensor.type
+        assert isinstance(t, TensorType)
+        if self.value.type != t.element:
+            raise self.error(f"stores {self.value.type} into a {t.element} tensor")

@@ -36,6 +36,7 @@ from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_base import CuteOp
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec
+from cutec.ir.opdef import attr_def, operand_def, result_def, var_operand_def
 from cutec.ir.traits import Pure
 from cutec.ir.types import DialectType, IndexType, i64
 from cutec.layout import Layout
@@ -139,20 +140,19 @@ class MakeIdentityTensorOp(CuteOp):
 
     name = "cute.make_identity_tensor"
     traits = (Pure(),)
-    num_results = 1
+    extents = var_operand_def(IndexType)
+    result = result_def(CoordTensorType)
 
     def __init__(self, extents: list[Value], result: CoordTensorType) -> None:
         super().__init__(operands=extents, result_types=[result])
 
     def verify_(self) -> None:
-        t = self.results[0].type if len(self.results) == 1 else None
-        if not isinstance(t, CoordTensorType):
-            raise self.error("must make one !cute.coord_tensor")
-        self.index_operands_from(0)
-        if len(self.operands) != t.spec.dynamic_count:
+        t = self.result.type
+        assert isinstance(t, CoordTensorType)
+        if len(self.extents) != t.spec.dynamic_count:
             raise self.error(
                 f"layout {t.spec} has {t.spec.dynamic_count} dynamic extents, "
-                f"got {len(self.operands)} index operands"
+                f"got {len(self.extents)} index operands"
             )
         modes = t.spec.shape if isinstance(t.spec.shape, tuple) else (t.spec.shape,)
         want = tuple(basis(k) for k in range(len(modes)))
@@ -167,7 +167,7 @@ class MakeIdentityTensorOp(CuteOp):
         """The identity layout over the extents the operands hold."""
         t = self.results[0].type
         assert isinstance(t, CoordTensorType)
-        layout = t.spec.with_values([la.integer_of(v) for v in self.operands])
+        layout = t.spec.with_values([la.integer_of(v) for v in self.extents])
         assert isinstance(layout, Layout)
         return layout
 
@@ -182,8 +182,10 @@ class LoadCoordOp(CuteOp):
 
     name = "cute.load_coord"
     traits = (Pure(),)
-    num_operands = 2
-    num_results = 1
+    tensor = operand_def(CoordTensorType)
+    index = operand_def(IndexType)
+    mode = attr_def(IntegerAttr)
+    result = result_def(IndexType())
 
     def __init__(self, t: Value, index: Value, mode: int) -> None:
         super().__init__(
@@ -193,15 +195,10 @@ class LoadCoordOp(CuteOp):
         )
 
     def verify_(self) -> None:
-        t = self.operand_types[0]
-        if not isinstance(t, CoordTensorType):
-            raise self.error(f"operand #0 must be a !cute.coord_tensor, got {t}")
-        self.index_operands_from(1)
-        mode = self.attributes.get("mode")
-        if not (isinstance(mode, IntegerAttr) and 0 <= mode.value < t.rank):
+        t = self.tensor.type
+        assert isinstance(t, CoordTensorType)
+        if not 0 <= self.mode.value < t.rank:
             raise self.error(f"needs 'mode' in [0, {t.rank}) for rank-{t.rank} coordinates")
-        if self.result_types != (IndexType(),):
-            raise self.error("result must be index")
 
 
 CUTE_COORD_TYPES: tuple[type[DialectType], ...] = (CoordTensorType,)

@@ -18,6 +18,7 @@ from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_base import SPACE_OF_MEMORY, CuteOp
 from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.opdef import attr_def, operand_def
 from cutec.ir.traits import (
     AddressSpace,
     AsyncWaiter,
@@ -72,16 +73,12 @@ class WarpgroupWaitOp(CuteOp):
 
     name = "cute.warpgroup_wait"
     traits = (AsyncWaiter(), Collective(Scope.WARPGROUP), MemoryEffects(_REG_AND_SHARED))
-    num_operands = 0
-    num_results = 0
+    pending = attr_def(
+        IntegerAttr, check=(lambda a: 0 <= a.value <= 7, "must be between 0 and 7 (wait_group)")
+    )
 
     def __init__(self, pending: int) -> None:
         super().__init__(attributes={"pending": IntegerAttr(pending, i32)})
-
-    def verify_(self) -> None:
-        pending = self.attributes.get("pending")
-        if not (isinstance(pending, IntegerAttr) and 0 <= pending.value <= 7):
-            raise self.error("needs a 'pending' count between 0 and 7 (wgmma.wait_group)")
 
 
 class WarpgroupFenceOperandOp(CuteOp):
@@ -91,21 +88,17 @@ class WarpgroupFenceOperandOp(CuteOp):
     """
 
     name = "cute.warpgroup_fence_operand"
-    num_operands = 1
-    num_results = 0
+    tensor = operand_def(TensorType)
 
     def __init__(self, t: Value) -> None:
         super().__init__(operands=[t])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        t = self.operand_types[0]
+        t = self.tensor.type
         if not isinstance(t, TensorType):
             return None
         space = SPACE_OF_MEMORY[t.space]
         return (*reads(space), *writes(space))
-
-    def verify_(self) -> None:
-        self.tensor_operand(0, "a tensor")
 
 
 class FenceViewAsyncSharedOp(_NoOperandOp):

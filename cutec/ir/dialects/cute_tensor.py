@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from cutec.ir.attributes import Attribute, DenseArrayAttr
+from cutec.ir.attributes import Attribute, DenseArrayAttr, StringAttr
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_attrs import UNDERSCORE, LayoutAttr, TupleAttr
@@ -34,12 +34,22 @@ from cutec.ir.dialects.cute_infer import (
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.layout_of import LayoutAnalysis, UnknownLayout
+from cutec.ir.opdef import (
+    attr_def,
+    operand_def,
+    opt_attr_def,
+    result_def,
+    var_operand_def,
+)
 from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
 from cutec.ir.types import IndexType, i64
 from cutec.layout import LayoutError, size
 from cutec.layout.inttuple import leaves
 from cutec.layout.inttuple import rank as _rank
 from cutec.layout.symbolic import Integer
+
+# What a view is taken of: a tensor or a coordinate tensor.
+VIEWABLE = (TensorType, CoordTensorType)
 
 _POINTER_SPACE = {"gmem": AddressSpace.GLOBAL, "smem": AddressSpace.SHARED}
 
@@ -58,7 +68,9 @@ class MakeTensorOp(CuteOp):
 
     name = "cute.make_tensor"
     traits = (Pure(),)
-    num_results = 1
+    ptr = operand_def(PointerType)
+    leaves = var_operand_def(IndexType)
+    result = result_def(TensorType)
 
     def __init__(
         self, ptr: Value, leaves: list[Value], result: TensorType, div: list[int] | None = None
@@ -69,15 +81,14 @@ class MakeTensorOp(CuteOp):
         super().__init__(operands=[ptr, *leaves], result_types=[result], attributes=attrs)
 
     def verify_(self) -> None:
-        if not self.operands or not isinstance(self.operands[0].type, PointerType):
-            raise self.error("needs a !gpu.ptr as its first operand")
-        ptr: PointerType = self.operands[0].type
-        t = self.tensor_result()
+        ptr = self.ptr.type
+        t = self.result.type
+        assert isinstance(ptr, PointerType) and isinstance(t, TensorType)
         if ptr.element != t.element:
             raise self.error(f"points to {ptr.element} but makes a tensor of {t.element}")
         if _POINTER_SPACE.get(t.space) is not ptr.space:
             raise self.error(f"a {ptr.space.value} pointer cannot make a {t.space} tensor")
-        leaves = self.index_operands_from(1)
+        leaves = self.leaves
         if len(leaves) != t.spec.dynamic_count:
             raise self.error(
                 f"layout {t.spec} has {t.spec.dynamic_count} dynamic leaves, "
@@ -93,7 +104,7 @@ class MakeTensorOp(CuteOp):
 
     def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
         """The type's layout with the ``?`` leaves taken from the index operands."""
-        return self.tensor_result().spec.with_values([la.integer_of(v) for v in self.operands[1:]])
+        return self.tensor_result().spec.with_values([la.integer_of(v) for v in self.leaves])
 
     def leaf_divisor(self, operand_index: int) -> int | None:
         """What the dynamic leaf at `operand_index` is known to be divisible by."""
@@ -108,8 +119,7 @@ class _AllocOp(CuteOp):
 
     memory: str
     space: AddressSpace
-    num_operands = 0
-    num_results = 1
+    result = result_def(TensorType)
 
     def __init__(self, result: TensorType) -> None:
         super().__init__(result_types=[result])
@@ -151,15 +161,19 @@ class MakeFragmentOp(_AllocOp):
 
 
 class _ViewOp(CuteOp):
-    """A view of operand 0; the result keeps its element type and memory."""
+    """A view of its `source`; the result keeps its element type and memory.
+
+    Each view declares `source` first, then (partition, retile) its `atom`, then
+    its run-time coordinates (index operands).
+    """
 
     traits = (Pure(),)
-    num_results = 1
-    # Index of the first run-time coordinate operand.
-    first_index_operand = 1
+    source = operand_def(VIEWABLE)
+    result = result_def(VIEWABLE)
 
     def verify_(self) -> None:
-        src = self._source()
+        src = self.source.type
+        assert isinstance(src, TensorType | CoordTensorType)
         self._verify_atom_operand()
         if isinstance(src, CoordTensorType):
             t = self.results[0].type if len(self.results) == 1 else None
@@ -173,7 +187,6 @@ class _ViewOp(CuteOp):
                 raise self.error(
                     f"a view of a {src.element} {src.space} tensor cannot be {t.element} {t.space}"
                 )
-        self.index_operands_from(self.first_index_operand)
         self._verify_parameters(src, t)
         try:
             expected = spec_of(self.result_layout(LayoutAnalysis(strict=True)))
@@ -202,18 +215,17 @@ class _ViewOp(CuteOp):
         lowering ask for the same views again and again."""
         return _memo_infer(cls, source, tuple(sorted(attributes.items())), atom)
 
+    def atom_type(self) -> Any:
+        """The type of the view's tiled copy or MMA operand, if it has one."""
+        return None
+
     def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
-        atom = self.operands[1].type if self.first_index_operand == 2 else None
-        source = la.layout_of(self.operands[0])
+        atom = self.atom_type()
+        source = la.layout_of(self.source)
         try:
             return self.inferred_layout(source, self.attributes, atom)
         except (LayoutError, ValueError) as e:
             raise self.error(f"cannot compute the result layout: {e}") from None
-
-    def _source(self) -> TensorType | CoordTensorType:
-        if self.operands and isinstance(self.operands[0].type, CoordTensorType):
-            return self.operands[0].type
-        return self.tensor_operand(0, "a source tensor")
 
     def _verify_atom_operand(self) -> None:
         pass
@@ -221,10 +233,8 @@ class _ViewOp(CuteOp):
     def _verify_parameters(self, src: Any, result: Any) -> None:
         pass
 
-    def _check_coord(self, key: str) -> TupleAttr:
-        coord = self.tuple_attr(key)
-        assert coord is not None
-        given = len(self.operands) - self.first_index_operand
+    def _check_coord(self, coord: TupleAttr, coords: tuple[Value, ...]) -> TupleAttr:
+        key, given = "coord", len(coords)
         if coord.dynamic_count != given:
             raise self.error(
                 f"'{key}' {coord.print_body()} has {coord.dynamic_count} '?' "
@@ -262,6 +272,11 @@ class LocalTileOp(_ViewOp):
     """
 
     name = "cute.local_tile"
+    source = operand_def(VIEWABLE)
+    coords = var_operand_def(IndexType)
+    tiler = attr_def(TupleAttr)
+    coord = attr_def(TupleAttr)
+    proj = opt_attr_def(TupleAttr)
 
     @classmethod
     def infer_layout(
@@ -291,14 +306,13 @@ class LocalTileOp(_ViewOp):
         )
 
     def _verify_parameters(self, src: Any, result: Any) -> None:
-        tiler = self.tuple_attr("tiler")
-        coord = self._check_coord("coord")
-        assert tiler is not None
+        tiler = self.tiler
+        coord = self._check_coord(self.coord, self.coords)
         if _rank(tiler.value) != _rank(coord.value):
             raise self.error(
                 f"tiler {tiler.print_body()} and coord {coord.print_body()} have different ranks"
             )
-        proj = self.tuple_attr("proj", required=False)
+        proj = self.proj
         if proj is not None and _rank(proj.value) != _rank(tiler.value):
             raise self.error(
                 f"proj {proj.print_body()} and tiler {tiler.print_body()} have different ranks"
@@ -313,6 +327,10 @@ class LocalPartitionOp(_ViewOp):
     """
 
     name = "cute.local_partition"
+    source = operand_def(VIEWABLE)
+    tid = operand_def(IndexType)
+    thr_layout = attr_def(LayoutAttr)
+    proj = opt_attr_def(TupleAttr)
 
     @classmethod
     def infer_layout(
@@ -337,12 +355,6 @@ class LocalPartitionOp(_ViewOp):
             attributes=attrs_of(thr_layout=thr_layout, proj=proj),
         )
 
-    def _verify_parameters(self, src: Any, result: Any) -> None:
-        self.layout_attr("thr_layout")
-        self.tuple_attr("proj", required=False)
-        if len(self.operands) != 2:
-            raise self.error("takes a tensor and one thread index")
-
 
 class SliceOp(_ViewOp):
     """A slice: ``t(_, _, k)`` keeps the ``_`` modes and fixes the others.
@@ -352,6 +364,9 @@ class SliceOp(_ViewOp):
     """
 
     name = "cute.slice"
+    source = operand_def(VIEWABLE)
+    coords = var_operand_def(IndexType)
+    coord = attr_def(TupleAttr)
 
     @classmethod
     def infer_layout(
@@ -367,7 +382,7 @@ class SliceOp(_ViewOp):
         )
 
     def _verify_parameters(self, src: Any, result: Any) -> None:
-        coord = self._check_coord("coord")
+        coord = self._check_coord(self.coord, self.coords)
         if not any(x is UNDERSCORE for x in leaves(coord.value)):
             raise self.error("a slice keeps at least one '_' mode; read one element with cute.load")
 
@@ -387,6 +402,9 @@ class DivideOp(_ViewOp):
     """
 
     name = "cute.divide"
+    source = operand_def(VIEWABLE)
+    kind = attr_def(StringAttr, one_of=DIVIDE_KINDS)
+    tiler = attr_def(TupleAttr)
 
     @classmethod
     def infer_layout(
@@ -395,7 +413,6 @@ class DivideOp(_ViewOp):
         return divide(source, _value(attributes["kind"]), _value(attributes["tiler"]))
 
     def __init__(self, source: Value, result: Any, kind: str, tiler: TupleAttr) -> None:
-        from cutec.ir.attributes import StringAttr
 
         super().__init__(
             operands=[source],
@@ -404,11 +421,7 @@ class DivideOp(_ViewOp):
         )
 
     def _verify_parameters(self, src: Any, result: Any) -> None:
-        self.string_attr("kind", DIVIDE_KINDS)
-        tiler = self.tuple_attr("tiler")
-        assert tiler is not None
-        if len(self.operands) != 1:
-            raise self.error("takes one tensor; the tiler is static")
+        tiler = self.tiler
         if not all(isinstance(x, int) for x in leaves(tiler.value)):
             raise self.error(f"the tiler {tiler.print_body()} must be static integers")
 
@@ -429,7 +442,10 @@ class PartitionOp(_ViewOp):
     """
 
     name = "cute.partition"
-    first_index_operand = 2
+    source = operand_def(VIEWABLE)
+    atom = operand_def((TiledCopyType, TiledMmaType))
+    tid = operand_def(IndexType)
+    operand = attr_def(StringAttr)
 
     @classmethod
     def infer_layout(
@@ -448,7 +464,6 @@ class PartitionOp(_ViewOp):
     def __init__(
         self, tiled: Value, source: Value, tid: Value, result: TensorType, operand: str
     ) -> None:
-        from cutec.ir.attributes import StringAttr
 
         super().__init__(
             operands=[source, tiled, tid],
@@ -457,11 +472,12 @@ class PartitionOp(_ViewOp):
         )
 
     def _verify_atom_operand(self) -> None:
-        _check_atom_operand(self, 1)
+        allowed = _COPY_OPERANDS if isinstance(self.atom.type, TiledCopyType) else _MMA_OPERANDS
+        if self.operand.value not in allowed:
+            raise self.error(f"needs 'operand' = one of {', '.join(map(repr, allowed))}")
 
-    def _verify_parameters(self, src: Any, result: Any) -> None:
-        if len(self.operands) != 3:
-            raise self.error("takes a tensor, a tiled copy or MMA, and one thread index")
+    def atom_type(self) -> Any:
+        return self.atom.type
 
 
 class RetileOp(_ViewOp):
@@ -472,7 +488,9 @@ class RetileOp(_ViewOp):
     """
 
     name = "cute.retile"
-    first_index_operand = 2
+    source = operand_def(VIEWABLE)
+    atom = operand_def(TiledCopyType)
+    operand = attr_def(StringAttr, one_of=_COPY_OPERANDS)
 
     @classmethod
     def infer_layout(
@@ -483,7 +501,6 @@ class RetileOp(_ViewOp):
         return lift_view(atom.library().retile, source)
 
     def __init__(self, source: Value, tiled: Value, result: TensorType, operand: str) -> None:
-        from cutec.ir.attributes import StringAttr
 
         super().__init__(
             operands=[source, tiled],
@@ -491,22 +508,8 @@ class RetileOp(_ViewOp):
             attributes={"operand": StringAttr(operand)},
         )
 
-    def _verify_atom_operand(self) -> None:
-        if len(self.operands) != 2 or not isinstance(self.operands[1].type, TiledCopyType):
-            raise self.error("takes a tensor and a !cute.tiled_copy")
-        self.string_attr("operand", _COPY_OPERANDS)
-
-
-def _check_atom_operand(op: CuteOp, index: int) -> None:
-    if index >= len(op.operands):
-        raise op.error("needs a tiled copy or MMA operand")
-    t = op.operands[index].type
-    if isinstance(t, TiledCopyType):
-        op.string_attr("operand", _COPY_OPERANDS)
-    elif isinstance(t, TiledMmaType):
-        op.string_attr("operand", _MMA_OPERANDS)
-    else:
-        raise op.error(f"operand #{index} must be a !cute.tiled_copy or !cute.tiled_mma, got {t}")
+    def atom_type(self) -> Any:
+        return self.atom.type
 
 
 class SizeOp(CuteOp):
@@ -518,8 +521,9 @@ class SizeOp(CuteOp):
 
     name = "cute.size"
     traits = (Pure(),)
-    num_operands = 1
-    num_results = 1
+    source = operand_def(TensorType)
+    mode = opt_attr_def(TupleAttr)
+    result = result_def(IndexType())
 
     def __init__(self, source: Value, mode: TupleAttr | None = None) -> None:
         super().__init__(
@@ -527,10 +531,9 @@ class SizeOp(CuteOp):
         )
 
     def verify_(self) -> None:
-        t = self.tensor_operand(0, "a tensor")
-        if self.result_types != (IndexType(),):
-            raise self.error("result must be index")
-        mode = self.tuple_attr("mode", required=False)
+        t = self.source.type
+        assert isinstance(t, TensorType)
+        mode = self.mode
         if mode is None:
             return
         path = mode.value if isinstance(mode.value, tuple) else (mode.value,)
@@ -542,8 +545,8 @@ class SizeOp(CuteOp):
 
     def result_integer(self, la: LayoutAnalysis) -> Integer:
         """The size of the layout, or of the mode at `mode`."""
-        layout = la.layout_of(self.operands[0])
-        mode = self.tuple_attr("mode", required=False)
+        layout = la.layout_of(self.source)
+        mode = self.mode
         if mode is None:
             return size(layout)
         return size(layout, *(mode.value if isinstance(mode.value, tuple) else (mode.value,)))
