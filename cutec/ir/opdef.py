@@ -298,7 +298,7 @@ class opt_attr_def(attr_def[AttrT]):
     @overload
     def __get__(self, op: Operation, owner: type) -> AttrT | None: ...
     def __get__(self, op: Operation | None, owner: type) -> Any:
-        return super().__get__(op, owner)  # type: ignore[call-overload]
+        return self if op is None else op.attributes.get(self.name)
 
 
 class region_def(_Field):
@@ -413,17 +413,21 @@ def define_op(cls: type[Operation]) -> None:
             op_def.format = Format.compile(fmt, cls, op_def)
         except OpDefError as e:
             raise OpDefError(f"{cls.__name__}: bad assembly_format: {e}") from None
-        cls.print_custom = _print_custom  # type: ignore[attr-defined]
-        cls.parse_custom = classmethod(_parse_custom)  # type: ignore[attr-defined]
+        # The printer and the parser look for these two methods.
+        setattr(cls, "print_custom", _print_custom)  # noqa: B010
+        setattr(cls, "parse_custom", classmethod(_parse_custom))  # noqa: B010
 
 
 def _print_custom(op: Operation, p: Printer) -> None:
-    fmt = type(op).op_def.format  # type: ignore[union-attr]
+    op_def = type(op).op_def
+    fmt = op_def.format if op_def is not None else None
+    assert fmt is not None
     fmt.print(op, p)
 
 
 def _parse_custom(cls: type[Operation], parser: Parser, results: list[ResultName]) -> Operation:
-    fmt = cls.op_def.format  # type: ignore[union-attr]
+    fmt = cls.op_def.format if cls.op_def is not None else None
+    assert fmt is not None
     return fmt.parse(cls, parser)
 
 

@@ -208,9 +208,10 @@ class Format:
                     pieces.append(", ".join(p.name_of(v) for v in values))
             elif isinstance(e, AttrRef):
                 attr = op.attributes.get(e.field.name)
-                if attr is not None:
-                    keyword = e.field.one_of is not None and isinstance(attr, StringAttr)
-                    pieces.append(attr.value if keyword else str(attr))  # type: ignore[union-attr]
+                if e.field.one_of is not None and isinstance(attr, StringAttr):
+                    pieces.append(attr.value)  # a keyword: ``slt``, ``x``
+                elif attr is not None:
+                    pieces.append(str(attr))
             elif isinstance(e, TypeRef):
                 types = [v.type for v in _values(e.field, op)]
                 if types:
