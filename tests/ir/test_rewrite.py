@@ -152,15 +152,15 @@ def test_a_user_already_visited_is_visited_again() -> None:
 
 
 DEAD = """
-kernel @k(%g: !thread.ptr<f32, global>, %s: !thread.ptr<f32, shared>, %x: i32) {
-  %v = thread.load %g : !thread.ptr<f32, global> -> f32
-  %dead_load = thread.load %s : !thread.ptr<f32, shared> -> f32
+kernel @k(%g: !gpu.ptr<f32, global>, %s: !gpu.ptr<f32, shared>, %x: i32) {
+  %v = thread.load %g : !gpu.ptr<f32, global> -> f32
+  %dead_load = thread.load %s : !gpu.ptr<f32, shared> -> f32
   %a = arith.addi %x, %x : i32
   %b = arith.muli %a, %a : i32
-  thread.store %v, %s : f32, !thread.ptr<f32, shared>
-  thread.barrier
+  thread.store %v, %s : f32, !gpu.ptr<f32, shared>
+  gpu.barrier
   %tok = thread.cp_async %s, %g {bytes = 16 : i32}
-      : !thread.ptr<f32, shared>, !thread.ptr<f32, global>
+      : !gpu.ptr<f32, shared>, !gpu.ptr<f32, global>
   return
 }
 """
@@ -176,7 +176,7 @@ def test_dead_code_is_decided_by_traits() -> None:
     assert names == [
         "thread.load",
         "thread.store",
-        "thread.barrier",
+        "gpu.barrier",
         "thread.cp_async",
         "builtin.return",
     ]
