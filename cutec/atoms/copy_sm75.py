@@ -17,7 +17,7 @@ CuTe names (arch/copy_sm75.hpp): ``SM75_U32x{1,2,4}_LDSM_N`` and, transposed,
 
 from __future__ import annotations
 
-from cutec.atoms.copy import REG, SHARED, CopyAtom, Registers, braced
+from cutec.atoms.copy_record import REG, SHARED, CopyAtom, Registers, braced
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
 

@@ -16,7 +16,7 @@ All use CuTe's ``.L2::128B`` prefetch hint.
 
 from __future__ import annotations
 
-from cutec.atoms.copy import (
+from cutec.atoms.copy_record import (
     GLOBAL,
     SHARED,
     CopyAtom,

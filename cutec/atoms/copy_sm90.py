@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from cutec.atoms.copy import (
+from cutec.atoms.copy_record import (
     GLOBAL,
     REG,
     SHARED,

@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from cutec.atoms.mma import DTYPE_BITS, MmaAtom
+from cutec.atoms.mma_record import DTYPE_BITS, MmaAtom
 from cutec.layout import Layout, size
 
 Operand = Literal["a", "b", "c"]

@@ -7,7 +7,7 @@ ptxas 13 no longer targets sm_70, so these assemble for sm_75 (and run on Hopper
 
 from __future__ import annotations
 
-from cutec.atoms.mma import MmaAtom
+from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
 

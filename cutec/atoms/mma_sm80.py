@@ -7,7 +7,7 @@ q = l%4 in the PTX ISA's fragment figures, hence the thread modes (4,8).
 
 from __future__ import annotations
 
-from cutec.atoms.mma import MmaAtom
+from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
 

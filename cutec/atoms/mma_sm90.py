@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from cutec.atoms.mma import DTYPE_BITS, Major, MmaAtom
+from cutec.atoms.mma_record import DTYPE_BITS, Major, MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
 

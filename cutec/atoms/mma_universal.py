@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cutec.atoms.mma import MmaAtom
+from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
 

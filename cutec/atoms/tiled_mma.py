@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from cutec.atoms.mma import MmaAtom
+from cutec.atoms.mma import MmaAtom, lookup_mma_atom
 from cutec.layout import (
     Layout,
     LayoutError,
@@ -324,8 +324,6 @@ def make_tiled_mma(
     Layout per mode).
     """
     if isinstance(atom, str):
-        from cutec.atoms.mma import lookup_mma_atom
-
         atom = lookup_mma_atom(atom)
     layout = Layout(1) if atom_layout is None else atom_layout
     layout = layout if isinstance(layout, Layout) else Layout(layout)
