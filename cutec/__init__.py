@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    # Re-export the layout algebra lazily (PEP 562).
+    # Re-export the layout algebra lazily (PEP 562): start-up time, `import cutec` stays cheap.
     from cutec import layout
 
     if name in getattr(layout, "__all__", ()):
@@ -22,6 +22,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
+    # Imported here, not at the top: start-up time (`import cutec` stays cheap).
     from cutec import layout
 
     return sorted([*globals(), *getattr(layout, "__all__", ())])

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cutec.frontend.builder import build_module
+from cutec.frontend.parser import parse_source
 from cutec.ir.dialects.builtin import ModuleOp
 
 
@@ -17,8 +19,5 @@ def compile_source(
     expression, as ``-D NAME=VALUE`` gives); `kernel` builds only that kernel.
     Raises `CompileError` with every diagnostic of the file.
     """
-    from cutec.frontend.builder import build_module
-    from cutec.frontend.parser import parse_source
-
     program = parse_source(text, file)
     return build_module(program, defines or {}, kernel)

@@ -11,11 +11,15 @@ import inspect
 import re
 from typing import TYPE_CHECKING, Any
 
+from cutec.atoms.copy import copy_atom, copy_atoms
+from cutec.atoms.mma import mma_atoms
+from cutec.diagnostics import SOURCES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_imports import namespace_member
 from cutec.frontend.build_sync import SYNC_BUILTINS
 from cutec.frontend.build_tensors import DIVIDES, TENSOR_BUILTINS
-from cutec.frontend.build_tiled import TILED_BUILTINS
+from cutec.frontend.build_tiled import TILED_BUILTINS, call_method, num_threads
 from cutec.frontend.static_eval import (
     UINT_BITS,
     algebra_errors,
@@ -28,6 +32,7 @@ from cutec.ir import types as T
 from cutec.ir.dialects import arith, gpu
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import TupleAttr
+from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.layout import (
     ComposedLayout,
     Layout,
@@ -42,7 +47,8 @@ from cutec.layout import (
 from cutec.layout import algebra as LA
 from cutec.layout import divide as LD
 from cutec.layout.inttuple import format_tuple
-from cutec.layout.symbolic import is_static
+from cutec.layout.swizzle import upcast_swizzle
+from cutec.layout.symbolic import ceil_div, is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -123,9 +129,6 @@ class CallMixin(_Base):
 
     def named_atom(self, name: str) -> S.AtomRef | None:
         """A bare atom name: an MMA atom (SM80_16x8x16_...) or a fixed copy atom."""
-        from cutec.atoms.copy import copy_atoms
-        from cutec.atoms.mma import mma_atoms
-
         if name in mma_atoms():
             return S.AtomRef("mma", name, mma_atoms()[name])
         for a in copy_atoms():
@@ -138,8 +141,6 @@ class CallMixin(_Base):
     # ------------------------------------------------------------------ members
     def attribute(self, v: Any, node: ast.Attribute) -> Any:
         if isinstance(v, S.Namespace):
-            from cutec.frontend.build_imports import namespace_member
-
             return namespace_member(v, node)
         if isinstance(v, S.Builtin) and v.name in ("thread", "block", "threadIdx", "blockIdx"):
             if node.attr not in ("x", "y", "z"):
@@ -222,9 +223,6 @@ class CallMixin(_Base):
         raise error(f"{describe(v)} cannot be indexed", node)
 
     def atom_family(self, family: str, idx: list[Any], node: ast.Index) -> S.AtomRef:
-        from cutec.atoms.copy import copy_atom
-        from cutec.atoms.mma import mma_atoms
-
         if len(idx) != 1:
             raise error(f"{family}[...] takes one type", node)
         arg = idx[0]
@@ -234,8 +232,6 @@ class CallMixin(_Base):
                 raise error(
                     f"UniversalFMA[...] takes an element type, got {describe(arg)}", arg_node
                 )
-            from cutec.ir.dialects.cute_compute import dtype_name
-
             name = "UniversalFMA_" + dtype_name(arg).upper() * 4
             if name not in mma_atoms():
                 raise error(f"no UniversalFMA for {arg} (f32, f64, f16, s32)", arg_node)
@@ -260,8 +256,6 @@ class CallMixin(_Base):
         T's units (as_position_independent_swizzle_layout does): Sw<3,4,3> is Sw<3,3,3>
         for 16-bit T. INTER has no swizzle and is a plain layout.
         """
-        from cutec.layout.swizzle import upcast_swizzle
-
         if len(idx) != 1 or not isinstance(idx[0], T.Type):
             raise error(f"GMMA.{name}[...] takes one element type", node)
         m = _GMMA_NAME.fullmatch(name)
@@ -334,8 +328,6 @@ class CallMixin(_Base):
         kwargs = {k.name: self.eval(k.value) for k in node.kwargs}
         if isinstance(f, tuple) and f and f[0] == "method":
             _, obj, name, attr_node = f
-            from cutec.frontend.build_tiled import call_method
-
             return call_method(self, obj, name, args, kwargs, node, attr_node)
         if isinstance(f, S.FuncRef):
             return self.call_func(f, ct_args, args, kwargs, node)
@@ -443,8 +435,6 @@ class CallMixin(_Base):
             for a, n in zip(args[1:], node.args[1:], strict=True)
         ]
         if isinstance(v, S.TiledCopy | S.TiledMma):
-            from cutec.frontend.build_tiled import num_threads
-
             return num_threads(v)
         if isinstance(v, S.Tensor):
             layout = v.layout
@@ -493,8 +483,6 @@ class CallMixin(_Base):
             raise error("ceil_div by zero", node)
         if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
             ra, rb = self.as_runtime(a, node, T.index), self.as_runtime(b, node, T.index)
-            from cutec.layout.symbolic import ceil_div
-
             s = ceil_div(ra.sym, rb.sym) if ra.sym is not None and rb.sym is not None else None
             return S.Runtime(self.emit(arith.CeilDivSIOp(ra.value, rb.value), node).result, s)
         x = self.require_int(a, node.args[0])
@@ -539,8 +527,6 @@ class CallMixin(_Base):
 
 
 def _source_of(node: ast.Node) -> str:
-    from cutec.diagnostics import SOURCES
-
     sp = node.span
     line = SOURCES.line(sp.file, sp.line)
     if line is None or sp.end_line != sp.line:

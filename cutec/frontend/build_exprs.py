@@ -18,6 +18,7 @@ from cutec.frontend.static_eval import (
     algebra_errors,
     c_div,
     c_rem,
+    check_layout_size,
     describe,
     error,
     is_int_tuple,
@@ -339,8 +340,6 @@ class ExprMixin(_Base):
         return self.alloc(node)
 
     def checked_layout(self, layout: Any, node: ast.Node) -> Any:
-        from cutec.frontend.static_eval import check_layout_size
-
         check_layout_size(layout, node)
         return layout
 

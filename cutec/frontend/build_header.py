@@ -17,6 +17,8 @@ from cutec.frontend.build_exprs import Poisoned
 from cutec.frontend.static_eval import THREADS_LIMIT, error, lcm, loc_of
 from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr
+from cutec.ir.builder import InsertPoint
+from cutec.ir.core import Block
 from cutec.ir.dialects import builtin
 
 if TYPE_CHECKING:
@@ -134,7 +136,4 @@ class HeaderMixin(_Base):
                 pass
 
     def _scratch_point(self) -> Any:
-        from cutec.ir.builder import InsertPoint
-        from cutec.ir.core import Block
-
         return InsertPoint(Block())  # ops computing the grid are thrown away

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_exprs import is_static_tuple
+from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
 from cutec.frontend.static_eval import (
     SMEM_LIMIT_BYTES,
     algebra_errors,
@@ -31,7 +32,7 @@ from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_coord import identity_layout
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.cute_types import DYN
-from cutec.layout import ComposedLayout, Layout, X, cosize, size
+from cutec.layout import ComposedLayout, Layout, X, cosize, make_layout_like, size
 from cutec.layout.inttuple import format_tuple, leaves
 from cutec.layout.inttuple import rank as _rank
 from cutec.layout.symbolic import SymInt, is_static
@@ -284,8 +285,6 @@ class TensorMixin(_Base):
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> S.Tensor:
         """make_tensor_like(t[, dtype]): registers with t's shape, compact in its mode order."""
-        from cutec.layout import make_layout_like
-
         t, element = self._like_args("make_tensor_like", args, kwargs, node)
         with algebra_errors(node):
             inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
@@ -296,8 +295,6 @@ class TensorMixin(_Base):
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> S.Tensor:
         """make_fragment_like(t[, dtype]): registers, mode 0 compact (CuTe's FrgV first)."""
-        from cutec.frontend.build_tiled import fragment_layout
-
         t, element = self._like_args("make_fragment_like", args, kwargs, node)
         with algebra_errors(node):
             layout = fragment_layout(t.layout)
@@ -359,8 +356,6 @@ class TensorMixin(_Base):
             )
             self.emit(op, node)
             return
-        from cutec.frontend.build_tiled import emit_copy
-
         emit_copy(self, atom, src, dst, node, pred)
 
     def check_same_size(
@@ -401,8 +396,6 @@ class TensorMixin(_Base):
             raise error(
                 f"gemm's first argument must be a tiled MMA, got {describe(mma)}", node.args[0]
             )
-        from cutec.frontend.build_tiled import resolve_gemm_mma
-
         mma = resolve_gemm_mma(self, mma, a, b, c, node)
         for name, t, want in (
             ("A", a, mma.type.a_type),

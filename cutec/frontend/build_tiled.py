@@ -522,8 +522,6 @@ def emit_copy(
             )
         if atom.record is not None and atom.record.async_completion is not None:
             raise error(f"{atom.name} is asynchronous; copy with a tiled copy made from it", node)
-        from cutec.ir.attributes import StringAttr
-
         op = C.CopyOp(src.value, dst.value)
         op.attributes["atom"] = StringAttr(atom.name)
         kb.emit(op, node)

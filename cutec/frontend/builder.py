@@ -33,6 +33,7 @@ from cutec.frontend.build_header import HeaderMixin
 from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_sync import SyncMixin
 from cutec.frontend.build_tensors import TensorMixin
+from cutec.frontend.parser import parse_source
 from cutec.frontend.static_eval import (
     DTYPES,
     algebra_errors,
@@ -48,6 +49,7 @@ from cutec.ir.dialects.cute import MakeTensorOp, TensorType
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.traits import AddressSpace
+from cutec.ir.verifier import verify
 from cutec.layout import Layout, compact_col_major
 from cutec.layout.inttuple import congruent, format_tuple
 from cutec.layout.symbolic import SymInt, is_static, sym
@@ -151,8 +153,6 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
         """The value of ``-D NAME=TEXT``: TEXT is parsed as an expression of the language."""
         if not isinstance(text, str):
             return text
-        from cutec.frontend.parser import parse_source
-
         try:
             prog = parse_source(f"const __define = {text}\n", f"<-D {p.name}>")
         except CompileError as e:
@@ -487,8 +487,6 @@ def build_module(
 ) -> builtin.ModuleOp:
     """Build every kernel of `program` (or only `kernel`); raise one CompileError with all
     diagnostics when the program has mistakes."""
-    from cutec.ir.verifier import verify
-
     defines = dict(defines or {})
     errors: list[Diagnostic] = []
     kernels = program.kernels

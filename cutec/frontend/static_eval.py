@@ -11,8 +11,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from cutec.atoms.copy import CopyAtomError
+from cutec.atoms.mma import UnsupportedMmaError
 from cutec.diagnostics import CompileError, Location, Note
 from cutec.frontend import ast
+from cutec.frontend import scope as S
 from cutec.ir import types as T
 from cutec.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle
 from cutec.layout.symbolic import SymInt, is_static
@@ -111,8 +114,6 @@ def is_layout(x: Any) -> bool:
 
 def describe(x: Any) -> str:
     """What a value is, for 'expected a tensor, got ...' messages."""
-    from cutec.frontend import scope as S
-
     if isinstance(x, bool):
         return "a bool"
     if is_static(x):
@@ -163,9 +164,6 @@ def error(message: str, node: ast.Node, notes: list[Note] | None = None) -> Comp
 @contextmanager
 def algebra_errors(node: ast.Node, what: str = "") -> Iterator[None]:
     """Re-raise the layout algebra's and the atom library's errors at `node`."""
-    from cutec.atoms.copy import CopyAtomError
-    from cutec.atoms.mma import UnsupportedMmaError
-
     prefix = f"{what}: " if what else ""
     try:
         yield
