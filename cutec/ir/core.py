@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from cutec.diagnostics import CompileError, Location
+from cutec.ir.traits import MemoryEffects, Pure
 
 if TYPE_CHECKING:
     from cutec.ir.attributes import Attribute
@@ -308,8 +309,6 @@ class Operation:
         Ops whose effects depend on their operands (a load through a pointer of
         some address space) override this.
         """
-        from cutec.ir.traits import MemoryEffects, Pure
-
         if self.has_trait(Pure):
             return ()
         trait = self.get_trait(MemoryEffects)

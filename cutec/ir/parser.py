@@ -21,6 +21,7 @@ from cutec.diagnostics import Location
 from cutec.ir import types as T
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Registry
+from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.lexer import Tok, Token, unescape_string
 from cutec.ir.parser_attrs import TypeAttrParser
 
@@ -276,8 +277,6 @@ class Parser(TypeAttrParser):
 
     def parse_module(self) -> ModuleOp:
         """A whole file: one ``module {...}``, or ops that get wrapped in one."""
-        from cutec.ir.dialects.builtin import ModuleOp
-
         ops: list[Operation] = []
         while self.tok.kind is not Tok.EOF:
             ops.append(self.parse_operation())

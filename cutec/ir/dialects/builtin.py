@@ -30,6 +30,8 @@ from cutec.ir.traits import (
     Terminator,
 )
 from cutec.ir.types import FunctionType, Type
+from cutec.layout.errors import LayoutError
+from cutec.layout.symbolic import parse_expr
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser, ResultName
@@ -260,9 +262,6 @@ class KernelOp(_FunctionLike):
 
     def _verify_grid(self, attr: Attribute, count: int) -> None:
         """`grid` holds `count` integer expressions in `symbolic.parse_expr` syntax."""
-        from cutec.layout.errors import LayoutError
-        from cutec.layout.symbolic import parse_expr
-
         entries = attr.elements if isinstance(attr, ArrayAttr) else ()
         if len(entries) != count or not all(isinstance(e, StringAttr) for e in entries):
             raise self.error(f"'grid' must be an array of {count} expression strings")

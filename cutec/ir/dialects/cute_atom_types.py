@@ -27,6 +27,7 @@ from cutec.atoms.copy import CopyAtom, copy_atom
 from cutec.atoms.mma import mma_atoms
 from cutec.atoms.tiled_copy import TiledCopy, make_copy_atom, make_tiled_copy_tv
 from cutec.atoms.tiled_mma import TiledMMA, make_tiled_mma
+from cutec.ir.attributes import quote_string
 from cutec.ir.dialects.cute_attrs import parse_tuple
 from cutec.ir.dialects.cute_types import LayoutSpec
 from cutec.ir.lexer import Tok
@@ -41,8 +42,6 @@ AUTO = "auto"
 
 
 def _print_atom(atom: str) -> str:
-    from cutec.ir.attributes import quote_string
-
     return AUTO if atom == AUTO else quote_string(atom)
 
 

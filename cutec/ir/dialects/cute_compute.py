@@ -8,6 +8,8 @@ A and B and reads and writes C, `clear` and `fill` write.
 
 from __future__ import annotations
 
+from cutec.atoms.copy import CopyAtomError, copy_atom
+from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_base import SPACE_OF_MEMORY, CuteOp, same_shape_mismatch
@@ -38,8 +40,6 @@ class MakeTiledCopyOp(CuteOp):
         t = self.result.type
         assert isinstance(t, TiledCopyType)
         if t.atom != AUTO:
-            from cutec.atoms.copy import CopyAtomError, copy_atom
-
             try:
                 copy_atom(t.atom)
             except CopyAtomError as e:
@@ -70,8 +70,6 @@ class MakeTiledMmaOp(CuteOp):
         ):
             raise self.error(f"atom layout {t.atom_layout} must be a static (M,N,K) layout")
         if t.atom != AUTO:
-            from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
-
             try:
                 atom = lookup_mma_atom(t.atom)
             except UnsupportedMmaError as e:
@@ -294,8 +292,6 @@ class GemmOp(CuteOp):
         """A wgmma SS atom reads A and B through smem descriptors: they must be smem."""
         if mma.atom == AUTO:
             return
-        from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
-
         try:
             atom = lookup_mma_atom(mma.atom)
         except UnsupportedMmaError:

@@ -16,7 +16,7 @@ from cutec.ir.dialect import Dialect
 from cutec.ir.lexer import Tok
 from cutec.ir.opdef import operand_def, region_def, var_operand_def, var_result_def
 from cutec.ir.rewrite import PatternRewriter, RewritePattern
-from cutec.ir.traits import HasParent, MemoryEffects, Pure, Terminator
+from cutec.ir.traits import ConstantLike, HasParent, MemoryEffects, Pure, Terminator
 from cutec.ir.types import IndexType, IntegerType, Type
 
 if TYPE_CHECKING:
@@ -31,8 +31,6 @@ TRAILING_VALUES = "($values^ `:` type($values))? attr-dict"
 
 def _constant_int(value: Value) -> int | None:
     """The integer a value is known to hold, if it comes from a constant op."""
-    from cutec.ir.traits import ConstantLike
-
     owner = value.owner
     if isinstance(owner, Operation) and owner.has_trait(ConstantLike):
         attr = owner.attributes.get("value")
