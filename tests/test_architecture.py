@@ -12,8 +12,6 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1] / "cutec"
 
 # Layer of each top-level unit of cutec (a package, or a module directly under
@@ -203,7 +201,6 @@ def test_no_module_level_import_cycle() -> None:
     assert not cycles, "module-level import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 8: inner imports being hoisted or explained")
 def test_imports_inside_functions_say_why() -> None:
     bad = unexplained_inner_imports(IMPORTS)
     assert not bad, "\n".join(bad)

@@ -77,7 +77,7 @@ class _Globals:
 
     def const(self, program: ast.Program, names: dict[str, Any], item: ast.Const) -> Any:
         """A top-level const: a compile-time value (consts are evaluated in order)."""
-        # Imported here: a cycle (builder -> build_calls -> build_imports -> builder).
+        # Imported here to break a cycle (builder -> build_calls -> build_imports -> builder).
         from cutec.frontend.builder import KernelBuilder
 
         kb = KernelBuilder(program, names, None)  # type: ignore[arg-type]

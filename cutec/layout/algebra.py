@@ -16,11 +16,19 @@ from cutec.layout.layout import (
     Layout,
     as_layout,
     by_tiler,
+    cosize,
     get,
     make_layout,
     transform_layout,
 )
-from cutec.layout.swizzle import ComposedLayout, lifts_composed, recast_composed
+from cutec.layout.swizzle import (
+    ComposedLayout,
+    Swizzle,
+    compose_special,
+    lifts_composed,
+    make_composed,
+    recast_composed,
+)
 
 # --------------------------------------------------------------------------- coalesce
 
@@ -164,8 +172,6 @@ def _composition_impl(l_shape: Any, l_stride: Any, r_shape: Any, r_stride: Any) 
 
 def composition(lhs: Any, rhs: Any) -> Any:
     """R = lhs o rhs: R(c) = lhs(rhs(c)), compatible with rhs; a tuple rhs composes by mode."""
-    from cutec.layout.swizzle import ComposedLayout, Swizzle, compose_special
-
     if isinstance(lhs, ComposedLayout | Swizzle) or isinstance(rhs, ComposedLayout | Swizzle):
         return compose_special(lhs, rhs)
     if isinstance(rhs, tuple | list) or rhs is None:
@@ -240,8 +246,6 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
 
 def cosize_of(layout: Layout) -> Integer:
     """cosize, imported lazily to avoid a cycle."""
-    from cutec.layout.layout import cosize
-
     return cosize(layout)
 
 
@@ -272,8 +276,6 @@ def _prefix(shape: tuple) -> list:
 
 def _inverse_composed(layout: Any, inverse: Any) -> Any:
     # A swizzle is its own inverse; with offset _0 it is passed back to the left.
-    from cutec.layout.swizzle import Swizzle, make_composed
-
     if isinstance(layout, Swizzle):
         return layout
     if isinstance(layout.layout_a, Swizzle) and it.is_constant(0, layout.offset):
@@ -424,6 +426,7 @@ def recast_layout(layout: Any, old_bits: int, new_bits: int) -> Any:
 
 def max_alignment(layout: Layout) -> Integer:
     """Largest N for which upcast<N>(layout) passes CuTe's static divisibility checks."""
+    # Imported here to break a cycle: divide is built on composition and complement.
     from cutec.layout.divide import logical_divide
 
     flat = coalesce(layout)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeAlias
 
 from cutec.layout.errors import LayoutError
-from cutec.layout.symbolic import SymInt, smax, smin
+from cutec.layout.symbolic import SymInt, opaque, smax, smin
 from cutec.layout.symbolic import ceil_div as sym_ceil_div
 
 Integer: TypeAlias = "int | SymInt"
@@ -82,8 +82,6 @@ def _dynamic(result: Integer, kind: str, a: Integer, b: Integer) -> Integer:
     """
     if not isinstance(result, int):
         return result
-    from cutec.layout.symbolic import opaque
-
     return opaque(kind, a, b)
 
 

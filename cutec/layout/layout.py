@@ -52,6 +52,7 @@ class Layout:
         return co.crd2idx(c, self.shape, self.stride)
 
     def __str__(self) -> str:
+        # Imported here to break a cycle: text parses into Layout.
         from cutec.layout.text import format_layout
 
         return format_layout(self)
@@ -61,6 +62,7 @@ class Layout:
 
     def to_text(self, static_marks: bool = True) -> str:
         """CuTe's print form ``(_4,_8):(_1,_4)``, or pycute's ``(4,8):(1,4)`` without marks."""
+        # Imported here to break a cycle: text parses into Layout.
         from cutec.layout.text import format_layout
 
         return format_layout(self, static_marks=static_marks)
@@ -87,18 +89,21 @@ class Layout:
 
     def compose(self, *other: Any) -> Any:
         """composition(self, other) (several arguments form a by-mode tiler)."""
+        # Imported here to break a cycle: algebra is built on Layout.
         from cutec.layout.algebra import composition
 
         return composition(self, other[0] if len(other) == 1 else tuple(other))
 
     def with_shape(self, *shape: Any) -> Any:
         """composition(self, make_layout(shape)): reshape the domain."""
+        # Imported here to break a cycle: algebra is built on Layout.
         from cutec.layout.algebra import composition
 
         return composition(self, Layout(shape[0] if len(shape) == 1 else tuple(shape)))
 
     def tile(self, *tiler: Any) -> Layout:
         """tiled_divide(self, tiler)."""
+        # Imported here to break a cycle: divide is built on Layout.
         from cutec.layout.divide import tiled_divide
 
         return tiled_divide(self, tiler[0] if len(tiler) == 1 else tuple(tiler))
@@ -269,6 +274,7 @@ def dice_layout(coord: Coord, layout: Layout) -> Layout:
 def slice_and_offset(coord: Coord, layout: Layout) -> tuple[Layout, Integer]:
     """(slice(coord, layout), crd2idx(coord with '_' as 0, layout))."""
     if not isinstance(layout, Layout):  # a ComposedLayout: CuTe's overloads (swizzle.py)
+        # Imported here to break a cycle: swizzle is built on Layout.
         from cutec.layout.swizzle import composed_slice_and_offset
 
         return composed_slice_and_offset(coord, layout)

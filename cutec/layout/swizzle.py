@@ -123,12 +123,14 @@ class ComposedLayout:
         return self.layout_a(self.offset + self.layout_b(c))
 
     def __str__(self) -> str:
+        # Imported here to break a cycle: text parses into Swizzle.
         from cutec.layout.text import format_int_tuple
 
         return f"{self.layout_a} o {format_int_tuple(self.offset)} o {self.layout_b}"
 
     def to_text(self, static_marks: bool = True) -> str:
         """Print form, optionally without static marks."""
+        # Imported here to break a cycle: text parses into Swizzle.
         from cutec.layout.text import format_int_tuple
 
         a = self.layout_a
@@ -151,6 +153,7 @@ def composed_slice_and_offset(coord: Coord, layout: ComposedLayout) -> tuple[Any
     between the pointer and the swizzle, and the result may decay to a plain layout.
     Otherwise slice B and fold its offset into the composed offset (the pointer stays)."""
     if isinstance(layout.layout_a, Swizzle):
+        # Imported here to break a cycle: swizzle_slice builds ComposedLayouts.
         from cutec.layout.swizzle_slice import swizzle_slice_and_offset
 
         return swizzle_slice_and_offset(coord, layout)
@@ -160,6 +163,7 @@ def composed_slice_and_offset(coord: Coord, layout: ComposedLayout) -> tuple[Any
 
 def compose_special(lhs: Any, rhs: Any) -> Any:
     """Composition where either side is a Swizzle or ComposedLayout, as CuTe defines it."""
+    # Imported here to break a cycle: algebra imports this module.
     from cutec.layout.algebra import composition
 
     if isinstance(lhs, ComposedLayout):

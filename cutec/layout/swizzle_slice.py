@@ -21,9 +21,11 @@ from typing import Any
 
 from cutec.layout import coords as co
 from cutec.layout import inttuple as it
+from cutec.layout.algebra import composition
 from cutec.layout.errors import LayoutError
 from cutec.layout.inttuple import Coord, Integer
 from cutec.layout.layout import Layout, dice_layout, slice_layout
+from cutec.layout.swizzle import ComposedLayout
 from cutec.layout.symbolic import opaque
 
 _BITS = 32
@@ -166,9 +168,6 @@ def _all_underscore(coord: Coord) -> bool:
 
 def swizzle_slice_and_offset(coord: Coord, layout: Any) -> tuple[Any, Integer]:
     """slice_and_offset(coord, Sw<B,M,S> o offset o L) exactly as CuTe computes it."""
-    from cutec.layout.algebra import composition
-    from cutec.layout.swizzle import ComposedLayout
-
     sw, lb = layout.layout_a, layout.layout_b
     if _all_underscore(coord):
         return ComposedLayout(sw, layout.offset, slice_layout(coord, lb)), 0

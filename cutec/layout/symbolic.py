@@ -374,6 +374,7 @@ def parse_expr(text: str, symbols: Mapping[str, Integer] | None = None) -> Integ
     A name found in ``symbols`` takes that value (use it to restore a symbol's
     facts); any other name becomes ``sym(name)``. Precedence is Python's.
     Bad text raises LayoutError naming the 1-based column."""
+    # Imported here to break a cycle: the parser builds SymInts.
     from cutec.layout.symbolic_parse import ExprParser
 
     return ExprParser(text, symbols or {}).parse()

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cutec.layout import inttuple as it
 from cutec.layout.errors import LayoutError
 from cutec.layout.inttuple import Integer, IntTuple
-
-if TYPE_CHECKING:
-    from cutec.layout.layout import Layout
-    from cutec.layout.swizzle import ComposedLayout
+from cutec.layout.layout import Layout
+from cutec.layout.swizzle import ComposedLayout, Swizzle
+from cutec.layout.symbolic import evaluate, parse_expr
 
 LeafFn = Callable[[str], Integer]
 
@@ -34,8 +33,6 @@ def format_leaf(x: Any, static_marks: bool = True, env: Mapping[str, int] | None
     if isinstance(x, int):
         return f"_{x}" if static_marks else str(x)
     if env is not None:
-        from cutec.layout.symbolic import evaluate
-
         try:
             return str(evaluate(x, env))
         except ZeroDivisionError:  # CuTe would divide by zero at run time
@@ -140,8 +137,6 @@ def make_leaf_fn(symbols: Mapping[str, Any] | None = None) -> LeafFn:
 
 def parse_symbolic(token: str, symbols: Mapping[str, Any] | None = None) -> Integer:
     """A dynamic leaf: parse_expr(token) with its names bound to ``symbols`` (keeps facts)."""
-    from cutec.layout.symbolic import parse_expr
-
     return parse_expr(token, symbols)
 
 
@@ -164,8 +159,6 @@ def parse_layout(
     text: str, symbols: Mapping[str, Any] | None = None, leaf: LeafFn | None = None
 ) -> Layout | ComposedLayout:
     """Read ``shape:stride`` (or a bare shape, compact column-major) or a swizzled layout."""
-    from cutec.layout.layout import Layout
-
     text = text.strip()
     if not text:
         raise LayoutError("malformed layout text '': empty")
@@ -192,8 +185,6 @@ def parse_layout(
 def _parse_composed(
     parts: list[str], text: str, symbols: Mapping[str, Any] | None, leaf: LeafFn | None
 ) -> ComposedLayout:
-    from cutec.layout.swizzle import ComposedLayout, Swizzle
-
     outer: Any
     m = re.fullmatch(r"Sw<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>", parts[0].strip())
     if m:
@@ -211,8 +202,6 @@ class _ValueParser(_Parser):
     """Reader of any algebra argument: leaves, '_', X, tuples, ``S:D`` layouts, ``Sw<B,M,S>``."""
 
     def value(self) -> Any:
-        from cutec.layout.layout import Layout
-
         a = self.atom()
         if self.peek() == ":":
             self.pos += 1
@@ -224,8 +213,6 @@ class _ValueParser(_Parser):
         return a
 
     def atom(self) -> Any:
-        from cutec.layout.swizzle import Swizzle
-
         if self.peek() == "(":
             self.pos += 1
             items = [self.value()]
@@ -253,8 +240,6 @@ def parse_value(
 ) -> Any:
     """Read any argument of the algebra: an IntTuple, a tiler of layouts, a layout, a swizzle,
     ``_``/``X``, or a composed layout ``A o O o B``."""
-    from cutec.layout.swizzle import ComposedLayout
-
     parts = re.split(r"\s+o\s+", text.strip())
     if len(parts) == 3:
         a, off, b = (parse_value(p, symbols, leaf) for p in parts)
