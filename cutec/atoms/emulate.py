@@ -18,7 +18,8 @@ from typing import Literal
 
 import numpy as np
 
-from cutec.atoms.mma_record import DTYPE_BITS, MmaAtom
+from cutec.atoms.mma_record import MmaAtom
+from cutec.dtypes import dtype as dtype_row
 from cutec.layout import Layout, size
 
 Operand = Literal["a", "b", "c"]
@@ -187,7 +188,7 @@ def to_bits(values: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "f64":
         return values.astype(np.float64).view(np.uint64)
     if dtype in ("s8", "s32"):
-        width = DTYPE_BITS[dtype]
+        width = dtype_row(dtype).bits
         return values.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1)
     if dtype in _FP8_CODES:
         codes = _FP8_CODES[dtype]
@@ -228,7 +229,7 @@ def pack_registers(
     ``(v % p) * width`` up, for p values of `width` bits per register (little-endian, as CuTe's
     recast<uint32_t>)."""
     dtype = {"a": atom.a_type, "b": atom.b_type, "c": atom.c_type, "d": atom.d_type}[operand]
-    width = DTYPE_BITS[dtype]
+    width = dtype_row(dtype).bits
     per = atom.values_per_register(operand)
     bits = to_bits(frags, dtype).reshape(frags.shape[0], -1, per)
     shifts = (np.arange(per, dtype=np.uint64) * np.uint64(width))[None, None, :]
@@ -240,7 +241,7 @@ def unpack_registers(
 ) -> np.ndarray:
     """Fragment values (threads, values) from register words: the inverse of pack_registers."""
     dtype = {"a": atom.a_type, "b": atom.b_type, "c": atom.c_type, "d": atom.d_type}[operand]
-    width = DTYPE_BITS[dtype]
+    width = dtype_row(dtype).bits
     per = atom.values_per_register(operand)
     shifts = (np.arange(per, dtype=np.uint64) * np.uint64(width))[None, None, :]
     mask = np.uint64((1 << width) - 1)

@@ -11,10 +11,9 @@ import difflib
 import functools
 
 from cutec.atoms import mma_sm70, mma_sm80, mma_sm90, mma_universal
-from cutec.atoms.mma_record import DTYPE_BITS, Major, MmaAtom, UnsupportedMmaError
+from cutec.atoms.mma_record import Major, MmaAtom, UnsupportedMmaError
 
 __all__ = [
-    "DTYPE_BITS",
     "Major",
     "MmaAtom",
     "UnsupportedMmaError",

@@ -17,22 +17,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cutec.atoms.ptx_template import Operand, PtxTemplate
+from cutec.dtypes import dtype
 from cutec.layout import Layout, size
 
 Major = Literal["K", "MN"]
-
-# Bits per element of each dtype an atom may take (tf32 is stored in 32 bits).
-DTYPE_BITS: dict[str, int] = {
-    "f16": 16,
-    "bf16": 16,
-    "tf32": 32,
-    "f32": 32,
-    "f64": 64,
-    "s8": 8,
-    "s32": 32,
-    "e4m3": 8,
-    "e5m2": 8,
-}
 
 
 class UnsupportedMmaError(ValueError):
@@ -62,8 +50,7 @@ class MmaAtom:
 
     def __post_init__(self) -> None:
         for t in (self.a_type, self.b_type, self.c_type, self.d_type):
-            if t not in DTYPE_BITS:
-                raise ValueError(f"{self.name}: unknown dtype {t!r}")
+            dtype(t)  # raises naming the known element types
 
     @property
     def num_threads(self) -> int:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 
-from cutec.atoms.mma_record import DTYPE_BITS, Major, MmaAtom
+from cutec.atoms.mma_record import Major, MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
+from cutec.dtypes import dtype
 from cutec.layout import Layout
 
 WARPGROUP = Layout(128)
@@ -45,7 +46,7 @@ def _suffix(a_major: Major, b_major: Major) -> str:
 
 def _wgmma(n: int, d: str, a: str, b: str, src: str, a_major: Major, b_major: Major) -> MmaAtom:
     """One wgmma atom: D(64xn) += A(64xk) · B(nxk)ᵀ, A from smem (SS) or registers (RS)."""
-    bits = DTYPE_BITS[a]
+    bits = dtype(a).bits
     k = 256 // bits  # one instruction consumes 32 bytes of K
     # f16 accumulators are packed two to a b32 register.
     d_op = Operand("d", "f32", n // 2) if d == "f32" else Operand("d", "b32", n // 4)

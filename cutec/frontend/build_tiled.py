@@ -37,6 +37,7 @@ from cutec.atoms.tiled_copy import (
     make_tiled_copy_C,
 )
 from cutec.atoms.tiled_mma import make_fragment_like
+from cutec.dtypes import dtype
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.static_eval import algebra_errors, bits_of, describe, error
@@ -52,17 +53,6 @@ from cutec.layout.symbolic import is_static
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
 
-_MMA_TYPES = {
-    "f16": T.f16,
-    "bf16": T.bf16,
-    "f32": T.f32,
-    "f64": T.f64,
-    "tf32": T.tf32,
-    "s8": T.i8,
-    "s32": T.i32,
-    "e4m3": T.e4m3,
-    "e5m2": T.e5m2,
-}
 _ACCUMULATOR = {"f64": T.f64, "s8": T.i32, "s32": T.i32}  # every other float: f32
 
 
@@ -202,7 +192,7 @@ def b_tiled_mma(
         t = TiledMmaType(AUTO, T.f32, T.f32, T.f32, T.f32, spec_of(atom_l), perm)
         return S.TiledMma(None, t, None, node)  # typed at its first use
     rec = atom.record
-    d, a, b, c = (_MMA_TYPES[x] for x in (rec.d_type, rec.a_type, rec.b_type, rec.c_type))
+    d, a, b, c = (T.ir_type(dtype(x)) for x in (rec.d_type, rec.a_type, rec.b_type, rec.c_type))
     t = TiledMmaType(atom.name, d, a, b, c, spec_of(atom_l), perm)
     mma = S.TiledMma(None, t, rec, node)  # type: ignore[arg-type]
     with algebra_errors(node, "tiled_mma"):

@@ -14,6 +14,7 @@ from typing import Any
 from cutec.atoms.copy import CopyAtomError
 from cutec.atoms.mma import UnsupportedMmaError
 from cutec.diagnostics import CompileError, Location, Note
+from cutec.dtypes import DTYPES as ELEMENT_TYPES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.ir import types as T
@@ -26,64 +27,23 @@ LAYOUT_SIZE_LIMIT = 2**31  # elements of one static layout or tensor
 UNROLL_LIMIT = 1024  # iterations of one fully unrolled loop
 THREADS_LIMIT = 1024  # threads per CTA
 
-# Element types by the names a kernel writes.
+# Element types by the names a kernel writes: every row of cutec/dtypes.py with an IR type.
 DTYPES: dict[str, T.Type] = {
-    "f16": T.f16,
-    "half": T.f16,
-    "bf16": T.bf16,
-    "f32": T.f32,
-    "float": T.f32,
-    "f64": T.f64,
-    "double": T.f64,
-    "tf32": T.tf32,
-    "e4m3": T.e4m3,
-    "f8e4m3": T.e4m3,
-    "e5m2": T.e5m2,
-    "f8e5m2": T.e5m2,
-    "i8": T.i8,
-    "s8": T.i8,
-    "int8": T.i8,
-    "i16": T.i16,
-    "i32": T.i32,
-    "s32": T.i32,
-    "int32": T.i32,
-    "i64": T.i64,
-    "bool": T.i1,
-}
-
-# Bits of an element type, as CuTe's sizeof_bits (a bool is stored in a byte).
-_BITS = {
-    "i1": 8,
-    "f16": 16,
-    "bf16": 16,
-    "f32": 32,
-    "f64": 64,
-    "tf32": 32,
-    "f8E4M3FN": 8,
-    "f8E5M2": 8,
-    "i8": 8,
-    "i16": 16,
-    "i32": 32,
-    "i64": 64,
+    name: T.ir_type(d) for d in ELEMENT_TYPES.values() if d.ir for name in (d.name, *d.aliases)
 }
 
 # Unsigned-integer widths an atom can be instantiated with: UniversalCopy[u128].
-UINT_BITS = {
-    "u8": 8,
-    "u16": 16,
-    "u32": 32,
-    "u64": 64,
-    "u128": 128,
-    "uint8_t": 8,
-    "uint16_t": 16,
-    "uint32_t": 32,
-    "uint64_t": 64,
-    "uint128_t": 128,
+UINT_BITS: dict[str, int] = {
+    name: d.bits
+    for d in ELEMENT_TYPES.values()
+    if d.name.startswith("u")
+    for name in (d.name, *d.aliases)
 }
 
 
 def bits_of(t: T.Type) -> int:
-    return _BITS[str(t)]
+    """CuTe's sizeof_bits of an element type (a bool is stored in a byte)."""
+    return T.dtype_of(t).bits
 
 
 def c_div(a: int, b: int) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from cutec.dtypes import DType, UnknownDTypeError, dtype_of_ir
+
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser
 
@@ -166,3 +168,29 @@ def bit_width(t: Type) -> int:
     if isinstance(t, IndexType):
         return 64
     raise ValueError(f"{t} has no bit width")
+
+
+# Element types by printed name: the IR side of cutec/dtypes.py's rows.
+_ELEMENT_TYPES: dict[str, Type] = {
+    str(t): t for t in (i1, i8, i16, i32, i64, f16, bf16, f32, f64, tf32, e4m3, e5m2)
+}
+
+
+def dtype_of(t: Type) -> DType:
+    """The element-type row of `t` (raises naming the element types for others)."""
+    return dtype_of_ir(str(t))
+
+
+def ir_type(d: DType) -> Type:
+    """The IR type of row `d`; raises for the rows the IR has no type for (u8 ...)."""
+    if d.ir is None:
+        raise UnknownDTypeError(f"{d.name} has no IR type (the IR's integers are signless)")
+    return _ELEMENT_TYPES[d.ir]
+
+
+def dtype_name(t: Type) -> str:
+    """The atom library's name of an element type (f32, tf32, s8, e4m3, ...); else str(t)."""
+    try:
+        return dtype_of(t).name
+    except UnknownDTypeError:
+        return str(t)

@@ -15,7 +15,8 @@ Two kinds of kernel, one module:
 The PTX ISA version is per instruction: `ptx_version_for(target, min_ptx)` is the
 lowest version both the target and the instruction accept (cp.async's ``.L2::128B``
 needs 7.4 where plain sm_80 needs 7.0), never above 9.0, what the GPU machine's
-CUDA 13.0 driver accepts. `fragment_kernel` defaults to `PTX_VERSION[arch]`.
+CUDA 13.0 driver accepts. `fragment_kernel` defaults to the target's `ptx_version`;
+both come from cutec/target.py.
 """
 
 from __future__ import annotations
@@ -24,48 +25,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cutec.atoms.ptx_template import Operand, PtxTemplate
+from cutec.dtypes import REGISTER_PREFIX, register_class
 from cutec.ptx.ptxas import AssembleResult, find_ptxas
 from cutec.ptx.ptxas import assemble as ptxas_assemble
+from cutec.target import MAX_PTX_VERSION, target
 
-MAX_PTX_VERSION = (9, 0)
-
-# The lowest PTX ISA version each target exists in.
-TARGET_MIN_PTX: dict[str, tuple[int, int]] = {
-    "sm_75": (6, 3),
-    "sm_80": (7, 0),
-    "sm_90": (7, 8),
-    "sm_90a": (8, 0),
-}
-
-# fragment_kernel's default version per target: the lowest that has every MMA there
-# (Volta's m8n8k4 mma.sync, assembled for sm_75, needs 6.4; 7.0 covers it).
-PTX_VERSION: dict[str, tuple[int, int]] = {"sm_75": (7, 0), "sm_80": (7, 0), "sm_90a": (8, 0)}
-
-# PTX register type -> register-name prefix declared by `kernel`.
-_PREFIX = {
-    "pred": "%p",
-    "b16": "%rs",
-    "u16": "%rs",
-    "s16": "%rs",
-    "f16": "%rs",
-    "bf16": "%rs",
-    "b32": "%r",
-    "u32": "%r",
-    "s32": "%r",
-    "f16x2": "%r",
-    "bf16x2": "%r",
-    "b64": "%rd",
-    "u64": "%rd",
-    "s64": "%rd",
-    "f32": "%f",
-    "f64": "%fd",
-}
-_DECLS = {"%p": "pred", "%rs": "b16", "%r": "b32", "%rd": "b64", "%f": "f32", "%fd": "f64"}
+# Register-name prefix -> the register class `kernel` declares under it.
+_DECLS = {prefix: cls for cls, prefix in REGISTER_PREFIX.items()}
 
 
-def ptx_version_for(target: str, min_ptx: tuple[int, int]) -> tuple[int, int]:
+def ptx_version_for(target_name: str, min_ptx: tuple[int, int]) -> tuple[int, int]:
     """The lowest version both the instruction and the target accept."""
-    return max(min_ptx, TARGET_MIN_PTX[target])
+    return target(target_name).ptx_version_for(min_ptx)
 
 
 def _version_line(version: tuple[int, int]) -> str:
@@ -92,7 +63,7 @@ def fake_operands(template: PtxTemplate, imms: Mapping[str, str] | None = None) 
         if op.kind == "imm":
             values[op.name] = (imms or {}).get(op.name, "1")
             continue
-        prefix = _PREFIX[op.ptx_type]
+        prefix = REGISTER_PREFIX[register_class(op.ptx_type)]
         regs = []
         for _ in range(op.count):
             n = counters.get(prefix, 0)
@@ -158,7 +129,7 @@ def fragment_kernel(
     `before`/`after` lines go around the instruction (wgmma's fence and waits);
     with `smem_bytes`, the third parameter is copied into shared memory first and
     the shared base address >> 4 is added to each operand in `smem_descriptors`.
-    `version` is the PTX ISA version (default `PTX_VERSION[arch]`).
+    `version` is the PTX ISA version (default: the target's `ptx_version`).
     """
     ops = {op.name: op for op in template.operands}
     values: dict[str, str | list[str]] = {}
@@ -229,7 +200,9 @@ def fragment_kernel(
             body += _move(ops[n], reg, f"[%hd3+{8 * slot}]", load=False)
             slot += 1
     lines = "\n".join(f"    {line}" if not line.endswith(":") else line for line in body)
-    header = f"{_version_line(version or PTX_VERSION[arch])}\n.target {arch}\n.address_size 64\n"
+    header = (
+        f"{_version_line(version or target(arch).ptx_version)}\n.target {arch}\n.address_size 64\n"
+    )
     ptx = (
         f"{header}\n{shared}"
         f".visible .entry {name}({', '.join(params)})\n{{\n"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cutec.dtypes import numpy_dtype
 from cutec.ir.attributes import Attribute
 from cutec.ir.core import Value
-from cutec.ir.types import FloatType, IntegerType, Type, bit_width
+from cutec.ir.types import FloatType, IntegerType, Type, bit_width, dtype_of
 
 # One entry per result: a constant to materialise or an existing value.
 FoldResult = Sequence[Attribute | Value] | None
@@ -34,17 +35,10 @@ def round_float(value: float, type: Type) -> float:
     """`value` rounded to nearest-even in the precision of `type`."""
     if not isinstance(type, FloatType) or type.kind == "f64":
         return value
-    import ml_dtypes
+    # Imported here, not at the top: start-up time (only folding floats needs numpy).
     import numpy as np
 
-    dtype = {
-        "f32": np.float32,
-        "tf32": np.float32,  # tf32 values are stored (and folded) as f32
-        "f16": np.float16,
-        "bf16": ml_dtypes.bfloat16,
-        "f8E4M3FN": ml_dtypes.float8_e4m3fn,
-        "f8E5M2": ml_dtypes.float8_e5m2,
-    }[type.kind]
+    dtype = numpy_dtype(dtype_of(type))
     with np.errstate(over="ignore", invalid="ignore"):
         return float(np.asarray(value, dtype=np.float64).astype(dtype))
 

@@ -17,7 +17,7 @@ from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.gpu import TokenType
 from cutec.ir.opdef import operand_def, opt_operand_def, result_def
 from cutec.ir.traits import AsyncProducer, MemoryEffect, Pure, reads, writes
-from cutec.ir.types import FloatType, IndexType, IntegerType, Type
+from cutec.ir.types import FloatType, IndexType, IntegerType, dtype_name
 
 # --------------------------------------------------------------------------- atom objects
 
@@ -80,15 +80,6 @@ class MakeTiledMmaOp(CuteOp):
                 raise self.error(
                     f"atom {t.atom} computes {'/'.join(want)} (D/A/B/C), not {'/'.join(have)}"
                 )
-
-
-# The atom library's dtype names for IR element types.
-_DTYPE_NAMES = {"i8": "s8", "i32": "s32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
-
-
-def dtype_name(t: Type) -> str:
-    """The atom library's name of an element type (f32, tf32, s8, e4m3, ...)."""
-    return _DTYPE_NAMES.get(str(t), str(t))
 
 
 # --------------------------------------------------------------------------- data movement

@@ -25,7 +25,8 @@ from cutec.atoms.emulate import (
     to_bits,
 )
 from cutec.atoms.gmma_desc import canonical_gmma_layout, make_gmma_desc
-from cutec.atoms.mma import DTYPE_BITS, MmaAtom, lookup_mma_atom, mma_atoms
+from cutec.atoms.mma import MmaAtom, lookup_mma_atom, mma_atoms
+from cutec.dtypes import dtype as dtype_row
 from tests.atoms.ptx_harness import fragment_kernel
 from tests.atoms.test_mma_ptxas import WGMMA_AFTER, WGMMA_BEFORE
 
@@ -111,7 +112,7 @@ def _smem_operand(
     """The tile's bytes in the canonical no-swizzle layout, and its descriptor (sans base)."""
     dtype = atom.a_type if operand == "a" else atom.b_type
     major = atom.a_major if operand == "a" else atom.b_major
-    bits = DTYPE_BITS[dtype]
+    bits = dtype_row(dtype).bits
     mn, k = tile.shape
     core = 128  # one core matrix: 8 rows of 16 bytes
     if major == "K":
