@@ -146,7 +146,7 @@ def _manager(options: Options) -> PassManager:
 def _from_cute(source: Source, emit: Stage, options: Options) -> Result:
     # The frontend pulls in lark; import it only for .cute input.
     from cutec.frontend.builder import build_module
-    from cutec.frontend.parser import parse_source
+    from cutec.frontend.parser import parse_source  # start-up time, as above
 
     manager = _manager(options)  # a bad pipeline is reported before any work
     start = time.perf_counter()
