@@ -34,6 +34,7 @@ from cutec.ir.printer import print_op
 from cutec.ir.verifier import verify
 from cutec.passes import PASSES, PassManager, parse_pipeline
 from cutec.passes.manager import Instrumentation
+from cutec.target import DEFAULT_TARGET, Target, UnknownTargetError, target
 
 
 class Stage(enum.IntEnum):
@@ -93,6 +94,8 @@ class Options:
     pipeline: str | None = None
     # Printing, dumping and timing around passes (--print-ir-after-all ...).
     instrumentation: Instrumentation | None = None
+    # The GPU target (--arch): its limits bound a kernel; the module records it.
+    target: str = DEFAULT_TARGET
 
 
 @dataclass
@@ -123,6 +126,10 @@ def compile(source: Source, emit: Stage = Stage.CUTE, options: Options | None = 
     compiler does not reach yet is one such error, naming the stage.
     """
     options = options or Options()
+    try:
+        chosen = target(options.target)
+    except UnknownTargetError as e:
+        raise CompileError(f"--arch: {e}") from None
     if emit not in AVAILABLE_STAGES:
         raise CompileError(
             f"--emit={emit.name.lower()}: the lowering to the thread dialect and the PTX "
@@ -134,7 +141,7 @@ def compile(source: Source, emit: Stage = Stage.CUTE, options: Options | None = 
                 f"{source.file}: --emit=ast, -D and --kernel apply to .cute input only"
             )
         return _from_ir(source, options)
-    return _from_cute(source, emit, options)
+    return _from_cute(source, emit, options, chosen)
 
 
 def _manager(options: Options) -> PassManager:
@@ -143,7 +150,7 @@ def _manager(options: Options) -> PassManager:
     return PassManager(passes, options.instrumentation or Instrumentation())
 
 
-def _from_cute(source: Source, emit: Stage, options: Options) -> Result:
+def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) -> Result:
     # The frontend pulls in lark; import it only for .cute input.
     from cutec.frontend.builder import build_module
     from cutec.frontend.parser import parse_source  # start-up time, as above
@@ -153,7 +160,7 @@ def _from_cute(source: Source, emit: Stage, options: Options) -> Result:
     program = parse_source(source.text, source.file)
     if emit is Stage.AST:
         return Result(Stage.AST, ast=program, timings=[("parse", time.perf_counter() - start)])
-    module = build_module(program, options.defines, options.kernel)
+    module = build_module(program, options.defines, options.kernel, chosen)
     # The frontend's time appears in --timing's table beside the passes'.
     manager.timings.append(("frontend", time.perf_counter() - start))
     manager.run(module)

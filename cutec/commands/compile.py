@@ -21,6 +21,7 @@ from cutec.commands.common import (
 )
 from cutec.diagnostics import CompileError
 from cutec.driver import DEFAULT_PIPELINE, Options, Source, Stage, compile
+from cutec.target import COMPILE_TARGETS, DEFAULT_TARGET
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -54,6 +55,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="set a compile-time parameter of a .cute kernel (repeatable)",
     )
     p.add_argument("--kernel", metavar="NAME", help="build only this kernel of a .cute file")
+    p.add_argument(
+        "--arch",
+        choices=COMPILE_TARGETS,
+        default=DEFAULT_TARGET,
+        help=f"the GPU target (default: {DEFAULT_TARGET}); its shared-memory limit applies",
+    )
     add_pass_manager_flags(p)
     p.set_defaults(run=run)
 
@@ -80,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         kernel=args.kernel,
         pipeline=args.passes,
         instrumentation=instrumentation_from(args),
+        target=args.arch,
     )
     write_output(args.output, compile(source, emit, options).text)
     return 0

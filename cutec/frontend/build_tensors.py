@@ -17,7 +17,6 @@ from cutec.frontend import scope as S
 from cutec.frontend.build_exprs import is_static_tuple
 from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
 from cutec.frontend.static_eval import (
-    SMEM_LIMIT_BYTES,
     algebra_errors,
     bits_of,
     describe,
@@ -36,6 +35,7 @@ from cutec.layout import ComposedLayout, Layout, X, cosize, make_layout_like, si
 from cutec.layout.inttuple import format_tuple, leaves
 from cutec.layout.inttuple import rank as _rank
 from cutec.layout.symbolic import SymInt, is_static
+from cutec.target import KIB
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -194,10 +194,12 @@ class TensorMixin(_Base):
         t = C.TensorType(element, space, spec)
         if space == "smem":
             self.smem_bytes += nbytes
-            if self.smem_bytes > SMEM_LIMIT_BYTES:
+            limit = self.target.smem_per_cta
+            if self.smem_bytes > limit:
                 raise error(
                     f"shared memory use reaches {self.smem_bytes} bytes with this "
-                    f"{nbytes}-byte buffer; the limit is {SMEM_LIMIT_BYTES} (228 KiB)",
+                    f"{nbytes}-byte buffer; the limit on {self.target} is {limit} "
+                    f"({limit // KIB} KiB per CTA)",
                     node,
                 )
             op = self.emit(C.AllocSmemOp(t), node)

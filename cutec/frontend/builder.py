@@ -53,13 +53,26 @@ from cutec.ir.verifier import verify
 from cutec.layout import Layout, compact_col_major
 from cutec.layout.inttuple import congruent, format_tuple
 from cutec.layout.symbolic import SymInt, is_static, sym
+from cutec.target import DEFAULT_TARGET, Target
+from cutec.target import target as lookup_target
+
+
+def default_target() -> Target:
+    return lookup_target(DEFAULT_TARGET)
 
 
 class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
-    def __init__(self, program: ast.Program, globals_: dict[str, Any], kernel: ast.Kernel) -> None:
+    def __init__(
+        self,
+        program: ast.Program,
+        globals_: dict[str, Any],
+        kernel: ast.Kernel,
+        target: Target | None = None,
+    ) -> None:
         self.program = program
+        self.target = target or default_target()  # its limits bound what a kernel may use
         self.globals = globals_
         self.kernel = kernel
         self.scope = S.Scope()
@@ -483,10 +496,16 @@ def _target_names(t: ast.Expr) -> Iterator[str]:
 
 
 def build_module(
-    program: ast.Program, defines: Mapping[str, Any] | None = None, kernel: str | None = None
+    program: ast.Program,
+    defines: Mapping[str, Any] | None = None,
+    kernel: str | None = None,
+    target: Target | None = None,
 ) -> builtin.ModuleOp:
-    """Build every kernel of `program` (or only `kernel`); raise one CompileError with all
-    diagnostics when the program has mistakes."""
+    """Build every kernel of `program` (or only `kernel`) for `target` (default sm_90a); raise
+    one CompileError with all diagnostics when the program has mistakes.
+
+    The module records the target: ``module attributes {target = "sm_90a"} {...}``."""
+    target = target or default_target()
     defines = dict(defines or {})
     errors: list[Diagnostic] = []
     kernels = program.kernels
@@ -503,7 +522,7 @@ def build_module(
             raise CompileError(f"-D {name}: no kernel has a compile-time parameter '{name}'")
     globals_, global_errors = program_globals(program)
     errors += global_errors
-    module = builtin.ModuleOp()
+    module = builtin.ModuleOp(target=target.name)
     seen: dict[str, ast.Kernel] = {}
     for k in kernels:
         if k.name in seen:
@@ -516,7 +535,7 @@ def build_module(
             )
             continue
         seen[k.name] = k
-        kb = KernelBuilder(program, globals_, k)
+        kb = KernelBuilder(program, globals_, k, target)
         op = kb.build({n: v for n, v in defines.items() if any(p.name == n for p in k.ct_params)})
         errors += kb.errors
         if op is not None and not kb.errors:

@@ -22,7 +22,6 @@ from cutec.layout import ComposedLayout, DynamicValueError, Layout, LayoutError,
 from cutec.layout.symbolic import SymInt, is_static
 
 # Limits that keep every input fast to build (and the hardware's own).
-SMEM_LIMIT_BYTES = 228 * 1024  # shared memory per CTA on sm_90 (sm_80: 164 KiB)
 LAYOUT_SIZE_LIMIT = 2**31  # elements of one static layout or tensor
 UNROLL_LIMIT = 1024  # iterations of one fully unrolled loop
 THREADS_LIMIT = 1024  # threads per CTA

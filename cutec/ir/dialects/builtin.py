@@ -32,6 +32,8 @@ from cutec.ir.traits import (
 from cutec.ir.types import FunctionType, Type
 from cutec.layout.errors import LayoutError
 from cutec.layout.symbolic import parse_expr
+from cutec.target import UnknownTargetError
+from cutec.target import target as lookup_target
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser, ResultName
@@ -49,10 +51,17 @@ class ModuleOp(Operation):
     sym_name = opt_attr_def(StringAttr)
     region = region_def()
 
-    def __init__(self, ops: list[Operation] | None = None, sym_name: str | None = None) -> None:
+    def __init__(
+        self,
+        ops: list[Operation] | None = None,
+        sym_name: str | None = None,
+        target: str | None = None,
+    ) -> None:
         attrs: dict[str, Attribute] = {}
         if sym_name is not None:
             attrs["sym_name"] = StringAttr(sym_name)
+        if target is not None:
+            attrs["target"] = StringAttr(target)
         super().__init__(regions=[Region([Block()])], attributes=attrs)
         for op in ops or ():
             self.body.append(op)
@@ -60,6 +69,12 @@ class ModuleOp(Operation):
     @property
     def body(self) -> Block:
         return self.region.block
+
+    @property
+    def target(self) -> str | None:
+        """The target the module is compiled for (`cutec.target`), if it names one."""
+        attr = self.attributes.get("target")
+        return attr.value if isinstance(attr, StringAttr) else None
 
     def lookup(self, name: str) -> Operation | None:
         """The op directly in this module whose symbol is `name`."""
@@ -74,6 +89,14 @@ class ModuleOp(Operation):
             raise self.error("must have exactly one block")
         if self.body.args:
             raise self.error("body may not have arguments")
+        if "target" in self.attributes:
+            name = self.attributes["target"]
+            if not isinstance(name, StringAttr):
+                raise self.error('target must be a string such as "sm_90a"')
+            try:
+                lookup_target(name.value)
+            except UnknownTargetError as e:
+                raise self.error(str(e)) from None
         seen: set[str] = set()
         for op in self.body.ops:
             sym = op.attributes.get("sym_name")
