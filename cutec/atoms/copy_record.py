@@ -28,13 +28,14 @@ from dataclasses import dataclass
 
 from cutec.atoms.ptx_template import PtxTemplate
 from cutec.layout import Layout, size
+from cutec.target import AddressSpace
 
-# Address spaces, named as PTX names state spaces. "reg" is the register file.
-GLOBAL = "global"
-SHARED = "shared"  # shared::cta, the CTA's own window
-SHARED_CLUSTER = "shared::cluster"
-LOCAL = "local"
-REG = "reg"
+# Address spaces (cutec.target.AddressSpace: PTX's state-space names; "reg" is the register file).
+GLOBAL = AddressSpace.GLOBAL
+SHARED = AddressSpace.SHARED  # shared::cta, the CTA's own window
+SHARED_CLUSTER = AddressSpace.SHARED_CLUSTER
+LOCAL = AddressSpace.LOCAL
+REG = AddressSpace.REGISTER
 
 # The oldest target ptxas 13 still assembles for; atoms without an arch
 # requirement of their own (UniversalCopy) carry it.
@@ -69,8 +70,8 @@ class CopyAtom:
     name: str
     min_arch: int
     min_ptx: tuple[int, int]
-    src_spaces: tuple[str, ...]
-    dst_spaces: tuple[str, ...]
+    src_spaces: tuple[AddressSpace, ...]
+    dst_spaces: tuple[AddressSpace, ...]
     thr_id: Layout
     src_layout: Layout
     dst_layout: Layout

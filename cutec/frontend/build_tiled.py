@@ -49,6 +49,7 @@ from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.layout import ComposedLayout, Layout, make_layout_tv, size
 from cutec.layout.symbolic import is_static
+from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -525,8 +526,8 @@ def emit_copy(
 def _check_spaces(rec: Any, src: S.Tensor, dst: S.Tensor, node: ast.Node) -> None:
     if rec is None:
         return
-    spaces = {"gmem": "global", "smem": "shared", "rmem": "reg"}
-    if spaces[src.space] not in rec.src_spaces or spaces[dst.space] not in rec.dst_spaces:
+    src_space, dst_space = AddressSpace.from_memory(src.space), AddressSpace.from_memory(dst.space)
+    if src_space not in rec.src_spaces or dst_space not in rec.dst_spaces:
         raise error(
             f"copy atom {rec.name} copies {'/'.join(rec.src_spaces)} to "
             f"{'/'.join(rec.dst_spaces)}, not {src.space} to {dst.space}",

@@ -29,26 +29,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-
-class AddressSpace(enum.Enum):
-    """Where memory lives, with the PTX state-space spelling as value."""
-
-    GLOBAL = "global"
-    SHARED = "shared"
-    SHARED_CLUSTER = "shared::cluster"
-    REGISTER = "reg"
-    LOCAL = "local"
-    PARAM = "param"
-
-    def aliases(self, other: AddressSpace) -> bool:
-        """Whether accesses to the two spaces may touch the same bytes.
-
-        shared::cta is a window of shared::cluster, so they alias each other.
-        """
-        if self is other:
-            return True
-        shared = {AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER}
-        return self in shared and other in shared
+# The one enum of address spaces lives with the targets; the IR's users import it from here too.
+from cutec.target import AddressSpace as AddressSpace
 
 
 class EffectKind(enum.Enum):
