@@ -12,7 +12,7 @@ import functools
 
 from cutec.atoms import copy_sm75, copy_sm80, copy_sm90, copy_universal
 from cutec.atoms.copy_record import (
-    BASE_ARCH,
+    BASE_TARGET,
     GLOBAL,
     LOCAL,
     REG,
@@ -27,7 +27,7 @@ from cutec.atoms.copy_record import (
 from cutec.atoms.copy_universal import UNIVERSAL_BITS, UNIVERSAL_SPACES, universal_copy
 
 __all__ = [
-    "BASE_ARCH",
+    "BASE_TARGET",
     "GLOBAL",
     "LOCAL",
     "REG",

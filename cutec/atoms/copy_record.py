@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from cutec.atoms.ptx_template import PtxTemplate
 from cutec.layout import Layout, size
-from cutec.target import AddressSpace
+from cutec.target import AddressSpace, Target, target
 
 # Address spaces (cutec.target.AddressSpace: PTX's state-space names; "reg" is the register file).
 GLOBAL = AddressSpace.GLOBAL
@@ -37,9 +37,9 @@ SHARED_CLUSTER = AddressSpace.SHARED_CLUSTER
 LOCAL = AddressSpace.LOCAL
 REG = AddressSpace.REGISTER
 
-# The oldest target ptxas 13 still assembles for; atoms without an arch
+# The oldest target ptxas 13 still assembles for; atoms without a target
 # requirement of their own (UniversalCopy) carry it.
-BASE_ARCH = 75
+BASE_TARGET = target("sm_75")
 
 
 class CopyAtomError(ValueError):
@@ -68,7 +68,7 @@ class CopyAtom:
     """
 
     name: str
-    min_arch: int
+    min_target: Target  # the lowest target the instruction exists on
     min_ptx: tuple[int, int]
     src_spaces: tuple[AddressSpace, ...]
     dst_spaces: tuple[AddressSpace, ...]
@@ -80,7 +80,6 @@ class CopyAtom:
     dst_regs: Registers | None
     templates: tuple[tuple[str, PtxTemplate], ...]
     async_completion: str | None = None
-    arch_specific: bool = False  # True: needs the "a" target (sm_90a)
 
     @property
     def num_threads(self) -> int:
@@ -113,7 +112,7 @@ class CopyAtom:
 
     def target(self) -> str:
         """The lowest ``.target`` this atom assembles for, e.g. ``sm_90a``."""
-        return f"sm_{self.min_arch}{'a' if self.arch_specific else ''}"
+        return self.min_target.name
 
 
 def one_thread_layouts(bits: int) -> tuple[Layout, Layout, Layout, Layout]:

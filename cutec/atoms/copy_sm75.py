@@ -20,6 +20,7 @@ from __future__ import annotations
 from cutec.atoms.copy_record import REG, SHARED, CopyAtom, Registers, braced
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
+from cutec.target import target
 
 LDSM_NUMS = (1, 2, 4)
 
@@ -64,7 +65,7 @@ def _ldmatrix(num: int, trans: bool) -> CopyAtom:
     frag = (FRAGMENT_T_LAYOUT if trans else FRAGMENT_N_LAYOUT)[num]
     return CopyAtom(
         name=matrix_name("LDSM", num, trans),
-        min_arch=75,
+        min_target=target("sm_75"),
         min_ptx=(6, 5),
         src_spaces=(SHARED,),
         dst_spaces=(REG,),

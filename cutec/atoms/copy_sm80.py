@@ -25,6 +25,7 @@ from cutec.atoms.copy_record import (
     one_thread_layouts,
 )
 from cutec.atoms.ptx_template import Operand, PtxTemplate
+from cutec.target import target
 
 # cache operator -> the byte widths PTX allows it (PTX ISA, cp.async: .cg takes 16 only).
 CP_ASYNC_BYTES: dict[str, tuple[int, ...]] = {"ca": (4, 8, 16), "cg": (16,)}
@@ -48,7 +49,7 @@ def _cp_async(cache: str, nbytes: int, zfill: bool) -> CopyAtom:
     suffix = "_ZFILL" if zfill else ""
     return CopyAtom(
         name=f"{_CUTE_NAME[cache]}{suffix}<uint{bits}_t>",
-        min_arch=80,
+        min_target=target("sm_80"),
         min_ptx=(7, 4),  # cp.async is PTX 7.0; its .L2::128B prefetch hint needs 7.4
         src_spaces=(GLOBAL,),
         dst_spaces=(SHARED,),

@@ -44,6 +44,7 @@ from cutec.atoms.copy_sm75 import (
 )
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
+from cutec.target import target
 
 # --- stmatrix -------------------------------------------------------------------------------------
 
@@ -59,7 +60,7 @@ def _stmatrix(num: int, trans: bool) -> CopyAtom:
     frag = (FRAGMENT_T_LAYOUT if trans else FRAGMENT_N_LAYOUT)[num]
     return CopyAtom(
         name=matrix_name("STSM", num, trans),
-        min_arch=90,
+        min_target=target("sm_90"),
         min_ptx=(7, 8),
         src_spaces=(REG,),
         dst_spaces=(SHARED,),
@@ -126,7 +127,7 @@ def tma_atom(kind: str, rank: int, bits: int) -> CopyAtom:
     load = kind == "LOAD"
     return CopyAtom(
         name=f"SM90_TMA_{kind}_{rank}D",
-        min_arch=90,
+        min_target=target("sm_90"),
         min_ptx=(8, 0),
         src_spaces=(GLOBAL,) if load else (SHARED,),
         dst_spaces=(SHARED_CLUSTER,) if load else (GLOBAL,),

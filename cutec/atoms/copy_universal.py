@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cutec.atoms.copy_record import (
-    BASE_ARCH,
+    BASE_TARGET,
     GLOBAL,
     LOCAL,
     REG,
@@ -51,7 +51,7 @@ def _universal_copy(bits: int) -> CopyAtom:
     thr, src, dst, ref = one_thread_layouts(bits)
     return CopyAtom(
         name=f"UniversalCopy<uint{bits}_t>",
-        min_arch=BASE_ARCH,
+        min_target=BASE_TARGET,
         min_ptx=(6, 3),
         src_spaces=UNIVERSAL_SPACES,
         dst_spaces=UNIVERSAL_SPACES,

@@ -12,6 +12,7 @@ import functools
 
 from cutec.atoms import mma_sm70, mma_sm80, mma_sm90, mma_universal
 from cutec.atoms.mma_record import Major, MmaAtom, UnsupportedMmaError
+from cutec.target import target as lookup_target
 
 __all__ = [
     "Major",
@@ -39,23 +40,26 @@ def mma_atoms() -> dict[str, MmaAtom]:
 
 
 def _describe(atoms: list[MmaAtom]) -> str:
-    combos = sorted({f"{a.d_type}<-{a.a_type}*{a.b_type}+{a.c_type} on sm_{a.arch}" for a in atoms})
+    combos = sorted(
+        {f"{a.d_type}<-{a.a_type}*{a.b_type}+{a.c_type} on {a.min_target}" for a in atoms}
+    )
     return "; ".join(combos)
 
 
 def find_mma_atoms(
     *,
-    arch: int | None = None,
+    target: str | None = None,
     shape_mnk: tuple[int, int, int] | None = None,
     a_type: str | None = None,
     b_type: str | None = None,
     c_type: str | None = None,
     d_type: str | None = None,
 ) -> list[MmaAtom]:
-    """All atoms that run on sm_<arch> and match every constraint given."""
+    """All atoms that run on `target` (sm_80, sm_90a ...) and match every constraint given."""
+    on = None if target is None else lookup_target(target)
     found = []
     for atom in mma_atoms().values():
-        if arch is not None and not atom.supports_target(arch):
+        if on is not None and not atom.supports_target(on):
             continue
         if shape_mnk is not None and atom.shape_mnk != tuple(shape_mnk):
             continue
@@ -70,14 +74,14 @@ def find_mma_atoms(
 def lookup_mma_atom(
     name: str | None = None,
     *,
-    arch: int | None = None,
+    target: str | None = None,
     shape_mnk: tuple[int, int, int] | None = None,
     a_type: str | None = None,
     b_type: str | None = None,
     c_type: str | None = None,
     d_type: str | None = None,
 ) -> MmaAtom:
-    """The one atom called `name` (checked against `arch`), or the one atom matching the rest.
+    """The one atom called `name` (checked against `target`), or the one atom matching the rest.
 
     Raises UnsupportedMmaError naming what is supported when nothing, or more
     than one atom, matches.
@@ -89,17 +93,23 @@ def lookup_mma_atom(
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             families = "UniversalFMA_*, SM70_8x8x4_*, SM80_*, SM90_64xNxK_*"
             raise UnsupportedMmaError(f"no MMA atom named {name!r} (atoms: {families}){hint}")
-        if arch is not None and not atom.supports_target(arch):
-            need = "sm_90a" if atom.arch == 90 else f"sm_{atom.arch} or newer"
-            raise UnsupportedMmaError(f"MMA atom {name} needs {need}, target is sm_{arch}")
+        if target is not None and not atom.supports_target(lookup_target(target)):
+            low = atom.min_target
+            need = low.name if low.arch_specific else f"{low} or newer"
+            raise UnsupportedMmaError(f"MMA atom {name} needs {need}, target is {target}")
         return atom
     found = find_mma_atoms(
-        arch=arch, shape_mnk=shape_mnk, a_type=a_type, b_type=b_type, c_type=c_type, d_type=d_type
+        target=target,
+        shape_mnk=shape_mnk,
+        a_type=a_type,
+        b_type=b_type,
+        c_type=c_type,
+        d_type=d_type,
     )
     request = ", ".join(
         f"{k}={v}"
         for k, v in (
-            ("arch", arch),
+            ("target", target),
             ("shape_mnk", shape_mnk),
             ("a", a_type),
             ("b", b_type),
@@ -109,9 +119,9 @@ def lookup_mma_atom(
         if v is not None
     )
     if not found:
-        on_arch = find_mma_atoms(arch=arch)
+        on_arch = find_mma_atoms(target=target)
         same_types = find_mma_atoms(
-            arch=arch, a_type=a_type, b_type=b_type, c_type=c_type, d_type=d_type
+            target=target, a_type=a_type, b_type=b_type, c_type=c_type, d_type=d_type
         )
         if same_types:
             shapes = sorted({"x".join(map(str, a.shape_mnk)) for a in same_types})

@@ -19,6 +19,7 @@ from typing import Literal
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.dtypes import dtype
 from cutec.layout import Layout, size
+from cutec.target import Target
 
 Major = Literal["K", "MN"]
 
@@ -32,7 +33,7 @@ class MmaAtom:
     """One MMA instruction: D(MxN) = A(MxK) · B(NxK)ᵀ + C(MxN) over size(thr_id) threads."""
 
     name: str
-    arch: int  # first SM with the instruction, as in CuTe's name (70, 80, 90); 0: any
+    min_target: Target  # the lowest target with the instruction (SM70's m8n8k4: sm_75)
     shape_mnk: tuple[int, int, int]
     d_type: str
     a_type: str
@@ -60,7 +61,7 @@ class MmaAtom:
     @property
     def ptxas_arch(self) -> str:
         """The `ptxas -arch` to check this atom with (ptxas 13 has no sm_70; wgmma is sm_90a)."""
-        return {0: "sm_80", 70: "sm_75", 80: "sm_80", 90: "sm_90a"}[self.arch]
+        return self.min_target.name
 
     def fragment(self, operand: Literal["a", "b", "c", "d"]) -> Operand:
         """The template operand holding this thread's `operand` registers.
@@ -81,6 +82,6 @@ class MmaAtom:
             raise AssertionError(f"{self.name}: {values} values in {frag.count} registers")
         return values // frag.count
 
-    def supports_target(self, sm: int) -> bool:
-        """Whether the instruction exists on sm_<sm> (wgmma exists only on sm_90a)."""
-        return sm == 90 if self.arch == 90 else sm >= self.arch
+    def supports_target(self, t: Target) -> bool:
+        """Whether the instruction exists on `t` (wgmma exists only on sm_90a)."""
+        return t.runs(self.min_target)

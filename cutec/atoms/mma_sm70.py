@@ -10,6 +10,7 @@ from __future__ import annotations
 from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
+from cutec.target import target
 
 # Logical thread t -> lane: quadpair 0 is lanes [0,4) U [16,20).
 QUADPAIR = Layout((4, 2), (1, 16))
@@ -45,7 +46,7 @@ def _m8n8k4(acc: str, suffix: str) -> MmaAtom:
     )
     return MmaAtom(
         name=f"SM70_8x8x4_{acc.upper()}F16F16{acc.upper()}_{suffix}",
-        arch=70,
+        min_target=target("sm_75"),
         shape_mnk=(8, 8, 4),
         d_type=acc,
         a_type="f16",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
+from cutec.target import target
 
 WARP = Layout(32)
 # (T32,V1) -> (n,k) of an 8x4 tile: lane (q,g) owns (g, q).
@@ -71,7 +72,7 @@ def _mma(
     abn = ab.upper()
     return MmaAtom(
         name=f"SM80_{m}x{n}x{k}_{d.upper()}{abn}{abn}{d.upper()}_TN",
-        arch=80,
+        min_target=target("sm_80"),
         shape_mnk=(m, n, k),
         d_type=d,
         a_type=ab,

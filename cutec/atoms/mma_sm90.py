@@ -17,6 +17,7 @@ from cutec.atoms.mma_record import Major, MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.dtypes import dtype
 from cutec.layout import Layout
+from cutec.target import target
 
 WARPGROUP = Layout(128)
 GMMA_N = tuple(range(8, 257, 8))
@@ -66,7 +67,7 @@ def _wgmma(n: int, d: str, a: str, b: str, src: str, a_major: Major, b_major: Ma
     types = f"{d}{a}{b}".upper()
     return MmaAtom(
         name=f"SM90_64x{n}x{k}_{types}_{src}_{_suffix(a_major, b_major)}",
-        arch=90,
+        min_target=target("sm_90a"),
         shape_mnk=(64, n, k),
         d_type=d,
         a_type=a,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
+from cutec.target import target
 
 # One thread, one value: CuTe's Layout<_1> and Layout<Shape<_1,_1>> (static size-1 modes
 # take stride 0).
@@ -17,7 +18,7 @@ def _fma(dtype: str, instr: str, reg: str) -> MmaAtom:
     ops = tuple(Operand(n, reg) for n in ("d", "a", "b", "c"))
     return MmaAtom(
         name=name,
-        arch=0,
+        min_target=target("sm_75"),
         shape_mnk=(1, 1, 1),
         d_type=dtype,
         a_type=dtype,

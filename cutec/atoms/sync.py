@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cutec.atoms.ptx_template import Operand, PtxTemplate
+from cutec.target import Target
+from cutec.target import target as lookup_target
 
 Collective = str  # "thread" | "warp" | "warpgroup" | "cta" | "cluster"
 
@@ -58,17 +60,16 @@ class SyncOp:
 
     name: str
     template: PtxTemplate
-    min_arch: int
+    min_target: Target  # the lowest target the instruction exists on
     min_ptx: tuple[int, int]
     collective: Collective
     group: str | None = None
-    arch_specific: bool = False
     imm_ranges: tuple[tuple[str, ImmRange], ...] = ()
     example: tuple[tuple[str, str], ...] = ()  # legal immediates, for tests and docs
 
     def target(self) -> str:
         """The lowest ``.target`` this instruction assembles for."""
-        return f"sm_{self.min_arch}{'a' if self.arch_specific else ''}"
+        return self.min_target.name
 
     def render(self, values: Mapping[str, str | Sequence[str]]) -> str:
         """The instruction text; immediates with a range are checked first."""
@@ -84,16 +85,22 @@ def _op(
     text: str,
     operands: tuple[Operand, ...] = (),
     *,
-    arch: int,
+    target: str,
     ptx: tuple[int, int],
     collective: Collective,
     group: str | None = None,
-    arch_specific: bool = False,
     imm: tuple[tuple[str, ImmRange], ...] = (),
     example: tuple[tuple[str, str], ...] = (),
 ) -> SyncOp:
     return SyncOp(
-        name, PtxTemplate(text, operands), arch, ptx, collective, group, arch_specific, imm, example
+        name,
+        PtxTemplate(text, operands),
+        lookup_target(target),
+        ptx,
+        collective,
+        group,
+        imm,
+        example,
     )
 
 
@@ -109,7 +116,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "bar.sync",
         "bar.sync $id;",
         (Operand("id", "u32", kind="imm"),),
-        arch=75,
+        target="sm_75",
         ptx=(6, 3),
         collective="cta",
         imm=(("id", _BAR_ID),),
@@ -119,7 +126,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "bar.sync.named",
         "bar.sync $id, $count;",
         (Operand("id", "u32", kind="imm"), Operand("count", "u32", kind="imm")),
-        arch=75,
+        target="sm_75",
         ptx=(6, 3),
         collective="cta",
         imm=(("id", _BAR_ID), ("count", _THREAD_COUNT)),
@@ -129,7 +136,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "bar.arrive.named",
         "bar.arrive $id, $count;",
         (Operand("id", "u32", kind="imm"), Operand("count", "u32", kind="imm")),
-        arch=75,
+        target="sm_75",
         ptx=(6, 3),
         collective="cta",
         imm=(("id", _BAR_ID), ("count", _THREAD_COUNT)),
@@ -138,14 +145,14 @@ SYNC_OPS: tuple[SyncOp, ...] = (
     _op(
         "barrier.cluster.arrive",
         "barrier.cluster.arrive.aligned;",
-        arch=90,
+        target="sm_90",
         ptx=(7, 8),
         collective="cluster",
     ),
     _op(
         "barrier.cluster.wait",
         "barrier.cluster.wait.aligned;",
-        arch=90,
+        target="sm_90",
         ptx=(7, 8),
         collective="cluster",
     ),
@@ -154,7 +161,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "mbarrier.init",
         "mbarrier.init.shared::cta.b64 $bar, $count;",
         (_MBAR, Operand("count", "b32")),
-        arch=80,
+        target="sm_80",
         ptx=(7, 8),
         collective="thread",
         group="mbarrier",
@@ -163,7 +170,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "mbarrier.inval",
         "mbarrier.inval.shared::cta.b64 $bar;",
         (_MBAR,),
-        arch=80,
+        target="sm_80",
         ptx=(7, 8),
         collective="thread",
         group="mbarrier",
@@ -172,7 +179,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "mbarrier.arrive",
         "mbarrier.arrive.shared::cta.b64 $state, $bar;",
         (Operand("state", "b64"), _MBAR),
-        arch=80,
+        target="sm_80",
         ptx=(7, 8),
         collective="thread",
         group="mbarrier",
@@ -181,7 +188,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "mbarrier.arrive.expect_tx",
         "mbarrier.arrive.expect_tx.shared::cta.b64 $state, $bar, $tx;",
         (Operand("state", "b64"), _MBAR, Operand("tx", "b32")),
-        arch=90,
+        target="sm_90",
         ptx=(8, 0),
         collective="thread",
         group="mbarrier",
@@ -190,7 +197,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "mbarrier.expect_tx",
         "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 $bar, $tx;",
         (_MBAR, Operand("tx", "b32")),
-        arch=90,
+        target="sm_90",
         ptx=(8, 0),
         collective="thread",
         group="mbarrier",
@@ -199,7 +206,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "mbarrier.test_wait.parity",
         "mbarrier.test_wait.parity.shared::cta.b64 $done, $bar, $parity;",
         (Operand("done", "pred"), _MBAR, Operand("parity", "b32")),
-        arch=80,
+        target="sm_80",
         ptx=(7, 8),
         collective="thread",
         group="mbarrier",
@@ -208,7 +215,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "mbarrier.try_wait.parity",
         "mbarrier.try_wait.parity.shared::cta.b64 $done, $bar, $parity;",
         (Operand("done", "pred"), _MBAR, Operand("parity", "b32")),
-        arch=90,
+        target="sm_90",
         ptx=(7, 8),
         collective="thread",
         group="mbarrier",
@@ -217,14 +224,14 @@ SYNC_OPS: tuple[SyncOp, ...] = (
     _op(
         "fence.proxy.async",
         "fence.proxy.async.shared::cta;",
-        arch=90,
+        target="sm_90",
         ptx=(8, 0),
         collective="thread",
     ),
     _op(
         "fence.mbarrier_init",
         "fence.mbarrier_init.release.cluster;",
-        arch=90,
+        target="sm_90",
         ptx=(8, 0),
         collective="thread",
         group="mbarrier",
@@ -233,7 +240,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
     _op(
         "cp.async.commit_group",
         "cp.async.commit_group;",
-        arch=80,
+        target="sm_80",
         ptx=(7, 0),
         collective="thread",
         group="cp.async.group",
@@ -242,7 +249,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "cp.async.wait_group",
         "cp.async.wait_group $n;",
         (_N,),
-        arch=80,
+        target="sm_80",
         ptx=(7, 0),
         collective="thread",
         group="cp.async.group",
@@ -252,7 +259,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
     _op(
         "cp.async.wait_all",
         "cp.async.wait_all;",
-        arch=80,
+        target="sm_80",
         ptx=(7, 0),
         collective="thread",
         group="cp.async.group",
@@ -261,7 +268,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
     _op(
         "cp.async.bulk.commit_group",
         "cp.async.bulk.commit_group;",
-        arch=90,
+        target="sm_90",
         ptx=(8, 0),
         collective="thread",
         group="bulk_group",
@@ -270,7 +277,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "cp.async.bulk.wait_group",
         "cp.async.bulk.wait_group $n;",
         (_N,),
-        arch=90,
+        target="sm_90",
         ptx=(8, 0),
         collective="thread",
         group="bulk_group",
@@ -281,7 +288,7 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "cp.async.bulk.wait_group.read",
         "cp.async.bulk.wait_group.read $n;",
         (_N,),
-        arch=90,
+        target="sm_90",
         ptx=(8, 0),
         collective="thread",
         group="bulk_group",
@@ -292,30 +299,27 @@ SYNC_OPS: tuple[SyncOp, ...] = (
     _op(
         "wgmma.fence",
         "wgmma.fence.sync.aligned;",
-        arch=90,
+        target="sm_90a",
         ptx=(8, 0),
         collective="warpgroup",
         group="wgmma",
-        arch_specific=True,
     ),
     _op(
         "wgmma.commit_group",
         "wgmma.commit_group.sync.aligned;",
-        arch=90,
+        target="sm_90a",
         ptx=(8, 0),
         collective="warpgroup",
         group="wgmma",
-        arch_specific=True,
     ),
     _op(
         "wgmma.wait_group",
         "wgmma.wait_group.sync.aligned $n;",
         (_N,),
-        arch=90,
+        target="sm_90a",
         ptx=(8, 0),
         collective="warpgroup",
         group="wgmma",
-        arch_specific=True,
         imm=(("n", _GROUPS),),
         example=(("n", "0"),),
     ),
@@ -324,10 +328,9 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "setmaxnreg.inc",
         "setmaxnreg.inc.sync.aligned.u32 $n;",
         (_N,),
-        arch=90,
+        target="sm_90a",
         ptx=(8, 0),
         collective="warpgroup",
-        arch_specific=True,
         imm=(("n", ImmRange(24, 256, 8)),),
         example=(("n", "240"),),
     ),
@@ -335,10 +338,9 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         "setmaxnreg.dec",
         "setmaxnreg.dec.sync.aligned.u32 $n;",
         (_N,),
-        arch=90,
+        target="sm_90a",
         ptx=(8, 0),
         collective="warpgroup",
-        arch_specific=True,
         imm=(("n", ImmRange(24, 256, 8)),),
         example=(("n", "40"),),
     ),

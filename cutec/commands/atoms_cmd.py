@@ -29,6 +29,7 @@ from cutec.atoms.tiled_mma import mma_atom_text
 from cutec.commands.common import write_output
 from cutec.layout import Layout, LayoutError, recast_layout, size
 from cutec.layout.visual import layout_table
+from cutec.target import Feature
 
 # wgmma atoms differ only in N within a family: SM90_64x<N>x16_F32F16F16_SS_TN.
 _WGMMA = re.compile(r"SM90_64x(\d+)x")
@@ -55,7 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _arch(atom: MmaAtom) -> str:
-    return {0: "any", 90: "sm_90a"}.get(atom.arch, f"sm_{atom.arch}")
+    return "any" if atom.name.startswith("UniversalFMA") else atom.min_target.name
 
 
 _GROUPS = {1: "thread", 8: "quadpair", 32: "warp", 128: "warpgroup"}
@@ -75,7 +76,11 @@ def _mma_kind(atom: MmaAtom) -> str:
 def _mma_rows(grouped: bool) -> Iterator[tuple[str, str, str, str]]:
     families: dict[str, list[MmaAtom]] = {}
     for atom in mma_atoms().values():
-        key = _WGMMA.sub("SM90_64xNx", atom.name) if grouped and atom.arch == 90 else atom.name
+        key = (
+            _WGMMA.sub("SM90_64xNx", atom.name)
+            if grouped and atom.min_target.has(Feature.WGMMA)
+            else atom.name
+        )
         families.setdefault(key, []).append(atom)
     for key, atoms in families.items():
         first = atoms[0]
@@ -156,7 +161,7 @@ def show_mma(atom: MmaAtom) -> str:
         f"  types:      {types}",
         f"  ptx:        {atom.ptx.text}",
     ]
-    if atom.arch == 90:
+    if atom.min_target.has(Feature.WGMMA):
         a_src = "smem descriptor" if atom.a_in_smem else "registers"
         head.append(f"  majors:     A {atom.a_major}, B {atom.b_major}; A from {a_src}")
     tables = [("LayoutA_TV", atom.a_layout), ("LayoutB_TV", atom.b_layout)]

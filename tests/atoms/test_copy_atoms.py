@@ -130,10 +130,10 @@ def test_address_spaces_and_completion() -> None:
     assert copy_atom("SM90_TMA_STORE_2D", bits=65536).async_completion == "bulk_group"
     assert universal_copy(32).async_completion is None
     assert [
-        copy_atom("SM90_U32x1_STSM_N").min_arch,
-        copy_atom("SM75_U32x1_LDSM_N").min_arch,
-        cp_async(128, "cg").min_arch,
-    ] == [90, 75, 80]
+        copy_atom("SM90_U32x1_STSM_N").target(),
+        copy_atom("SM75_U32x1_LDSM_N").target(),
+        cp_async(128, "cg").target(),
+    ] == ["sm_90", "sm_75", "sm_80"]
 
 
 def test_cp_async_lookup_matches_names() -> None:

@@ -105,7 +105,7 @@ def test_sm80_m16n8k16_matches_ptx_isa_fragments() -> None:
 
 
 def test_wgmma_family_covers_every_n() -> None:
-    ns = {a.shape_mnk[1] for a in ATOMS if a.arch == 90}
+    ns = {a.shape_mnk[1] for a in ATOMS if a.min_target.name == "sm_90a"}
     assert ns == set(range(8, 257, 8))
     atom = lookup_mma_atom("SM90_64x200x16_F32BF16BF16_SS_NT")
     assert (atom.a_major, atom.b_major, atom.a_in_smem) == ("MN", "MN", True)

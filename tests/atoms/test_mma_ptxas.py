@@ -17,7 +17,7 @@ def mma_kernel(atom: MmaAtom, name: str = "atom_test"):
     """The fragment kernel of `atom`: loads A, B, C (and wgmma's scale-d), stores D."""
     names = [op.name for op in atom.ptx.operands]
     inputs = [n for n in names if n != "d"]
-    if atom.arch == 90:
+    if atom.min_target.name == "sm_90a":
         # wgmma accumulates into D in place: D is loaded too, and fenced before the MMA.
         return fragment_kernel(
             atom.ptx,
@@ -49,7 +49,7 @@ def test_mma_sync_atoms_assemble(family: str) -> None:
 
 
 def test_wgmma_atoms_assemble() -> None:
-    atoms = [a for a in mma_atoms().values() if a.arch == 90]
+    atoms = [a for a in mma_atoms().values() if a.min_target.name == "sm_90a"]
     # Every N, dtype, source and majors at the smallest and largest N; the rest by N.
     picked = [a for a in atoms if a.shape_mnk[1] in (8, 256)]
     picked += [a for a in atoms if a.name.endswith("F32F16F16_SS_TN")]
@@ -58,7 +58,7 @@ def test_wgmma_atoms_assemble() -> None:
 
 @pytest.mark.slow
 def test_every_wgmma_atom_assembles() -> None:
-    _assemble_family([a for a in mma_atoms().values() if a.arch == 90])
+    _assemble_family([a for a in mma_atoms().values() if a.min_target.name == "sm_90a"])
 
 
 def test_rendered_instruction_text() -> None:

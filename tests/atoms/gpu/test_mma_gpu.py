@@ -34,7 +34,11 @@ pytestmark = pytest.mark.gpu
 driver = pytest.importorskip("cuda.bindings.driver")
 
 GPU_ATOMS = [
-    *(a.name for a in mma_atoms().values() if a.arch in (70, 80)),
+    *(
+        a.name
+        for a in mma_atoms().values()
+        if a.min_target.name in ("sm_75", "sm_80") and a.num_threads > 1
+    ),
     "SM90_64x8x16_F16F16F16_SS_TN",
     "SM90_64x64x16_F32F16F16_SS_TN",
     "SM90_64x16x16_F32F16F16_SS_NT",
@@ -142,7 +146,7 @@ def _run(atom: MmaAtom) -> tuple[np.ndarray, np.ndarray]:
     frags = {op: gather(atom, op, tiles[op]) for op in "abc"}
     expected_d = pack_registers(atom, "d", emulate_mma(atom, frags["a"], frags["b"], frags["c"]))
 
-    wgmma = atom.arch == 90
+    wgmma = atom.min_target.name == "sm_90a"
     lanes = 128 if wgmma else 32
     thread = _lane_to_thread(atom, lanes)
     regs: dict[str, np.ndarray] = {}
