@@ -14,7 +14,7 @@ from cutec.diagnostics import CompileError, Diagnostic
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_exprs import Poisoned
-from cutec.frontend.static_eval import THREADS_LIMIT, error, lcm, loc_of
+from cutec.frontend.static_eval import error, lcm, loc_of
 from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr
 from cutec.ir.builder import InsertPoint
@@ -83,8 +83,9 @@ class HeaderMixin(_Base):
                     )
                 if clause.kind == "threads":
                     n = xyz[0] * xyz[1] * xyz[2]
-                    if n > THREADS_LIMIT:
-                        raise error(f"{n} threads per block; at most {THREADS_LIMIT}", clause.value)
+                    limit = self.target.threads_per_cta
+                    if n > limit:
+                        raise error(f"{n} threads per block; at most {limit}", clause.value)
                     attrs["reqntid"] = DenseArrayAttr(T.i32, tuple(xyz))
                     self.num_threads = n
                 else:

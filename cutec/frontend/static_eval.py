@@ -21,10 +21,9 @@ from cutec.ir import types as T
 from cutec.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle
 from cutec.layout.symbolic import SymInt, is_static
 
-# Limits that keep every input fast to build (and the hardware's own).
+# Limits that keep every input fast to build (the hardware's are the target's: cutec.target).
 LAYOUT_SIZE_LIMIT = 2**31  # elements of one static layout or tensor
 UNROLL_LIMIT = 1024  # iterations of one fully unrolled loop
-THREADS_LIMIT = 1024  # threads per CTA
 
 # Element types by the names a kernel writes: every row of cutec/dtypes.py with an IR type.
 DTYPES: dict[str, T.Type] = {

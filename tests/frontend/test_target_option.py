@@ -47,3 +47,11 @@ def test_an_unknown_target_is_one_error_listing_the_known_ones() -> None:
     module = parse_module('module attributes {target = "sm_100"} {\n}\n')
     with pytest.raises(CompileError, match="unknown target 'sm_100'; known: sm_75"):
         verify(module)
+
+
+def test_threads_per_cta_come_from_the_target() -> None:
+    text = KERNEL.replace("threads 128", "threads (1024, 2)")
+    with pytest.raises(CompileError) as err:
+        compile(Source(text, "k.cute"), options=Options(target="sm_80"))
+    (diag,) = err.value.diagnostics
+    assert diag.message == "2048 threads per block; at most 1024"
