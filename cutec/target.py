@@ -69,6 +69,11 @@ class AddressSpace(enum.StrEnum):
             raise ValueError(f"{self.value} memory has no tensor-type spelling")
         return _MEMORY[self]
 
+    @property
+    def memory_or_none(self) -> str | None:
+        """`memory`, or None for a space no tensor type names."""
+        return _MEMORY.get(self)
+
     @classmethod
     def from_memory(cls, name: str) -> AddressSpace:
         """The space a tensor type's ``gmem``/``smem``/``rmem`` names."""

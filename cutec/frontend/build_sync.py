@@ -15,6 +15,7 @@ from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects import gpu, thread
+from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -87,9 +88,10 @@ class SyncMixin(_Base):
     ) -> None:
         self.arity("warpgroup_fence_operand", args, 1, 1, node)
         t = self.tensor_arg(args[0], node.args[0], "warpgroup_fence_operand's argument")
-        if t.space != "rmem":
+        if t.space is not AddressSpace.REGISTER:
             raise error(
-                f"warpgroup_fence_operand fences registers, not a {t.space} tensor", node.args[0]
+                f"warpgroup_fence_operand fences registers, not a {t.space.memory} tensor",
+                node.args[0],
             )
         self.emit(C.WarpgroupFenceOperandOp(t.value), node)
 

@@ -35,7 +35,7 @@ from cutec.layout import ComposedLayout, Layout, X, cosize, make_layout_like, si
 from cutec.layout.inttuple import format_tuple, leaves
 from cutec.layout.inttuple import rank as _rank
 from cutec.layout.symbolic import SymInt, is_static
-from cutec.target import KIB
+from cutec.target import KIB, AddressSpace
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -179,20 +179,23 @@ class TensorMixin(_Base):
             raise error(
                 f"{node.space} {element}[...] needs a layout, got {describe(layout)}", node.layout
             )
-        return self.allocate(node.space, element, layout, node)
+        return self.allocate(AddressSpace.from_memory(node.space), element, layout, node)
 
-    def allocate(self, space: str, element: T.Type, layout: Any, node: ast.Node) -> S.Tensor:
+    def allocate(
+        self, space: AddressSpace, element: T.Type, layout: Any, node: ast.Node
+    ) -> S.Tensor:
         spec = spec_of(layout)
         if spec.dynamic_count:
             raise error(
-                f"{space} needs a compile-time layout, but {layout} has run-time leaves", node
+                f"{space.memory} needs a compile-time layout, but {layout} has run-time leaves",
+                node,
             )
         self.checked_layout(layout, node)
         with algebra_errors(node):
             n = int(cosize(layout.layout_b if isinstance(layout, ComposedLayout) else layout))
         nbytes = n * bits_of(element) // 8
         t = C.TensorType(element, space, spec)
-        if space == "smem":
+        if space is AddressSpace.SHARED:
             self.smem_bytes += nbytes
             limit = self.target.smem_per_cta
             if self.smem_bytes > limit:
@@ -291,7 +294,7 @@ class TensorMixin(_Base):
         with algebra_errors(node):
             inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
             layout = make_layout_like(inner)
-        return self.allocate("rmem", element, layout, node)
+        return self.allocate(AddressSpace.REGISTER, element, layout, node)
 
     def b_make_fragment_like(
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
@@ -300,7 +303,7 @@ class TensorMixin(_Base):
         t, element = self._like_args("make_fragment_like", args, kwargs, node)
         with algebra_errors(node):
             layout = fragment_layout(t.layout)
-        return self.allocate("rmem", element, layout, node)
+        return self.allocate(AddressSpace.REGISTER, element, layout, node)
 
     def _like_args(
         self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
@@ -332,7 +335,7 @@ class TensorMixin(_Base):
         self.check_same_size(src, dst, node, "copy")
         if src.element != dst.element:
             raise error(f"copy from {src.element} to {dst.element}: the element types differ", node)
-        if dst.space == "gmem" and src.space == "gmem":
+        if dst.space is AddressSpace.GLOBAL and src.space is AddressSpace.GLOBAL:
             raise error(
                 "copy from global memory to global memory: stage it through "
                 "registers or shared memory",
@@ -342,7 +345,7 @@ class TensorMixin(_Base):
         if pred_v is not None:
             pred_node = next(k.value for k in node.kwargs if k.name == "pred")
             pred = self.tensor_arg(pred_v, pred_node, "the copy's predicate")
-            if pred.element != T.i1 or pred.space != "rmem":
+            if pred.element != T.i1 or pred.space is not AddressSpace.REGISTER:
                 raise error(
                     f"the predicate must be a bool register tensor "
                     f"(make_fragment_like(t, dtype = bool)), not {describe(pred)} of "
@@ -384,7 +387,7 @@ class TensorMixin(_Base):
             self.tensor_arg(v, n, f"gemm's {w}")
             for v, n, w in zip(args[-3:], node.args[-3:], ("A", "B", "C"), strict=True)
         )
-        if c.space == "gmem":
+        if c.space is AddressSpace.GLOBAL:
             raise error(
                 "gemm accumulates into registers (or shared memory), not a gmem "
                 "tensor; make a fragment with make_tensor_like",
@@ -554,9 +557,10 @@ class TensorMixin(_Base):
         buffer's (swizzle-aligned) base, which is what CuTe's conversion produces."""
         self.arity("as_position_independent_swizzle_tensor", args, 1, 1, node)
         t = self.tensor_arg(args[0], node.args[0], "its argument")
-        if t.space != "smem":
+        if t.space is not AddressSpace.SHARED:
             raise error(
-                f"as_position_independent_swizzle_tensor takes an smem tensor, not {t.space}",
+                "as_position_independent_swizzle_tensor takes an smem tensor, not "
+                f"{t.space.memory}",
                 node.args[0],
             )
         return t

@@ -433,18 +433,18 @@ def make_fragment(
     if in_smem:
         # A GMMA operand in shared memory is passed by descriptor: the fragment is the
         # partition itself (the lowering builds the descriptors from its layout).
-        if t.space != "smem":
+        if t.space is not AddressSpace.SHARED:
             raise error(
                 f"{mma.type.atom} reads {which} from shared memory through "
                 f"descriptors; make_fragment_{which} needs an smem partition, not "
-                f"{t.space}",
+                f"{t.space.memory}",
                 node,
             )
         return t
     with algebra_errors(node, f"make_fragment_{which}"):
         inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
         layout = Layout(inner.shape) if which == "C" else make_fragment_like(inner)
-    return kb.allocate("rmem", element, layout, node)
+    return kb.allocate(AddressSpace.REGISTER, element, layout, node)
 
 
 def _operand_type(m: S.TiledMma, which: str) -> T.Type:
@@ -461,10 +461,10 @@ def resolve_gemm_mma(
         ("A", a, rec is not None and rec.a_in_smem),
         ("B", b, rec is not None and rec.b_in_smem),
     ):
-        if in_smem and t.space != "smem":
+        if in_smem and t.space is not AddressSpace.SHARED:
             raise error(
                 f"gemm: {mma.type.atom} reads {name} from shared memory (a GMMA "
-                f"descriptor), but {name} is a {t.space} tensor",
+                f"descriptor), but {name} is a {t.space.memory} tensor",
                 node,
             )
     return mma
@@ -526,11 +526,14 @@ def emit_copy(
 def _check_spaces(rec: Any, src: S.Tensor, dst: S.Tensor, node: ast.Node) -> None:
     if rec is None:
         return
-    src_space, dst_space = AddressSpace.from_memory(src.space), AddressSpace.from_memory(dst.space)
-    if src_space not in rec.src_spaces or dst_space not in rec.dst_spaces:
+    if src.space not in rec.src_spaces or dst.space not in rec.dst_spaces:
+
+        def names(spaces: Any) -> str:
+            return "/".join(s.memory_or_none or s.value for s in spaces)
+
         raise error(
-            f"copy atom {rec.name} copies {'/'.join(rec.src_spaces)} to "
-            f"{'/'.join(rec.dst_spaces)}, not {src.space} to {dst.space}",
+            f"copy atom {rec.name} copies {names(rec.src_spaces)} to "
+            f"{names(rec.dst_spaces)}, not {src.space.memory} to {dst.space.memory}",
             node,
         )
 

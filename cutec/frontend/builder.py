@@ -48,12 +48,11 @@ from cutec.ir.dialects import builtin
 from cutec.ir.dialects.cute import MakeTensorOp, TensorType
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.gpu import PointerType
-from cutec.ir.traits import AddressSpace
 from cutec.ir.verifier import verify
 from cutec.layout import Layout, compact_col_major
 from cutec.layout.inttuple import congruent, format_tuple
 from cutec.layout.symbolic import SymInt, is_static, sym
-from cutec.target import DEFAULT_TARGET, Target
+from cutec.target import DEFAULT_TARGET, AddressSpace, Target
 from cutec.target import target as lookup_target
 
 
@@ -346,11 +345,11 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
         leaves += self.dynamic_values(dims_v, shape_v, p)
         leaves += self.dynamic_values(stride_vals, stride_v, p.stride or p)
         element = ptr.type.element
-        t = TensorType(element, "gmem", spec_of(layout))
+        t = TensorType(element, AddressSpace.GLOBAL, spec_of(layout))
         div = [x.sym.divisibility() if x.sym is not None else 1 for x in leaves]
         mk = self.emit(MakeTensorOp(ptr, [x.value for x in leaves], t, div), p)
         mk.result.name_hint = p.name
-        return S.Tensor(mk.result, layout, element, "gmem")
+        return S.Tensor(mk.result, layout, element, AddressSpace.GLOBAL)
 
     def col_major_values(self, dims: Any, node: ast.Node) -> Any:
         """CuTe's default (column-major) stride, as values: (1, M, M*N, ...)."""

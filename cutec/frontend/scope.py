@@ -17,6 +17,7 @@ from typing import Any
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
 from cutec.ir.types import Type
+from cutec.target import AddressSpace
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Tensor:
     value: Value
     layout: Any  # Layout | ComposedLayout
     element: Type
-    space: str
+    space: AddressSpace
     # > 0 for a coordinate tensor (CuTe's identity tensor and its views): the rank
     # of its coordinates; its layout's strides are basis-encoded (cute_coord).
     coord_rank: int = 0

@@ -91,7 +91,7 @@ def describe(x: Any) -> str:
     if x is None:
         return "'_'"
     if isinstance(x, S.Tensor):
-        return f"a {x.space} tensor {x.layout}"
+        return f"a {x.space.memory} tensor {x.layout}"
     if isinstance(x, S.Runtime):
         return f"a run-time {x.type}"
     if isinstance(x, S.AtomRef):

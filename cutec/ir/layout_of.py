@@ -161,7 +161,7 @@ class LayoutAnalysis:
 
 def _isolating_op(value: Value) -> Operation | None:
     """The nearest op above `value` that is isolated from above (its kernel or function)."""
-    op = value.op if isinstance(value, OpResult) else value.owner.parent_op  # type: ignore[union-attr]
+    op = value.op if isinstance(value, OpResult) else value.owner.parent_op
     while op is not None and not op.has_trait(IsolatedFromAbove):
         op = op.parent_op
     return op

@@ -76,7 +76,7 @@ def test_wgmma_operands_are_smem_descriptors_and_the_batch_is_bracketed() -> Non
     k = kernel("wgmma_sm90.cute", "hgemm_nt")
     gemm = next(op for op in k.walk() if isinstance(op, C.GemmOp))
     a, b, c = (v.type for v in gemm.operands[1:])
-    assert (a.space, b.space, c.space) == ("smem", "smem", "rmem")
+    assert (a.space.memory, b.space.memory, c.space.memory) == ("smem", "smem", "rmem")
     # make_fragment_A of an SS atom's smem partition is the partition itself: gemm's A
     # is a slice of tCsA, no register fragment is made for it
     a_slice = gemm.operands[1].owner

@@ -8,6 +8,7 @@ from cutec.ir.dialects.cute_types import DYN, LayoutSpec, LayoutType, TensorType
 from cutec.ir.types import f32
 from cutec.layout import ComposedLayout, Layout, Swizzle, zipped_divide
 from cutec.layout.symbolic import sym
+from cutec.target import AddressSpace
 
 
 def test_spec_of_a_dynamic_layout_marks_its_symbolic_leaves() -> None:
@@ -47,10 +48,12 @@ def test_swizzled_spec() -> None:
 
 
 def test_tensor_type_text() -> None:
-    t = TensorType(f32, "smem", LayoutSpec((8, DYN), (1, 8)))
+    t = TensorType(f32, AddressSpace.SHARED, LayoutSpec((8, DYN), (1, 8)))
     assert str(t) == "!cute.tensor<f32, smem, (8,?):(1,8)>"
-    with pytest.raises(ValueError, match="unknown memory 'tmem'"):
-        TensorType(f32, "tmem", LayoutSpec(1, 1))
+    # The memory is the address-space enum: a string, or a space no tensor names, is refused.
+    for space in ("smem", AddressSpace.PARAM):
+        with pytest.raises(ValueError, match="a tensor lives in gmem, smem, rmem memory"):
+            TensorType(f32, space, LayoutSpec(1, 1))  # type: ignore[arg-type]
 
 
 def test_with_values_checks_the_count() -> None:

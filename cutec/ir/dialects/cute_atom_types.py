@@ -31,7 +31,7 @@ from cutec.ir.attributes import quote_string
 from cutec.ir.dialects.cute_attrs import parse_tuple
 from cutec.ir.dialects.cute_types import LayoutSpec
 from cutec.ir.lexer import Tok
-from cutec.ir.types import DialectType, Type
+from cutec.ir.types import DialectType, Type, dtype_name, dtype_of
 from cutec.layout import Layout, size
 from cutec.layout.inttuple import format_tuple
 
@@ -152,28 +152,11 @@ class TiledMmaType(DialectType):
         return _tiled_mma(self)
 
 
-# Bits of an element type as CuTe's sizeof_bits counts them, and the atom
-# library's names of the element types whose IR names differ.
-_BITS = {"i1": 8, "f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64}
-_BITS |= {"f8E4M3FN": 8, "f8E5M2": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
-_ATOM_DTYPE = {"i8": "s8", "i32": "s32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
-
-
-def element_bits(t: Type) -> int:
-    """CuTe's sizeof_bits of an element type (a bool is stored in a byte)."""
-    return _BITS[str(t)]
-
-
-def atom_dtype(t: Type) -> str:
-    """The atom library's name of an element type (f32, tf32, s8, e4m3, ...)."""
-    return _ATOM_DTYPE.get(str(t), str(t))
-
-
 # The library objects are pure functions of the (frozen, hashable) types.
 @functools.cache
 def _tiled_copy(t: TiledCopyType) -> TiledCopy:
     layout_tv = t.layout_tv.with_values(())
-    bits = element_bits(t.element)
+    bits = dtype_of(t.element).bits
     if t.atom == AUTO:
         record = auto_copy_record(int(size(layout_tv, 1)), bits)
     else:
@@ -209,10 +192,10 @@ def _tiled_mma(t: TiledMmaType) -> TiledMMA:
         record = replace(
             mma_atoms()["UniversalFMA_F32F32F32F32"],
             name=AUTO,
-            d_type=atom_dtype(t.d_type),
-            a_type=atom_dtype(t.a_type),
-            b_type=atom_dtype(t.b_type),
-            c_type=atom_dtype(t.c_type),
+            d_type=dtype_name(t.d_type),
+            a_type=dtype_name(t.a_type),
+            b_type=dtype_name(t.b_type),
+            c_type=dtype_name(t.c_type),
         )
     else:
         record = mma_atoms()[t.atom]

@@ -16,20 +16,12 @@ from typing import TYPE_CHECKING
 from cutec.ir.attributes import Attribute
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects.cute_types import DYN, TensorType
-from cutec.ir.traits import AddressSpace
 from cutec.ir.types import IndexType, Type
 from cutec.layout.inttuple import leaves
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser, ResultName
     from cutec.ir.printer import Printer
-
-# Where each tensor memory lives, as the traits name address spaces.
-SPACE_OF_MEMORY: dict[str, AddressSpace] = {
-    "gmem": AddressSpace.GLOBAL,
-    "smem": AddressSpace.SHARED,
-    "rmem": AddressSpace.REGISTER,
-}
 
 
 def is_index(value: Value) -> bool:

@@ -12,12 +12,13 @@ from cutec.atoms.copy import CopyAtomError, copy_atom
 from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
-from cutec.ir.dialects.cute_base import SPACE_OF_MEMORY, CuteOp, same_shape_mismatch
+from cutec.ir.dialects.cute_base import CuteOp, same_shape_mismatch
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.gpu import TokenType
 from cutec.ir.opdef import operand_def, opt_operand_def, result_def
 from cutec.ir.traits import AsyncProducer, MemoryEffect, Pure, reads, writes
 from cutec.ir.types import FloatType, IndexType, IntegerType, dtype_name
+from cutec.target import AddressSpace
 
 # --------------------------------------------------------------------------- atom objects
 
@@ -85,8 +86,8 @@ class MakeTiledMmaOp(CuteOp):
 # --------------------------------------------------------------------------- data movement
 
 
-def _space(t: TensorType):
-    return SPACE_OF_MEMORY[t.space]
+def _space(t: TensorType) -> AddressSpace:
+    return t.space
 
 
 class _CopyLike(CuteOp):
@@ -130,8 +131,10 @@ def _tiled_copy(value: Value | None) -> TiledCopyType | None:
 
 def _check_predicate(op: CuteOp, pred: TensorType, src: TensorType) -> None:
     """A copy predicate is an i1 register tensor of the source's size."""
-    if str(pred.element) != "i1" or pred.space != "rmem":
-        raise op.error(f"the predicate must be an i1 rmem tensor, not {pred.element} {pred.space}")
+    if str(pred.element) != "i1" or pred.space is not AddressSpace.REGISTER:
+        raise op.error(
+            f"the predicate must be an i1 rmem tensor, not {pred.element} {pred.space.memory}"
+        )
     why = same_shape_mismatch(pred, src)
     if why:
         raise op.error(why)
@@ -268,7 +271,7 @@ class GemmOp(CuteOp):
     def verify_(self) -> None:
         a, b, c = self.a.type, self.b.type, self.c.type
         assert isinstance(a, TensorType) and isinstance(b, TensorType) and isinstance(c, TensorType)
-        if c.space == "gmem":
+        if c.space is AddressSpace.GLOBAL:
             raise self.error("accumulates into registers or shared memory, not gmem")
         if self.mma is not None:
             mma = self.mma.type
@@ -288,8 +291,10 @@ class GemmOp(CuteOp):
         except UnsupportedMmaError:
             return  # make_tiled_mma reports it
         for name, t, in_smem in (("A", a, atom.a_in_smem), ("B", b, atom.b_in_smem)):
-            if in_smem and t.space != "smem":
-                raise self.error(f"{mma.atom} reads {name} from shared memory, not {t.space}")
+            if in_smem and t.space is not AddressSpace.SHARED:
+                raise self.error(
+                    f"{mma.atom} reads {name} from shared memory, not {t.space.memory}"
+                )
 
 
 class ClearOp(CuteOp):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Value
-from cutec.ir.dialects.cute_base import SPACE_OF_MEMORY, CuteOp
+from cutec.ir.dialects.cute_base import CuteOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.opdef import attr_def, operand_def
 from cutec.ir.traits import (
@@ -97,7 +97,7 @@ class WarpgroupFenceOperandOp(CuteOp):
         t = self.tensor.type
         if not isinstance(t, TensorType):
             return None
-        space = SPACE_OF_MEMORY[t.space]
+        space = t.space
         return (*reads(space), *writes(space))
 
 

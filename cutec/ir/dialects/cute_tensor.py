@@ -51,8 +51,6 @@ from cutec.layout.symbolic import Integer
 # What a view is taken of: a tensor or a coordinate tensor.
 VIEWABLE = (TensorType, CoordTensorType)
 
-_POINTER_SPACE = {"gmem": AddressSpace.GLOBAL, "smem": AddressSpace.SHARED}
-
 
 class MakeTensorOp(CuteOp):
     """A tensor over memory at a pointer; the layout's dynamic leaves are operands.
@@ -86,8 +84,8 @@ class MakeTensorOp(CuteOp):
         assert isinstance(ptr, PointerType) and isinstance(t, TensorType)
         if ptr.element != t.element:
             raise self.error(f"points to {ptr.element} but makes a tensor of {t.element}")
-        if _POINTER_SPACE.get(t.space) is not ptr.space:
-            raise self.error(f"a {ptr.space.value} pointer cannot make a {t.space} tensor")
+        if t.space is not ptr.space:
+            raise self.error(f"a {ptr.space.value} pointer cannot make a {t.space.memory} tensor")
         leaves = self.leaves
         if len(leaves) != t.spec.dynamic_count:
             raise self.error(
@@ -117,7 +115,6 @@ class MakeTensorOp(CuteOp):
 class _AllocOp(CuteOp):
     """An allocation of a tensor with a static layout in one memory."""
 
-    memory: str
     space: AddressSpace
     result = result_def(TensorType)
 
@@ -129,8 +126,8 @@ class _AllocOp(CuteOp):
 
     def verify_(self) -> None:
         t = self.tensor_result()
-        if t.space != self.memory:
-            raise self.error(f"allocates {self.memory}, not {t.space}")
+        if t.space is not self.space:
+            raise self.error(f"allocates {self.space.memory}, not {t.space.memory}")
         if t.spec.dynamic_count:
             raise self.error(f"needs a static layout, got {t.spec}")
 
@@ -145,7 +142,6 @@ class AllocSmemOp(_AllocOp):
     """
 
     name = "cute.alloc_smem"
-    memory = "smem"
     space = AddressSpace.SHARED
 
 
@@ -156,7 +152,6 @@ class MakeFragmentOp(_AllocOp):
     """
 
     name = "cute.make_fragment"
-    memory = "rmem"
     space = AddressSpace.REGISTER
 
 
@@ -185,7 +180,8 @@ class _ViewOp(CuteOp):
             t = self.tensor_result()
             if (t.element, t.space) != (src.element, src.space):
                 raise self.error(
-                    f"a view of a {src.element} {src.space} tensor cannot be {t.element} {t.space}"
+                    f"a view of a {src.element} {src.space.memory} tensor cannot be "
+                    f"{t.element} {t.space.memory}"
                 )
         self._verify_parameters(src, t)
         try:
@@ -257,7 +253,8 @@ def clear_view_cache() -> None:
 
 def _value(attr: Attribute) -> Any:
     """The Python value of a tuple or string attribute."""
-    return attr.value  # type: ignore[attr-defined]
+    assert isinstance(attr, TupleAttr | StringAttr), attr
+    return attr.value
 
 
 class LocalTileOp(_ViewOp):

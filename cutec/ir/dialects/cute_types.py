@@ -23,6 +23,7 @@ from cutec.ir.types import DialectType, Type
 from cutec.layout import ComposedLayout, Layout, Swizzle
 from cutec.layout.inttuple import congruent, format_tuple, leaves, transform_leaf
 from cutec.layout.symbolic import is_static
+from cutec.target import MEMORIES, AddressSpace
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser
@@ -179,39 +180,34 @@ class LayoutType(DialectType):
         return cls(LayoutSpec.parse(parser.parse_balanced_body()))
 
 
-# Where a tensor's elements live, with the PTX state space they lower to.
-TENSOR_SPACES = ("gmem", "smem", "rmem")
-
-
 @dataclass(frozen=True)
 class TensorType(DialectType):
     """A tensor: element type, memory and layout: ``!cute.tensor<f32, smem, (8,4):(1,8)>``."""
 
     name: ClassVar[str] = "cute.tensor"
     element: Type
-    space: str
+    space: AddressSpace  # global, shared or reg; printed as gmem, smem, rmem
     spec: LayoutSpec
 
     def __post_init__(self) -> None:
-        if self.space not in TENSOR_SPACES:
-            raise ValueError(
-                f"unknown memory '{self.space}'; expected one of {', '.join(TENSOR_SPACES)}"
-            )
+        if not isinstance(self.space, AddressSpace) or self.space.memory_or_none is None:
+            raise ValueError(f"a tensor lives in {', '.join(MEMORIES)} memory, not {self.space!r}")
 
     def print_body(self) -> str:
-        return f"{self.element}, {self.space}, {self.spec}"
+        return f"{self.element}, {self.space.memory}, {self.spec}"
 
     @classmethod
     def parse_body(cls, parser: Parser) -> TensorType:
         element = parser.parse_type()
         parser.parse_punct(",")
         loc = parser.tok.loc
-        space = parser.parse_identifier("a memory (gmem, smem or rmem)")
-        if space not in TENSOR_SPACES:
+        memory = parser.parse_identifier("a memory (gmem, smem or rmem)")
+        if memory not in MEMORIES:
             raise parser.error(
-                f"unknown memory '{space}'; expected one of {', '.join(TENSOR_SPACES)}", loc
+                f"unknown memory '{memory}'; expected one of {', '.join(MEMORIES)}", loc
             )
         parser.parse_punct(",")
+        space = AddressSpace.from_memory(memory)
         return cls(element, space, LayoutSpec.parse(parser.parse_balanced_body()))
 
 
