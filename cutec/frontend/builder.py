@@ -347,9 +347,28 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
         element = ptr.type.element
         t = TensorType(element, AddressSpace.GLOBAL, spec_of(layout))
         div = [x.sym.divisibility() if x.sym is not None else 1 for x in leaves]
-        mk = self.emit(MakeTensorOp(ptr, [x.value for x in leaves], t, div), p)
+        align = self.pointer_alignment(p, element)
+        mk = self.emit(MakeTensorOp(ptr, [x.value for x in leaves], t, div, align), p)
         mk.result.name_hint = p.name
         return S.Tensor(mk.result, layout, element, AddressSpace.GLOBAL)
+
+    def pointer_alignment(self, p: ast.Param, element: T.Type) -> int | None:
+        """The `align N` of a tensor parameter, checked: a power of two, whole elements."""
+        if p.align is None:
+            return None
+        n = p.align.value
+        element_bytes = max(1, T.dtype_of(element).bits // 8)
+        if n & (n - 1) or n == 0:
+            raise error(f"align {n} is not a power of two", p.align)
+        if n % element_bytes:
+            raise error(
+                f"align {n} is less than one {element} element ({element_bytes} bytes); a "
+                f"pointer is always aligned to its element",
+                p.align,
+            )
+        if n > 256:
+            raise error(f"align {n} is more than any access needs (at most 256)", p.align)
+        return n
 
     def col_major_values(self, dims: Any, node: ast.Node) -> Any:
         """CuTe's default (column-major) stride, as values: (1, M, M*N, ...)."""

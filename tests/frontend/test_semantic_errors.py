@@ -12,6 +12,7 @@ import pytest
 
 from cutec.diagnostics import CompileError
 from cutec.frontend import compile_source
+from cutec.ir.printer import print_op
 
 HEAD = (
     "kernel k[BM: int = 128](A: f32[M, K] : (1, ldA), C: f32[M, N] : (1, ldC), alpha: f32)"
@@ -464,3 +465,29 @@ def test_bad_assumption() -> None:
         34,
         "an assumption must read 'NAME % N == 0' (a divisibility fact)",
     )
+
+
+@pytest.mark.parametrize(
+    ("align", "col", "message"),
+    [
+        (
+            "2",
+            26,
+            "align 2 is less than one f32 element (4 bytes); a pointer is always aligned to its element",
+        ),
+        ("12", 26, "align 12 is not a power of two"),
+        ("512", 26, "align 512 is more than any access needs (at most 256)"),
+    ],
+)
+def test_pointer_alignment_is_checked(align: str, col: int, message: str) -> None:
+    with pytest.raises(CompileError) as info:
+        compile_source(f"kernel k(A: f32[M] align {align}) threads 32 {{ }}\n", "t.cute")
+    [d] = info.value.diagnostics
+    assert ((d.location.line, d.location.col), d.message) == ((1, col), message)
+
+
+def test_pointer_alignment_reaches_the_ir() -> None:
+    module = compile_source("kernel k(A: f32[M] align 16, B: f32[M]) threads 32 { }\n", "t.cute")
+    tensors = [op for op in module.walk() if op.name == "cute.make_tensor"]
+    assert [t.alignment for t in tensors] == [16, 4]
+    assert "{align = 16 : i64}" in print_op(module)

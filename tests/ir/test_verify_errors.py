@@ -163,6 +163,24 @@ CASES = [
         "3:10",
         "'thread.cp_async' op attribute 'bytes' must be 4, 8 or 16",
     ),
+    (
+        _func(
+            "    %t = cute.make_tensor %p {align = 12} : !gpu.ptr<f32, global> -> "
+            "!cute.tensor<f32, gmem, (8):(1)>\n    return",
+            "(%p: !gpu.ptr<f32, global>)",
+        ),
+        "3:10",
+        "'cute.make_tensor' op attribute 'align' must be a power of two",
+    ),
+    (
+        _func(
+            "    %t = cute.make_tensor %p {align = 2} : !gpu.ptr<f32, global> -> "
+            "!cute.tensor<f32, gmem, (8):(1)>\n    return",
+            "(%p: !gpu.ptr<f32, global>)",
+        ),
+        "3:10",
+        "'cute.make_tensor' op align 2 is not a multiple of the 4-byte f32 element",
+    ),
 ]
 
 

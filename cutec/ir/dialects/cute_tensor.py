@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from cutec.ir.attributes import Attribute, DenseArrayAttr, StringAttr
+from cutec.ir.attributes import Attribute, DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_attrs import UNDERSCORE, LayoutAttr, TupleAttr
@@ -42,7 +42,7 @@ from cutec.ir.opdef import (
     var_operand_def,
 )
 from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
-from cutec.ir.types import IndexType, i64
+from cutec.ir.types import IndexType, dtype_of, i64
 from cutec.layout import LayoutError, size
 from cutec.layout.inttuple import leaves
 from cutec.layout.inttuple import rank as _rank
@@ -55,13 +55,16 @@ VIEWABLE = (TensorType, CoordTensorType)
 class MakeTensorOp(CuteOp):
     """A tensor over memory at a pointer; the layout's dynamic leaves are operands.
 
-    ``%A = cute.make_tensor %ptr, %M, %K, %ldA {div = array<i64: 1, 8, 4>}
+    ``%A = cute.make_tensor %ptr, %M, %K, %ldA {div = array<i64: 1, 8, 4>, align = 16}
         : !gpu.ptr<f32, global> -> !cute.tensor<f32, gmem, (?,?):(1,?)>``
 
     The leaves come in the order the type reads them (shape, then stride). The
     optional `div` gives what each leaf is known to be divisible by (the
     kernel's declared facts), so later passes rebuild the same symbolic layout
-    the builder computed with.
+    the builder computed with. The optional `align` is the pointer's promised
+    alignment in bytes (the kernel's ``align 16``: a power of two, a multiple
+    of the element size); vectorisation may rely on it and the launcher checks
+    it. Without it, a pointer is aligned to its element.
     """
 
     name = "cute.make_tensor"
@@ -69,14 +72,31 @@ class MakeTensorOp(CuteOp):
     ptr = operand_def(PointerType)
     leaves = var_operand_def(IndexType)
     result = result_def(TensorType)
+    align = opt_attr_def(
+        IntegerAttr,
+        check=(lambda a: a.value > 0 and a.value & (a.value - 1) == 0, "must be a power of two"),
+    )
 
     def __init__(
-        self, ptr: Value, leaves: list[Value], result: TensorType, div: list[int] | None = None
+        self,
+        ptr: Value,
+        leaves: list[Value],
+        result: TensorType,
+        div: list[int] | None = None,
+        align: int | None = None,
     ) -> None:
         attrs: dict[str, Attribute] = {}
         if div and any(d != 1 for d in div):
             attrs["div"] = DenseArrayAttr(i64, tuple(div))
+        if align is not None:
+            attrs["align"] = IntegerAttr(align, i64)
         super().__init__(operands=[ptr, *leaves], result_types=[result], attributes=attrs)
+
+    @property
+    def alignment(self) -> int:
+        """The pointer's alignment in bytes: the declared one, else the element's size."""
+        element_bytes = max(1, dtype_of(self.tensor_result().element).bits // 8)
+        return self.align.value if self.align is not None else element_bytes
 
     def verify_(self) -> None:
         ptr = self.ptr.type
@@ -99,6 +119,12 @@ class MakeTensorOp(CuteOp):
             and all(d >= 1 for d in div.values)
         ):
             raise self.error("'div' must give one positive divisor per dynamic leaf")
+        element_bytes = max(1, dtype_of(t.element).bits // 8)
+        if self.align is not None and self.align.value % element_bytes:
+            raise self.error(
+                f"align {self.align.value} is not a multiple of the {element_bytes}-byte "
+                f"{t.element} element"
+            )
 
     def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
         """The type's layout with the ``?`` leaves taken from the index operands."""
