@@ -42,6 +42,14 @@ from cutec.frontend.static_eval import (
     loc_of,
 )
 from cutec.ir import types as T
+from cutec.ir.attributes import (
+    Attribute,
+    DictAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TypeAttr,
+)
 from cutec.ir.builder import Builder as IRBuilder
 from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
@@ -121,6 +129,8 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
         facts = self.collect_facts(k)
         arg_names, arg_types, dyn_names = self.signature(k)
         attrs = self.launch_attributes(k)
+        if k.ct_params and not self.errors:
+            attrs["params"] = self.params_attribute(k.ct_params)
         op = builtin.KernelOp(k.name, arg_types, attrs)
         op.location = loc_of(k)
         self.kernel_op = op
@@ -160,6 +170,31 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
                 self.scope.bind(p.name, POISON, loc_of(p))
             except Poisoned:
                 self.scope.bind(p.name, POISON, loc_of(p))
+
+    def params_attribute(self, params: tuple[ast.CtParam, ...]) -> DictAttr:
+        """The compile-time parameters' values (defaults and -D alike): they name the
+        specialisation, so the IR (and a cache key made from it) says which one it is."""
+        entries: list[tuple[str, Attribute]] = []
+        for p in params:
+            binding = self.scope.lookup(p.name)
+            assert binding is not None
+            value = binding.value
+            if isinstance(value, bool):
+                attr: Attribute = IntegerAttr(int(value), T.i1)
+            elif isinstance(value, int):
+                attr = IntegerAttr(value, T.i64)
+            elif isinstance(value, float):
+                attr = FloatAttr(value, T.f64)
+            elif isinstance(value, T.Type):
+                attr = TypeAttr(value)
+            elif isinstance(value, S.AtomRef):
+                attr = StringAttr(value.name)
+            else:  # layouts and shapes: their CuTe text
+                attr = StringAttr(
+                    str(value) if not isinstance(value, tuple) else format_tuple(value)
+                )
+            entries.append((p.name, attr))
+        return DictAttr(tuple(entries))
 
     def define_value(self, p: ast.CtParam, text: Any) -> Any:
         """The value of ``-D NAME=TEXT``: TEXT is parsed as an expression of the language."""

@@ -491,3 +491,12 @@ def test_pointer_alignment_reaches_the_ir() -> None:
     tensors = [op for op in module.walk() if op.name == "cute.make_tensor"]
     assert [t.alignment for t in tensors] == [16, 4]
     assert "{align = 16 : i64}" in print_op(module)
+
+
+def test_compile_time_parameters_are_recorded_on_the_kernel() -> None:
+    module = compile_source(HEAD + "}\n", "t.cute", {"BM": "64"})
+    [k] = [op for op in module.walk() if op.name == "builtin.kernel"]
+    assert str(k.attributes["params"]) == "{BM = 64 : i64}"
+    # The default when no -D is given: every specialisation is named in the IR.
+    module = compile_source(HEAD + "}\n", "t.cute")
+    assert "params = {BM = 128 : i64}" in print_op(module)

@@ -14,6 +14,7 @@ from cutec.ir.attributes import (
     ArrayAttr,
     Attribute,
     DenseArrayAttr,
+    DictAttr,
     IntegerAttr,
     StringAttr,
     TypeAttr,
@@ -240,6 +241,7 @@ KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
     "cluster_dim": ("array", 3),  # .reqnctapercluster
     "dynamic_smem": ("int", 1),  # bytes of dynamic shared memory at launch
     "grid": ("exprs", 3),  # grid (x, y, z) over the run-time parameters, for the launcher
+    "params": ("dict", 0),  # the compile-time parameters' values: the specialisation
 }
 
 
@@ -268,6 +270,10 @@ class KernelOp(_FunctionLike):
                 continue
             if kind == "exprs":
                 self._verify_grid(attr, count)
+                continue
+            if kind == "dict":
+                if not isinstance(attr, DictAttr):
+                    raise self.error(f"'{key}' must be a dictionary attribute")
                 continue
             if kind == "array":
                 if not (isinstance(attr, DenseArrayAttr) and len(attr.values) == count):
