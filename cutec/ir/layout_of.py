@@ -4,10 +4,12 @@ A tensor type keeps only the static part of its layout (``?`` for a dynamic
 leaf). The full layout, with symbolic leaves, is a function of the IR: a base
 tensor's layout is its type with the ``?`` leaves replaced by the integers its
 index operands hold, and every view op computes its result layout from its
-source's. Ops take part through three methods: `result_layout(la)` (the layout
-of the op's tensor result), `result_integer(la)` (the value of an index result,
-as `cute.size`) and `leaf_divisor(operand_index)` (what a dynamic leaf operand
-is known to be divisible by, as `cute.make_tensor`'s `div`). This analysis
+source's. Ops take part through four methods: `result_layout(la)` (the layout
+of the op's tensor result), `result_address(la)` (a view's root, offset and
+layout at its run-time coordinates: `address_of`), `result_integer(la)` (the
+value of an index result, as `cute.size`) and `leaf_divisor(operand_index)`
+(what a dynamic leaf operand is known to be divisible by, as
+`cute.make_tensor`'s `div`). This analysis
 replays that chain with memoisation, so a pass asks for the layout of any
 value without the frontend:
 
@@ -29,6 +31,7 @@ the verifier and the lowering all compute layouts through these same methods.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import BlockArgument, Operation, OpResult, Value
@@ -38,6 +41,18 @@ from cutec.layout import ComposedLayout, Layout
 from cutec.layout.symbolic import Integer, ceil_div, sym
 
 AnyLayout = Layout | ComposedLayout
+
+
+class TensorAddress(NamedTuple):
+    """Element i of a tensor is element ``offset + layout(i)`` of `root`.
+
+    For a swizzled layout (Sw o off o B) the offsets of the views in between sit
+    inside the composition, where the swizzle acts on them.
+    """
+
+    root: Value
+    offset: Integer
+    layout: AnyLayout
 
 
 class UnknownLayout(Exception):
@@ -75,6 +90,7 @@ class LayoutAnalysis:
         self.strict = strict
         self._ints: dict[Value, Integer] = dict(bindings or {})
         self._layouts: dict[Value, AnyLayout] = {}
+        self._addresses: dict[Value, TensorAddress] = {}
         # Symbol names in use, per kernel (symbols of two kernels never meet).
         self._names: dict[Operation | None, set[str]] = {}
 
@@ -144,6 +160,23 @@ class LayoutAnalysis:
         if found is None:
             found = self._layouts[value] = self._compute_layout(value)
         return found
+
+    def address_of(self, value: Value) -> TensorAddress:
+        """Where a tensor's elements are: element i is element ``offset + layout(i)`` of
+        `root` (a make_tensor, allocation or identity tensor), with the run-time
+        coordinates and thread indices of the views in between as symbols."""
+        found = self._addresses.get(value)
+        if found is None:
+            found = self._addresses[value] = self._compute_address(value)
+        return found
+
+    def _compute_address(self, value: Value) -> TensorAddress:
+        if isinstance(value, OpResult):
+            rule = getattr(value.op, "result_address", None)
+            if rule is not None:
+                return TensorAddress(*rule(self))
+        # A base tensor (or one only its type describes) is its own root.
+        return TensorAddress(value, 0, self.layout_of(value))
 
     def _compute_layout(self, value: Value) -> AnyLayout:
         if isinstance(value, OpResult):

@@ -19,7 +19,7 @@ from cutec.layout import local_tile as _local_tile
 from cutec.layout.inttuple import transform_leaf
 from cutec.layout.layout import slice_layout as _slice_layout
 from cutec.layout.swizzle import composed_slice_and_offset
-from cutec.layout.symbolic import is_static
+from cutec.layout.symbolic import Integer, is_static
 
 AnyLayout = Layout | ComposedLayout
 
@@ -75,6 +75,20 @@ def divide(layout: AnyLayout, kind: str, tiler: Any) -> AnyLayout:
 def zero_dynamic(t: Any) -> Any:
     """A coordinate for the algebra: its run-time (``?``) leaves are 0."""
     return transform_leaf(t, lambda x: 0 if x is DYN else x)
+
+
+def lift_view_and_offset(
+    fn: Callable[[Layout], tuple[AnyLayout, Integer]], layout: AnyLayout
+) -> tuple[AnyLayout, Integer]:
+    """A view with its offset, lifted through Sw o off o B like `lift_view`.
+
+    The view acts on B; its offset joins the composition's, inside the swizzle:
+    element i is Sw(off + o + B'(i)), so the returned outer offset is 0.
+    """
+    if isinstance(layout, ComposedLayout):
+        inner, offset = fn(layout.layout_b)
+        return ComposedLayout(layout.layout_a, layout.offset + offset, inner), 0
+    return fn(layout)
 
 
 def lift_view(fn: Callable[[Layout], AnyLayout], layout: AnyLayout) -> AnyLayout:

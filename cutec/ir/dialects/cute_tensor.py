@@ -13,6 +13,7 @@ depend on them.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from cutec.ir.attributes import Attribute, DenseArrayAttr, IntegerAttr, StringAttr
@@ -25,13 +26,14 @@ from cutec.ir.dialects.cute_infer import (
     AnyLayout,
     divide,
     lift_view,
+    lift_view_and_offset,
     local_partition,
     local_tile,
     slice_view,
     spec_of,
     zero_dynamic,
 )
-from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.dialects.cute_types import TensorType, fill_dynamic
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.layout_of import LayoutAnalysis, UnknownLayout
 from cutec.ir.opdef import (
@@ -43,7 +45,13 @@ from cutec.ir.opdef import (
 )
 from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
 from cutec.ir.types import IndexType, dtype_of, i64
-from cutec.layout import LayoutError, size
+from cutec.layout import (
+    LayoutError,
+    local_partition_and_offset,
+    local_tile_and_offset,
+    size,
+    slice_and_offset,
+)
 from cutec.layout.inttuple import leaves
 from cutec.layout.inttuple import rank as _rank
 from cutec.layout.symbolic import Integer
@@ -237,9 +245,42 @@ class _ViewOp(CuteOp):
         lowering ask for the same views again and again."""
         return _memo_infer(cls, source, tuple(sorted(attributes.items())), atom)
 
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        """The view at run-time coordinates `coords` (symbolic): its layout, and the
+        offset of its element 0 in the source's codomain (CuTe's `*_and_offset`).
+
+        Element i of the view is element ``offset + layout(i)`` of what the source
+        indexes. A swizzled source keeps the whole offset inside its composition
+        (Sw o off o B), where the swizzle acts on it.
+        """
+        raise NotImplementedError
+
     def atom_type(self) -> Any:
         """The type of the view's tiled copy or MMA operand, if it has one."""
         return None
+
+    def run_time_coords(self) -> tuple[Value, ...]:
+        """The index operands that place the view (coordinates, or the thread index)."""
+        return ()
+
+    def result_address(self, la: LayoutAnalysis) -> tuple[Value, Integer, AnyLayout]:
+        """(root tensor, offset, layout): element i is root element offset + layout(i)."""
+        root, offset, source = la.address_of(self.source)
+        coords = [la.integer_of(v) for v in self.run_time_coords()]
+        try:
+            layout, delta = self.infer_layout_and_offset(
+                source, self.attributes, self.atom_type(), coords
+            )
+        except (LayoutError, ValueError) as e:
+            raise self.error(f"cannot compute the view's address: {e}") from None
+        return root, offset + delta, layout
 
     def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
         atom = self.atom_type()
@@ -313,6 +354,26 @@ class LocalTileOp(_ViewOp):
             _value(proj) if proj is not None else None,
         )
 
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        proj = attributes.get("proj")
+        coord = fill_dynamic(_value(attributes["coord"]), iter(coords))
+        return lift_view_and_offset(
+            lambda x: local_tile_and_offset(
+                x, _value(attributes["tiler"]), coord, _value(proj) if proj else None
+            ),
+            source,
+        )
+
+    def run_time_coords(self) -> tuple[Value, ...]:
+        return self.coords
+
     def __init__(
         self,
         source: Value,
@@ -364,6 +425,28 @@ class LocalPartitionOp(_ViewOp):
         assert isinstance(thr, LayoutAttr)
         return local_partition(source, thr.layout, 0, _value(proj) if proj is not None else None)
 
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        proj = attributes.get("proj")
+        thr = attributes["thr_layout"]
+        assert isinstance(thr, LayoutAttr)
+        (tid,) = coords
+        return lift_view_and_offset(
+            lambda x: local_partition_and_offset(
+                x, thr.layout, tid, _value(proj) if proj else None
+            ),
+            source,
+        )
+
+    def run_time_coords(self) -> tuple[Value, ...]:
+        return (self.tid,)
+
     def __init__(
         self,
         source: Value,
@@ -396,6 +479,20 @@ class SliceOp(_ViewOp):
         cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
     ) -> AnyLayout:
         return slice_view(source, zero_dynamic(_value(attributes["coord"])))
+
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        # CuTe's slice_and_offset, with its split of a swizzled offset.
+        return slice_and_offset(fill_dynamic(_value(attributes["coord"]), iter(coords)), source)
+
+    def run_time_coords(self) -> tuple[Value, ...]:
+        return self.coords
 
     def __init__(
         self, source: Value, coords: list[Value], result: TensorType, coord: TupleAttr
@@ -434,6 +531,16 @@ class DivideOp(_ViewOp):
         cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
     ) -> AnyLayout:
         return divide(source, _value(attributes["kind"]), _value(attributes["tiler"]))
+
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        return cls.infer_layout(source, attributes, atom), 0  # the same elements, regrouped
 
     def __init__(self, source: Value, result: Any, kind: str, tiler: TupleAttr) -> None:
 
@@ -484,6 +591,28 @@ class PartitionOp(_ViewOp):
             return lift_view(lambda x: mma.partition(which, x), source)
         raise ValueError(f"partitions need a tiled copy or MMA, not {atom}")
 
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        which = _value(attributes["operand"])
+        (tid,) = coords
+        if isinstance(atom, TiledCopyType):
+            thr = atom.library().get_slice(tid)
+            fn = thr.partition_S_and_offset if which == "S" else thr.partition_D_and_offset
+            return lift_view_and_offset(fn, source)
+        if isinstance(atom, TiledMmaType):
+            mma = atom.library().get_slice(tid)
+            return lift_view_and_offset(lambda x: mma.partition_and_offset(which, x), source)
+        raise ValueError(f"partitions need a tiled copy or MMA, not {atom}")
+
+    def run_time_coords(self) -> tuple[Value, ...]:
+        return (self.tid,)
+
     def __init__(
         self, tiled: Value, source: Value, tid: Value, result: TensorType, operand: str
     ) -> None:
@@ -522,6 +651,18 @@ class RetileOp(_ViewOp):
         if not isinstance(atom, TiledCopyType):
             raise ValueError(f"retile needs a tiled copy, not {atom}")
         return lift_view(atom.library().retile, source)
+
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        if not isinstance(atom, TiledCopyType):
+            raise ValueError(f"retile needs a tiled copy, not {atom}")
+        return lift_view_and_offset(atom.library().retile_and_offset, source)
 
     def __init__(self, source: Value, tiled: Value, result: TensorType, operand: str) -> None:
 
