@@ -1,0 +1,158 @@
+"""vectorize: the widest legal access of each copy, from layouts, alignment and facts.
+
+A copy moves element i of its source to element i of its destination. It may
+move p elements at once (one 2^k-wide load or store) when, on both sides:
+
+- the p elements of each vector are contiguous: the view's layout, divided by p,
+  has the first mode ``p:1`` (so p divides the common contiguous run CuTe's
+  max_common_vector finds);
+- every vector starts p-aligned: the strides of the remaining modes and the
+  view's offset from its root (a symbolic integer: block and thread indices,
+  extents) are known multiples of p (`assume`, `div` facts);
+- the root is aligned to p elements: a kernel tensor's declared ``align``, an
+  allocation's alignment (shared buffers are 128-byte aligned, registers are
+  free);
+- through a swizzle Sw<B,M,S>, p is at most 2^M (the swizzle keeps blocks of 2^M
+  elements together);
+
+and p * bits is at most 128 (the widest PTX access). The pass writes the width
+on copies without a named atom (``{vector = 4 : i64}``); a copy by a named
+UniversalCopy atom is checked, never changed: an atom wider than the layouts
+allow is a located error naming what is not known. Copies by other named atoms
+(ldmatrix, cp.async, TMA) follow their instructions' own rules.
+`vector_width` returns, with the width, why it is not wider ("128-bit accesses
+not used: ldA is not known to be a multiple of 4") for `--remarks`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cutec.diagnostics import CompileError
+from cutec.ir.attributes import IntegerAttr
+from cutec.ir.core import OpResult, Value
+from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.dialects.cute_atom_types import AUTO
+from cutec.ir.dialects.cute_compute import CopyOp
+from cutec.ir.dialects.cute_tensor import MakeTensorOp
+from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.layout_of import LayoutAnalysis, TensorAddress
+from cutec.ir.types import dtype_of, i64
+from cutec.layout import (
+    ComposedLayout,
+    Layout,
+    LayoutError,
+    coalesce,
+    composition,
+    logical_divide,
+    size,
+)
+from cutec.layout.inttuple import flatten_to_tuple
+from cutec.layout.symbolic import DynamicValueError, is_static, known_divisible
+from cutec.passes.manager import Pass
+from cutec.target import AddressSpace
+
+MAX_ACCESS_BITS = 128  # ld/st.v4.b32, cp.async 16 bytes
+SHARED_ALIGN_BYTES = 128  # cutec places every shared buffer on a 128-byte boundary
+
+
+@dataclass
+class VectorWidth:
+    """How many elements one access may move, and what stopped it being wider."""
+
+    elements: int
+    limits: list[str] = field(default_factory=list)
+
+
+def vector_width(
+    la: LayoutAnalysis, src: Value, dst: Value, max_bits: int = MAX_ACCESS_BITS
+) -> VectorWidth:
+    """The widest power-of-two vector a copy from `src` to `dst` may use (see the module)."""
+    t = src.type
+    assert isinstance(t, TensorType)
+    bits = dtype_of(t.element).bits
+    p = max(1, max_bits // bits)
+    limits: list[str] = []
+    while p > 1:
+        why = _why_not(la, src, p, bits) or _why_not(la, dst, p, bits)
+        if why is None:
+            break
+        limits.append(f"{p * bits}-bit accesses not used: {why}")
+        p //= 2
+    return VectorWidth(p, limits)
+
+
+def _why_not(la: LayoutAnalysis, value: Value, p: int, bits: int) -> str | None:
+    """Why `value`'s elements cannot be moved p at a time, or None when they can."""
+    address = la.address_of(value)
+    layout = address.layout
+    offset = address.offset
+    if isinstance(layout, ComposedLayout):
+        if p > 1 << layout.layout_a.base:
+            return f"the swizzle {layout.layout_a} moves blocks of {1 << layout.layout_a.base}"
+        offset = offset + layout.offset
+        layout = layout.layout_b
+    try:
+        if not is_static(size(layout)) or size(layout) % p:
+            return f"{size(layout)} elements do not split into vectors of {p}"
+        divided = logical_divide(layout, Layout(p))
+        vector = coalesce(composition(layout, Layout(p)))
+    except (LayoutError, DynamicValueError):
+        return f"the layout {layout} cannot be divided into vectors of {p}"
+    if vector != Layout(p, 1):
+        return f"{p} consecutive elements of {layout} are not contiguous"
+    rest = divided.stride[1] if isinstance(divided.stride, tuple) else 0
+    for stride in flatten_to_tuple(rest):
+        if not known_divisible(stride, p):
+            return f"{stride} is not known to be a multiple of {p}"
+    if not known_divisible(offset, p):
+        return f"the offset {offset} is not known to be a multiple of {p}"
+    root_bytes = _root_alignment(address)
+    if root_bytes is not None and root_bytes * 8 < p * bits:
+        return f"the base is aligned to {root_bytes} bytes only (declare `align {p * bits // 8}`)"
+    return None
+
+
+def _root_alignment(address: TensorAddress) -> int | None:
+    """The root's alignment in bytes; None where nothing constrains it (registers)."""
+    root = address.root
+    t = root.type
+    if isinstance(t, TensorType) and t.space is AddressSpace.REGISTER:
+        return None
+    if isinstance(root, OpResult) and isinstance(root.op, MakeTensorOp):
+        return root.op.alignment
+    if isinstance(t, TensorType) and t.space is AddressSpace.SHARED:
+        return SHARED_ALIGN_BYTES
+    return max(1, dtype_of(t.element).bits // 8) if isinstance(t, TensorType) else None
+
+
+@dataclass
+class Vectorize(Pass):
+    """Choose the access width of every copy (see the module docstring)."""
+
+    name = "vectorize"
+    summary = "the widest legal access of each copy, from layouts, alignment and facts"
+
+    def run(self, module: ModuleOp) -> None:
+        la = LayoutAnalysis()
+        for op in module.walk_type(CopyOp):
+            if "atom" in op.attributes:
+                continue  # a specific instruction (ldmatrix ...): its own rules apply
+            tiled = op.tiled_type()
+            if tiled is None or tiled.atom == AUTO:
+                op.attributes["vector"] = IntegerAttr(
+                    vector_width(la, op.src, op.dst).elements, i64
+                )
+            elif tiled.atom.startswith("UniversalCopy<"):
+                _check_named(op, tiled.atom, int(tiled.library().atom.num_val_src), la)
+
+
+def _check_named(op: CopyOp, atom: str, values: int, la: LayoutAnalysis) -> None:
+    """A named atom moving more elements at once than the layouts allow is an error."""
+    width = vector_width(la, op.src, op.dst)
+    if values > width.elements:
+        why = width.limits[-1].split(": ", 1)[-1] if width.limits else ""
+        raise CompileError(
+            f"{atom} moves {values} elements at once, but this copy allows {width.elements}: {why}",
+            op.location,
+        )
