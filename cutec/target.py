@@ -51,14 +51,18 @@ class AddressSpace(enum.StrEnum):
     REGISTER = "reg"
     LOCAL = "local"
     PARAM = "param"
+    GENERIC = "generic"  # a generic address: global, shared or local, known at run time
 
     def aliases(self, other: AddressSpace) -> bool:
         """Whether accesses to the two spaces may touch the same bytes.
 
-        shared::cta is a window of shared::cluster, so they alias each other.
+        shared::cta is a window of shared::cluster, so they alias each other; a
+        generic address may point into any memory space (not the registers).
         """
         if self is other:
             return True
+        if AddressSpace.GENERIC in (self, other):
+            return AddressSpace.REGISTER not in (self, other)
         shared = {AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER}
         return self in shared and other in shared
 

@@ -17,8 +17,9 @@ MLIR's ``assemblyFormat`` in small. A format is a sequence of
   element (an operand or a literal) is next.
 
 Result types not written are fixed by their declaration (``result_def(TokenType())``)
-or come from the class's ``infer_result_types``. Spacing: one space between
-elements, none before ``,`` ``)`` ``]`` ``(`` and none after ``(`` ``[``.
+or come from the class's ``infer_result_types``; a variadic result written in
+parentheses may be empty (``-> ()``). Spacing: one space between elements, none
+before ``,`` ``)`` ``]`` ``(`` (but ``: (`` and ``-> (``) and none after ``(`` ``[``.
 Consecutive operands separated by ```,``` are parsed as one comma list, so a
 missing comma reads "expected ':'" as in hand-written forms. A format that
 names an unknown field, omits an operand, or leaves a result type undetermined
@@ -191,7 +192,9 @@ class Format:
         self._print_elements(self.elements, op, p, pieces)
         out = [pieces[0]]
         for prev, piece in itertools.pairwise(pieces):
-            if not piece.startswith(_NO_SPACE_BEFORE) and not prev.endswith(_NO_SPACE_AFTER):
+            # A parenthesised type list after `:` or `->` is spaced: ``: (f32) -> (f32)``.
+            spaced = not piece.startswith(_NO_SPACE_BEFORE) or prev in (":", "->")
+            if spaced and not prev.endswith(_NO_SPACE_AFTER):
                 out.append(" ")
             out.append(piece)
         p.print("".join(out))
@@ -325,6 +328,8 @@ class Format:
         if f.kind == "result":
             if f.arity == "single":
                 types = [parser.parse_type()]
+            elif parser.tok.kind is Tok.PUNCT and parser.tok.text == ")":
+                types = []  # an empty list in parentheses: ``-> ()``
             else:
                 types = parser.parse_comma_list(parser.parse_type)
             state.types[f.name] = types

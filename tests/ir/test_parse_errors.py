@@ -35,7 +35,7 @@ CASES = [
     (
         "func @f(%a: !gpu.ptr<f32, texture>) {\n}",
         "1:27: error: unknown address space 'texture'; expected one of global, shared, "
-        "shared::cluster, reg, local, param",
+        "shared::cluster, reg, local, param, generic",
     ),
     ("func @f(%a: vector<4f32>) {\n}", "1:21: error: expected a vector shape like 4x2xf32"),
     ("func @f(%a: vector<0xf32>) {\n}", "1:20: error: vector dimensions must be positive"),

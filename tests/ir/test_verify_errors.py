@@ -143,7 +143,7 @@ CASES = [
             "(%p: !gpu.ptr<f32, global>)",
         ),
         "3:10",
-        "'thread.load' op loads f32, not f16",
+        "'thread.load' op accesses f16 through a pointer to f32",
     ),
     (
         _func(

@@ -1,8 +1,9 @@
 """The gpu dialect: what the cute level and the thread level share.
 
 Typed pointers per address space (``!gpu.ptr<f32, global>``), the token of
-asynchronous work (``!gpu.token``), the special registers (thread and block
-ids) and the CTA barrier. The cute dialect's tensors sit on `gpu.ptr`s and its
+asynchronous work (``!gpu.token``), the special registers (thread, block and
+cluster ids and extents, the lane, the warp-uniform warp index) and the CTA
+barrier. The cute dialect's tensors sit on `gpu.ptr`s and its
 async copies yield `gpu.token`s; the thread dialect (loads, stores, cp.async)
 is what the cute level lowers to.
 """
@@ -87,6 +88,87 @@ class BlockIdOp(_SpecialRegisterOp):
     name = "gpu.block_id"
 
 
+class BlockDimOp(_SpecialRegisterOp):
+    """Threads per CTA (``%ntid.x``): ``%n = gpu.block_dim x : index``."""
+
+    name = "gpu.block_dim"
+
+
+class GridDimOp(_SpecialRegisterOp):
+    """CTAs per grid (``%nctaid.x``): ``%n = gpu.grid_dim x : index``."""
+
+    name = "gpu.grid_dim"
+
+
+class ClusterIdOp(_SpecialRegisterOp):
+    """The cluster index in the grid (``%clusterid.x``, sm_90): ``gpu.cluster_id x : index``."""
+
+    name = "gpu.cluster_id"
+
+
+class ClusterDimOp(_SpecialRegisterOp):
+    """Clusters per grid (``%nclusterid.x``, sm_90): ``gpu.cluster_dim x : index``."""
+
+    name = "gpu.cluster_dim"
+
+
+class ClusterBlockIdOp(_SpecialRegisterOp):
+    """The CTA index in its cluster (``%cluster_ctaid.x``, sm_90): ``gpu.cluster_block_id x``."""
+
+    name = "gpu.cluster_block_id"
+
+
+class ClusterDimBlocksOp(_SpecialRegisterOp):
+    """CTAs per cluster (``%cluster_nctaid.x``, sm_90): ``gpu.cluster_dim_blocks x : index``."""
+
+    name = "gpu.cluster_dim_blocks"
+
+
+class _ScalarRegisterOp(Operation):
+    """``%r = gpu.<reg> : index`` — a special register without a dimension."""
+
+    traits = (Pure(),)
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self) -> None:
+        super().__init__(result_types=[IndexType()])
+
+
+class LaneIdOp(_ScalarRegisterOp):
+    """The thread's lane in its warp, 0..31 (``%laneid``): ``%l = gpu.lane_id : index``."""
+
+    name = "gpu.lane_id"
+
+
+class ClusterBlockRankOp(_ScalarRegisterOp):
+    """The CTA's linear rank in its cluster (``%cluster_ctarank``, sm_90):
+    ``%r = gpu.cluster_block_rank : index``."""
+
+    name = "gpu.cluster_block_rank"
+
+
+class WarpIdxOp(Operation):
+    """The warp's index in the CTA, ``tid.x / 32`` made warp-uniform:
+    ``%w = gpu.warp_idx : index``.
+
+    CuTe's ``canonical_warp_idx_sync``: ``__shfl_sync(~0, threadIdx.x / 32, 0)``,
+    so the compiler knows every lane holds lane 0's value (a uniform register).
+    It is *not* the hardware ``%warpid`` (the slot a warp runs on, which may
+    change during execution). It reads ``tid.x`` only: for a CTA whose x
+    extent is not a multiple of 32 it is not the warp of the linear thread id.
+    The shuffle runs with all 32 lanes, so the op is warp-collective.
+    """
+
+    name = "gpu.warp_idx"
+    traits = (Pure(), Collective(Scope.WARP))
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self) -> None:
+        super().__init__(result_types=[IndexType()])
+
+
 # A CTA barrier orders every shared and global access of the CTA's threads.
 _FENCE_EFFECTS = (
     *reads(AddressSpace.SHARED, AddressSpace.GLOBAL),
@@ -105,4 +187,21 @@ class BarrierOp(Operation):
         super().__init__()
 
 
-DIALECT = Dialect("gpu", ops=(ThreadIdOp, BlockIdOp, BarrierOp), types=(PointerType, TokenType))
+DIALECT = Dialect(
+    "gpu",
+    ops=(
+        ThreadIdOp,
+        BlockIdOp,
+        BlockDimOp,
+        GridDimOp,
+        ClusterIdOp,
+        ClusterDimOp,
+        ClusterBlockIdOp,
+        ClusterDimBlocksOp,
+        LaneIdOp,
+        ClusterBlockRankOp,
+        WarpIdxOp,
+        BarrierOp,
+    ),
+    types=(PointerType, TokenType),
+)

@@ -1,9 +1,25 @@
 """The thread dialect: one thread's program after partitioning.
 
-Loads and stores through `gpu.ptr`s, pointer arithmetic and the cp.async
-family with its `gpu.token`s. Ids, barriers, pointers and tokens, which the
-cute level uses too, are the gpu dialect's. The atom intrinsics (mma,
-ldmatrix, wgmma, TMA, mbarrier) join it with the lowering.
+The last IR before PTX (and the CPU backend's input). Ids, barriers, pointers
+and tokens, which the cute level uses too, are the gpu dialect's. Here:
+
+* pointers: `ptr_add` (in elements; bytes through a `ptr_cast` to i8),
+  `ptr_cast` (another element type), `cvta` (generic <-> a state space);
+  shared memory: `alloc_shared` (a static array), `dynamic_shared`;
+* loads and stores, scalar or PTX's ``.v2``/``.v4`` vectors, plain or under a
+  predicate (`load_if` yields a default where the predicate is false);
+* vectors are the builtin ``vector<4xf32>`` type, one value (a brace list of
+  registers in PTX): a vector load's element is read with `extract`, a
+  vector store's value built with `from_elements`. A vector type keeps one op
+  per access and one result, as MLIR's vector dialect and LLVM's NVPTX do;
+* the cp.async family (thread_async.py) and the one atom op (thread_atom.py).
+
+Access rules the verifier enforces: an access moves its element or a vector
+of 2 or 4 elements of at most 128 bits, through a pointer of that element
+type in the global, shared, shared::cluster, local, param or generic space.
+Every access must be aligned to its size (the reference interpreter checks).
+Effects are per address space of the pointer; a generic pointer may touch
+any memory, which `AddressSpace.aliases` says.
 """
 
 from __future__ import annotations
@@ -13,26 +29,62 @@ from collections.abc import Sequence
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialect import Dialect
-from cutec.ir.dialects.gpu import PointerType, TokenType
-from cutec.ir.opdef import AnyType, FieldValues, attr_def, operand_def, result_def, var_operand_def
+from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncOp, CpAsyncWaitOp
+from cutec.ir.dialects.thread_atom import AtomOp, AtomSignature, atom_signature, lookup_atom
+from cutec.ir.opdef import (
+    AnyType,
+    FieldValues,
+    attr_def,
+    operand_def,
+    result_def,
+    var_operand_def,
+)
 from cutec.ir.traits import (
     AddressSpace,
-    AsyncProducer,
-    AsyncWaiter,
+    EffectKind,
     MemoryEffect,
-    MemoryEffects,
     Pure,
     reads,
     writes,
 )
-from cutec.ir.types import IndexType, IntegerType, Type
+from cutec.ir.types import IndexType, IntegerType, Type, VectorType, bit_width
 
+__all__ = [
+    "AllocSharedOp",
+    "AtomOp",
+    "AtomSignature",
+    "CpAsyncCommitOp",
+    "CpAsyncOp",
+    "CpAsyncWaitOp",
+    "CvtaOp",
+    "DynamicSharedOp",
+    "ExtractOp",
+    "FromElementsOp",
+    "LoadIfOp",
+    "LoadOp",
+    "PtrAddOp",
+    "PtrCastOp",
+    "StoreIfOp",
+    "StoreOp",
+    "atom_signature",
+    "lookup_atom",
+]
 
-def _pointee(ptr: Value) -> Type:
-    """The element type of a pointer operand (its field constraint is checked first)."""
-    t = ptr.type
-    assert isinstance(t, PointerType)
-    return t.element
+# Spaces a load or store may go through (registers are SSA values, not memory).
+_MEMORY_SPACES = frozenset(AddressSpace) - {AddressSpace.REGISTER}
+# The state spaces cvta converts a generic address to or from (PTX ISA, cvta).
+_CVTA_SPACES = frozenset(
+    {
+        AddressSpace.GLOBAL,
+        AddressSpace.SHARED,
+        AddressSpace.SHARED_CLUSTER,
+        AddressSpace.LOCAL,
+        AddressSpace.PARAM,
+    }
+)
+VECTOR_WIDTHS = (2, 4)  # PTX's .v2 / .v4
+MAX_ACCESS_BITS = 128
 
 
 class PtrAddOp(Operation):
@@ -60,30 +112,181 @@ class PtrAddOp(Operation):
             raise self.error("result must have the pointer's type")
 
 
+def access_problem(ptr: Value, value_type: Type) -> str | None:
+    """Why a load or store of `value_type` through `ptr` is not legal, or None."""
+    t = ptr.type
+    assert isinstance(t, PointerType)
+    if t.space not in _MEMORY_SPACES:
+        return f"cannot access memory through a {t.space.value} pointer"
+    if isinstance(value_type, VectorType):
+        if len(value_type.shape) != 1 or value_type.shape[0] not in VECTOR_WIDTHS:
+            return f"vector accesses are .v2 or .v4, not {value_type}"
+        if value_type.element != t.element:
+            return f"accesses {value_type} through a pointer to {t.element}"
+        if bit_width(t.element) * value_type.shape[0] > MAX_ACCESS_BITS:
+            return f"{value_type} is wider than {MAX_ACCESS_BITS} bits"
+        return None
+    if value_type != t.element:
+        return f"accesses {value_type} through a pointer to {t.element}"
+    return None
+
+
+def access_bytes(value_type: Type) -> int:
+    """Bytes one access of `value_type` moves (its required alignment too)."""
+    if isinstance(value_type, VectorType):
+        return access_bytes(value_type.element) * value_type.shape[0]
+    return max(bit_width(value_type) // 8, 1)
+
+
+def _spaces(ptr: Value) -> tuple[AddressSpace, ...]:
+    t = ptr.type
+    return (t.space,) if isinstance(t, PointerType) else ()
+
+
+class PtrCastOp(Operation):
+    """The same address as a pointer to another element type (bytes: cast to i8).
+
+    ``%q = thread.ptr_cast %p : !gpu.ptr<f16, global> to !gpu.ptr<i32, global>``
+    """
+
+    name = "thread.ptr_cast"
+    traits = (Pure(),)
+    ptr = operand_def(PointerType)
+    result = result_def(PointerType)
+    assembly_format = "$ptr attr-dict `:` type($ptr) `to` type($result)"
+
+    def __init__(self, ptr: Value, element: Type) -> None:
+        t = ptr.type
+        assert isinstance(t, PointerType)
+        super().__init__(operands=[ptr], result_types=[PointerType(element, t.space)])
+
+    def verify_(self) -> None:
+        src, dst = self.ptr.type, self.result.type
+        assert isinstance(src, PointerType) and isinstance(dst, PointerType)
+        if src.space is not dst.space:
+            raise self.error(f"keeps the address space ({src.space.value}); cvta changes it")
+
+
+class CvtaOp(Operation):
+    """Convert an address between the generic space and a state space (``cvta``).
+
+    ``%g = thread.cvta %s : !gpu.ptr<f32, shared> to !gpu.ptr<f32, generic>``
+    (``cvta.shared``) and back (``cvta.to.shared``); exactly one side is generic.
+    """
+
+    name = "thread.cvta"
+    traits = (Pure(),)
+    ptr = operand_def(PointerType)
+    result = result_def(PointerType)
+    assembly_format = "$ptr attr-dict `:` type($ptr) `to` type($result)"
+
+    def __init__(self, ptr: Value, space: AddressSpace) -> None:
+        t = ptr.type
+        assert isinstance(t, PointerType)
+        super().__init__(operands=[ptr], result_types=[PointerType(t.element, space)])
+
+    def verify_(self) -> None:
+        src, dst = self.ptr.type, self.result.type
+        assert isinstance(src, PointerType) and isinstance(dst, PointerType)
+        if src.element != dst.element:
+            raise self.error(f"keeps the element type ({src.element}); ptr_cast changes it")
+        spaces = {src.space, dst.space}
+        other = spaces - {AddressSpace.GENERIC}
+        if AddressSpace.GENERIC not in spaces or len(other) != 1:
+            raise self.error(
+                f"converts between generic and a state space, not {src.space.value} to "
+                f"{dst.space.value}"
+            )
+        if not other <= _CVTA_SPACES:
+            raise self.error(f"cvta has no {next(iter(other)).value} form")
+
+
+class AllocSharedOp(Operation):
+    """A static shared-memory array of the CTA; yields its base address.
+
+    ``%s = thread.alloc_shared {bytes = 4096 : i64, align = 16 : i64} : !gpu.ptr<f32, shared>``
+
+    Each op is its own array (the emitter declares one ``.shared`` array per op).
+    """
+
+    name = "thread.alloc_shared"
+    bytes = attr_def(IntegerAttr, check=(lambda a: a.value > 0, "must be positive"))
+    align = attr_def(
+        IntegerAttr,
+        check=(lambda a: a.value > 0 and a.value & (a.value - 1) == 0, "must be a power of 2"),
+    )
+    result = result_def(PointerType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, element: Type, nbytes: int, align: int = 16) -> None:
+        super().__init__(
+            result_types=[PointerType(element, AddressSpace.SHARED)],
+            attributes={
+                "bytes": IntegerAttr(nbytes, IntegerType(64)),
+                "align": IntegerAttr(align, IntegerType(64)),
+            },
+        )
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        return (MemoryEffect(EffectKind.ALLOC, AddressSpace.SHARED),)
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, PointerType)
+        if t.space is not AddressSpace.SHARED:
+            raise self.error(f"allocates shared memory, not {t.space.value}")
+
+
+class DynamicSharedOp(Operation):
+    """The base of the CTA's dynamic shared memory (the kernel's ``dynamic_smem`` bytes).
+
+    ``%s = thread.dynamic_shared : !gpu.ptr<f32, shared>``
+    """
+
+    name = "thread.dynamic_shared"
+    traits = (Pure(),)
+    result = result_def(PointerType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, element: Type) -> None:
+        super().__init__(result_types=[PointerType(element, AddressSpace.SHARED)])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, PointerType)
+        if t.space is not AddressSpace.SHARED:
+            raise self.error(f"is shared memory, not {t.space.value}")
+
+
 class LoadOp(Operation):
-    """Read one element: ``%v = thread.load %p : !gpu.ptr<f32, shared> -> f32``."""
+    """Read one element or a ``.v2``/``.v4`` vector.
+
+    ``%v = thread.load %p : !gpu.ptr<f32, shared> -> f32``,
+    ``%q = thread.load %p : !gpu.ptr<f32, global> -> vector<4xf32>``
+    """
 
     name = "thread.load"
     ptr = operand_def(PointerType)
     result = result_def(AnyType)
     assembly_format = "$ptr attr-dict `:` type($ptr) `->` type($result)"
 
-    def __init__(self, ptr: Value) -> None:
+    def __init__(self, ptr: Value, width: int = 1) -> None:
         assert isinstance(ptr.type, PointerType)
-        super().__init__(operands=[ptr], result_types=[ptr.type.element])
+        element = ptr.type.element
+        t = element if width == 1 else VectorType((width,), element)
+        super().__init__(operands=[ptr], result_types=[t])
 
-    def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        t = self.ptr.type
-        return reads(t.space) if isinstance(t, PointerType) else None
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        return reads(*_spaces(self.ptr))
 
     def verify_(self) -> None:
-        element = _pointee(self.ptr)
-        if self.result.type != element:
-            raise self.error(f"loads {element}, not {self.result.type}")
+        problem = access_problem(self.ptr, self.result.type)
+        if problem is not None:
+            raise self.error(problem)
 
 
 class StoreOp(Operation):
-    """Write one element: ``thread.store %v, %p : f32, !gpu.ptr<f32, global>``."""
+    """Write one element or a vector: ``thread.store %v, %p : f32, !gpu.ptr<f32, global>``."""
 
     name = "thread.store"
     value = operand_def(AnyType)
@@ -93,84 +296,154 @@ class StoreOp(Operation):
     def __init__(self, value: Value, ptr: Value) -> None:
         super().__init__(operands=[value, ptr])
 
-    def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
-        t = self.ptr.type
-        return writes(t.space) if isinstance(t, PointerType) else None
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        return writes(*_spaces(self.ptr))
 
     def verify_(self) -> None:
-        element = _pointee(self.ptr)
-        if self.value.type != element:
-            raise self.error(f"stores {self.value.type} through a pointer to {element}")
+        problem = access_problem(self.ptr, self.value.type)
+        if problem is not None:
+            raise self.error(problem)
 
 
-class CpAsyncOp(Operation):
-    """Start a global→shared copy of `bytes` bytes; yields its token.
+class LoadIfOp(Operation):
+    """A load under a predicate: where `pred` is false nothing is read and the
+    result is `default` (PTX: ``mov`` of the default, then ``@p ld``).
 
-    ``%t = thread.cp_async %dst, %src {bytes = 16 : i32} : !gpu.ptr<f32, shared>,
-    !gpu.ptr<f32, global>``
+    ``%v = thread.load_if %pred, %p, %zero : !gpu.ptr<f32, global> -> f32``
     """
 
-    name = "thread.cp_async"
-    traits = (
-        AsyncProducer(),
-        MemoryEffects((*reads(AddressSpace.GLOBAL), *writes(AddressSpace.SHARED))),
-    )
-    dst = operand_def(PointerType)
-    src = operand_def(PointerType)
-    bytes = attr_def(IntegerAttr, check=(lambda a: a.value in (4, 8, 16), "must be 4, 8 or 16"))
-    token = result_def(TokenType())
-    assembly_format = "$dst `,` $src attr-dict `:` type($dst) `,` type($src)"
+    name = "thread.load_if"
+    pred = operand_def(IntegerType(1))
+    ptr = operand_def(PointerType)
+    default = operand_def(AnyType)
+    result = result_def(AnyType)
+    assembly_format = "$pred `,` $ptr `,` $default attr-dict `:` type($ptr) `->` type($result)"
 
-    def __init__(self, dst: Value, src: Value, nbytes: int) -> None:
-        super().__init__(
-            operands=[dst, src],
-            result_types=[TokenType()],
-            attributes={"bytes": IntegerAttr(nbytes, IntegerType(32))},
-        )
+    def __init__(self, pred: Value, ptr: Value, default: Value) -> None:
+        super().__init__(operands=[pred, ptr, default], result_types=[default.type])
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        return reads(*_spaces(self.ptr))
 
     def verify_(self) -> None:
-        dst, src = self.dst.type, self.src.type
-        assert isinstance(dst, PointerType) and isinstance(src, PointerType)
-        if dst.space is not AddressSpace.SHARED or src.space is not AddressSpace.GLOBAL:
-            raise self.error("copies from a global pointer to a shared pointer")
+        problem = access_problem(self.ptr, self.result.type)
+        if problem is not None:
+            raise self.error(problem)
+        if self.default.type != self.result.type:
+            raise self.error(f"default {self.default.type} is not the result's {self.result.type}")
 
 
-class CpAsyncCommitOp(Operation):
-    """Close the current group of cp.async copies: ``%g = thread.cp_async_commit %t0, %t1``."""
+class StoreIfOp(Operation):
+    """A store under a predicate (``@p st``): nothing is written where `pred` is false.
 
-    name = "thread.cp_async_commit"
-    # Orders this thread's earlier copies into a group: never moved or deleted.
-    traits = (AsyncProducer(), MemoryEffects(writes(AddressSpace.SHARED)))
-    tokens = var_operand_def(TokenType())
-    group = result_def(TokenType())
-    assembly_format = "$tokens attr-dict"
-
-    def __init__(self, tokens: list[Value]) -> None:
-        super().__init__(operands=tokens, result_types=[TokenType()])
-
-
-class CpAsyncWaitOp(Operation):
-    """Wait until at most `pending` committed groups are in flight (cp.async.wait_group).
-
-    ``thread.cp_async_wait %g {pending = 0 : i32}``
+    ``thread.store_if %pred, %v, %p : f32, !gpu.ptr<f32, global>``
     """
 
-    name = "thread.cp_async_wait"
-    traits = (
-        AsyncWaiter(),
-        MemoryEffects((*reads(AddressSpace.SHARED), *writes(AddressSpace.SHARED))),
-    )
-    tokens = var_operand_def(TokenType())
-    pending = attr_def(IntegerAttr, check=(lambda a: a.value >= 0, "must be non-negative"))
-    assembly_format = "$tokens attr-dict"
+    name = "thread.store_if"
+    pred = operand_def(IntegerType(1))
+    value = operand_def(AnyType)
+    ptr = operand_def(PointerType)
+    assembly_format = "$pred `,` $value `,` $ptr attr-dict `:` type($value) `,` type($ptr)"
 
-    def __init__(self, tokens: list[Value], pending: int = 0) -> None:
+    def __init__(self, pred: Value, value: Value, ptr: Value) -> None:
+        super().__init__(operands=[pred, value, ptr])
+
+    def memory_effects(self) -> tuple[MemoryEffect, ...]:
+        return writes(*_spaces(self.ptr))
+
+    def verify_(self) -> None:
+        problem = access_problem(self.ptr, self.value.type)
+        if problem is not None:
+            raise self.error(problem)
+
+
+def _is_small_vector(t: Type) -> bool:
+    return isinstance(t, VectorType) and len(t.shape) == 1
+
+
+class ExtractOp(Operation):
+    """Element `pos` of a vector (a register of its brace list).
+
+    ``%x = thread.extract %v {pos = 3 : i64} : vector<4xf32>``
+    """
+
+    name = "thread.extract"
+    traits = (Pure(),)
+    vector = operand_def(VectorType)
+    pos = attr_def(IntegerAttr, check=(lambda a: a.value >= 0, "must be non-negative"))
+    result = result_def(AnyType)
+    assembly_format = "$vector attr-dict `:` type($vector)"
+
+    def __init__(self, vector: Value, pos: int) -> None:
+        t = vector.type
+        assert isinstance(t, VectorType)
         super().__init__(
-            operands=tokens, attributes={"pending": IntegerAttr(pending, IntegerType(32))}
+            operands=[vector],
+            result_types=[t.element],
+            attributes={"pos": IntegerAttr(pos, IntegerType(64))},
         )
+
+    @classmethod
+    def infer_result_types(cls, fields: FieldValues) -> Sequence[Type]:
+        t = fields.vector.type
+        return [t.element if isinstance(t, VectorType) else t]
+
+    def verify_(self) -> None:
+        t = self.vector.type
+        if not _is_small_vector(t):
+            raise self.error(f"extracts from a 1-D vector, not {t}")
+        assert isinstance(t, VectorType)
+        if self.pos.value >= t.shape[0]:
+            raise self.error(f"position {self.pos.value} is outside {t}")
+        if self.result.type != t.element:
+            raise self.error(f"yields {t.element}, not {self.result.type}")
+
+
+class FromElementsOp(Operation):
+    """A vector of its operands, first operand at position 0.
+
+    ``%v = thread.from_elements %a, %b, %c, %d : vector<4xf32>``
+    """
+
+    name = "thread.from_elements"
+    traits = (Pure(),)
+    elements = var_operand_def()
+    result = result_def(VectorType)
+    assembly_format = "$elements attr-dict `:` type($result)"
+
+    def __init__(self, elements: Sequence[Value]) -> None:
+        t = VectorType((len(elements),), elements[0].type)
+        super().__init__(operands=list(elements), result_types=[t])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        if not _is_small_vector(t):
+            raise self.error(f"builds a 1-D vector, not {t}")
+        assert isinstance(t, VectorType)
+        if len(self.elements) != t.shape[0]:
+            raise self.error(f"{t} takes {t.shape[0]} elements, got {len(self.elements)}")
+        for i, v in enumerate(self.elements):
+            if v.type != t.element:
+                raise self.error(f"element #{i} is {v.type}, not {t.element}")
 
 
 DIALECT = Dialect(
     "thread",
-    ops=(PtrAddOp, LoadOp, StoreOp, CpAsyncOp, CpAsyncCommitOp, CpAsyncWaitOp),
+    ops=(
+        PtrAddOp,
+        PtrCastOp,
+        CvtaOp,
+        AllocSharedOp,
+        DynamicSharedOp,
+        LoadOp,
+        StoreOp,
+        LoadIfOp,
+        StoreIfOp,
+        ExtractOp,
+        FromElementsOp,
+        CpAsyncOp,
+        CpAsyncCommitOp,
+        CpAsyncWaitOp,
+        AtomOp,
+    ),
 )
