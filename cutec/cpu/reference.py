@@ -1,0 +1,557 @@
+"""The reference interpreter of the thread dialect: one kernel, every thread, in Python.
+
+`run_kernel(kernel, grid, args)` runs a `builtin.kernel` of gpu / thread /
+arith / scf ops for every thread of every CTA of a (small) grid. It is the
+oracle the lowering's value tests compare against, and later the CPU
+backend's: slow, simple and strict.
+
+* **Memory.** A pointer argument is bound to a numpy array, which is the
+  global memory behind it and is updated in place. Each CTA has its own
+  shared memory: one buffer per `thread.alloc_shared` op and one for
+  `thread.dynamic_shared` (the kernel's ``dynamic_smem`` bytes), filled with
+  0xFF bytes (a NaN for floats, -1 for integers), as uninitialised memory.
+  A pointer value is (buffer, byte offset, element type, space); every
+  access is checked against its buffer's bounds and for natural alignment,
+  and a violation raises `AccessError` naming the op's location, the
+  thread and the block.
+* **Threads.** Each thread is a Python generator over the kernel body that
+  yields at ``gpu.barrier``; a CTA's threads run round-robin from barrier to
+  barrier, so every write before a barrier is seen by every read after it,
+  and a missing barrier shows as a wrong result. A thread that finishes
+  while others wait at a barrier is reported (a divergent barrier).
+* **Values.** Integers are Python ints in the stored (two's-complement)
+  form, floats Python floats rounded to their type: arith ops are evaluated
+  by their own folders (`Operation.fold`), so the interpreter has the
+  hardware semantics the folder has, with no second copy of them. Vectors
+  are tuples.
+* **cp.async.** A copy reads its source when issued and lands in shared
+  memory when a ``cp_async_wait`` covers its group (reading the destination
+  earlier sees the old bytes, as on the hardware it may).
+* **Trace.** With ``trace=True`` every access is recorded as an `Access`
+  (block, thread, op, load/store, buffer, byte offset, bytes).
+
+Atom ops run for the UniversalFMA atoms only; the others raise
+NotImplementedError until their emulation (cutec.atoms.emulate) is wired in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from cutec.ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr
+from cutec.ir.core import Block, Operation, Value
+from cutec.ir.dialects import builtin, gpu, scf, thread
+from cutec.ir.dialects.arith_fold import int_value, round_float
+from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.traits import AddressSpace
+from cutec.ir.types import FloatType, IndexType, IntegerType, Type, VectorType, bit_width
+
+Dim3 = tuple[int, int, int]
+
+
+class AccessError(Exception):
+    """A memory access out of bounds, misaligned or through the wrong space; names
+    the op's location, the thread and the block."""
+
+    def __init__(self, message: str, op: Operation, thread: Dim3, block: Dim3) -> None:
+        loc = op.location or op.parsed_at
+        where = f"{loc}: " if loc is not None else ""
+        super().__init__(f"{where}{message} ({op.name}, thread {thread}, block {block})")
+        self.op, self.thread, self.block = op, thread, block
+
+
+class InterpreterError(Exception):
+    """The kernel did something the interpreter cannot give a meaning to (a divergent
+    barrier, a division by zero, an op it does not know)."""
+
+
+@dataclass(eq=False)
+class Buffer:
+    """Bytes of one memory object: an argument's array or a CTA's shared array."""
+
+    name: str
+    space: AddressSpace
+    data: np.ndarray  # uint8, shares memory with the caller's array for arguments
+
+    @property
+    def size(self) -> int:
+        return int(self.data.size)
+
+
+@dataclass(frozen=True)
+class Pointer:
+    buffer: Buffer
+    offset: int  # bytes from the buffer's start
+    element: Type
+    space: AddressSpace
+
+
+@dataclass(frozen=True)
+class Access:
+    """One memory access of one thread (``trace=True``)."""
+
+    block: Dim3
+    thread: Dim3
+    op: Operation
+    kind: str  # "load" or "store"
+    buffer: str
+    offset: int  # bytes
+    nbytes: int
+
+
+@dataclass
+class Run:
+    """What a run leaves: the trace, and each CTA's shared buffers by name."""
+
+    trace: list[Access] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- bytes <-> values
+
+_INT_DTYPES = {1: np.uint8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_FLOAT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "tf32": np.float32}
+
+
+def _scalar_bytes(t: Type) -> int:
+    return max(bit_width(t) // 8, 1) if not isinstance(t, PointerType) else 8
+
+
+def _decode(raw: np.ndarray, t: Type) -> Any:
+    if isinstance(t, IntegerType | IndexType):
+        return int_value(int(raw.view(_INT_DTYPES[bit_width(t)])[0]), t)
+    if isinstance(t, FloatType):
+        if t.kind == "bf16":
+            bits = np.uint32(raw.view(np.uint16)[0]) << np.uint32(16)
+            return float(np.array([bits], dtype=np.uint32).view(np.float32)[0])
+        if t.kind in _FLOAT_DTYPES:
+            return float(raw.view(_FLOAT_DTYPES[t.kind])[0])
+    raise NotImplementedError(f"the reference interpreter cannot load {t}")
+
+
+def _encode(value: Any, t: Type) -> np.ndarray:
+    if isinstance(t, IntegerType | IndexType):
+        width = bit_width(t)
+        unsigned = int(value) & ((1 << max(width, 8)) - 1)
+        return np.array([unsigned], dtype=np.uint64).view(np.uint8)[: max(width // 8, 1)]
+    if isinstance(t, FloatType):
+        if t.kind == "bf16":
+            bits = np.array([value], dtype=np.float32).view(np.uint32)[0] >> np.uint32(16)
+            return np.array([bits], dtype=np.uint16).view(np.uint8)
+        if t.kind in _FLOAT_DTYPES:
+            return np.array([value], dtype=_FLOAT_DTYPES[t.kind]).view(np.uint8)
+    raise NotImplementedError(f"the reference interpreter cannot store {t}")
+
+
+def _to_attr(value: Any, t: Type) -> IntegerAttr | FloatAttr | None:
+    if isinstance(t, IntegerType | IndexType) and isinstance(value, int):
+        return IntegerAttr(value, t)
+    if isinstance(t, FloatType) and isinstance(value, float):
+        return FloatAttr(value, t)
+    return None
+
+
+def _argument(value: Any, t: Type, name: str) -> Any:
+    if isinstance(t, PointerType):
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"argument {name} ({t}) must be a numpy array")
+        flat = value.reshape(-1, order="A")
+        if not np.shares_memory(flat, value):
+            raise TypeError(f"argument {name}: pass a contiguous array")
+        return Pointer(Buffer(name, t.space, flat.view(np.uint8)), 0, t.element, t.space)
+    if isinstance(t, FloatType):
+        return round_float(float(value), t)
+    if isinstance(t, IntegerType | IndexType):
+        return int_value(int(value), t)
+    raise TypeError(f"argument {name}: cannot pass a value of type {t}")
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _dim3(values: Sequence[int] | int) -> Dim3:
+    v = [values] if isinstance(values, int) else list(values)
+    v += [1] * (3 - len(v))
+    return (int(v[0]), int(v[1]), int(v[2]))
+
+
+def _block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
+    if block is not None:
+        return _dim3(block)
+    for key in ("reqntid", "maxntid"):
+        attr = kernel.attributes.get(key)
+        if isinstance(attr, DenseArrayAttr):
+            return _dim3(list(attr.values))
+    raise InterpreterError(f"kernel @{kernel.sym_name} has no reqntid: pass block=(x, y, z)")
+
+
+def run_kernel(
+    kernel: builtin.KernelOp,
+    grid: Sequence[int] | int,
+    args: Sequence[Any] | Mapping[str, Any],
+    *,
+    block: Sequence[int] | int | None = None,
+    trace: bool = False,
+) -> Run:
+    """Run `kernel` on every thread of `grid` CTAs; pointer arguments are numpy arrays
+    (updated in place), the others Python numbers. `args` is in argument order or by
+    argument name. The CTA shape is `block`, else the kernel's ``reqntid``/``maxntid``."""
+    params = kernel.body.args
+    if isinstance(args, Mapping):
+        missing = [p.name_hint for p in params if p.name_hint not in args]
+        if missing:
+            raise TypeError(f"no value for argument(s) {', '.join(map(str, missing))}")
+        values = [args[str(p.name_hint)] for p in params]
+    else:
+        values = list(args)
+        if len(values) != len(params):
+            raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
+    bound = [
+        _argument(v, p.type, p.name_hint or f"#{i}")
+        for i, (v, p) in enumerate(zip(values, params, strict=True))
+    ]
+    run = Run()
+    grid3, block3 = _dim3(grid), _block_dim(kernel, block)
+    for bz in range(grid3[2]):
+        for by in range(grid3[1]):
+            for bx in range(grid3[0]):
+                _Cta(kernel, (bx, by, bz), grid3, block3, run if trace else None).run(bound)
+    return run
+
+
+class _Cta:
+    """One CTA: its shared memory and its threads, run from barrier to barrier."""
+
+    def __init__(
+        self,
+        kernel: builtin.KernelOp,
+        block_id: Dim3,
+        grid: Dim3,
+        block: Dim3,
+        run: Run | None,
+    ) -> None:
+        self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
+        self.record = run  # where accesses are traced, or None
+        self.shared: dict[Operation | None, Buffer] = {}
+
+    def shared_buffer(self, op: Operation, nbytes: int, name: str) -> Buffer:
+        key = None if isinstance(op, thread.DynamicSharedOp) else op
+        if key not in self.shared:
+            data = np.full(nbytes, 0xFF, dtype=np.uint8)
+            self.shared[key] = Buffer(name, AddressSpace.SHARED, data)
+        return self.shared[key]
+
+    def run(self, arguments: list[Any]) -> None:
+        bx, by, bz = self.block
+        threads = [
+            _Thread(self, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)
+        ]
+        running = [(t, t.start(arguments)) for t in threads]
+        while running:
+            waiting, finished = [], []
+            for t, gen in running:
+                try:
+                    next(gen)
+                    waiting.append((t, gen))
+                except StopIteration:
+                    finished.append(t)
+            if waiting and finished:
+                t = finished[0]
+                raise InterpreterError(
+                    f"divergent barrier in block {self.block_id}: thread {t.tid} finished "
+                    f"while {len(waiting)} threads wait at a barrier"
+                )
+            running = waiting
+
+
+# Handlers: op class -> method name of _Thread (region ops and barriers are apart).
+_HANDLERS: dict[type[Operation], str] = {}
+
+
+def _handles(*classes: type[Operation]) -> Callable[[Callable], Callable]:
+    def mark(fn: Callable) -> Callable:
+        for cls in classes:
+            _HANDLERS[cls] = fn.__name__
+        return fn
+
+    return mark
+
+
+class _Thread:
+    """One thread's state: its ids, its values and its cp.async groups."""
+
+    def __init__(self, cta: _Cta, tid: Dim3) -> None:
+        self.cta, self.tid = cta, tid
+        self.env: dict[Value, Any] = {}
+        self.uncommitted: list[tuple[Pointer, np.ndarray]] = []
+        self.groups: list[list[tuple[Pointer, np.ndarray]]] = []
+
+    # ------------------------------------------------------------ control
+    def start(self, arguments: list[Any]) -> Generator[Operation, None, None]:
+        body = self.cta.kernel.body
+        for arg, value in zip(body.args, arguments, strict=True):
+            self.env[arg] = value
+        yield from self.block(body)
+
+    def block(self, block: Block) -> Generator[Operation, None, list[Any]]:
+        env = self.env
+        for op in block.ops:
+            cls = type(op)
+            if cls is gpu.BarrierOp:
+                yield op
+            elif cls in (scf.YieldOp, scf.ConditionOp, builtin.ReturnOp):
+                return [env[v] for v in op.operands]
+            elif cls is scf.ForOp:
+                results = yield from self.for_(op)
+                env.update(zip(op.results, results, strict=True))
+            elif cls is scf.IfOp:
+                results = yield from self.if_(op)
+                env.update(zip(op.results, results, strict=True))
+            elif cls is scf.WhileOp:
+                results = yield from self.while_(op)
+                env.update(zip(op.results, results, strict=True))
+            elif op.name.startswith("arith."):
+                self.arith(op)
+            else:
+                handler = _HANDLERS.get(cls)
+                if handler is None:
+                    raise InterpreterError(f"the reference interpreter cannot run {op.name}")
+                getattr(self, handler)(op)
+        return []
+
+    def for_(self, op: scf.ForOp) -> Generator[Operation, None, list[Any]]:
+        lb, ub, step = (self.env[v] for v in (op.lb, op.ub, op.step))
+        carried = [self.env[v] for v in op.inits]
+        body = op.body
+        i = lb
+        while i < ub:
+            self.env[body.args[0]] = i
+            self.env.update(zip(body.args[1:], carried, strict=True))
+            carried = yield from self.block(body)
+            i = int_value(i + step, op.lb.type)
+        return carried
+
+    def if_(self, op: scf.IfOp) -> Generator[Operation, None, list[Any]]:
+        if self.env[op.cond]:
+            return (yield from self.block(op.then_block))
+        if op.else_block is not None:
+            return (yield from self.block(op.else_block))
+        return []
+
+    def while_(self, op: scf.WhileOp) -> Generator[Operation, None, list[Any]]:
+        carried = [self.env[v] for v in op.inits]
+        while True:
+            self.env.update(zip(op.before.args, carried, strict=True))
+            cond, *values = yield from self.block(op.before)
+            if not cond:
+                return values
+            self.env.update(zip(op.after.args, values, strict=True))
+            carried = yield from self.block(op.after)
+
+    # ------------------------------------------------------------ arith, by the folders
+    def arith(self, op: Operation) -> None:
+        operands = [self.env[v] for v in op.operands]
+        attrs = [_to_attr(x, v.type) for x, v in zip(operands, op.operands, strict=True)]
+        folded = op.fold(attrs)
+        if folded is None:
+            shown = ", ".join(map(str, operands))
+            raise InterpreterError(f"cannot evaluate {op.name} on ({shown})")
+        for r, f in zip(op.results, folded, strict=True):
+            self.env[r] = self.env[f] if isinstance(f, Value) else f.value
+
+    # ------------------------------------------------------------ special registers
+    @_handles(gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
+    def dim_register(self, op: Operation) -> None:
+        table = {
+            gpu.ThreadIdOp: self.tid,
+            gpu.BlockIdOp: self.cta.block_id,
+            gpu.BlockDimOp: self.cta.block,
+            gpu.GridDimOp: self.cta.grid,
+        }[type(op)]
+        self.env[op.results[0]] = table["xyz".index(op.attributes["dim"].value)]
+
+    def _cluster(self) -> Dim3:
+        attr = self.cta.kernel.attributes.get("cluster_dim")
+        return _dim3(list(attr.values)) if isinstance(attr, DenseArrayAttr) else (1, 1, 1)
+
+    @_handles(gpu.ClusterIdOp, gpu.ClusterDimOp, gpu.ClusterBlockIdOp, gpu.ClusterDimBlocksOp)
+    def cluster_register(self, op: Operation) -> None:
+        d = "xyz".index(op.attributes["dim"].value)
+        size, bid, grid = self._cluster()[d], self.cta.block_id[d], self.cta.grid[d]
+        self.env[op.results[0]] = {
+            gpu.ClusterIdOp: bid // size,
+            gpu.ClusterDimOp: grid // size,
+            gpu.ClusterBlockIdOp: bid % size,
+            gpu.ClusterDimBlocksOp: size,
+        }[type(op)]
+
+    @_handles(gpu.ClusterBlockRankOp)
+    def cluster_rank(self, op: Operation) -> None:
+        (cx, cy, _), b = self._cluster(), self.cta.block_id
+        self.env[op.results[0]] = b[0] % cx + cx * (b[1] % cy + cy * (b[2] % self._cluster()[2]))
+
+    @_handles(gpu.LaneIdOp)
+    def lane_id(self, op: Operation) -> None:
+        (x, y, z), (bx, by, _) = self.tid, self.cta.block
+        self.env[op.results[0]] = (x + bx * (y + by * z)) % 32
+
+    @_handles(gpu.WarpIdxOp)
+    def warp_idx(self, op: Operation) -> None:
+        self.env[op.results[0]] = self.tid[0] // 32  # tid.x / 32, as CuTe's canonical_warp_idx
+
+    # ------------------------------------------------------------ pointers
+    @_handles(thread.PtrAddOp)
+    def ptr_add(self, op: thread.PtrAddOp) -> None:
+        p: Pointer = self.env[op.ptr]
+        step = _scalar_bytes(p.element)
+        self.env[op.result] = replace(p, offset=p.offset + self.env[op.offset] * step)
+
+    @_handles(thread.PtrCastOp)
+    def ptr_cast(self, op: thread.PtrCastOp) -> None:
+        t = op.result.type
+        assert isinstance(t, PointerType)
+        self.env[op.result] = replace(self.env[op.ptr], element=t.element)
+
+    @_handles(thread.CvtaOp)
+    def cvta(self, op: thread.CvtaOp) -> None:
+        p: Pointer = self.env[op.ptr]
+        t = op.result.type
+        assert isinstance(t, PointerType)
+        if t.space is not AddressSpace.GENERIC and not p.buffer.space.aliases(t.space):
+            raise self.error(op, f"the generic address points into {p.buffer.space.value} memory")
+        self.env[op.result] = replace(p, space=t.space)
+
+    @_handles(thread.AllocSharedOp)
+    def alloc_shared(self, op: thread.AllocSharedOp) -> None:
+        t = op.result.type
+        assert isinstance(t, PointerType)
+        name = f"shared@{op.location or op.parsed_at}"
+        buffer = self.cta.shared_buffer(op, op.bytes.value, name)
+        self.env[op.result] = Pointer(buffer, 0, t.element, AddressSpace.SHARED)
+
+    @_handles(thread.DynamicSharedOp)
+    def dynamic_shared(self, op: thread.DynamicSharedOp) -> None:
+        t = op.result.type
+        assert isinstance(t, PointerType)
+        attr = self.cta.kernel.attributes.get("dynamic_smem")
+        nbytes = attr.value if isinstance(attr, IntegerAttr) else 0
+        buffer = self.cta.shared_buffer(op, nbytes, "dynamic_shared")
+        self.env[op.result] = Pointer(buffer, 0, t.element, AddressSpace.SHARED)
+
+    # ------------------------------------------------------------ memory
+    def error(self, op: Operation, message: str) -> AccessError:
+        return AccessError(message, op, self.tid, self.cta.block_id)
+
+    def _check(self, op: Operation, p: Pointer, nbytes: int, kind: str) -> None:
+        buf = p.buffer
+        if p.space is not AddressSpace.GENERIC and not buf.space.aliases(p.space):
+            raise self.error(
+                op, f"{p.space.value} {kind} of {buf.name}, a {buf.space.value} buffer"
+            )
+        if p.offset < 0 or p.offset + nbytes > buf.size:
+            raise self.error(
+                op,
+                f"out-of-bounds {kind} of {nbytes} bytes at byte offset {p.offset} of "
+                f"{buf.name} ({buf.size} bytes)",
+            )
+        if p.offset % nbytes:
+            raise self.error(
+                op, f"misaligned {kind} of {nbytes} bytes at byte offset {p.offset} of {buf.name}"
+            )
+        if self.cta.record is not None:
+            access = Access(self.cta.block_id, self.tid, op, kind, buf.name, p.offset, nbytes)
+            self.cta.record.trace.append(access)
+
+    def read(self, op: Operation, p: Pointer, t: Type) -> Any:
+        nbytes = thread.access_bytes(t)
+        self._check(op, p, nbytes, "load")
+        raw = p.buffer.data[p.offset : p.offset + nbytes]
+        if isinstance(t, VectorType):
+            step = _scalar_bytes(t.element)
+            return tuple(
+                _decode(raw[i * step : (i + 1) * step], t.element) for i in range(t.shape[0])
+            )
+        return _decode(raw, t)
+
+    def write(self, op: Operation, p: Pointer, t: Type, value: Any) -> None:
+        nbytes = thread.access_bytes(t)
+        self._check(op, p, nbytes, "store")
+        if isinstance(t, VectorType):
+            raw = np.concatenate([_encode(v, t.element) for v in value])
+        else:
+            raw = _encode(value, t)
+        p.buffer.data[p.offset : p.offset + nbytes] = raw
+
+    @_handles(thread.LoadOp)
+    def load(self, op: thread.LoadOp) -> None:
+        self.env[op.result] = self.read(op, self.env[op.ptr], op.result.type)
+
+    @_handles(thread.StoreOp)
+    def store(self, op: thread.StoreOp) -> None:
+        self.write(op, self.env[op.ptr], op.value.type, self.env[op.value])
+
+    @_handles(thread.LoadIfOp)
+    def load_if(self, op: thread.LoadIfOp) -> None:
+        if self.env[op.pred]:
+            self.env[op.result] = self.read(op, self.env[op.ptr], op.result.type)
+        else:
+            self.env[op.result] = self.env[op.default]
+
+    @_handles(thread.StoreIfOp)
+    def store_if(self, op: thread.StoreIfOp) -> None:
+        if self.env[op.pred]:
+            self.write(op, self.env[op.ptr], op.value.type, self.env[op.value])
+
+    @_handles(thread.ExtractOp)
+    def extract(self, op: thread.ExtractOp) -> None:
+        self.env[op.result] = self.env[op.vector][op.pos.value]
+
+    @_handles(thread.FromElementsOp)
+    def from_elements(self, op: thread.FromElementsOp) -> None:
+        self.env[op.result] = tuple(self.env[v] for v in op.elements)
+
+    # ------------------------------------------------------------ cp.async
+    @_handles(thread.CpAsyncOp)
+    def cp_async(self, op: thread.CpAsyncOp) -> None:
+        dst, src, nbytes = self.env[op.dst], self.env[op.src], op.bytes.value
+        size = nbytes if op.src_size is None else self.env[op.src_size]
+        if not 0 <= size <= nbytes:
+            raise self.error(op, f"src-size {size} is outside 0..{nbytes}")
+        data = np.zeros(nbytes, dtype=np.uint8)
+        if size:
+            self._check(op, src, nbytes, "load")  # the source must be aligned to cp-size
+            data[:size] = src.buffer.data[src.offset : src.offset + size]
+        self._check(op, dst, nbytes, "store")
+        self.uncommitted.append((dst, data))
+        self.env[op.token] = None
+
+    @_handles(thread.CpAsyncCommitOp)
+    def cp_async_commit(self, op: thread.CpAsyncCommitOp) -> None:
+        self.groups.append(self.uncommitted)
+        self.uncommitted = []
+        self.env[op.group] = None
+
+    @_handles(thread.CpAsyncWaitOp)
+    def cp_async_wait(self, op: thread.CpAsyncWaitOp) -> None:
+        while len(self.groups) > op.pending.value:
+            for dst, data in self.groups.pop(0):
+                dst.buffer.data[dst.offset : dst.offset + data.size] = data
+
+    # ------------------------------------------------------------ atoms
+    @_handles(thread.AtomOp)
+    def atom(self, op: thread.AtomOp) -> None:
+        name = op.atom.value
+        if not name.startswith("UniversalFMA_"):
+            raise NotImplementedError(f"the reference interpreter does not run atom {name} yet")
+        a, b, c = (self.env[v] for v in op.args)
+        t = op.outs[0].type
+        if isinstance(t, FloatType):
+            # Fused: the exact a*b + c, rounded once to f64 and then to the type.
+            exact = Fraction(a) * Fraction(b) + Fraction(c)
+            self.env[op.outs[0]] = round_float(float(exact), t)
+        else:
+            self.env[op.outs[0]] = int_value(a * b + c, t)  # mad.lo: the low bits
