@@ -30,8 +30,9 @@ backend's: slow, simple and strict.
 * **Trace.** With ``trace=True`` every access is recorded as an `Access`
   (block, thread, op, load/store, buffer, byte offset, bytes).
 
-Atom ops run for the UniversalFMA atoms only; the others raise
-NotImplementedError until their emulation (cutec.atoms.emulate) is wired in.
+Atom ops run for the UniversalFMA atoms and UniversalCopy's ld/st roles; the
+others raise NotImplementedError until their emulation (cutec.atoms.emulate)
+is wired in.
 """
 
 from __future__ import annotations
@@ -544,9 +545,15 @@ class _Thread:
     # ------------------------------------------------------------ atoms
     @_handles(thread.AtomOp)
     def atom(self, op: thread.AtomOp) -> None:
-        name = op.atom.value
-        if not name.startswith("UniversalFMA_"):
+        name, role = op.atom.value, op.role.value
+        if name.startswith("UniversalFMA_"):
+            self.fma(op)
+        elif name.startswith("UniversalCopy<") and role.startswith(("ld.", "st.")):
+            self.universal_copy(op, role.startswith("ld."))
+        else:
             raise NotImplementedError(f"the reference interpreter does not run atom {name} yet")
+
+    def fma(self, op: thread.AtomOp) -> None:
         a, b, c = (self.env[v] for v in op.args)
         t = op.outs[0].type
         if isinstance(t, FloatType):
@@ -555,3 +562,19 @@ class _Thread:
             self.env[op.outs[0]] = round_float(float(exact), t)
         else:
             self.env[op.outs[0]] = int_value(a * b + c, t)  # mad.lo: the low bits
+
+    def universal_copy(self, op: thread.AtomOp, load: bool) -> None:
+        """``ld``/``st`` of the atom's registers, consecutive in memory from the address."""
+        p: Pointer = self.env[op.args[0]]
+        registers = op.outs if load else op.args[1:]
+        nbytes = sum(_scalar_bytes(r.type) for r in registers)
+        self._check(op, p, nbytes, "load" if load else "store")
+        offset = p.offset
+        for r in registers:
+            step = _scalar_bytes(r.type)
+            raw = p.buffer.data[offset : offset + step]
+            if load:
+                self.env[r] = _decode(raw, r.type)
+            else:
+                raw[:] = _encode(self.env[r], r.type)
+            offset += step

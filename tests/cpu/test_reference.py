@@ -293,3 +293,67 @@ module {
 """
     with pytest.raises(NotImplementedError, match="SM75_U32x4_LDSM_N"):
         run_kernel(_kernel(text), grid=1, args=[np.zeros(8, np.float16)])
+
+
+def test_universal_copy_atoms_load_and_store_registers() -> None:
+    text = f"""
+module {{
+  kernel @cp(%x: {G32}, %y: {G32}) attributes {{reqntid = array<i32: 2, 1, 1>}} {{
+    %t = gpu.thread_id x : index
+    %c2 = arith.constant 2 : index
+    %i = arith.muli %t, %c2 : index
+    %px = thread.ptr_add %x, %i : {G32}, index
+    %py = thread.ptr_add %y, %i : {G32}, index
+    %r:2 = thread.atom "UniversalCopy<uint64_t>"(%px) {{role = "ld.global"}}
+      : ({G32}) -> (f32, f32)
+    thread.atom "UniversalCopy<uint64_t>"(%py, %r#1, %r#0) {{role = "st.global"}}
+      : ({G32}, f32, f32) -> ()
+    return
+  }}
+}}
+"""
+    x = np.array([1, 2, 3, 4], dtype=np.float32)
+    y = np.zeros(4, dtype=np.float32)
+    run = run_kernel(_kernel(text), grid=1, args=[x, y], trace=True)
+    assert y.tolist() == [2.0, 1.0, 4.0, 3.0]
+    assert [(a.kind, a.offset, a.nbytes) for a in run.trace if a.thread == (1, 0, 0)] == [
+        ("load", 8, 8),
+        ("store", 8, 8),
+    ]
+
+
+def test_special_registers() -> None:
+    text = """
+module {
+  kernel @ids(%y: !gpu.ptr<index, global>) attributes {reqntid = array<i32: 48, 2, 1>} {
+    %tx = gpu.thread_id x : index
+    %ty = gpu.thread_id y : index
+    %nx = gpu.block_dim x : index
+    %row = arith.muli %ty, %nx : index
+    %lin = arith.addi %row, %tx : index
+    %c4 = arith.constant 4 : index
+    %at = arith.muli %lin, %c4 : index
+    %p0 = thread.ptr_add %y, %at : !gpu.ptr<index, global>, index
+    %lane = gpu.lane_id : index
+    thread.store %lane, %p0 : index, !gpu.ptr<index, global>
+    %c1 = arith.constant 1 : index
+    %p1 = thread.ptr_add %p0, %c1 : !gpu.ptr<index, global>, index
+    %warp = gpu.warp_idx : index
+    thread.store %warp, %p1 : index, !gpu.ptr<index, global>
+    %p2 = thread.ptr_add %p1, %c1 : !gpu.ptr<index, global>, index
+    %gz = gpu.grid_dim x : index
+    thread.store %gz, %p2 : index, !gpu.ptr<index, global>
+    %p3 = thread.ptr_add %p2, %c1 : !gpu.ptr<index, global>, index
+    %cb = gpu.cluster_block_rank : index
+    thread.store %cb, %p3 : index, !gpu.ptr<index, global>
+    return
+  }
+}
+"""
+    y = np.zeros((96, 4), dtype=np.int64)
+    run_kernel(_kernel(text), grid=1, args=[y])
+    lin = np.arange(96)
+    assert y[:, 0].tolist() == (lin % 32).tolist()  # the lane of the linear thread id
+    # warp_idx is tid.x / 32 (CuTe's canonical_warp_idx_sync), not the linear id's warp
+    assert y[:, 1].tolist() == ((lin % 48) // 32).tolist()
+    assert set(y[:, 2]) == {1} and set(y[:, 3]) == {0}
