@@ -107,9 +107,28 @@ class Access:
 
 @dataclass
 class Run:
-    """What a run leaves: the trace, and each CTA's shared buffers by name."""
+    """What a run leaves: the trace of every access (with ``trace=True``)."""
 
     trace: list[Access] = field(default_factory=list)
+
+    def elements(self, buffer: str, kind: str, itemsize: int) -> dict[tuple[Dim3, Dim3], list[int]]:
+        """(block, thread) -> the indices of the `itemsize`-byte elements it touched
+        in `buffer` by `kind` ("load" or "store"), in program order."""
+        out: dict[tuple[Dim3, Dim3], list[int]] = {}
+        for a in self.trace:
+            if a.buffer == buffer and a.kind == kind:
+                first = a.offset // itemsize
+                touched = range(first, first + max(a.nbytes // itemsize, 1))
+                out.setdefault((a.block, a.thread), []).extend(touched)
+        return out
+
+    def store_counts(self, buffer: str, size: int, itemsize: int) -> np.ndarray:
+        """How many times each of `buffer`'s `size` elements was stored to (all ones:
+        every output element written exactly once)."""
+        counts = np.zeros(size, dtype=np.int64)
+        for indices in self.elements(buffer, "store", itemsize).values():
+            np.add.at(counts, indices, 1)
+        return counts
 
 
 # --------------------------------------------------------------------------- bytes <-> values

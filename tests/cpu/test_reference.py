@@ -49,6 +49,8 @@ def test_copy_and_scale_over_several_ctas() -> None:
     assert sorted(stores) == [(b, t, 4 * (32 * b + t)) for b in range(3) for t in range(32)]
     assert {a.buffer for a in run.trace if a.kind == "load"} == {"x"}
     assert len(run.trace) == 2 * 96
+    assert run.store_counts("y", 96, 4).tolist() == [1] * 96
+    assert run.elements("x", "load", 4)[((2, 0, 0), (5, 0, 0))] == [69]
 
 
 VECTOR = f"""
@@ -75,8 +77,11 @@ module {{
 def test_vector_loads_and_stores() -> None:
     x = np.arange(32, dtype=np.float32)
     y = np.zeros(16, dtype=np.float32)
-    run_kernel(_kernel(VECTOR), grid=1, args=[x, y])
+    run = run_kernel(_kernel(VECTOR), grid=1, args=[x, y], trace=True)
     assert y.tolist() == [v for t in range(8) for v in (4.0 * t + 3, 4.0 * t)]
+    loads = run.elements("x", "load", 4)
+    assert loads[((0, 0, 0), (3, 0, 0))] == [12, 13, 14, 15]  # one .v4 access, four elements
+    assert run.store_counts("y", 16, 4).tolist() == [1] * 16
 
 
 def test_a_misaligned_vector_load_is_reported() -> None:
