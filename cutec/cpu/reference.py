@@ -16,9 +16,11 @@ backend's: slow, simple and strict.
   thread and the block.
 * **Threads.** Each thread is a Python generator over the kernel body that
   yields at ``gpu.barrier``; a CTA's threads run round-robin from barrier to
-  barrier, so every write before a barrier is seen by every read after it,
-  and a missing barrier shows as a wrong result. A thread that finishes
-  while others wait at a barrier is reported (a divergent barrier).
+  barrier, so every write before a barrier is seen by every read after it.
+  Two threads touching one shared byte between two barriers, one of them
+  writing, is a race (an `AccessError`; ``check_races=False`` lets the run go
+  on, and a missing barrier then shows as a wrong result). A thread that
+  finishes while others wait at a barrier is reported (a divergent barrier).
 * **Values.** Integers are Python ints in the stored (two's-complement)
   form, floats Python floats rounded to their type: arith ops are evaluated
   by their own folders (`Operation.fold`), so the interpreter has the
@@ -216,10 +218,13 @@ def run_kernel(
     *,
     block: Sequence[int] | int | None = None,
     trace: bool = False,
+    check_races: bool = True,
 ) -> Run:
     """Run `kernel` on every thread of `grid` CTAs; pointer arguments are numpy arrays
     (updated in place), the others Python numbers. `args` is in argument order or by
-    argument name. The CTA shape is `block`, else the kernel's ``reqntid``/``maxntid``."""
+    argument name. The CTA shape is `block`, else the kernel's ``reqntid``/``maxntid``.
+    With `check_races`, two threads touching one shared byte between two barriers, one
+    of them writing, is an `AccessError`."""
     params = kernel.body.args
     if isinstance(args, Mapping):
         missing = [p.name_hint for p in params if p.name_hint not in args]
@@ -239,7 +244,9 @@ def run_kernel(
     for bz in range(grid3[2]):
         for by in range(grid3[1]):
             for bx in range(grid3[0]):
-                _Cta(kernel, (bx, by, bz), grid3, block3, run if trace else None).run(bound)
+                cta = _Cta(kernel, (bx, by, bz), grid3, block3, run if trace else None)
+                cta.check_races = check_races
+                cta.run(bound)
     return run
 
 
@@ -257,6 +264,32 @@ class _Cta:
         self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
+        self.check_races = True
+        # Shared bytes touched since the last barrier: (buffer, byte) -> [writer, readers].
+        self.phase: dict[tuple[int, int], list[Any]] = {}
+
+    def note_shared(
+        self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: str
+    ) -> None:
+        """Record an access of shared bytes; raise on a race with another thread."""
+        tid = t.tid
+        for byte in range(first, first + n):
+            entry = self.phase.setdefault((id(buf), byte), [None, set()])
+            writer, readers = entry
+            other = writer if writer not in (None, tid) else None
+            if other is None and kind == "store":
+                other = next((r for r in readers if r != tid), None)
+            if other is not None:
+                raise t.error(
+                    op,
+                    f"shared-memory race on byte {byte} of {buf.name}: {kind} by this thread, "
+                    f"{'store' if other == writer else 'load'} by thread {other}, "
+                    "no barrier between",
+                )
+            if kind == "store":
+                entry[0] = tid
+            else:
+                readers.add(tid)
 
     def shared_buffer(self, op: Operation, nbytes: int, name: str) -> Buffer:
         key = None if isinstance(op, thread.DynamicSharedOp) else op
@@ -285,6 +318,7 @@ class _Cta:
                     f"divergent barrier in block {self.block_id}: thread {t.tid} finished "
                     f"while {len(waiting)} threads wait at a barrier"
                 )
+            self.phase.clear()  # every thread has reached the barrier
             running = waiting
 
 
@@ -482,6 +516,8 @@ class _Thread:
             raise self.error(
                 op, f"misaligned {kind} of {nbytes} bytes at byte offset {p.offset} of {buf.name}"
             )
+        if self.cta.check_races and buf.space is not AddressSpace.GLOBAL:
+            self.cta.note_shared(self, op, buf, p.offset, nbytes, kind)
         if self.cta.record is not None:
             access = Access(self.cta.block_id, self.tid, op, kind, buf.name, p.offset, nbytes)
             self.cta.record.trace.append(access)
