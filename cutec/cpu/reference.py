@@ -40,157 +40,35 @@ is wired in.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from cutec.ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr
+from cutec.cpu.reference_memory import (
+    Access,
+    AccessError,
+    Buffer,
+    Dim3,
+    InterpreterError,
+    Pointer,
+    Run,
+    argument,
+    decode,
+    encode,
+    scalar_bytes,
+    to_attr,
+)
+from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
 from cutec.ir.dialects.arith_fold import int_value, round_float
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.traits import AddressSpace
-from cutec.ir.types import FloatType, IndexType, IntegerType, Type, VectorType, bit_width
+from cutec.ir.types import FloatType, Type, VectorType
 
-Dim3 = tuple[int, int, int]
-
-
-class AccessError(Exception):
-    """A memory access out of bounds, misaligned or through the wrong space; names
-    the op's location, the thread and the block."""
-
-    def __init__(self, message: str, op: Operation, thread: Dim3, block: Dim3) -> None:
-        loc = op.location or op.parsed_at
-        where = f"{loc}: " if loc is not None else ""
-        super().__init__(f"{where}{message} ({op.name}, thread {thread}, block {block})")
-        self.op, self.thread, self.block = op, thread, block
-
-
-class InterpreterError(Exception):
-    """The kernel did something the interpreter cannot give a meaning to (a divergent
-    barrier, a division by zero, an op it does not know)."""
-
-
-@dataclass(eq=False)
-class Buffer:
-    """Bytes of one memory object: an argument's array or a CTA's shared array."""
-
-    name: str
-    space: AddressSpace
-    data: np.ndarray  # uint8, shares memory with the caller's array for arguments
-
-    @property
-    def size(self) -> int:
-        return int(self.data.size)
-
-
-@dataclass(frozen=True)
-class Pointer:
-    buffer: Buffer
-    offset: int  # bytes from the buffer's start
-    element: Type
-    space: AddressSpace
-
-
-@dataclass(frozen=True)
-class Access:
-    """One memory access of one thread (``trace=True``)."""
-
-    block: Dim3
-    thread: Dim3
-    op: Operation
-    kind: str  # "load" or "store"
-    buffer: str
-    offset: int  # bytes
-    nbytes: int
-
-
-@dataclass
-class Run:
-    """What a run leaves: the trace of every access (with ``trace=True``)."""
-
-    trace: list[Access] = field(default_factory=list)
-
-    def elements(self, buffer: str, kind: str, itemsize: int) -> dict[tuple[Dim3, Dim3], list[int]]:
-        """(block, thread) -> the indices of the `itemsize`-byte elements it touched
-        in `buffer` by `kind` ("load" or "store"), in program order."""
-        out: dict[tuple[Dim3, Dim3], list[int]] = {}
-        for a in self.trace:
-            if a.buffer == buffer and a.kind == kind:
-                first = a.offset // itemsize
-                touched = range(first, first + max(a.nbytes // itemsize, 1))
-                out.setdefault((a.block, a.thread), []).extend(touched)
-        return out
-
-    def store_counts(self, buffer: str, size: int, itemsize: int) -> np.ndarray:
-        """How many times each of `buffer`'s `size` elements was stored to (all ones:
-        every output element written exactly once)."""
-        counts = np.zeros(size, dtype=np.int64)
-        for indices in self.elements(buffer, "store", itemsize).values():
-            np.add.at(counts, indices, 1)
-        return counts
-
-
-# --------------------------------------------------------------------------- bytes <-> values
-
-_INT_DTYPES = {1: np.uint8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-_FLOAT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "tf32": np.float32}
-
-
-def _scalar_bytes(t: Type) -> int:
-    return max(bit_width(t) // 8, 1) if not isinstance(t, PointerType) else 8
-
-
-def _decode(raw: np.ndarray, t: Type) -> Any:
-    if isinstance(t, IntegerType | IndexType):
-        return int_value(int(raw.view(_INT_DTYPES[bit_width(t)])[0]), t)
-    if isinstance(t, FloatType):
-        if t.kind == "bf16":
-            bits = np.uint32(raw.view(np.uint16)[0]) << np.uint32(16)
-            return float(np.array([bits], dtype=np.uint32).view(np.float32)[0])
-        if t.kind in _FLOAT_DTYPES:
-            return float(raw.view(_FLOAT_DTYPES[t.kind])[0])
-    raise NotImplementedError(f"the reference interpreter cannot load {t}")
-
-
-def _encode(value: Any, t: Type) -> np.ndarray:
-    if isinstance(t, IntegerType | IndexType):
-        width = bit_width(t)
-        unsigned = int(value) & ((1 << max(width, 8)) - 1)
-        return np.array([unsigned], dtype=np.uint64).view(np.uint8)[: max(width // 8, 1)]
-    if isinstance(t, FloatType):
-        if t.kind == "bf16":
-            bits = np.array([value], dtype=np.float32).view(np.uint32)[0] >> np.uint32(16)
-            return np.array([bits], dtype=np.uint16).view(np.uint8)
-        if t.kind in _FLOAT_DTYPES:
-            return np.array([value], dtype=_FLOAT_DTYPES[t.kind]).view(np.uint8)
-    raise NotImplementedError(f"the reference interpreter cannot store {t}")
-
-
-def _to_attr(value: Any, t: Type) -> IntegerAttr | FloatAttr | None:
-    if isinstance(t, IntegerType | IndexType) and isinstance(value, int):
-        return IntegerAttr(value, t)
-    if isinstance(t, FloatType) and isinstance(value, float):
-        return FloatAttr(value, t)
-    return None
-
-
-def _argument(value: Any, t: Type, name: str) -> Any:
-    if isinstance(t, PointerType):
-        if not isinstance(value, np.ndarray):
-            raise TypeError(f"argument {name} ({t}) must be a numpy array")
-        flat = value.reshape(-1, order="A")
-        if not np.shares_memory(flat, value):
-            raise TypeError(f"argument {name}: pass a contiguous array")
-        return Pointer(Buffer(name, t.space, flat.view(np.uint8)), 0, t.element, t.space)
-    if isinstance(t, FloatType):
-        return round_float(float(value), t)
-    if isinstance(t, IntegerType | IndexType):
-        return int_value(int(value), t)
-    raise TypeError(f"argument {name}: cannot pass a value of type {t}")
-
+__all__ = ["Access", "AccessError", "InterpreterError", "Run", "run_kernel"]
 
 # --------------------------------------------------------------------------- the run
 
@@ -236,7 +114,7 @@ def run_kernel(
         if len(values) != len(params):
             raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
     bound = [
-        _argument(v, p.type, p.name_hint or f"#{i}")
+        argument(v, p.type, p.name_hint or f"#{i}")
         for i, (v, p) in enumerate(zip(values, params, strict=True))
     ]
     run = Run()
@@ -409,7 +287,7 @@ class _Thread:
     # ------------------------------------------------------------ arith, by the folders
     def arith(self, op: Operation) -> None:
         operands = [self.env[v] for v in op.operands]
-        attrs = [_to_attr(x, v.type) for x, v in zip(operands, op.operands, strict=True)]
+        attrs = [to_attr(x, v.type) for x, v in zip(operands, op.operands, strict=True)]
         folded = op.fold(attrs)
         if folded is None:
             shown = ", ".join(map(str, operands))
@@ -461,7 +339,7 @@ class _Thread:
     @_handles(thread.PtrAddOp)
     def ptr_add(self, op: thread.PtrAddOp) -> None:
         p: Pointer = self.env[op.ptr]
-        step = _scalar_bytes(p.element)
+        step = scalar_bytes(p.element)
         self.env[op.result] = replace(p, offset=p.offset + self.env[op.offset] * step)
 
     @_handles(thread.PtrCastOp)
@@ -527,19 +405,19 @@ class _Thread:
         self._check(op, p, nbytes, "load")
         raw = p.buffer.data[p.offset : p.offset + nbytes]
         if isinstance(t, VectorType):
-            step = _scalar_bytes(t.element)
+            step = scalar_bytes(t.element)
             return tuple(
-                _decode(raw[i * step : (i + 1) * step], t.element) for i in range(t.shape[0])
+                decode(raw[i * step : (i + 1) * step], t.element) for i in range(t.shape[0])
             )
-        return _decode(raw, t)
+        return decode(raw, t)
 
     def write(self, op: Operation, p: Pointer, t: Type, value: Any) -> None:
         nbytes = thread.access_bytes(t)
         self._check(op, p, nbytes, "store")
         if isinstance(t, VectorType):
-            raw = np.concatenate([_encode(v, t.element) for v in value])
+            raw = np.concatenate([encode(v, t.element) for v in value])
         else:
-            raw = _encode(value, t)
+            raw = encode(value, t)
         p.buffer.data[p.offset : p.offset + nbytes] = raw
 
     @_handles(thread.LoadOp)
@@ -622,14 +500,14 @@ class _Thread:
         """``ld``/``st`` of the atom's registers, consecutive in memory from the address."""
         p: Pointer = self.env[op.args[0]]
         registers = op.outs if load else op.args[1:]
-        nbytes = sum(_scalar_bytes(r.type) for r in registers)
+        nbytes = sum(scalar_bytes(r.type) for r in registers)
         self._check(op, p, nbytes, "load" if load else "store")
         offset = p.offset
         for r in registers:
-            step = _scalar_bytes(r.type)
+            step = scalar_bytes(r.type)
             raw = p.buffer.data[offset : offset + step]
             if load:
-                self.env[r] = _decode(raw, r.type)
+                self.env[r] = decode(raw, r.type)
             else:
-                raw[:] = _encode(self.env[r], r.type)
+                raw[:] = encode(self.env[r], r.type)
             offset += step
