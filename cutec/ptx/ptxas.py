@@ -7,6 +7,9 @@ accepts PTX that driver rejects. So the pinned wheel's ptxas comes first:
 1. ``$CUTEC_PTXAS`` if set;
 2. the ptxas inside the installed ``nvidia-cuda-nvcc`` wheel;
 3. ``ptxas`` on PATH.
+
+With ``-v`` ptxas reports each kernel's resources; `parse_resource_usage`
+reads them into `ResourceUsage` records (``cutec compile --resource-usage``).
 """
 
 from __future__ import annotations
@@ -64,6 +67,79 @@ class AssembleResult:
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+    @property
+    def resources(self) -> dict[str, ResourceUsage]:
+        """Each kernel's resources, when ptxas ran with ``-v`` (else empty)."""
+        return parse_resource_usage(self.stderr)
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """What one kernel uses, as ``ptxas -v`` reports it (bytes, per thread unless said)."""
+
+    kernel: str
+    arch: str
+    registers: int = 0
+    shared_bytes: int = 0  # static shared memory per CTA
+    stack_frame: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+    barriers: int = 0
+
+    @property
+    def spills(self) -> bool:
+        return self.spill_stores > 0 or self.spill_loads > 0
+
+    def __str__(self) -> str:
+        return (
+            f"{self.kernel} ({self.arch}): {self.registers} registers, "
+            f"{self.shared_bytes} bytes smem, {self.stack_frame} bytes stack, "
+            f"{self.spill_stores} bytes spill stores, {self.spill_loads} bytes spill loads, "
+            f"{self.barriers} barriers"
+        )
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+_PROPERTIES = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+)
+_USED = re.compile(r"Used (\d+) registers")
+_BARRIERS = re.compile(r"used (\d+) barriers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def parse_resource_usage(text: str) -> dict[str, ResourceUsage]:
+    """The kernels' resources in ``ptxas -v`` output, by kernel name.
+
+    ptxas prints, per entry function::
+
+        ptxas info    : Compiling entry function 'k' for 'sm_90a'
+        ptxas info    : Function properties for k
+            8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+        ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 368 bytes cmem[0]
+    """
+    found: dict[str, ResourceUsage] = {}
+    fields: dict[str, int] = {}
+    kernel = arch = None
+    for line in text.splitlines():
+        if m := _ENTRY.search(line):
+            kernel, arch, fields = m.group(1), m.group(2), {}
+        elif kernel is None:
+            continue
+        elif m := _PROPERTIES.search(line):
+            stack, stores, loads = map(int, m.groups())
+            fields.update(stack_frame=stack, spill_stores=stores, spill_loads=loads)
+        elif m := _USED.search(line):
+            fields["registers"] = int(m.group(1))
+            if b := _BARRIERS.search(line):
+                fields["barriers"] = int(b.group(1))
+            if sm := _SMEM.search(line):
+                fields["shared_bytes"] = int(sm.group(1))
+            assert arch is not None
+            found[kernel] = ResourceUsage(kernel, arch, **fields)
+            kernel = None
+    return found
 
 
 def assemble(ptx: str, arch: str, *, options: tuple[str, ...] = ()) -> AssembleResult:

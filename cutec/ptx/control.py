@@ -1,0 +1,120 @@
+"""Structured control flow → labels and branches.
+
+Values that cross a region boundary live in registers shared by both sides:
+a loop's carried values in the registers of its body's arguments (written
+before the loop and at the back edge), an ``scf.if``'s results in registers
+both branches write. Writing several registers at once from registers that may
+be among them (``scf.yield %b, %a``) is a parallel copy (`parallel_move`).
+
+``scf.for %i = %lb to %ub step %s``::
+
+        mov %i, %lb;  mov %acc, %init
+    $L_for_0:
+        setp.ge.s64 %p, %i, %ub;  @%p bra $L_for_end_1;
+        <body>;  mov %acc, <yielded>;  add.s64 %i, %i, %s;  bra $L_for_0;
+    $L_for_end_1:                       // results: the %acc registers
+
+``scf.if %c`` branches over the then block to the else block (``@!%c bra``);
+``scf.while`` runs `before`, moves the values ``scf.condition`` forwards into
+the result registers (which the `after` block's arguments are), leaves when the
+condition is false, else runs `after` and moves its yield into `before`'s
+arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cutec.ir.core import Operation, Value
+from cutec.ir.dialects import scf
+
+if TYPE_CHECKING:
+    from cutec.ptx.emitter import KernelEmitter, Rule
+
+
+def parallel_move(ctx: KernelEmitter, op: Operation, dsts: Sequence[str], srcs: Sequence[Value]):
+    """``dsts[i] = srcs[i]`` for every i at once (through scratch registers if they overlap)."""
+    moves = []
+    for d, v in zip(dsts, srcs, strict=True):
+        s = ctx.reg(v)
+        if d and d != s:  # tokens have no register ("")
+            moves.append((d, s, ctx.ptype(v, op).reg))
+    if {s for _, s, _ in moves} & {d for d, _, _ in moves}:
+        staged = []
+        for d, s, c in moves:
+            t = ctx.temp(c)
+            ctx.emit(f"mov.{c} {t}, {s};")
+            staged.append((d, t, c))
+        moves = staged
+    for d, s, c in moves:
+        ctx.emit(f"mov.{c} {d}, {s};")
+
+
+def _for(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, scf.ForOp)
+    t = ctx.ptype(op.lb, op)
+    if t.s is None:
+        raise ctx.error(op, "the induction variable must be an integer or index")
+    iv = ctx.define(op.induction_var, op)
+    carried = [ctx.define(a, op) for a in op.body.args[1:]]
+    ctx.emit(f"mov.{t.reg} {iv}, {ctx.reg(op.lb)};")
+    parallel_move(ctx, op, carried, op.inits)
+    head, end = ctx.label("for"), ctx.label("for_end")
+    ctx.place(head)
+    done = ctx.temp("pred")
+    ctx.emit(f"setp.ge.{t.s} {done}, {iv}, {ctx.reg(op.ub)};")
+    ctx.emit(f"@{done} bra {end};")
+    ctx.emit_block(op.body)
+    parallel_move(ctx, op, carried, op.body.terminator.operands)
+    ctx.emit(f"add.{t.s} {iv}, {iv}, {ctx.reg(op.step)};")
+    ctx.emit(f"bra {head};")
+    ctx.place(end)
+    for r, reg in zip(op.results, carried, strict=True):
+        ctx.regs.bind(r, reg)
+
+
+def _if(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, scf.IfOp)
+    if ctx.ptype(op.cond, op).reg != "pred":
+        raise ctx.error(op, "the condition must be a scalar i1")
+    results = [ctx.define(r, op) for r in op.results]
+    else_block = op.else_block
+    end = ctx.label("if_end")
+    otherwise = ctx.label("else") if else_block is not None else end
+    ctx.emit(f"@!{ctx.reg(op.cond)} bra {otherwise};")
+    ctx.emit_block(op.then_block)
+    parallel_move(ctx, op, results, op.then_block.terminator.operands)
+    if else_block is not None:
+        ctx.emit(f"bra {end};")
+        ctx.place(otherwise)
+        ctx.emit_block(else_block)
+        parallel_move(ctx, op, results, else_block.terminator.operands)
+    ctx.place(end)
+
+
+def _while(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, scf.WhileOp)
+    carried = [ctx.define(a, op) for a in op.before.args]
+    parallel_move(ctx, op, carried, op.inits)
+    head, end = ctx.label("while"), ctx.label("while_end")
+    ctx.place(head)
+    ctx.emit_block(op.before)
+    condition = op.before.terminator
+    assert isinstance(condition, scf.ConditionOp)
+    results = [ctx.define(r, op) for r in op.results]
+    parallel_move(ctx, op, results, condition.values)
+    ctx.emit(f"@!{ctx.reg(condition.cond)} bra {end};")
+    for a, reg in zip(op.after.args, results, strict=True):
+        ctx.regs.bind(a, reg)
+    ctx.emit_block(op.after)
+    parallel_move(ctx, op, carried, op.after.terminator.operands)
+    ctx.emit(f"bra {head};")
+    ctx.place(end)
+
+
+CONTROL_RULES: dict[type[Operation], Rule] = {
+    scf.ForOp: _for,
+    scf.IfOp: _if,
+    scf.WhileOp: _while,
+}

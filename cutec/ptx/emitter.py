@@ -1,0 +1,253 @@
+"""The PTX emitter: thread-level IR → PTX text, in one printing loop over the ops.
+
+``emit_ptx(module, target)`` legalises a copy of the module (legalize.py), then
+writes, per kernel, the ``.entry`` with its parameters (docs/abi.md) and
+performance directives, and its body: each op is looked up by class in
+`RULES` (rules.py: arith, gpu, thread; control.py: scf) and its rule prints
+its instructions through the `KernelEmitter` it is given. Adding an op is
+adding a row to a table in tables.py or one small rule function.
+
+The module's text is assembled last: the header (``.version``/``.target``/
+``.address_size`` from cutec/target.py), the ``.file`` table of the source
+files the ops' locations name, then the kernels, each with its register
+declarations (known only once its body is printed).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from cutec.diagnostics import CompileError, Location
+from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
+from cutec.ir.core import Block, Operation, Value
+from cutec.ir.dialects.builtin import FuncOp, KernelOp, ModuleOp
+from cutec.ir.dialects.gpu import PointerType, TokenType
+from cutec.ir.traits import Terminator
+from cutec.ptx.control import CONTROL_RULES
+from cutec.ptx.legalize import legalize
+from cutec.ptx.regalloc import Registers
+from cutec.ptx.rules import RULES as OP_RULES
+from cutec.ptx.tables import PtxType, param_type, ptx_type
+from cutec.target import Feature, Target
+from cutec.target import target as lookup_target
+
+Rule = Callable[["KernelEmitter", Operation], None]
+
+RULES: dict[type[Operation], Rule] = {**OP_RULES, **CONTROL_RULES}
+
+
+def register_rule(op_class: type[Operation], rule: Rule) -> None:
+    """Teach the emitter a new op (for an op defined outside cutec's dialects)."""
+    RULES[op_class] = rule
+
+
+def rule_for(op: Operation) -> Rule | None:
+    """The rule of `op`'s class, or of its nearest base class that has one."""
+    for cls in type(op).__mro__:
+        if cls in RULES:
+            return RULES[cls]
+    return None
+
+
+def cannot_emit(op: Operation, target: Target, why: str = "") -> CompileError:
+    """The one error for an op the emitter has no instruction for."""
+    ins = ", ".join(map(str, op.operand_types))
+    outs = ", ".join(map(str, op.result_types))
+    message = f"cannot emit '{op.name}' with operand types ({ins}) and result types ({outs})"
+    message += f" for {target}" + (f": {why}" if why else "")
+    return CompileError(message, op.location or op.parsed_at)
+
+
+class FileTable:
+    """The ``.file`` directives: one number per source file, in order of first use."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+
+    def number(self, file: str) -> int:
+        return self.numbers.setdefault(file, len(self.numbers) + 1)
+
+    def directives(self) -> list[str]:
+        return [f'.file {n} "{_escape(f)}"' for f, n in self.numbers.items()]
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+class KernelEmitter:
+    """The state of one kernel's emission, and the small API the rules print through."""
+
+    def __init__(self, kernel: KernelOp, target: Target, files: FileTable) -> None:
+        self.kernel = kernel
+        self.target = target
+        self.files = files
+        self.regs = Registers()
+        self.body: list[str] = []
+        self.shared: list[str] = []  # .shared declarations at the top of the body
+        self._labels = itertools.count()
+        self._loc: Location | None = None
+
+    # -- what rules call ----------------------------------------------------------
+    def ptype(self, value: Value, op: Operation) -> PtxType:
+        """The PTX form of `value`'s type; a located error naming `op` if it has none."""
+        t = ptx_type(value.type)
+        if t is None:
+            raise cannot_emit(op, self.target, f"no PTX register holds {value.type}")
+        return t
+
+    def reg(self, value: Value) -> str:
+        """The register holding operand `value`."""
+        return self.regs.of(value)
+
+    def define(self, value: Value, op: Operation) -> str:
+        """A fresh register for result `value` of `op` ("" for a token, which has none)."""
+        if isinstance(value.type, TokenType):
+            return self.regs.bind(value, "")
+        return self.regs.bind(value, self.regs.new(self.ptype(value, op).reg))
+
+    def temp(self, reg_class: str) -> str:
+        """A scratch register of `reg_class`."""
+        return self.regs.new(reg_class)
+
+    def emit(self, instruction: str) -> None:
+        """One instruction line (with its ``;``)."""
+        self.body.append("\t" + instruction)
+
+    def label(self, kind: str) -> str:
+        """A fresh label name (``$L_for_3``)."""
+        return f"$L_{kind}_{next(self._labels)}"
+
+    def place(self, label: str) -> None:
+        self.body.append(f"{label}:")
+
+    def error(self, op: Operation, why: str = "") -> CompileError:
+        return cannot_emit(op, self.target, why)
+
+    def declare_shared(self, nbytes: int, align: int) -> str:
+        """A static ``.shared`` buffer of `nbytes`; returns its symbol."""
+        name = f"{self.kernel.sym_name}_smem_{len(self.shared)}"
+        self.shared.append(f".shared .align {align} .b8 {name}[{nbytes}];")
+        return name
+
+    def emit_block(self, block: Block) -> None:
+        """Print the ops of `block` but its terminator, which the enclosing rule handles."""
+        for op in block.ops:
+            if op is not block.last_op or not op.has_trait(Terminator):
+                self.emit_op(op)
+
+    def emit_op(self, op: Operation) -> None:
+        rule = rule_for(op)
+        if rule is None:
+            raise self.error(op)
+        self._mark(op)
+        rule(self, op)
+        for r in op.results:  # async tokens order the program; no register holds them
+            if isinstance(r.type, TokenType) and not self.regs.has(r):
+                self.regs.bind(r, "")
+
+    # -- the kernel -------------------------------------------------------------
+    def _mark(self, op: Operation) -> None:
+        """A ``.loc`` line when `op`'s source position differs from the last one."""
+        loc = op.location or op.parsed_at
+        if loc is None or loc == self._loc:
+            return
+        self._loc = loc
+        self.body.append(f"\t.loc {self.files.number(loc.file)} {loc.line} {loc.col}")
+
+    def emit_kernel(self) -> str:
+        self._mark(self.kernel)
+        params = [self._load_param(i, arg) for i, arg in enumerate(self.kernel.args)]
+        self.emit_block(self.kernel.body)
+        self.emit("ret;")
+        head = [f".visible .entry {self.kernel.sym_name}("]
+        head.append(",\n".join(f"\t.param .{t} {name}" for t, name in params))
+        head.append(")")
+        head += self._directives()
+        decls = [f"\t{d}" for d in (*self.regs.declarations(), *self.shared)]
+        return "\n".join([*head, "{", *decls, "", *self.body, "}", ""])
+
+    def _load_param(self, index: int, arg: Value) -> tuple[str, str]:
+        """Load kernel argument `index` (docs/abi.md); returns its (param type, name)."""
+        name = f"{self.kernel.sym_name}_param_{index}"
+        param = param_type(arg.type)
+        if param is None:
+            raise CompileError(
+                f"kernel argument {index} of type {arg.type} has no parameter form "
+                "(docs/abi.md: pointers to global memory, integers, index and floats)",
+                self.kernel.location or self.kernel.parsed_at,
+            )
+        if param == "u8":  # an i1: a byte, tested into a predicate
+            byte = self.temp("b16")
+            self.emit(f"ld.param.u8 {byte}, [{name}];")
+            self.emit(f"setp.ne.u16 {self.define(arg, self.kernel)}, {byte}, 0;")
+        elif isinstance(arg.type, PointerType):  # a generic address of global memory
+            raw = self.temp("b64")
+            self.emit(f"ld.param.u64 {raw}, [{name}];")
+            self.emit(f"cvta.to.global.u64 {self.define(arg, self.kernel)}, {raw};")
+        else:
+            self.emit(f"ld.param.{param} {self.define(arg, self.kernel)}, [{name}];")
+        return param, name
+
+    def _directives(self) -> list[str]:
+        """Performance directives from the kernel's attributes (docs/ir.md, builtin)."""
+        out = []
+        attrs = self.kernel.attributes
+        for key, directive in (("reqntid", "reqntid"), ("maxntid", "maxntid")):
+            attr = attrs.get(key)
+            if isinstance(attr, DenseArrayAttr):
+                out.append(f".{directive} {', '.join(map(str, attr.values))}")
+        for key in ("minnctapersm", "maxnreg"):
+            attr = attrs.get(key)
+            if isinstance(attr, IntegerAttr):
+                out.append(f".{key} {attr.value}")
+        cluster = attrs.get("cluster_dim")
+        if isinstance(cluster, DenseArrayAttr):
+            if not self.target.has(Feature.CLUSTERS):
+                raise CompileError(
+                    f"'cluster_dim' needs thread-block clusters, which {self.target} lacks",
+                    self.kernel.location or self.kernel.parsed_at,
+                )
+            out.append(f".reqnctapercluster {', '.join(map(str, cluster.values))}")
+        return out
+
+
+def _dynamic_smem(kernel: KernelOp) -> list[str]:
+    """The extern shared array of a kernel that asks for dynamic shared memory."""
+    attr = kernel.attributes.get("dynamic_smem")
+    if isinstance(attr, IntegerAttr) and attr.value > 0:
+        return [f".extern .shared .align 16 .b8 {kernel.sym_name}_dynamic_smem[];", ""]
+    return []
+
+
+def header(target: Target) -> list[str]:
+    """``.version`` / ``.target`` / ``.address_size`` of `target`."""
+    major, minor = target.ptx_version
+    return [
+        f"// Generated by cutec for {target}",
+        "",
+        f".version {major}.{minor}",
+        f".target {target}",
+        ".address_size 64",
+        "",
+    ]
+
+
+def emit_ptx(module: ModuleOp, target: Target | str) -> str:
+    """The PTX text of every kernel in `module`, for `target` (sm_80, sm_90a)."""
+    if isinstance(target, str):
+        target = lookup_target(target)
+    module = legalize(module)
+    files = FileTable()
+    kernels: list[str] = []
+    for op in module.body.ops:
+        if isinstance(op, KernelOp):
+            kernels += _dynamic_smem(op)
+            kernels.append(KernelEmitter(op, target, files).emit_kernel())
+        elif isinstance(op, FuncOp):
+            raise cannot_emit(op, target, "device functions are inlined before emission")
+        else:
+            raise cannot_emit(op, target)
+    directives = files.directives()
+    return "\n".join([*header(target), *directives, *([""] if directives else []), *kernels])

@@ -1,0 +1,318 @@
+"""Emission rules of the straight-line ops: arith, gpu, thread and return.
+
+A rule is ``rule(ctx, op)``: it reads its operands' registers from the
+`KernelEmitter` `ctx`, defines its results' registers and prints its
+instructions. Most ops share one rule driven by a table of tables.py
+(`BINARY`, `CAST` ...); an op with a shape of its own has a small function.
+The structured control flow (scf) is control.py's.
+
+The thread dialect is growing (vector and predicated loads and stores, special
+registers, cvta, the generic atom-instruction op): each new op is a row here.
+The atom op renders its atom's `PtxTemplate` through `render_template`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from cutec.atoms.ptx_template import PtxTemplate
+from cutec.ir.attributes import FloatAttr
+from cutec.ir.core import Operation, Value
+from cutec.ir.dialects import arith, gpu, thread
+from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.types import IndexType, IntegerType
+from cutec.ptx.tables import (
+    BINARY,
+    CAST,
+    CMPF,
+    CMPI,
+    ONLY,
+    SHIFT,
+    TERNARY,
+    UNARY,
+    PtxType,
+    fill,
+    fill_cast,
+    float_immediate,
+    ptx_type,
+)
+from cutec.target import AddressSpace
+
+if TYPE_CHECKING:
+    from cutec.ptx.emitter import KernelEmitter
+
+Rule = Callable[["KernelEmitter", Operation], None]
+
+
+def _row(table: Mapping[type, str], op: Operation) -> str:
+    for cls in type(op).__mro__:
+        if cls in table:
+            return table[cls]
+    raise KeyError(op.name)
+
+
+def _instruction(ctx: KernelEmitter, op: Operation, table: Mapping[type, str]) -> str:
+    """The op's template filled with its result's suffix (a located error if it has none)."""
+    t = ctx.ptype(op.results[0], op)
+    ins = fill(_row(table, op), t)
+    allowed = ONLY.get(type(op))
+    if ins is None or (allowed is not None and t.f not in allowed and t.s not in allowed):
+        raise ctx.error(op)
+    return ins
+
+
+# --------------------------------------------------------------------------- arith
+
+
+def _nary(table: Mapping[type, str]) -> Rule:
+    """``<ins> %d, %a[, %b[, %c]];`` from `table`."""
+
+    def rule(ctx: KernelEmitter, op: Operation) -> None:
+        ins = _instruction(ctx, op, table)
+        args = ", ".join(ctx.reg(v) for v in op.operands)
+        ctx.emit(f"{ins} {ctx.define(op.results[0], op)}, {args};")
+
+    return rule
+
+
+def _shift(ctx: KernelEmitter, op: Operation) -> None:
+    ins = _instruction(ctx, op, SHIFT)
+    value, amount = op.operands
+    a = ctx.ptype(amount, op)
+    n = ctx.reg(amount)
+    if a.reg != "b32":  # the amount is a u32 register
+        n32 = ctx.temp("b32")
+        ctx.emit(f"cvt.u32.{a.u} {n32}, {n};")
+        n = n32
+    ctx.emit(f"{ins} {ctx.define(op.results[0], op)}, {ctx.reg(value)}, {n};")
+
+
+def _constant(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, arith.ConstantOp)
+    t = ctx.ptype(op.result, op)
+    value = op.value
+    if isinstance(value, FloatAttr):
+        text = float_immediate(value.value, t)
+    elif t.reg == "pred":
+        text = str(value.value & 1)
+    else:
+        text = str(value.value)
+    if text is None:
+        raise ctx.error(op, f"no immediate of {t.ir}")
+    ctx.emit(f"mov.{t.reg} {ctx.define(op.result, op)}, {text};")
+
+
+def _cmp(table: Mapping[str, str]) -> Rule:
+    def rule(ctx: KernelEmitter, op: Operation) -> None:
+        assert isinstance(op, arith.CmpIOp | arith.CmpFOp)
+        t = ctx.ptype(op.lhs, op)
+        pred = op.predicate.value
+        a, b = ctx.reg(op.lhs), ctx.reg(op.rhs)
+        if t.reg == "pred" and pred in ("eq", "ne"):  # setp takes no predicates
+            d = ctx.define(op.result, op)
+            ctx.emit(f"xor.pred {d}, {a}, {b};")
+            if pred == "eq":
+                ctx.emit(f"not.pred {d}, {d};")
+            return
+        cmp = fill(table[pred], t)
+        if cmp is None:
+            raise ctx.error(op)
+        ctx.emit(f"setp.{cmp} {ctx.define(op.result, op)}, {a}, {b};")
+
+    return rule
+
+
+def _select(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, arith.SelectOp)
+    t = ctx.ptype(op.result, op)
+    c, a, b = (ctx.reg(v) for v in op.operands)
+    if ctx.ptype(op.cond, op).reg != "pred":
+        raise ctx.error(op, "the condition must be a scalar i1")
+    d = ctx.define(op.result, op)
+    if t.reg == "pred":  # selp takes no predicates
+        ctx.emit(f"@{c} mov.pred {d}, {a};")
+        ctx.emit(f"@!{c} mov.pred {d}, {b};")
+    else:
+        ctx.emit(f"selp.{t.f or t.reg} {d}, {a}, {b}, {c};")
+
+
+def _cast(ctx: KernelEmitter, op: Operation) -> None:
+    a, d = ctx.ptype(op.operands[0], op), ctx.ptype(op.results[0], op)
+    src = ctx.reg(op.operands[0])
+    if a.reg == "pred" or d.reg == "pred":
+        _cast_pred(ctx, op, a, d, src)
+        return
+    ints = a.f is None and d.f is None and a.s is not None and d.s is not None
+    if (ints and a.nbytes == d.nbytes) or (isinstance(op, arith.BitcastOp) and a.reg == d.reg):
+        ctx.emit(f"mov.{d.reg} {ctx.define(op.results[0], op)}, {src};")
+        return
+    if isinstance(op, arith.ExtFOp) and a.ir == "bf16" and ctx.target.sm < 90:
+        # cvt.f32.bf16 needs sm_90: a bf16 is the top half of the f32 it widens to.
+        bits = ctx.temp("b32")
+        ctx.emit(f"cvt.u32.u16 {bits}, {src};")
+        ctx.emit(f"shl.b32 {bits}, {bits}, 16;")
+        ctx.emit(f"mov.b32 {ctx.define(op.results[0], op)}, {bits};")
+        return
+    ins = fill_cast(_row(CAST, op), d, a)
+    if ins is None or (isinstance(op, arith.BitcastOp) and a.nbytes != d.nbytes):
+        raise ctx.error(op)
+    ctx.emit(f"{ins} {ctx.define(op.results[0], op)}, {src};")
+
+
+def _cast_pred(ctx: KernelEmitter, op: Operation, a: PtxType, d: PtxType, src: str) -> None:
+    """Casts from and to i1: ``selp`` out of a predicate, ``setp`` on the low bit into one."""
+    widen = (arith.ExtUIOp, arith.ExtSIOp, arith.IndexCastOp, arith.IndexCastUIOp)
+    narrow = (arith.TruncIOp, arith.IndexCastOp, arith.IndexCastUIOp)
+    if a.reg == "pred" and d.s is not None and isinstance(op, widen):
+        true = "1" if isinstance(op, arith.ExtUIOp | arith.IndexCastUIOp) else "-1"
+        ctx.emit(f"selp.{d.s} {ctx.define(op.results[0], op)}, {true}, 0, {src};")
+    elif d.reg == "pred" and a.s is not None and isinstance(op, narrow):
+        low = ctx.temp(a.reg)
+        ctx.emit(f"and.{a.b} {low}, {src}, 1;")
+        ctx.emit(f"setp.ne.{a.b} {ctx.define(op.results[0], op)}, {low}, 0;")
+    else:
+        raise ctx.error(op)
+
+
+# --------------------------------------------------------------------------- gpu
+
+
+def _special_register(name: str) -> Rule:
+    """``%tid.x`` / ``%ctaid.x`` (u32) widened to the index register."""
+
+    def rule(ctx: KernelEmitter, op: Operation) -> None:
+        assert isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp)
+        r = ctx.temp("b32")
+        ctx.emit(f"mov.u32 {r}, %{name}.{op.dim.value};")
+        ctx.emit(f"cvt.u64.u32 {ctx.define(op.result, op)}, {r};")
+
+    return rule
+
+
+def _barrier(ctx: KernelEmitter, op: Operation) -> None:
+    ctx.emit("bar.sync 0;")
+
+
+# --------------------------------------------------------------------------- thread
+
+# State spaces ld and st may name.
+_MEMORY_SPACES = frozenset(
+    {AddressSpace.GLOBAL, AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER, AddressSpace.LOCAL}
+)
+
+
+def _space(ctx: KernelEmitter, op: Operation, ptr: Value) -> str:
+    t = ptr.type
+    assert isinstance(t, PointerType)
+    if t.space not in _MEMORY_SPACES:
+        raise ctx.error(op, f"no ld/st of {t.space.value} memory")
+    return t.space.value
+
+
+def _ptr_add(ctx: KernelEmitter, op: Operation) -> None:
+    """``p + i * sizeof(element)``: ``mad.wide.s32`` from an i32 offset, else ``mad.lo.s64``."""
+    assert isinstance(op, thread.PtrAddOp)
+    ptr_type = op.ptr.type
+    assert isinstance(ptr_type, PointerType)
+    element = ptx_type(ptr_type.element)
+    if element is None:
+        raise ctx.error(op, f"no PTX form of {ptr_type.element}")
+    offset = op.offset.type
+    if offset == IntegerType(32):
+        ins = "mad.wide.s32"
+    elif isinstance(offset, IndexType) or offset == IntegerType(64):
+        ins = "mad.lo.s64"
+    else:
+        raise ctx.error(op, "offsets are i32, i64 or index")
+    d = ctx.define(op.result, op)
+    ctx.emit(f"{ins} {d}, {ctx.reg(op.offset)}, {element.nbytes}, {ctx.reg(op.ptr)};")
+
+
+def _load(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.LoadOp)
+    space = _space(ctx, op, op.ptr)
+    t = ctx.ptype(op.result, op)
+    addr = ctx.reg(op.ptr)
+    if t.reg == "pred":  # a byte in memory
+        byte = ctx.temp("b16")
+        ctx.emit(f"ld.{space}.u8 {byte}, [{addr}];")
+        ctx.emit(f"setp.ne.u16 {ctx.define(op.result, op)}, {byte}, 0;")
+        return
+    ctx.emit(f"ld.{space}.{t.mem} {ctx.define(op.result, op)}, [{addr}];")
+
+
+def _store(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.StoreOp)
+    space = _space(ctx, op, op.ptr)
+    t = ctx.ptype(op.value, op)
+    value = ctx.reg(op.value)
+    if t.reg == "pred":
+        byte = ctx.temp("b16")
+        ctx.emit(f"selp.u16 {byte}, 1, 0, {value};")
+        value = byte
+    ctx.emit(f"st.{space}.{t.mem} [{ctx.reg(op.ptr)}], {value};")
+
+
+def _cp_async(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.CpAsyncOp)
+    n = op.bytes.value
+    ctx.emit(f"cp.async.ca.shared.global [{ctx.reg(op.dst)}], [{ctx.reg(op.src)}], {n};")
+
+
+def _cp_async_commit(ctx: KernelEmitter, op: Operation) -> None:
+    ctx.emit("cp.async.commit_group;")
+
+
+def _cp_async_wait(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.CpAsyncWaitOp)
+    ctx.emit(f"cp.async.wait_group {op.pending.value};")
+
+
+def shared_buffer(ctx: KernelEmitter, op: Operation, nbytes: int, align: int = 16) -> None:
+    """A static shared buffer whose address is `op`'s one result (a shared pointer).
+
+    The thread dialect has no allocation op yet; its rule will be this call.
+    """
+    ctx.emit(f"mov.u64 {ctx.define(op.results[0], op)}, {ctx.declare_shared(nbytes, align)};")
+
+
+def render_template(
+    ctx: KernelEmitter, template: PtxTemplate, values: Mapping[str, Value | Sequence[Value] | str]
+) -> None:
+    """Print an atom's instruction: each template operand from the registers of its values.
+
+    A value that is a `str` is taken as written (an immediate). Results must be
+    defined (`ctx.define`) before, operands read, by the atom op's rule.
+    """
+    regs: dict[str, str | list[str]] = {}
+    for name, v in values.items():
+        if isinstance(v, str):
+            regs[name] = v
+        elif isinstance(v, Value):
+            regs[name] = ctx.reg(v)
+        else:
+            regs[name] = [ctx.reg(x) for x in v]
+    ctx.emit(template.render(regs))
+
+
+RULES: dict[type[Operation], Rule] = {
+    arith.ConstantOp: _constant,
+    **{cls: _nary(BINARY) for cls in BINARY},
+    **{cls: _nary(UNARY) for cls in UNARY},
+    **{cls: _nary(TERNARY) for cls in TERNARY},
+    **{cls: _shift for cls in SHIFT},
+    arith.CmpIOp: _cmp(CMPI),
+    arith.CmpFOp: _cmp(CMPF),
+    arith.SelectOp: _select,
+    **{cls: _cast for cls in CAST},
+    gpu.ThreadIdOp: _special_register("tid"),
+    gpu.BlockIdOp: _special_register("ctaid"),
+    gpu.BarrierOp: _barrier,
+    thread.PtrAddOp: _ptr_add,
+    thread.LoadOp: _load,
+    thread.StoreOp: _store,
+    thread.CpAsyncOp: _cp_async,
+    thread.CpAsyncCommitOp: _cp_async_commit,
+    thread.CpAsyncWaitOp: _cp_async_wait,
+}

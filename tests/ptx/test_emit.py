@@ -1,0 +1,235 @@
+"""The PTX emitter: hand-written thread-level kernels, emitted for each target,
+assembled by ptxas, and checked line by line where a line matters."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from cutec.diagnostics import CompileError
+from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.parser import parse_module
+from cutec.ir.verifier import verify
+from cutec.ptx import emit_ptx
+from cutec.ptx.ptxas import assemble, find_ptxas
+from cutec.target import COMPILE_TARGETS
+
+needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
+
+CASES = ("vadd", "control", "arith", "smem")
+
+
+def _emit(case: str, target: str, request: pytest.FixtureRequest) -> str:
+    if case == "smem":
+        request.getfixturevalue("smem_op")
+    return emit_ptx(request.getfixturevalue("load_case")(case), target)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("target", COMPILE_TARGETS)
+@pytest.mark.parametrize("case", CASES)
+def test_ptxas_accepts_every_case(case: str, target: str, request: pytest.FixtureRequest) -> None:
+    result = assemble(_emit(case, target, request), target, options=("-v",))
+    assert result.ok, result.stderr
+    usage = result.resources
+    assert list(usage) == [{"arith": "arith_ops"}.get(case, case)]
+    (kernel,) = usage.values()
+    assert kernel.arch == target and kernel.registers > 0
+    assert not kernel.spills and kernel.stack_frame == 0
+    if case == "smem":
+        assert kernel.shared_bytes == 1024 and kernel.barriers == 1
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_registers_are_declared(case: str, request: pytest.FixtureRequest) -> None:
+    """Every register used is below the count its class declares, and each class is used."""
+    ptx = _emit(case, "sm_90a", request)
+    declared = dict(re.findall(r"\.reg \.\w+ (%[a-z]+)<(\d+)>;", ptx))
+    used: dict[str, int] = {}
+    for prefix, n in re.findall(r"(%[a-z]+)(\d+)\b", ptx):
+        used[prefix] = max(used.get(prefix, 0), int(n) + 1)
+    assert {p: int(n) for p, n in declared.items()} == used
+
+
+@pytest.mark.parametrize(
+    ("target", "version"), [("sm_80", ".version 7.4"), ("sm_90a", ".version 8.0")]
+)
+def test_header(target: str, version: str, load_case: Callable[[str], ModuleOp]) -> None:
+    lines = emit_ptx(load_case("vadd"), target).splitlines()
+    start = lines.index(version)
+    assert lines[start : start + 3] == [version, f".target {target}", ".address_size 64"]
+
+
+def test_parameters_and_their_loads(load_case: Callable[[str], ModuleOp]) -> None:
+    ptx = emit_ptx(load_case("vadd"), "sm_90a")
+    assert (
+        ".visible .entry vadd(\n"
+        "\t.param .u64 vadd_param_0,\n"
+        "\t.param .u64 vadd_param_1,\n"
+        "\t.param .u64 vadd_param_2,\n"
+        "\t.param .s64 vadd_param_3\n"
+        ")\n"
+        ".reqntid 128, 1, 1\n{"
+    ) in ptx
+    assert "\tld.param.u64 %rd0, [vadd_param_0];\n\tcvta.to.global.u64 %rd1, %rd0;\n" in ptx
+    assert "\tld.param.s64 %rd6, [vadd_param_3];\n" in ptx
+
+
+def test_loc_lines_point_at_the_ops(load_case: Callable[[str], ModuleOp]) -> None:
+    ptx = emit_ptx(load_case("vadd"), "sm_90a")
+    assert '.file 1 "tests/ptx/cases/vadd.mlir"' in ptx
+    # Line 15 of vadd.mlir, column 14: `%sum = arith.addf %x, %y : f32`.
+    assert "\t.loc 1 15 14\n\tadd.rn.f32 %f4, %f2, %f3;\n" in ptx
+
+
+def test_kernel_directives(load_case: Callable[[str], ModuleOp]) -> None:
+    ptx = emit_ptx(load_case("control"), "sm_80")
+    assert ")\n.maxntid 256, 1, 1\n.minnctapersm 2\n.maxnreg 64\n{" in ptx
+    assert ".reqntid" not in ptx
+
+
+def test_grid_stride_loop(load_case: Callable[[str], ModuleOp]) -> None:
+    """The loop test, the body's carried-value move, the step and the back edge."""
+    ptx = emit_ptx(load_case("vadd"), "sm_90a")
+    body = re.sub(r"\t\.loc .*\n", "", ptx)
+    assert (
+        "\tmov.b64 %rd13, %rd11;\n"
+        "\tmov.f32 %f1, %f0;\n"
+        "$L_for_0:\n"
+        "\tsetp.ge.s64 %p0, %rd13, %rd6;\n"
+        "\t@%p0 bra $L_for_end_1;\n"
+    ) in body
+    assert (
+        "\tmov.f32 %f1, %f5;\n\tadd.s64 %rd13, %rd13, %rd12;\n\tbra $L_for_0;\n$L_for_end_1:\n"
+    ) in body
+
+
+SWAP = """
+kernel @swap(%out: !gpu.ptr<i32, global>, %a: i32, %b: i32, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a, %y = %b) -> (i32, i32) : i32 {
+    scf.yield %y, %x : i32, i32
+  }
+  thread.store %r#0, %out : i32, !gpu.ptr<i32, global>
+  return
+}
+"""
+
+
+def test_a_swapping_yield_is_a_parallel_copy() -> None:
+    ptx = emit_ptx(parse_module(SWAP, "swap.mlir"), "sm_90a")
+    body = re.sub(r"\t\.loc .*\n", "", ptx)
+    # %r6/%r7 carry x and y: both are read before either is written.
+    assert (
+        "\t@%p0 bra $L_for_end_1;\n"
+        "\tmov.b32 %r8, %r7;\n"
+        "\tmov.b32 %r9, %r6;\n"
+        "\tmov.b32 %r6, %r8;\n"
+        "\tmov.b32 %r7, %r9;\n"
+        "\tadd.s32 %r5, %r5, %r4;\n"
+    ) in body
+    assert "$L_for_end_1:\n\tst.global.s32 [%rd1], %r6;\n" in body
+
+
+def test_if_with_results_and_while(load_case: Callable[[str], ModuleOp]) -> None:
+    body = re.sub(r"\t\.loc .*\n", "", emit_ptx(load_case("control"), "sm_80"))
+    assert (
+        "\t@!%p1 bra $L_else_1;\n"
+        "\tmul.lo.s32 %r8, %r2, %r5;\n"
+        "\tmov.b32 %r7, %r8;\n"
+        "\tbra $L_if_end_0;\n"
+        "$L_else_1:\n"
+        "\tshr.s32 %r9, %r2, %r4;\n"
+        "\tmov.b32 %r7, %r9;\n"
+        "$L_if_end_0:\n"
+    ) in body
+    # scf.condition forwards into the result registers, then leaves when false.
+    assert (
+        "\tand.pred %p4, %p2, %p3;\n"
+        "\tmov.b32 %r12, %r10;\n"
+        "\tmov.b32 %r13, %r11;\n"
+        "\t@!%p4 bra $L_while_end_3;\n"
+    ) in body
+    assert "\tmov.b32 %r10, %r18;\n\tmov.b32 %r11, %r19;\n\tbra $L_while_2;\n" in body
+
+
+def test_shared_memory_and_cp_async(smem_op: None, load_case: Callable[[str], ModuleOp]) -> None:
+    ptx = emit_ptx(load_case("smem"), "sm_80")
+    assert ".extern .shared .align 16 .b8 smem_dynamic_smem[];" in ptx
+    assert "\t.shared .align 16 .b8 smem_smem_0[1024];" in ptx
+    assert "\tmov.u64 %rd4, smem_smem_0;" in ptx
+    assert "\tcp.async.ca.shared.global [%rd9], [%rd8], 16;" in ptx
+    assert "\tcp.async.commit_group;\n" in ptx and "\tcp.async.wait_group 0;\n" in ptx
+    assert ptx.count("\tbar.sync 0;\n") == 2
+    assert "\tld.shared.f32 %f0, [%rd16];" in ptx
+
+
+UNSUPPORTED = """kernel @k(%a: i8, %b: i8) {
+  %c = arith.addi %a, %b : i8
+  return
+}
+"""
+
+
+def test_an_op_without_instruction_is_one_located_error() -> None:
+    module = parse_module(UNSUPPORTED, "bad.mlir")
+    verify(module)
+    with pytest.raises(CompileError) as err:
+        emit_ptx(module, "sm_90a")
+    assert len(err.value.diagnostics) == 1
+    assert str(err.value.location) == "bad.mlir:2:8"  # the op name
+    assert err.value.diagnostics[0].message == (
+        "cannot emit 'arith.addi' with operand types (i8, i8) and result types (i8) for sm_90a"
+    )
+
+
+def test_f64_maximumf_has_no_instruction() -> None:
+    module = parse_module(
+        "kernel @k(%a: f64) {\n  %c = arith.maximumf %a, %a : f64\n  return\n}\n", "m.mlir"
+    )
+    with pytest.raises(CompileError, match=r"cannot emit 'arith.maximumf' .*\(f64\)"):
+        emit_ptx(module, "sm_80")
+
+
+def test_cluster_dims_need_sm_90() -> None:
+    text = "kernel @k() attributes {cluster_dim = array<i32: 2, 1, 1>} {\n  return\n}\n"
+    assert ".reqnctapercluster 2, 1, 1" in emit_ptx(parse_module(text, "c.mlir"), "sm_90a")
+    with pytest.raises(CompileError, match="'cluster_dim' needs thread-block clusters"):
+        emit_ptx(parse_module(text, "c.mlir"), "sm_80")
+
+
+def test_shared_pointer_arguments_are_refused() -> None:
+    text = "kernel @k(%p: !gpu.ptr<f32, shared>) {\n  return\n}\n"
+    with pytest.raises(CompileError, match=r"kernel argument 0 of type !gpu\.ptr<f32, shared>"):
+        emit_ptx(parse_module(text, "s.mlir"), "sm_90a")
+
+
+def test_the_callers_module_is_left_unchanged(load_case: Callable[[str], ModuleOp]) -> None:
+    module = load_case("arith")
+    before = str(module)
+    emit_ptx(module, "sm_80")
+    assert str(module) == before
+
+
+def test_parameter_layout_aligns_each_parameter_naturally() -> None:
+    from cutec.ir import types as T
+    from cutec.ir.dialects.gpu import PointerType
+    from cutec.ptx.tables import Param, param_layout
+    from cutec.target import AddressSpace
+
+    ptr = PointerType(T.f32, AddressSpace.GLOBAL)
+    layout = param_layout((T.i1, ptr, T.i32, T.f16, T.index, T.f32, T.bf16, T.f64))
+    assert layout == [
+        Param("u8", 1, 0),
+        Param("u64", 8, 8),
+        Param("s32", 4, 16),
+        Param("b16", 2, 20),
+        Param("s64", 8, 24),
+        Param("f32", 4, 32),
+        Param("b16", 2, 36),
+        Param("f64", 8, 40),
+    ]
+    assert param_layout((PointerType(T.f32, AddressSpace.SHARED),)) is None
