@@ -30,7 +30,8 @@ from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import scf
 
 if TYPE_CHECKING:
-    from cutec.ptx.emitter import KernelEmitter, Rule
+    from cutec.ptx.emitter import KernelEmitter
+    from cutec.ptx.rules import Rule
 
 
 def parallel_move(ctx: KernelEmitter, op: Operation, dsts: Sequence[str], srcs: Sequence[Value]):
@@ -71,7 +72,7 @@ def _for(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"bra {head};")
     ctx.place(end)
     for r, reg in zip(op.results, carried, strict=True):
-        ctx.regs.bind(r, reg)
+        ctx.alias(r, reg)
 
 
 def _if(ctx: KernelEmitter, op: Operation) -> None:
@@ -106,7 +107,7 @@ def _while(ctx: KernelEmitter, op: Operation) -> None:
     parallel_move(ctx, op, results, condition.values)
     ctx.emit(f"@!{ctx.reg(condition.cond)} bra {end};")
     for a, reg in zip(op.after.args, results, strict=True):
-        ctx.regs.bind(a, reg)
+        ctx.alias(a, reg)
     ctx.emit_block(op.after)
     parallel_move(ctx, op, carried, op.after.terminator.operands)
     ctx.emit(f"bra {head};")

@@ -16,7 +16,6 @@ declarations (known only once its body is printed).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
@@ -28,11 +27,10 @@ from cutec.ptx.control import CONTROL_RULES
 from cutec.ptx.legalize import legalize
 from cutec.ptx.regalloc import Registers
 from cutec.ptx.rules import RULES as OP_RULES
+from cutec.ptx.rules import Rule
 from cutec.ptx.tables import PtxType, param_type, ptx_type
 from cutec.target import Feature, Target
 from cutec.target import target as lookup_target
-
-Rule = Callable[["KernelEmitter", Operation], None]
 
 RULES: dict[type[Operation], Rule] = {**OP_RULES, **CONTROL_RULES}
 
@@ -130,6 +128,10 @@ class KernelEmitter:
         name = f"{self.kernel.sym_name}_smem_{len(self.shared)}"
         self.shared.append(f".shared .align {align} .b8 {name}[{nbytes}];")
         return name
+
+    def alias(self, value: Value, register: str) -> None:
+        """Let `value` live in `register`, which another value holds too (loop results)."""
+        self.regs.bind(value, register)
 
     def emit_block(self, block: Block) -> None:
         """Print the ops of `block` but its terminator, which the enclosing rule handles."""

@@ -18,12 +18,14 @@ from cutec.target import COMPILE_TARGETS
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
-CASES = ("vadd", "control", "arith", "smem")
+CASES = ("vadd", "control", "arith", "smem", "atom")
+# The cases that use a stand-in op of tests/ptx/conftest.py, and its fixture.
+STAND_INS = {"smem": "smem_op", "atom": "atom_op"}
 
 
 def _emit(case: str, target: str, request: pytest.FixtureRequest) -> str:
-    if case == "smem":
-        request.getfixturevalue("smem_op")
+    if case in STAND_INS:
+        request.getfixturevalue(STAND_INS[case])
     return emit_ptx(request.getfixturevalue("load_case")(case), target)
 
 
@@ -156,6 +158,17 @@ def test_if_with_results_and_while(load_case: Callable[[str], ModuleOp]) -> None
     assert "\tmov.b32 %r10, %r18;\n\tmov.b32 %r11, %r19;\n\tbra $L_while_2;\n" in body
 
 
+def test_atom_instructions_render_their_template(
+    atom_op: None, load_case: Callable[[str], ModuleOp]
+) -> None:
+    ptx = emit_ptx(load_case("atom"), "sm_80")
+    assert (
+        "\tmma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, "
+        "{%r1, %r1, %r1, %r1}, {%r1, %r1}, {%f0, %f0, %f0, %f0};\n"
+    ) in ptx
+    assert "\tld.global.b32 %r1, [%rd5];\n" in ptx  # tf32 values: bits in b32 registers
+
+
 def test_shared_memory_and_cp_async(smem_op: None, load_case: Callable[[str], ModuleOp]) -> None:
     ptx = emit_ptx(load_case("smem"), "sm_80")
     assert ".extern .shared .align 16 .b8 smem_dynamic_smem[];" in ptx
@@ -233,3 +246,22 @@ def test_parameter_layout_aligns_each_parameter_naturally() -> None:
         Param("f64", 8, 40),
     ]
     assert param_layout((PointerType(T.f32, AddressSpace.SHARED),)) is None
+
+
+LOCATED = """kernel @k(%out: !gpu.ptr<f32, global>, %x: f32) {
+  %y = arith.mulf %x, %x : f32 loc("kernels/k.cute":12:9)
+  %z = arith.addf %y, %x : f32 loc("lib/math.cute":3:5)
+  thread.store %z, %out : f32, !gpu.ptr<f32, global> loc("kernels/k.cute":13:3)
+  return
+}
+"""
+
+
+def test_loc_lines_name_each_source_file_once() -> None:
+    ptx = emit_ptx(parse_module(LOCATED, "k.mlir"), "sm_90a")
+    # The kernel has no source location of its own: it points into the .mlir file.
+    files = [line for line in ptx.splitlines() if line.startswith(".file")]
+    assert files == ['.file 1 "k.mlir"', '.file 2 "kernels/k.cute"', '.file 3 "lib/math.cute"']
+    assert "\t.loc 2 12 9\n\tmul.rn.f32 %f1, %f0, %f0;\n" in ptx
+    assert "\t.loc 3 5 5\n" not in ptx and "\t.loc 3 3 5\n\tadd.rn.f32 %f2, %f1, %f0;\n" in ptx
+    assert "\t.loc 2 13 3\n\tst.global.f32 [%rd1], %f2;\n" in ptx
