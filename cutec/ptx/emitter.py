@@ -163,9 +163,8 @@ class KernelEmitter:
         params = [self._load_param(i, arg) for i, arg in enumerate(self.kernel.args)]
         self.emit_block(self.kernel.body)
         self.emit("ret;")
-        head = [f".visible .entry {self.kernel.sym_name}("]
-        head.append(",\n".join(f"\t.param .{t} {name}" for t, name in params))
-        head.append(")")
+        param_lines = ",\n".join(f"\t.param .{t} {name}" for t, name in params)
+        head = [f".visible .entry {self.kernel.sym_name}(", *([param_lines] if params else []), ")"]
         head += self._directives()
         decls = [f"\t{d}" for d in (*self.regs.declarations(), *self.shared)]
         return "\n".join([*head, "{", *decls, "", *self.body, "}", ""])
@@ -196,10 +195,10 @@ class KernelEmitter:
         """Performance directives from the kernel's attributes (docs/ir.md, builtin)."""
         out = []
         attrs = self.kernel.attributes
-        for key, directive in (("reqntid", "reqntid"), ("maxntid", "maxntid")):
+        for key in ("reqntid", "maxntid"):  # the verifier allows one of them at most
             attr = attrs.get(key)
             if isinstance(attr, DenseArrayAttr):
-                out.append(f".{directive} {', '.join(map(str, attr.values))}")
+                out.append(f".{key} {', '.join(map(str, attr.values))}")
         for key in ("minnctapersm", "maxnreg"):
             attr = attrs.get(key)
             if isinstance(attr, IntegerAttr):

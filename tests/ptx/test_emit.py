@@ -265,3 +265,34 @@ def test_loc_lines_name_each_source_file_once() -> None:
     assert "\t.loc 2 12 9\n\tmul.rn.f32 %f1, %f0, %f0;\n" in ptx
     assert "\t.loc 3 5 5\n" not in ptx and "\t.loc 3 3 5\n\tadd.rn.f32 %f2, %f1, %f0;\n" in ptx
     assert "\t.loc 2 13 3\n\tst.global.f32 [%rd1], %f2;\n" in ptx
+
+
+def test_ops_of_other_levels_are_located_errors() -> None:
+    text = """kernel @k() {
+  %s = cute.alloc_smem : !cute.tensor<f32, smem, (4):(1)>
+  return
+}
+func @f() {
+  return
+}
+"""
+    module = parse_module(text, "o.mlir")
+    verify(module)
+    with pytest.raises(CompileError) as err:
+        emit_ptx(module, "sm_80")
+    assert str(err.value.location) == "o.mlir:2:8"
+    assert err.value.diagnostics[0].message == (
+        "cannot emit 'cute.alloc_smem' with operand types () and result types "
+        "(!cute.tensor<f32, smem, (4):(1)>) for sm_80"
+    )
+    module.body.first_op.erase()
+    with pytest.raises(CompileError, match=r"'builtin\.func' .*inlined before emission"):
+        emit_ptx(module, "sm_80")
+
+
+@needs_ptxas
+def test_a_kernel_without_parameters_assembles() -> None:
+    ptx = emit_ptx(parse_module("kernel @empty() {\n  return\n}\n", "e.mlir"), "sm_80")
+    assert ".visible .entry empty(\n)\n{" in ptx
+    result = assemble(ptx, "sm_80")
+    assert result.ok, result.stderr
