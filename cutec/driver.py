@@ -6,12 +6,14 @@ wants and runs everything up to it:
     ast     the .cute syntax tree (frontend parser)
     cute    verified cute-dialect IR, after the cute-level pass pipeline
     thread  one thread's program (the lowering)             — not built yet
-    ptx     PTX text (the PTX emitter)                      — not built yet
-    cubin   an assembled cubin (ptxas)                      — not built yet
+    ptx     PTX text (the PTX emitter)
+    cubin   an assembled cubin (ptxas), with its resource report
 
 The CLI (`cutec compile`, `cutec opt`), the coming JIT API and the tests all
 call `compile`, so every stage is reached the same way and shows the same
-diagnostics. Textual IR input (``.mlir``) enters at the cute stage.
+diagnostics. Textual IR input (``.mlir``) enters at the cute stage; thread-level
+IR goes on to PTX and a cubin (the lowering that brings a `.cute` kernel there
+is the next stage to be built).
 
     from cutec.driver import Source, Stage, compile
     result = compile(Source.from_file("examples/sgemm_2.cute"), Stage.CUTE)
@@ -27,13 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cutec.diagnostics import CompileError
+from cutec.diagnostics import CompileError, InternalCompilerError
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.printer import print_op
 from cutec.ir.verifier import verify
 from cutec.passes import PASSES, PassManager, parse_pipeline
 from cutec.passes.manager import Instrumentation
+from cutec.ptx import emit_ptx
+from cutec.ptx.ptxas import ResourceUsage, assemble
 from cutec.target import DEFAULT_TARGET, Target, UnknownTargetError, target
 
 
@@ -55,8 +59,9 @@ class Stage(enum.IntEnum):
             raise CompileError(f"unknown stage '{name}'; the stages are {known}") from None
 
 
-# The stages the compiler reaches today; the lowering and the PTX emitter add theirs.
-AVAILABLE_STAGES = (Stage.AST, Stage.CUTE)
+# The stages the compiler reaches today from each kind of input; the lowering adds
+# thread (and so ptx and cubin) for .cute input.
+AVAILABLE_STAGES = {"cute": (Stage.AST, Stage.CUTE), "mlir": (Stage.CUTE, Stage.PTX, Stage.CUBIN)}
 
 # The cute-level pipeline a compile runs unless it is given another.
 DEFAULT_PIPELINE = "canonicalize,cse"
@@ -105,6 +110,10 @@ class Result:
     stage: Stage
     ast: Any = None
     module: ModuleOp | None = None
+    ptx: str | None = None
+    cubin: bytes | None = None
+    # What ptxas -v said about each kernel (the cubin stage).
+    resources: dict[str, ResourceUsage] = field(default_factory=dict)
     # Per-stage and per-pass wall times in seconds, in the order they ran.
     timings: list[tuple[str, float]] = field(default_factory=list)
 
@@ -115,6 +124,11 @@ class Result:
             from cutec.frontend.emit_ast import format_ast  # only the ast stage needs it
 
             return format_ast(self.ast)
+        if self.stage is Stage.PTX:
+            assert self.ptx is not None
+            return self.ptx
+        if self.stage is Stage.CUBIN:
+            raise ValueError("a cubin is binary: write Result.cubin")
         assert self.module is not None
         return print_op(self.module)
 
@@ -130,17 +144,16 @@ def compile(source: Source, emit: Stage = Stage.CUTE, options: Options | None = 
         chosen = target(options.target)
     except UnknownTargetError as e:
         raise CompileError(f"--arch: {e}") from None
-    if emit not in AVAILABLE_STAGES:
+    if source.lang == "mlir" and (emit is Stage.AST or options.defines or options.kernel):
+        raise CompileError(f"{source.file}: --emit=ast, -D and --kernel apply to .cute input only")
+    if emit not in AVAILABLE_STAGES[source.lang]:
         raise CompileError(
-            f"--emit={emit.name.lower()}: the lowering to the thread dialect and the PTX "
-            "emitter are not built yet; the last stage today is 'cute'"
+            f"--emit={emit.name.lower()}: the lowering of .cute kernels to the thread dialect "
+            "is not built yet; .cute input stops at 'cute' (thread-level .mlir goes on to "
+            "ptx and cubin)"
         )
     if source.lang == "mlir":
-        if emit is Stage.AST or options.defines or options.kernel:
-            raise CompileError(
-                f"{source.file}: --emit=ast, -D and --kernel apply to .cute input only"
-            )
-        return _from_ir(source, options)
+        return _from_ir(source, emit, options, chosen)
     return _from_cute(source, emit, options, chosen)
 
 
@@ -167,9 +180,39 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
     return Result(Stage.CUTE, module=module, timings=list(manager.timings))
 
 
-def _from_ir(source: Source, options: Options) -> Result:
+def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> Result:
     manager = _manager(options)
     module = parse_module(source.text, source.file)
     verify(module)
     manager.run(module)
-    return Result(Stage.CUTE, module=module, timings=list(manager.timings))
+    result = Result(Stage.CUTE, module=module, timings=list(manager.timings))
+    if emit >= Stage.PTX:
+        _to_ptx(result, chosen)
+    if emit >= Stage.CUBIN:
+        _to_cubin(result, chosen)
+    return result
+
+
+def _to_ptx(result: Result, chosen: Target) -> None:
+    assert result.module is not None
+    start = time.perf_counter()
+    result.ptx = emit_ptx(result.module, chosen)
+    result.stage = Stage.PTX
+    result.timings.append(("ptx", time.perf_counter() - start))
+
+
+def _to_cubin(result: Result, chosen: Target) -> None:
+    assert result.ptx is not None
+    start = time.perf_counter()
+    try:
+        assembled = assemble(result.ptx, chosen.name, options=("-v",))
+    except FileNotFoundError as e:
+        raise CompileError(f"--emit=cubin: {e}") from None
+    if not assembled.ok:
+        # cutec wrote PTX that ptxas refuses: a bug in cutec, never the user's.
+        raise InternalCompilerError(
+            AssertionError(f"ptxas rejected the emitted PTX:\n{assembled.stderr}"), stage="ptxas"
+        )
+    result.cubin, result.resources = assembled.cubin, assembled.resources
+    result.stage = Stage.CUBIN
+    result.timings.append(("ptxas", time.perf_counter() - start))

@@ -9,6 +9,7 @@ import pytest
 from cutec.diagnostics import CompileError
 from cutec.driver import AVAILABLE_STAGES, Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
+from cutec.ptx.ptxas import find_ptxas
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
@@ -45,10 +46,34 @@ def test_textual_ir_enters_at_the_cute_stage() -> None:
         compile(Source(text, "x.mlir", "mlir"), Stage.AST)
 
 
-@pytest.mark.parametrize("stage", [s for s in Stage if s not in AVAILABLE_STAGES])
+@pytest.mark.parametrize("stage", [s for s in Stage if s not in AVAILABLE_STAGES["cute"]])
 def test_a_stage_not_built_yet_is_one_clear_error(stage: Stage) -> None:
-    with pytest.raises(CompileError, match=f"--emit={stage.name.lower()}: the lowering"):
+    with pytest.raises(CompileError, match=f"--emit={stage.name.lower()}: the lowering of .cute"):
         compile(Source.from_file(EXAMPLES / "sgemm_1.cute"), stage)
+
+
+VADD = Path(__file__).parent / "ptx" / "cases" / "vadd.mlir"
+
+
+def test_thread_level_ir_goes_on_to_ptx() -> None:
+    result = compile(Source.from_file(VADD), Stage.PTX, Options(target="sm_80"))
+    assert result.stage is Stage.PTX and result.text is result.ptx
+    assert ".target sm_80" in result.ptx and ".entry vadd(" in result.ptx
+    assert [name for name, _ in result.timings][-1] == "ptx"
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
+def test_the_cubin_stage_assembles_and_reports_resources() -> None:
+    result = compile(Source.from_file(VADD), Stage.CUBIN)
+    assert result.cubin is not None and result.cubin[:4] == b"\x7fELF"
+    usage = result.resources["vadd"]
+    assert usage.registers > 0 and not usage.spills and usage.stack_frame == 0
+
+
+def test_cute_level_ir_cannot_reach_ptx_and_says_which_op() -> None:
+    text = compile(Source.from_file(EXAMPLES / "sgemm_2.cute"), Stage.CUTE).text
+    with pytest.raises(CompileError, match=r"cannot emit 'cute\."):
+        compile(Source(text, "x.mlir", "mlir"), Stage.PTX)
 
 
 def test_a_user_mistake_is_a_located_diagnostic() -> None:

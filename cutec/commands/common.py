@@ -26,17 +26,24 @@ def read_source(path: str) -> tuple[str, str]:
         raise CompileError(f"cannot read '{path}': {e.strerror}") from None
 
 
-def write_output(path: str | None, text: str) -> None:
-    """Write `text` to `path` atomically (or to stdout when path is None or '-')."""
+def write_output(path: str | None, text: str | bytes) -> None:
+    """Write `text` (or bytes) to `path` atomically (to stdout when path is None or '-')."""
     if path is None or path == "-":
-        sys.stdout.write(text)
+        if isinstance(text, bytes):
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
         return
     import os
 
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        if isinstance(text, bytes):
+            with open(tmp, "wb") as f:
+                f.write(text)
+        else:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
         os.replace(tmp, path)
     except OSError as e:
         raise CompileError(f"cannot write '{path}': {e.strerror}") from None

@@ -12,6 +12,7 @@ another (``--passes ''`` runs none).
 from __future__ import annotations
 
 import argparse
+import sys
 
 from cutec.commands.common import (
     add_pass_manager_flags,
@@ -20,7 +21,8 @@ from cutec.commands.common import (
     write_output,
 )
 from cutec.diagnostics import CompileError
-from cutec.driver import DEFAULT_PIPELINE, Options, Source, Stage, compile
+from cutec.driver import DEFAULT_PIPELINE, Options, Result, Source, Stage, compile
+from cutec.ir.printer import print_op
 from cutec.target import COMPILE_TARGETS, DEFAULT_TARGET
 
 
@@ -56,6 +58,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--kernel", metavar="NAME", help="build only this kernel of a .cute file")
     p.add_argument(
+        "--resource-usage",
+        action="store_true",
+        help="print each kernel's registers, shared memory, spills and stack (ptxas -v) to stderr",
+    )
+    p.add_argument(
         "--arch",
         choices=COMPILE_TARGETS,
         default=DEFAULT_TARGET,
@@ -78,10 +85,23 @@ def _defines(items: list[str]) -> dict[str, str]:
     return out
 
 
+# Without --emit, the output file's suffix names the stage (-o k.ptx writes PTX).
+_STAGE_OF_SUFFIX = {".ptx": Stage.PTX, ".cubin": Stage.CUBIN}
+
+
+def _stage(args: argparse.Namespace) -> Stage:
+    if args.emit not in (None, "ir"):
+        return Stage.named(args.emit)
+    for suffix, stage in _STAGE_OF_SUFFIX.items():
+        if args.emit is None and args.output and args.output.endswith(suffix):
+            return stage
+    return Stage.CUTE
+
+
 def run(args: argparse.Namespace) -> int:
     text, file = read_source(args.file)
     source = Source(text, file, "cute" if args.file.endswith(".cute") else "mlir")
-    emit = Stage.CUTE if args.emit in (None, "ir") else Stage.named(args.emit)
+    emit = _stage(args)
     options = Options(
         defines=_defines(args.defines),
         kernel=args.kernel,
@@ -89,5 +109,24 @@ def run(args: argparse.Namespace) -> int:
         instrumentation=instrumentation_from(args),
         target=args.arch,
     )
-    write_output(args.output, compile(source, emit, options).text)
+    if emit is Stage.CUBIN and args.output in (None, "-"):
+        raise CompileError("--emit=cubin writes a binary: name the file with -o")
+    # --resource-usage asks ptxas, so it runs the cubin stage whatever is written.
+    result = compile(source, Stage.CUBIN if args.resource_usage else emit, options)
+    if args.resource_usage:
+        for usage in result.resources.values():
+            print(usage, file=sys.stderr)
+    if emit is Stage.CUBIN:
+        assert result.cubin is not None
+        write_output(args.output, result.cubin)
+    elif emit is Stage.PTX:
+        assert result.ptx is not None
+        write_output(args.output, result.ptx)
+    else:
+        write_output(args.output, result.text if emit is not Stage.CUTE else _ir(result))
     return 0
+
+
+def _ir(result: Result) -> str:
+    assert result.module is not None
+    return print_op(result.module)
