@@ -38,7 +38,7 @@ from cutec.ir.core import BlockArgument, Operation, OpResult, Value
 from cutec.ir.dialects import arith
 from cutec.ir.traits import IsolatedFromAbove
 from cutec.layout import ComposedLayout, Layout
-from cutec.layout.symbolic import Integer, ceil_div, sym
+from cutec.layout.symbolic import Integer, Symbol, SymInt, ceil_div, sym
 
 AnyLayout = Layout | ComposedLayout
 
@@ -93,11 +93,24 @@ class LayoutAnalysis:
         self._addresses: dict[Value, TensorAddress] = {}
         # Symbol names in use, per kernel (symbols of two kernels never meet).
         self._names: dict[Operation | None, set[str]] = {}
+        # The value each index symbol stands for, per kernel (for materialisation).
+        self._symbol_values: dict[Operation | None, dict[str, Value]] = {}
 
     # ------------------------------------------------------------------ seeding
     def bind(self, value: Value, integer: Integer) -> None:
         """Use `integer` (a frontend symbol, say) for `value` from now on."""
         self._ints[value] = integer
+        atom = _symbol_name(integer)
+        if atom is not None:
+            self._symbol_values.setdefault(_isolating_op(value), {}).setdefault(atom, value)
+
+    def symbol_values(self, kernel: Operation | None) -> Mapping[str, Value]:
+        """The index value each symbol of `kernel` stands for (symbols met so far).
+
+        `cutec.ir.materialize` reads symbols back as these values. Symbols made
+        for the unknown leaves of a tensor's type stand for no value and are absent.
+        """
+        return self._symbol_values.get(kernel, {})
 
     # ------------------------------------------------------------------ integers
     def integer_of(self, value: Value) -> Integer:
@@ -105,6 +118,9 @@ class LayoutAnalysis:
         found = self._ints.get(value)
         if found is None:
             found = self._ints[value] = self._compute_integer(value)
+            name = _symbol_name(found)
+            if name is not None:
+                self._symbol_values.setdefault(_isolating_op(value), {}).setdefault(name, value)
         return found
 
     def _compute_integer(self, value: Value) -> Integer:
@@ -190,6 +206,17 @@ class LayoutAnalysis:
             raise TypeError(f"layout_of: {value.type} is not a tensor or layout type")
         leaves = [sym(self._fresh(value)) for _ in range(spec.dynamic_count)]
         return spec.with_values(leaves)
+
+
+def _symbol_name(integer: Integer) -> str | None:
+    """The name of `integer` when it is one bare symbol."""
+    if isinstance(integer, SymInt) and not integer.const and len(integer.terms) == 1:
+        ((monomial, coeff),) = integer.terms
+        if coeff == 1 and len(monomial) == 1 and monomial[0][1] == 1:
+            atom = monomial[0][0]
+            if isinstance(atom, Symbol):
+                return atom.name
+    return None
 
 
 def _isolating_op(value: Value) -> Operation | None:

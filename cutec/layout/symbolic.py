@@ -392,6 +392,23 @@ def opaque(kind: str, a: Integer, b: Integer) -> SymInt:
     return _atom(_Apply(kind, a, b))
 
 
+# -- structure, for code generators -------------------------------------------
+
+# Code that turns a SymInt into instructions (cutec.ir.materialize) walks its
+# canonical form: ``x.terms`` is a tuple of (monomial, coefficient), a monomial
+# a tuple of (atom, power), and an atom a Symbol (``name``, ``divisibility``,
+# ``bounds``) or an Apply (``kind``, ``lhs``, ``rhs``, ``bounds``).
+Symbol = _Symbol
+Apply = _Apply
+Atom: TypeAlias = _Atom
+Monomial: TypeAlias = _Monomial
+
+
+def bounds(x: Integer) -> tuple[Bound, Bound]:
+    """The interval [lo, hi] the facts place x in (-inf/+inf where they give no bound)."""
+    return _bounds(x)
+
+
 # -- arithmetic on canonical forms --------------------------------------------
 
 
