@@ -292,6 +292,11 @@ ARITH_OPS: tuple[type[Operation], ...] = (
 
 DIALECT = Dialect("arith", ops=ARITH_OPS + CAST_OPS)
 
+# The integer ops' canonicalization patterns make constants, so they attach last.
+from cutec.ir.dialects import arith_patterns  # noqa: E402
+
+arith_patterns.attach()
+
 __all__ = [
     "ARITH_OPS",
     "DIALECT",
