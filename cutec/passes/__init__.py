@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from cutec.passes.canonicalize import Canonicalize
 from cutec.passes.cse import CSE
+from cutec.passes.licm import LICM
 from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipeline
+from cutec.passes.simplify import Simplify
 from cutec.passes.vectorize import Vectorize
 
-_ALL: tuple[type[Pass], ...] = (Canonicalize, CSE, Vectorize)
+_ALL: tuple[type[Pass], ...] = (Canonicalize, CSE, LICM, Simplify, Vectorize)
 
 PASSES: dict[str, type[Pass]] = {p.name: p for p in _ALL}
 

@@ -30,7 +30,10 @@ def test_pipeline_from_text_with_options() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("canon", "unknown pass 'canon'; known passes: canonicalize, cse, vectorize"),
+        (
+            "canon",
+            "unknown pass 'canon'; known passes: canonicalize, cse, licm, simplify, vectorize",
+        ),
         ("cse{x=1}", "pass 'cse' has no option 'x' (options: none)"),
         (
             "canonicalize{max-iterations=many}",

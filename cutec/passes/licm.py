@@ -1,0 +1,93 @@
+"""licm: loop-invariant code motion out of ``scf.for``.
+
+An op directly in a loop's body moves to just before the loop when
+
+* it is `Pure` (no memory effect, not collective, no async work: a load, a
+  store, a barrier never moves) and has no regions, and
+* every operand is defined outside the loop (hoisted ops count as outside,
+  so chains of invariant ops move together, in order).
+
+Moving a pure op out of a loop that runs zero times computes a value nobody
+uses, which is harmless — unless the op can trap. Integer division and
+remainder trap on a zero divisor (and signed ones on MIN / -1) on the CPU
+backend, so they move only when their divisor is a constant other than 0 and
+-1, or when the loop's constant bounds prove it runs at least once. Ops in
+nested regions (an ``scf.if`` in the body) stay: they may not run at all.
+
+Loops are visited innermost first, so an op invariant in two nested loops
+leaves both. Hoisting reads or loads from memory no write in the loop touches
+is not done yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cutec.ir.core import Block, BlockArgument, Operation, Value
+from cutec.ir.dialects import arith, scf
+from cutec.ir.dialects.arith_patterns import int_constant
+from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.traits import Pure
+from cutec.passes.manager import Pass, working_on
+
+# Ops that trap on some operands (a zero divisor, and MIN / -1 when signed).
+_DIVISIONS: tuple[type[Operation], ...] = (
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+)
+
+
+def _runs_at_least_once(loop: scf.ForOp) -> bool:
+    lb, ub = int_constant(loop.lb), int_constant(loop.ub)
+    return lb is not None and ub is not None and lb < ub
+
+
+def _may_trap(op: Operation) -> bool:
+    if not isinstance(op, _DIVISIONS):
+        return False
+    divisor = int_constant(op.operands[1])
+    return divisor is None or divisor == 0 or (divisor == -1 and not isinstance(op, arith.DivUIOp))
+
+
+def _defined_in(value: Value, body: Block) -> bool:
+    """True if `value` is an argument of `body` or the result of an op directly in it
+    (an op of `body` sees no value of a region nested in a sibling)."""
+    if isinstance(value, BlockArgument):
+        return value.block is body
+    return value.owner.parent is body  # type: ignore[union-attr]
+
+
+def hoist_invariants(loop: scf.ForOp) -> int:
+    """Move `loop`'s invariant pure ops before it; the number moved."""
+    body = loop.body
+    safe_to_trap = _runs_at_least_once(loop)
+    moved = 0
+    for op in list(body.ops):
+        if op.regions or not op.has_trait(Pure) or not op.results:
+            continue
+        if any(_defined_in(v, body) for v in op.operands):
+            continue
+        if not safe_to_trap and _may_trap(op):
+            continue
+        op.move_before(loop)
+        moved += 1
+    return moved
+
+
+@dataclass
+class LICM(Pass):
+    """Hoist pure loop-invariant ops out of scf.for loops."""
+
+    name = "licm"
+    summary = "hoist pure loop-invariant ops out of scf.for (never loads, stores, barriers)"
+
+    def run(self, module: ModuleOp) -> None:
+        # Post-order: inner loops first, so their hoisted ops can leave the outer loop too.
+        loops = [op for op in module.walk(reverse=True) if isinstance(op, scf.ForOp)]
+        for loop in loops:
+            with working_on(loop):
+                hoist_invariants(loop)
