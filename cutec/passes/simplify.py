@@ -4,7 +4,9 @@
    right, ``muli %c1, %M → %M``, merged constant chains, ``x % 1 → 0``), dead
    code;
 2. strength reduction (below), once canonical forms have settled: run with
-   the patterns of step 1, ``(x * 4) * 8`` would become two shifts, not one;
+   the patterns of step 1, ``(x * 4) * 8`` would become two shifts, not one.
+   One walk suffices: a shift or a mask matches no reduction, and the
+   non-negativity facts do not change;
 3. licm — pure loop-invariant ops out of ``scf.for`` (`cutec.passes.licm`);
 4. cse — one op per expression, hoisted ones and new constants included.
 
@@ -167,8 +169,18 @@ class Simplify(Pass):
             max_iterations=self.max_iterations, materialize=materialize, context=working_on
         )
         apply_patterns_greedily(module, PatternSet(canonicalization=True), config)
-        nonneg = NonNegative()
-        reductions = PatternSet(p(nonneg) for p in STRENGTH_REDUCTIONS)
-        apply_patterns_greedily(module, reductions, config)
+        reduce_strength(module)
         LICM().run(module)
         CSE().run(module)
+
+
+def reduce_strength(module: Operation) -> None:
+    """Apply the strength reductions once to every op nested in `module`."""
+    nonneg = NonNegative()
+    patterns = PatternSet(p(nonneg) for p in STRENGTH_REDUCTIONS)
+    rewriter = PatternRewriter()
+    for op in module.walk():  # the op just yielded may be replaced (see Operation.walk)
+        for pattern in patterns.for_op(op):
+            with working_on(op):
+                if pattern.match_and_rewrite(op, rewriter):
+                    break

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from arith_eval import EvalError, run_function
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cutec.ir import types as T
@@ -124,6 +124,7 @@ REGISTERS = st.fixed_dictionaries(
 )
 
 
+@settings(max_examples=300)
 @given(programs(), st.tuples(ARGS, ARGS, ARGS), REGISTERS)
 def test_simplify_keeps_results(func: builtin.FuncOp, args: tuple, registers: dict) -> None:
     before_text = print_op(func)
@@ -209,3 +210,18 @@ def test_a_division_does_not_leave_a_loop_that_may_not_run() -> None:
     PASSES["simplify"]().run(builtin.ModuleOp([func]))
     assert run_function(func, [7, 0, 0]) == [0], print_op(func)
     assert run_function(func, [7, 2, 3]) == [9]
+
+
+def test_non_negativity_of_a_long_chain_needs_no_deep_recursion() -> None:
+    """tid + tid + ... (3000 adds, past Python's recursion limit) is >= 0: / 32 is a shift."""
+    func = builtin.FuncOp("f", [], [T.index])
+    b = Builder.at_end(func.body)
+    tid = b.insert(gpu.ThreadIdOp("x")).result
+    acc = tid
+    for _ in range(3000):
+        acc = b.insert(arith.AddIOp(acc, tid)).result
+    c32 = b.insert(arith.constant(32, T.index)).result
+    b.insert(builtin.ReturnOp([b.insert(arith.DivSIOp(acc, c32)).result]))
+    PASSES["simplify"]().run(builtin.ModuleOp([func]))
+    assert func.body.last_op.operands[0].owner.name == "arith.shrui"  # type: ignore[union-attr]
+    assert run_function(func, [], {"gpu.thread_id x": 5}) == [3001 * 5 // 32]

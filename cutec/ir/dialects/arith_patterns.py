@@ -18,7 +18,6 @@ from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith_int as ai
 from cutec.ir.dialects.arith_fold import int_value
 from cutec.ir.rewrite import PatternRewriter, RewritePattern, constant_value
-from cutec.ir.traits import Commutative
 from cutec.ir.types import VectorType
 
 
@@ -44,13 +43,13 @@ def _scalar(op: Operation) -> bool:
 
 class ConstantToRight(RewritePattern):
     """``c ⊕ x → x ⊕ c`` for a commutative ⊕, c constant and x not: the folds
-    then see ``muli %c1, %M`` as ``M * 1 = M``, and CSE sees one form."""
+    then see ``muli %c1, %M`` as ``M * 1 = M``, and CSE sees one form.
+
+    Listed only on commutative classes (`attach`)."""
 
     op_type = ai.IntBinaryOp
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
-        if not op.has_trait(Commutative):
-            return False
         lhs, rhs = op.operands
         if int_constant(lhs) is None or int_constant(rhs) is not None:
             return False
@@ -80,12 +79,13 @@ class MergeConstants(RewritePattern):
     op_type = ai.IntBinaryOp
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
-        if type(op) not in (ai.AddIOp, ai.MulIOp) or not _scalar(op):
-            return False
         inner, c2_value = op.operands
-        c2 = int_constant(c2_value)
         producer = inner.owner
-        if c2 is None or type(producer) is not type(op):
+        # Cheapest test first: most adds are not fed by an add.
+        if type(producer) is not type(op) or not _scalar(op):
+            return False
+        c2 = int_constant(c2_value)
+        if c2 is None:
             return False
         assert isinstance(producer, Operation)
         x, c1_value = producer.operands
