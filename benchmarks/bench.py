@@ -1,7 +1,7 @@
 """cutec benchmarks: what the project promises, measured.
 
     python benchmarks/bench.py compile        # parse/build/pipeline time per example
-    python benchmarks/bench.py rewrite        # canonicalize + cse on a 50,000-op block
+    python benchmarks/bench.py rewrite        # canonicalize, cse, simplify, licm on 50,000 ops
 
 Sections:
 
@@ -14,8 +14,10 @@ Sections:
 * ``rewrite`` — the rewrite drivers' scaling: one function whose single block
   holds ``--ops`` arith ops (constants, foldable identities, duplicates for
   CSE, dead ops, one accumulating chain), as fully unrolled per-thread code
-  looks; times building it, `canonicalize` and `cse` (best of ``--repeat``
-  fresh builds: each run mutates the block).
+  looks; times building it, `canonicalize` and `cse`, then `simplify` on a
+  fresh build, and `licm` on the same ops inside an ``scf.for`` (all but the
+  accumulating chain invariant); best of ``--repeat`` fresh builds (each run
+  mutates the block).
 
 GPU sections (cutec kernels against cuBLAS and Triton, as ratios measured in
 one run) join when kernels run on the GPU. Numbers measured with this script
@@ -90,22 +92,30 @@ def bench_compile(repeat: int) -> int:
     return 0
 
 
-def _unrolled_block(n_ops: int) -> object:
+def _unrolled_block(n_ops: int, in_loop: bool = False) -> object:
     """A module with one function of about `n_ops` ops in one block.
 
     Each group of ten ops: two constants (one repeated every 97 groups), x + c,
     (x + c) * 1 (folds), the same x + c again (CSE), a dead subi, a dead
     constant, c + 0 (folds), and the chain acc = acc + (x + c) + ... that
-    keeps the live ones used.
+    keeps the live ones used. `in_loop`: the ops sit in an scf.for whose
+    carried value is acc, so all but the chain are loop-invariant.
     """
     from cutec.ir import types as T
     from cutec.ir.builder import Builder
-    from cutec.ir.dialects import arith, builtin
+    from cutec.ir.dialects import arith, builtin, scf
 
     func = builtin.FuncOp("unrolled", [T.i32], [T.i32])
     b = Builder.at_end(func.body)
     x = func.body.args[0]
     acc = x
+    loop = None
+    if in_loop:
+        c0 = b.insert(arith.constant(0, T.index)).result
+        c1 = b.insert(arith.constant(1, T.index)).result
+        loop = b.insert(scf.ForOp(c0, c1, c1, [x]))
+        b = Builder.at_end(loop.body)
+        acc = loop.body.args[1]
     one = b.insert(arith.constant(1, T.i32)).result
     zero = b.insert(arith.constant(0, T.i32)).result
     for i in range(max(1, n_ops // 10)):
@@ -119,15 +129,26 @@ def _unrolled_block(n_ops: int) -> object:
         acc = b.insert(arith.AddIOp(acc, m)).result
         acc = b.insert(arith.AddIOp(acc, d)).result
         acc = b.insert(arith.XOrIOp(acc, z)).result
+    if loop is not None:
+        b.insert(scf.YieldOp([acc]))
+        acc = loop.results[0]
+        b = Builder.at_end(func.body)
     b.insert(builtin.ReturnOp([acc]))
     return builtin.ModuleOp([func])
 
 
 def bench_rewrite(repeat: int, n_ops: int) -> int:
+    from cutec.ir.dialects import scf
     from cutec.passes import PASSES
 
     def count(module: object) -> int:
         return sum(1 for _ in module.walk()) - 2  # type: ignore[attr-defined]
+
+    def timed(name: str, module: object, times: dict[str, float]) -> int:
+        start = time.perf_counter()
+        PASSES[name]().run(module)  # type: ignore[arg-type]
+        times[name] = time.perf_counter() - start
+        return count(module)
 
     best: dict[str, float] = {}
     sizes: list[int] = []
@@ -136,15 +157,18 @@ def bench_rewrite(repeat: int, n_ops: int) -> int:
         module = _unrolled_block(n_ops)
         times = {"build": time.perf_counter() - start}
         sizes = [count(module)]
-        for name in ("canonicalize", "cse"):
-            start = time.perf_counter()
-            PASSES[name]().run(module)  # type: ignore[arg-type]
-            times[name] = time.perf_counter() - start
-            sizes.append(count(module))
+        sizes += [timed(name, module, times) for name in ("canonicalize", "cse")]
+        sizes.append(timed("simplify", _unrolled_block(n_ops), times))
+        looped = _unrolled_block(n_ops, in_loop=True)
+        (loop,) = looped.walk_type(scf.ForOp)  # type: ignore[attr-defined]
+        inside = sum(1 for _ in loop.walk())
+        timed("licm", looped, times)
+        hoisted = inside - sum(1 for _ in loop.walk())
         for key, t in times.items():
             best[key] = min(best.get(key, t), t)
-    built, canonical, cse = sizes
+    built, canonical, cse, simplified = sizes
     print(f"ops in the block: {built} built, {canonical} after canonicalize, {cse} after cse")
+    print(f"simplify: {simplified} ops left; licm: {hoisted} ops left the loop")
     for key, t in best.items():
         print(f"{key:<14}{1e3 * t:10.1f} ms")
     return 0
