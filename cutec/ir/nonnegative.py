@@ -14,7 +14,8 @@ x >= 0. The facts, each a one-line proof:
   non-negative; ``divui``, ``remsi``, ``shrsi`` of a non-negative; ``remui``
   when either operand is non-negative (the result is at most both);
   ``shrui`` of a non-negative or by a constant >= 1;
-* ``index_cast``, ``extsi`` of a non-negative; ``extui`` always;
+* ``index_cast`` to ``index`` (a sign extension) and ``extsi`` of a
+  non-negative; ``extui`` always (a truncation to i32 may turn negative);
 * the induction variable of an ``scf.for`` whose lower bound and step are
   non-negative (it rises from the lower bound and stays below the upper one).
 
@@ -66,7 +67,7 @@ _RULES: dict[type[Operation], Rule] = {
     arith.ShRSIOp: lambda op, f: f[0],
     arith.RemUIOp: lambda op, f: any(f),
     arith.ShRUIOp: _shrui,
-    arith.IndexCastOp: lambda op, f: f[0],
+    arith.IndexCastOp: lambda op, f: f[0] and isinstance(op.results[0].type, IndexType),
     arith.ExtSIOp: lambda op, f: f[0],
     arith.ExtUIOp: lambda op, f: True,
     ThreadIdOp: lambda op, f: True,

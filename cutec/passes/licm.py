@@ -2,8 +2,9 @@
 
 An op directly in a loop's body moves to just before the loop when
 
-* it is `Pure` (no memory effect, not collective, no async work: a load, a
-  store, a barrier never moves) and has no regions, and
+* it is `Pure` (no memory effect, no async work: a load, a store, a barrier
+  never moves), not `Collective` (a warp shuffle stays where its warp meets)
+  and has no regions, and
 * every operand is defined outside the loop (hoisted ops count as outside,
   so chains of invariant ops move together, in order).
 
@@ -27,7 +28,7 @@ from cutec.ir.core import Block, BlockArgument, Operation, Value
 from cutec.ir.dialects import arith, scf
 from cutec.ir.dialects.arith_patterns import int_constant
 from cutec.ir.dialects.builtin import ModuleOp
-from cutec.ir.traits import Pure
+from cutec.ir.traits import Collective, Pure
 from cutec.passes.manager import Pass, working_on
 
 # Ops that trap on some operands (a zero divisor, and MIN / -1 when signed).
@@ -67,7 +68,7 @@ def hoist_invariants(loop: scf.ForOp) -> int:
     safe_to_trap = _runs_at_least_once(loop)
     moved = 0
     for op in list(body.ops):
-        if op.regions or not op.has_trait(Pure) or not op.results:
+        if op.regions or not op.has_trait(Pure) or not op.results or op.has_trait(Collective):
             continue
         if any(_defined_in(v, body) for v in op.operands):
             continue

@@ -47,7 +47,14 @@ kernel @signed_nonnegative(%n: index, %g: !gpu.ptr<i32, global>) {
   %p = arith.addi %s, %t : index
   %w = arith.addi %p, %u : index
   %w32 = arith.index_cast %w : index to i32
-  thread.store %w32, %g : i32, !gpu.ptr<i32, global>
+  // A truncation to i32 may turn a non-negative index negative: no claim.
+  // CHECK: %[[T32:.*]] = arith.index_cast %tid : index to i32
+  // CHECK: arith.divsi %[[T32]], %{{.*}} : i32
+  %t32 = arith.index_cast %tid : index to i32
+  %c32i = arith.constant 32 : i32
+  %q32 = arith.divsi %t32, %c32i : i32
+  %sum = arith.addi %w32, %q32 : i32
+  thread.store %sum, %g : i32, !gpu.ptr<i32, global>
   return
 }
 
