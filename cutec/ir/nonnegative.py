@@ -3,7 +3,8 @@
 Strength reduction needs it: ``divsi x, 8`` is ``shrui x, 3`` only when
 x >= 0. The facts, each a one-line proof:
 
-* a constant >= 0; a thread or block index (`gpu.thread_id`, `gpu.block_id`);
+* a constant >= 0; a special register (thread, block, cluster and lane
+  indices, block and grid sizes, the warp index);
 * ``addi``, ``muli``, ``shli`` of non-negatives — for ``index`` only, where address
   arithmetic is assumed not to overflow (the algebra assumes it; the lowering
   keeps addresses 64-bit); a fixed-width sum may wrap, so it is not claimed;
@@ -31,10 +32,23 @@ from collections.abc import Callable
 
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import BlockArgument, Operation, OpResult, Value
-from cutec.ir.dialects import arith, scf
-from cutec.ir.dialects.gpu import BlockIdOp, ThreadIdOp
+from cutec.ir.dialects import arith, gpu, scf
 from cutec.ir.rewrite import constant_value
 from cutec.ir.types import IndexType
+
+_REGISTERS: tuple[type[Operation], ...] = (
+    gpu.ThreadIdOp,
+    gpu.BlockIdOp,
+    gpu.BlockDimOp,
+    gpu.GridDimOp,
+    gpu.ClusterIdOp,
+    gpu.ClusterDimOp,
+    gpu.ClusterBlockIdOp,
+    gpu.ClusterDimBlocksOp,
+    gpu.LaneIdOp,
+    gpu.ClusterBlockRankOp,
+    gpu.WarpIdxOp,
+)
 
 # For each op class: given its op and the facts of its operands, is its result >= 0?
 Rule = Callable[[Operation, list[bool]], bool]
@@ -70,9 +84,9 @@ _RULES: dict[type[Operation], Rule] = {
     arith.IndexCastOp: lambda op, f: f[0] and isinstance(op.results[0].type, IndexType),
     arith.ExtSIOp: lambda op, f: f[0],
     arith.ExtUIOp: lambda op, f: True,
-    ThreadIdOp: lambda op, f: True,
-    BlockIdOp: lambda op, f: True,
 }
+# Special registers (ids, dims, ranks, lanes) read as unsigned counts.
+_RULES.update({cls: (lambda op, f: True) for cls in _REGISTERS})
 
 
 class NonNegative:

@@ -72,3 +72,15 @@ func @loop_induction_variable(%n: index) -> index {
   }
   return %s : index
 }
+
+// CHECK-LABEL: func @special_registers
+func @special_registers() -> (index, index) {
+  %l = gpu.lane_id : index
+  %w = gpu.warp_idx : index
+  %c4 = arith.constant 4 : index
+  // CHECK: arith.shrui %l
+  // CHECK: arith.andi %w
+  %a = arith.divsi %l, %c4 : index
+  %b = arith.remsi %w, %c4 : index
+  return %a, %b : index, index
+}
