@@ -201,9 +201,10 @@ EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.cute"))
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_every_layout_of_every_example_materialises(path: Path) -> None:
-    """Each dynamic leaf of each tensor's layout becomes arith ops just after the
-    op that defines the tensor, from the values its symbols stand for; the
-    module still verifies (every symbol's value dominates its use)."""
+    """Each dynamic leaf of each tensor's layout, and its offset in its root
+    tensor, become arith ops just after the op that defines the tensor, from
+    the values its symbols stand for; the module still verifies (every
+    symbol's value dominates its use)."""
     module = parse_module(print_op(compile_source(path.read_text(), str(path))), path.name)
     la = LayoutAnalysis()
     made = 0
@@ -219,7 +220,9 @@ def test_every_layout_of_every_example_materialises(path: Path) -> None:
                     x for x in leaves((layout.shape, layout.stride)) if isinstance(x, SymInt)
                 ]
                 m = IntegerMaterializer(Builder.after(op), la.symbol_values(k))
-                for x in dynamic:
+                # The view's offset in its root tensor too: what the lowering addresses.
+                offset = la.address_of(r).offset
+                for x in [*dynamic, *([offset] if isinstance(offset, SymInt) else [])]:
                     m(x)
                     made += 1
     verify(module)
