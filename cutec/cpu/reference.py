@@ -365,6 +365,15 @@ class _Thread:
         buffer = self.cta.shared_buffer(op, op.bytes.value, name)
         self.env[op.result] = Pointer(buffer, 0, t.element, AddressSpace.SHARED)
 
+    @_handles(thread.AllocLocalOp)
+    def alloc_local(self, op: thread.AllocLocalOp) -> None:
+        """A fresh private array each time the op runs (its bytes start as zero)."""
+        t = op.result.type
+        assert isinstance(t, PointerType)
+        data = np.zeros(op.bytes.value, dtype=np.uint8)
+        buffer = Buffer(f"local@{op.location or op.parsed_at}", AddressSpace.LOCAL, data)
+        self.env[op.result] = Pointer(buffer, 0, t.element, AddressSpace.LOCAL)
+
     @_handles(thread.DynamicSharedOp)
     def dynamic_shared(self, op: thread.DynamicSharedOp) -> None:
         t = op.result.type
@@ -394,7 +403,7 @@ class _Thread:
             raise self.error(
                 op, f"misaligned {kind} of {nbytes} bytes at byte offset {p.offset} of {buf.name}"
             )
-        if self.cta.check_races and buf.space is not AddressSpace.GLOBAL:
+        if self.cta.check_races and buf.space is AddressSpace.SHARED:
             self.cta.note_shared(self, op, buf, p.offset, nbytes, kind)
         if self.cta.record is not None:
             access = Access(self.cta.block_id, self.tid, op, kind, buf.name, p.offset, nbytes)

@@ -5,7 +5,8 @@ and tokens, which the cute level uses too, are the gpu dialect's. Here:
 
 * pointers: `ptr_add` (in elements; bytes through a `ptr_cast` to i8),
   `ptr_cast` (another element type), `cvta` (generic <-> a state space);
-  shared memory: `alloc_shared` (a static array), `dynamic_shared`;
+  shared memory: `alloc_shared` (a static array), `dynamic_shared`; a
+  thread's own array: `alloc_local` (register fragments before promotion);
 * loads and stores, scalar or PTX's ``.v2``/``.v4`` vectors, plain or under a
   predicate (`load_if` yields a default where the predicate is false);
 * vectors are the builtin ``vector<4xf32>`` type, one value (a brace list of
@@ -51,6 +52,7 @@ from cutec.ir.traits import (
 from cutec.ir.types import IndexType, IntegerType, Type, VectorType, bit_width
 
 __all__ = [
+    "AllocLocalOp",
     "AllocSharedOp",
     "AtomOp",
     "AtomSignature",
@@ -201,15 +203,10 @@ class CvtaOp(Operation):
             raise self.error(f"cvta has no {next(iter(other)).value} form")
 
 
-class AllocSharedOp(Operation):
-    """A static shared-memory array of the CTA; yields its base address.
+class _AllocOp(Operation):
+    """A static array of `bytes` bytes in the op's state space; yields its base address."""
 
-    ``%s = thread.alloc_shared {bytes = 4096 : i64, align = 16 : i64} : !gpu.ptr<f32, shared>``
-
-    Each op is its own array (the emitter declares one ``.shared`` array per op).
-    """
-
-    name = "thread.alloc_shared"
+    SPACE: AddressSpace
     bytes = attr_def(IntegerAttr, check=(lambda a: a.value > 0, "must be positive"))
     align = attr_def(
         IntegerAttr,
@@ -220,7 +217,7 @@ class AllocSharedOp(Operation):
 
     def __init__(self, element: Type, nbytes: int, align: int = 16) -> None:
         super().__init__(
-            result_types=[PointerType(element, AddressSpace.SHARED)],
+            result_types=[PointerType(element, self.SPACE)],
             attributes={
                 "bytes": IntegerAttr(nbytes, IntegerType(64)),
                 "align": IntegerAttr(align, IntegerType(64)),
@@ -228,13 +225,39 @@ class AllocSharedOp(Operation):
         )
 
     def memory_effects(self) -> tuple[MemoryEffect, ...]:
-        return (MemoryEffect(EffectKind.ALLOC, AddressSpace.SHARED),)
+        return (MemoryEffect(EffectKind.ALLOC, self.SPACE),)
 
     def verify_(self) -> None:
         t = self.result.type
         assert isinstance(t, PointerType)
-        if t.space is not AddressSpace.SHARED:
-            raise self.error(f"allocates shared memory, not {t.space.value}")
+        if t.space is not self.SPACE:
+            raise self.error(f"allocates {self.SPACE.value} memory, not {t.space.value}")
+
+
+class AllocSharedOp(_AllocOp):
+    """A static shared-memory array of the CTA.
+
+    ``%s = thread.alloc_shared {bytes = 4096 : i64, align = 16 : i64} : !gpu.ptr<f32, shared>``
+
+    Each op is its own array (the emitter declares one ``.shared`` array per op).
+    """
+
+    name = "thread.alloc_shared"
+    SPACE = AddressSpace.SHARED
+
+
+class AllocLocalOp(_AllocOp):
+    """A thread's private array: a register fragment before `promote-registers`.
+
+    ``%r = thread.alloc_local {bytes = 64 : i64, align = 16 : i64} : !gpu.ptr<f32, local>``
+
+    lower-to-thread gives each rmem tensor one; promote-registers turns every
+    array it can (constant offsets only) into SSA values. One left over is a
+    ``.local`` array in PTX: a stack frame, which ptxas -v reports.
+    """
+
+    name = "thread.alloc_local"
+    SPACE = AddressSpace.LOCAL
 
 
 class DynamicSharedOp(Operation):
@@ -434,6 +457,7 @@ DIALECT = Dialect(
         PtrCastOp,
         CvtaOp,
         AllocSharedOp,
+        AllocLocalOp,
         DynamicSharedOp,
         LoadOp,
         StoreOp,
