@@ -21,8 +21,10 @@ module {
   kernel @vectors(%g: !gpu.ptr<f32, global>, %h: !gpu.ptr<f16, global>, %n: i32, %p: i1) attributes {reqntid = array<i32: 32, 1, 1>} {
     %s = thread.alloc_shared {bytes = 4096 : i64, align = 16 : i64} : !gpu.ptr<f32, shared>
     %d = thread.dynamic_shared : !gpu.ptr<i8, shared>
+    %l = thread.alloc_local {bytes = 64 : i64, align = 16 : i64} : !gpu.ptr<f32, local>
     %v4 = thread.load %g : !gpu.ptr<f32, global> -> vector<4xf32>
     %x = thread.extract %v4 {pos = 3 : i64} : vector<4xf32>
+    thread.store %x, %l : f32, !gpu.ptr<f32, local>
     %v2 = thread.from_elements %x, %x : vector<2xf32>
     %s2 = thread.ptr_cast %s : !gpu.ptr<f32, shared> to !gpu.ptr<f32, shared>
     thread.store %v2, %s2 : vector<2xf32>, !gpu.ptr<f32, shared>
