@@ -5,15 +5,15 @@ wants and runs everything up to it:
 
     ast     the .cute syntax tree (frontend parser)
     cute    verified cute-dialect IR, after the cute-level pass pipeline
-    thread  one thread's program (the lowering)             — not built yet
+    thread  one thread's program (the lowering pipeline)
     ptx     PTX text (the PTX emitter)
     cubin   an assembled cubin (ptxas), with its resource report
 
 The CLI (`cutec compile`, `cutec opt`), the coming JIT API and the tests all
 call `compile`, so every stage is reached the same way and shows the same
-diagnostics. Textual IR input (``.mlir``) enters at the cute stage; thread-level
-IR goes on to PTX and a cubin (the lowering that brings a `.cute` kernel there
-is the next stage to be built).
+diagnostics. Textual IR input (``.mlir``) enters at the cute stage and runs the
+same pipelines: cute-level IR is lowered, thread-level IR (which the lowering
+leaves unchanged) goes straight on to PTX and a cubin.
 
     from cutec.driver import Source, Stage, compile
     result = compile(Source.from_file("examples/sgemm_2.cute"), Stage.CUTE)
@@ -59,12 +59,11 @@ class Stage(enum.IntEnum):
             raise CompileError(f"unknown stage '{name}'; the stages are {known}") from None
 
 
-# The stages the compiler reaches today from each kind of input; the lowering adds
-# thread (and so ptx and cubin) for .cute input.
-AVAILABLE_STAGES = {"cute": (Stage.AST, Stage.CUTE), "mlir": (Stage.CUTE, Stage.PTX, Stage.CUBIN)}
-
 # The cute-level pipeline a compile runs unless it is given another.
-DEFAULT_PIPELINE = "canonicalize,cse"
+DEFAULT_PIPELINE = "canonicalize,cse,vectorize"
+# The lowering to one thread's program and its clean-up (docs/passes.md), run for
+# --emit=thread and beyond.
+LOWERING_PIPELINE = "lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"
 
 
 @dataclass(frozen=True)
@@ -146,21 +145,29 @@ def compile(source: Source, emit: Stage = Stage.CUTE, options: Options | None = 
         raise CompileError(f"--arch: {e}") from None
     if source.lang == "mlir" and (emit is Stage.AST or options.defines or options.kernel):
         raise CompileError(f"{source.file}: --emit=ast, -D and --kernel apply to .cute input only")
-    if emit not in AVAILABLE_STAGES[source.lang]:
-        raise CompileError(
-            f"--emit={emit.name.lower()}: the lowering of .cute kernels to the thread dialect "
-            "is not built yet; .cute input stops at 'cute' (thread-level .mlir goes on to "
-            "ptx and cubin)"
-        )
     if source.lang == "mlir":
         return _from_ir(source, emit, options, chosen)
     return _from_cute(source, emit, options, chosen)
 
 
-def _manager(options: Options) -> PassManager:
+def _manager(options: Options, emit: Stage) -> PassManager:
+    """The cute-level pipeline, then the lowering's when `emit` is past the cute stage."""
     pipeline = DEFAULT_PIPELINE if options.pipeline is None else options.pipeline
     passes = parse_pipeline(pipeline, PASSES) if pipeline else []
+    if emit >= Stage.THREAD:
+        passes += parse_pipeline(LOWERING_PIPELINE, PASSES)
     return PassManager(passes, options.instrumentation or Instrumentation())
+
+
+def _finish(result: Result, emit: Stage, chosen: Target) -> Result:
+    """Go on from the IR the passes left to PTX and a cubin, as far as `emit`."""
+    if emit >= Stage.THREAD:
+        result.stage = Stage.THREAD
+    if emit >= Stage.PTX:
+        _to_ptx(result, chosen)
+    if emit >= Stage.CUBIN:
+        _to_cubin(result, chosen)
+    return result
 
 
 def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) -> Result:
@@ -168,7 +175,7 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
     from cutec.frontend.builder import build_module
     from cutec.frontend.parser import parse_source  # start-up time, as above
 
-    manager = _manager(options)  # a bad pipeline is reported before any work
+    manager = _manager(options, emit)  # a bad pipeline is reported before any work
     start = time.perf_counter()
     program = parse_source(source.text, source.file)
     if emit is Stage.AST:
@@ -177,20 +184,15 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
     # The frontend's time appears in --timing's table beside the passes'.
     manager.timings.append(("frontend", time.perf_counter() - start))
     manager.run(module)
-    return Result(Stage.CUTE, module=module, timings=list(manager.timings))
+    return _finish(Result(Stage.CUTE, module=module, timings=manager.timings), emit, chosen)
 
 
 def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> Result:
-    manager = _manager(options)
+    manager = _manager(options, emit)
     module = parse_module(source.text, source.file)
     verify(module)
     manager.run(module)
-    result = Result(Stage.CUTE, module=module, timings=list(manager.timings))
-    if emit >= Stage.PTX:
-        _to_ptx(result, chosen)
-    if emit >= Stage.CUBIN:
-        _to_cubin(result, chosen)
-    return result
+    return _finish(Result(Stage.CUTE, module=module, timings=manager.timings), emit, chosen)
 
 
 def _to_ptx(result: Result, chosen: Target) -> None:

@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.list_passes:
         for name, cls in PASSES.items():
-            print(f"{name:<16}{cls.summary}")
+            print(f"{name:<20}{cls.summary}")
         return 0
     text, file = read_source(args.file)
     options = Options(pipeline=args.passes, instrumentation=instrumentation_from(args))

@@ -95,6 +95,16 @@ class IntegerMaterializer:
         # Coordinate values offset_of has named, and their symbols.
         self._coord_symbols: dict[Value, SymInt] = {}
 
+    def nested(self, builder: Builder) -> IntegerMaterializer:
+        """A materialiser inserting at `builder` (a region nested below this one's point)
+        that reuses what this one made, which dominates it; what it makes stays its own."""
+        child = IntegerMaterializer(builder, self._lookup, self.type)
+        child._named = self._named
+        child._symbols = dict(self._symbols)
+        child._memo = dict(self._memo)
+        child._coord_symbols = dict(self._coord_symbols)
+        return child
+
     # ------------------------------------------------------------------ entry points
     def __call__(self, x: Integer) -> Value:
         """The value of `x`, emitted once per distinct (sub)expression."""

@@ -8,11 +8,21 @@ from __future__ import annotations
 from cutec.passes.canonicalize import Canonicalize
 from cutec.passes.cse import CSE
 from cutec.passes.licm import LICM
+from cutec.passes.lower_to_thread import LowerToThread
 from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipeline
+from cutec.passes.promote_registers import PromoteRegisters
 from cutec.passes.simplify import Simplify
 from cutec.passes.vectorize import Vectorize
 
-_ALL: tuple[type[Pass], ...] = (Canonicalize, CSE, LICM, Simplify, Vectorize)
+_ALL: tuple[type[Pass], ...] = (
+    Canonicalize,
+    CSE,
+    LICM,
+    LowerToThread,
+    PromoteRegisters,
+    Simplify,
+    Vectorize,
+)
 
 PASSES: dict[str, type[Pass]] = {p.name: p for p in _ALL}
 

@@ -1,0 +1,510 @@
+"""lower-to-thread: cute ops → one thread's program in the thread dialect.
+
+Every tensor is a root plus a layout (`LayoutAnalysis.address_of`): element i
+of a view is element ``offset + layout(i)`` of its root. Roots become pointers:
+
+    cute.make_tensor    its global pointer operand
+    cute.alloc_smem     thread.alloc_shared (static; the dynamic array past 48 KiB)
+    cute.make_fragment  thread.alloc_local, which promote-registers turns into SSA
+
+and each access computes its address from the symbolic offset, materialised as
+arith ops (`IntegerMaterializer`): the part that depends on run-time values
+once per scope and view offset (``base = root + offset``, shared by every
+element), the layout's part per element (``base + layout(i)``). View
+ops (tile, partition, slice, divide) emit nothing: only the accesses they
+lead to do, and they are erased at the end.
+
+Offsets are 32-bit (``mad.wide.s32`` into the 64-bit address) unless the pass
+is run with ``offset-bits=64``: the kernel records ``offsets = 32`` and the
+runtime checks at each launch that every tensor argument spans fewer than
+2^31 elements (docs/abi.md), so no valid element's offset, nor any partial sum
+of its non-negative terms, can wrap.
+
+The compute ops, on fragments whose shapes are static (their loops unrolled):
+
+    copy / copy_if  loads and stores of the access width: a named UniversalCopy
+                    atom's, or the `vector` attribute vectorize chose; under a
+                    predicate, load_if / store_if (a register destination keeps
+                    its old value where the predicate is false)
+    gemm            C(v,m,n) += A(v,m,k) * B(v,n,k) by arith.fma, k outermost
+    fill / clear    stores of the value / zero
+    axpby           y = alpha*x + beta*y, in an scf.if on beta == 0 whose true
+                    side never reads y (CuTe's isBetaZero: y may hold NaN)
+    load / store    one element at a static or run-time index
+    load_coord      the coordinate component, as index arithmetic
+    size            its value, as index arithmetic
+
+An op the SIMT path cannot lower yet (a tensor-core atom, cp.async through a
+tiled copy, TMA) is a located error naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cutec.diagnostics import CompileError
+from cutec.ir.attributes import IntegerAttr
+from cutec.ir.builder import Builder
+from cutec.ir.core import Block, Operation, OpResult, Value
+from cutec.ir.dialects import arith, scf, thread
+from cutec.ir.dialects.builtin import KernelOp, ModuleOp
+from cutec.ir.dialects.cute_atom_types import AUTO
+from cutec.ir.dialects.cute_base import CuteOp
+from cutec.ir.dialects.cute_compute import (
+    AxpbyOp,
+    ClearOp,
+    CopyIfOp,
+    CopyOp,
+    FillOp,
+    GemmOp,
+    LoadOp,
+    StoreOp,
+)
+from cutec.ir.dialects.cute_coord import COORD_RADIX, LoadCoordOp
+from cutec.ir.dialects.cute_tensor import AllocSmemOp, MakeFragmentOp, MakeTensorOp, SizeOp
+from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.layout_of import LayoutAnalysis
+from cutec.ir.materialize import IntegerMaterializer, offset_of
+from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
+from cutec.layout import ComposedLayout, Layout, cosize, size
+from cutec.layout.symbolic import Integer, SymInt, bounds, is_static
+from cutec.passes.manager import Pass, working_on
+from cutec.target import DEFAULT_TARGET, AddressSpace, target
+
+SHARED_ALIGN = 128  # every shared buffer starts on a 128-byte boundary (vectorize assumes it)
+LOCAL_ALIGN = 16
+
+
+@dataclass
+class LowerToThread(Pass):
+    """Lower every kernel's cute ops to the thread dialect (see the module docstring)."""
+
+    name = "lower-to-thread"
+    summary = "cute ops to one thread's program: addresses from layouts, loads, stores, FMAs"
+    offset_bits: int = 32
+
+    def run(self, module: ModuleOp) -> None:
+        if self.offset_bits not in (32, 64):
+            raise CompileError(f"lower-to-thread: offset-bits is 32 or 64, not {self.offset_bits}")
+        la = LayoutAnalysis()
+        for kernel in list(module.walk_type(KernelOp)):
+            _KernelLowering(kernel, la, IntegerType(self.offset_bits), module).run()
+
+
+# --------------------------------------------------------------------------- scopes
+
+
+@dataclass
+class _Scope:
+    """What one block being lowered shares: a materialiser and the base pointers made."""
+
+    builder: Builder
+    offsets: IntegerMaterializer  # the offset type (i32 or i64)
+    indices: IntegerMaterializer  # index values (sizes, coordinates)
+    bases: dict[tuple[Value, Any], Value] = field(default_factory=dict)
+
+    def nested(self, block: Block, before: Operation | None) -> _Scope:
+        """A scope inserting into `block` (before `before`) that reuses what this one made."""
+        builder = Builder.before(before) if before is not None else Builder.at_end(block)
+        return _Scope(
+            builder,
+            self.offsets.nested(builder),
+            self.indices.nested(builder),
+            dict(self.bases),
+        )
+
+
+class _KernelLowering:
+    def __init__(
+        self, kernel: KernelOp, la: LayoutAnalysis, offset_type: IntegerType, module: ModuleOp
+    ) -> None:
+        self.kernel = kernel
+        self.la = la
+        self.offset_type = offset_type
+        self.target = target(module.target or DEFAULT_TARGET)
+        self.roots: dict[Value, Value] = {}  # root tensor → its pointer
+        self.lowered: list[Operation] = []  # cute ops to erase, in program order
+        self.dynamic_smem = 0
+
+    def symbol(self, name: str) -> Value:
+        return self.la.symbol_values(self.kernel)[name]
+
+    # ------------------------------------------------------------------ walk
+    def run(self) -> None:
+        body = self.kernel.body
+        first = body.first_op
+        builder = Builder.before(first) if first is not None else Builder.at_end(body)
+        scope = _Scope(
+            builder,
+            IntegerMaterializer(builder, self.symbol, self.offset_type),
+            IntegerMaterializer(builder, self.symbol, IndexType()),
+        )
+        self._plan_shared()
+        self.lower_block(body, scope)
+        for op in reversed(self.lowered):
+            op.erase()
+        if self.offset_type.width == 32:
+            self.kernel.attributes["offsets"] = IntegerAttr(32, i64)
+        if self.dynamic_smem:
+            self.kernel.attributes["dynamic_smem"] = IntegerAttr(self.dynamic_smem, i64)
+
+    def lower_block(self, block: Block, scope: _Scope) -> None:
+        for op in list(block.ops):
+            scope.builder.point.before = op  # type: ignore[union-attr]
+            with scope.builder.located(op.location), working_on(op):
+                self.lower_op(op, scope)
+
+    def lower_op(self, op: Operation, scope: _Scope) -> None:
+        if isinstance(op, CuteOp):
+            rule = _RULES.get(type(op))
+            if rule is None:
+                if op.results and all(_is_view_result(r) for r in op.results):
+                    self.lowered.append(op)  # a view or an atom value: nothing to emit
+                    return
+                raise CompileError(
+                    f"'{op.name}' cannot be lowered to the thread dialect yet "
+                    "(the SIMT path lowers copies, UniversalFMA gemms, fills and axpby)",
+                    op.location,
+                )
+            rule(self, op, scope)
+            self.lowered.append(op)
+            return
+        for region in op.regions:
+            for block in region.blocks:
+                self.lower_block(block, scope.nested(block, block.first_op))
+
+    # ------------------------------------------------------------------ roots
+    def _plan_shared(self) -> None:
+        """Static shared arrays up to the target's static limit; past it, one dynamic array."""
+        allocs = list(self.kernel.walk_type(AllocSmemOp))
+        total = sum(_round_up(_alloc_bytes(op), SHARED_ALIGN) for op in allocs)
+        self.smem_offsets: dict[Operation, int] | None = None
+        if total > self.target.static_smem_per_cta:
+            self.smem_offsets = {}
+            at = 0
+            for op in allocs:
+                self.smem_offsets[op] = at
+                at += _round_up(_alloc_bytes(op), SHARED_ALIGN)
+            self.dynamic_smem = at
+
+    def root_pointer(self, root: Value, scope: _Scope) -> Value:
+        found = self.roots.get(root)
+        if found is not None:
+            return found
+        assert isinstance(root, OpResult)
+        op = root.op
+        if isinstance(op, MakeTensorOp):
+            found = op.ptr
+        else:
+            raise CompileError(
+                f"a tensor rooted at '{op.name}' has no memory to address", op.location
+            )
+        self.roots[root] = found
+        return found
+
+    def alloc_smem(self, op: AllocSmemOp, scope: _Scope) -> None:
+        element = _element(op.result)
+        b = scope.builder
+        if self.smem_offsets is None:
+            ptr = b.insert(thread.AllocSharedOp(element, _alloc_bytes(op), SHARED_ALIGN)).result
+        else:
+            base = b.insert(thread.DynamicSharedOp(element)).result
+            at = self.smem_offsets[op] // _bytes(element)
+            ptr = self.ptr_add(base, at, scope) if at else base
+        self.roots[op.result] = ptr
+
+    def make_fragment(self, op: MakeFragmentOp, scope: _Scope) -> None:
+        element = _element(op.result)
+        nbytes = max(1, _alloc_bytes(op))
+        self.roots[op.result] = scope.builder.insert(
+            thread.AllocLocalOp(element, nbytes, LOCAL_ALIGN)
+        ).result
+
+    # ------------------------------------------------------------------ addresses
+    def ptr_add(self, ptr: Value, offset: Integer, scope: _Scope) -> Value:
+        value = scope.offsets(offset)
+        return scope.builder.insert(thread.PtrAddOp(ptr, value)).result
+
+    def element_ptr(self, tensor: Value, coord: Any, scope: _Scope) -> Value:
+        """A pointer to element `coord` (a linear index or a coordinate tuple) of `tensor`."""
+        address = self.la.address_of(tensor)
+        root = self.root_pointer(address.root, scope)
+        layout = address.layout
+        if isinstance(layout, ComposedLayout):
+            value = offset_of(layout, coord, scope.offsets)
+            if address.offset != 0:
+                value = scope.offsets.binary(arith.AddIOp, scope.offsets(address.offset), value)
+            return scope.builder.insert(thread.PtrAddOp(root, value)).result
+        base = root
+        if address.offset != 0:  # the view's offset: once per scope for all its elements
+            key = (root, address.offset)
+            base = scope.bases.get(key)  # type: ignore[assignment]
+            if base is None:
+                base = scope.bases[key] = self.ptr_add(root, address.offset, scope)
+        x = layout(coord)
+        return self.ptr_add(base, x, scope) if x != 0 else base
+
+    def load(self, tensor: Value, coord: Any, scope: _Scope, width: int = 1) -> Value:
+        ptr = self.element_ptr(tensor, coord, scope)
+        return scope.builder.insert(thread.LoadOp(ptr, width)).result
+
+    def store(self, value: Value, tensor: Value, coord: Any, scope: _Scope) -> None:
+        ptr = self.element_ptr(tensor, coord, scope)
+        scope.builder.insert(thread.StoreOp(value, ptr))
+
+    def constant(self, value: float | int, t: Type, scope: _Scope, width: int = 1) -> Value:
+        c = scope.builder.insert(arith.constant(value, t)).result
+        if width == 1:
+            return c
+        return scope.builder.insert(thread.FromElementsOp([c] * width)).result
+
+    # ------------------------------------------------------------------ copies
+    def copy(self, op: CopyOp | CopyIfOp, scope: _Scope) -> None:
+        src, dst = op.src, op.dst
+        n = _static_size(self.la, src, op)
+        width = _access_width(op)
+        pred = op.pred if isinstance(op, CopyIfOp) else None
+        if pred is not None and _named_atom(op) is None:
+            width = 1  # element i moves where pred[i] is: one element per access
+        element = _element(src)
+        dst_in_registers = _space(dst) is AddressSpace.REGISTER
+        for g in range(0, n, width):
+            if pred is None:
+                value = self.load(src, g, scope, width)
+                self.store(value, dst, g, scope)
+                continue
+            # A named atom moves `width` elements per call: its predicate is the call's
+            # first element's (CuTe's copy_if tests one predicate per atom call).
+            p = self.load(pred, g, scope)
+            if _space(src) is AddressSpace.REGISTER:
+                value = self.load(src, g, scope, width)
+            else:
+                default = (
+                    self.load(dst, g, scope, width)
+                    if dst_in_registers
+                    else self.constant(_zero(element), element, scope, width)
+                )
+                src_ptr = self.element_ptr(src, g, scope)
+                value = scope.builder.insert(thread.LoadIfOp(p, src_ptr, default)).result
+            if dst_in_registers:
+                self.store(value, dst, g, scope)
+            else:
+                dst_ptr = self.element_ptr(dst, g, scope)
+                scope.builder.insert(thread.StoreIfOp(p, value, dst_ptr))
+
+    # ------------------------------------------------------------------ math
+    def gemm(self, op: GemmOp, scope: _Scope) -> None:
+        mma = op.mma
+        if mma is not None:
+            atom = mma.type.atom  # type: ignore[union-attr]
+            if atom != AUTO and not atom.startswith("UniversalFMA"):
+                raise CompileError(
+                    f"gemm by the MMA atom {atom} cannot be lowered yet "
+                    "(the SIMT path lowers UniversalFMA)",
+                    op.location,
+                )
+        a, b, c = (_vmk(self.la, v, op) for v in (op.a, op.b, op.c))
+        (va, m_a, k_a), (vb, n_b, k_b), (vc, m_c, n_c) = (x[1] for x in (a, b, c))
+        if not (va == vb == vc == 1 and m_a == m_c and n_b == n_c and k_a == k_b):
+            raise CompileError(
+                f"gemm shapes do not agree: A (V,M,K) = {(va, m_a, k_a)}, "
+                f"B (V,N,K) = {(vb, n_b, k_b)}, C (V,M,N) = {(vc, m_c, n_c)} "
+                "(an FMA gemm has V = 1)",
+                op.location,
+            )
+        b_ = scope.builder
+        for k in range(k_a):
+            avals = [self.load(op.a, a[0](m, k), scope) for m in range(m_a)]
+            bvals = [self.load(op.b, b[0](n, k), scope) for n in range(n_b)]
+            for m in range(m_a):
+                for n in range(n_b):
+                    crd = c[0](m, n)
+                    acc = self.load(op.c, crd, scope)
+                    fma = b_.insert(arith.FmaOp(avals[m], bvals[n], acc)).result
+                    self.store(fma, op.c, crd, scope)
+
+    def fill(self, op: FillOp | ClearOp, scope: _Scope) -> None:
+        t = op.tensor
+        element = _element(t)
+        if isinstance(op, FillOp):
+            value = op.value
+        else:
+            value = self.constant(_zero(element), element, scope)
+        for i in range(_static_size(self.la, t, op)):
+            self.store(value, t, i, scope)
+
+    def axpby(self, op: AxpbyOp, scope: _Scope) -> None:
+        n = _static_size(self.la, op.x, op)
+        element = _element(op.y)
+        if not isinstance(element, FloatType):
+            raise CompileError(f"axpby computes in floating point, not {element}", op.location)
+        b = scope.builder
+        zero = self.constant(0.0, element, scope)
+        beta_zero = b.insert(arith.CmpFOp("oeq", op.beta, zero)).result
+        branch = b.insert(scf.IfOp(beta_zero, with_else=True))
+        for block, read_y in ((branch.then_block, False), (branch.else_block, True)):
+            assert block is not None
+            block.append(scf.YieldOp())
+            inner = scope.nested(block, block.last_op)
+            for i in range(n):
+                x = self.load(op.x, i, inner)
+                ax = inner.builder.insert(arith.MulFOp(op.alpha, x)).result
+                if read_y:
+                    y = self.load(op.y, i, inner)
+                    ax = inner.builder.insert(arith.FmaOp(op.beta, y, ax)).result
+                self.store(ax, op.y, i, inner)
+
+    # ------------------------------------------------------------------ elements
+    def load_element(self, op: LoadOp, scope: _Scope) -> None:
+        value = self.load(op.tensor, self._index(op.index, scope), scope)
+        op.result.replace_all_uses_with(value)
+
+    def store_element(self, op: StoreOp, scope: _Scope) -> None:
+        self.store(op.value, op.tensor, self._index(op.index, scope), scope)
+
+    def _index(self, index: Value, scope: _Scope) -> Any:
+        """A linear index as the algebra takes it: an int, or a symbol for a run-time one."""
+        integer = self.la.integer_of(index)
+        return integer if isinstance(integer, int) else scope.offsets.coordinate(index)
+
+    def load_coord(self, op: LoadCoordOp, scope: _Scope) -> None:
+        address = self.la.address_of(op.tensor)
+        x = address.offset + address.layout(self._index(op.index, scope))
+        value = scope.indices(coordinate_component(x, op.mode.value))
+        op.result.replace_all_uses_with(value)
+
+    def size(self, op: SizeOp, scope: _Scope) -> None:
+        op.result.replace_all_uses_with(scope.indices(self.la.integer_of(op.result)))
+
+
+_RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = {
+    AllocSmemOp: _KernelLowering.alloc_smem,
+    MakeFragmentOp: _KernelLowering.make_fragment,
+    CopyOp: _KernelLowering.copy,
+    CopyIfOp: _KernelLowering.copy,
+    GemmOp: _KernelLowering.gemm,
+    FillOp: _KernelLowering.fill,
+    ClearOp: _KernelLowering.fill,
+    AxpbyOp: _KernelLowering.axpby,
+    LoadOp: _KernelLowering.load_element,
+    StoreOp: _KernelLowering.store_element,
+    LoadCoordOp: _KernelLowering.load_coord,
+    SizeOp: _KernelLowering.size,
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def coordinate_component(x: Integer, mode: int) -> Integer:
+    """Component `mode` of an encoded coordinate (cute_coord.py: ``a*Ek`` is ``a * R**k``).
+
+    Each term's coefficient is split into its base-R digits; a term's monomial is a
+    coordinate (below R), so digits never carry.
+    """
+    if isinstance(x, int):
+        return (x // COORD_RADIX**mode) % COORD_RADIX
+    out: Integer = (x.const // COORD_RADIX**mode) % COORD_RADIX
+    for monomial, k in x.terms:
+        digit = (k // COORD_RADIX**mode) % COORD_RADIX
+        if digit:
+            lo = bounds(SymInt(((monomial, 1),)))[0]
+            if not (isinstance(lo, int) and lo >= 0) or k < 0:
+                raise ValueError(f"coordinate term {k}*{monomial} is not a non-negative digit")
+            out = out + digit * SymInt(((monomial, 1),))
+    return out
+
+
+def _is_view_result(v: Value) -> bool:
+    return not isinstance(v.type, IndexType)
+
+
+def _round_up(n: int, m: int) -> int:
+    return (n + m - 1) // m * m
+
+
+def _element(v: Value) -> Type:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t.element
+
+
+def _space(v: Value) -> AddressSpace:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t.space
+
+
+def _bytes(t: Type) -> int:
+    return max(1, dtype_of(t).bits // 8)
+
+
+def _alloc_bytes(op: AllocSmemOp | MakeFragmentOp) -> int:
+    t = op.result.type
+    assert isinstance(t, TensorType)
+    layout = t.spec.with_values(())
+    inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
+    return int(cosize(inner)) * _bytes(t.element)
+
+
+def _zero(t: Type) -> float | int:
+    return 0.0 if isinstance(t, FloatType) else 0
+
+
+def _static_size(la: LayoutAnalysis, v: Value, op: Operation) -> int:
+    n = size(la.layout_of(v))
+    if not is_static(n):
+        raise CompileError(
+            f"'{op.name}' needs a tensor of static size to unroll, got {la.layout_of(v)}",
+            op.location,
+        )
+    return int(n)
+
+
+def _named_atom(op: CopyOp | CopyIfOp) -> str | None:
+    tiled = op.tiled_type()
+    if tiled is None or tiled.atom == AUTO:
+        return None
+    return tiled.atom
+
+
+def _access_width(op: CopyOp | CopyIfOp) -> int:
+    """Elements per access: a UniversalCopy atom's, else the `vector` vectorize chose."""
+    atom = _named_atom(op)
+    if atom is None:
+        attr = op.attributes.get("vector")
+        return attr.value if isinstance(attr, IntegerAttr) else 1
+    if not atom.startswith("UniversalCopy<"):
+        raise CompileError(
+            f"a copy by the atom {atom} cannot be lowered yet (the SIMT path lowers UniversalCopy)",
+            op.location,
+        )
+    tiled = op.tiled_type()
+    assert tiled is not None
+    return int(tiled.library().atom.num_val_src)
+
+
+def _vmk(
+    la: LayoutAnalysis, v: Value, op: Operation
+) -> tuple[Callable[[int, int], tuple[int, int, int] | tuple[int, int]], tuple[int, int, int]]:
+    """A gemm operand's coordinate function (i, j) → its coordinate, and its (V, I, J).
+
+    CuTe's gemm takes (V,M,K) operands, or (M,K) ones with V = 1.
+    """
+    layout = la.layout_of(v)
+    shape = layout.layout_b.shape if isinstance(layout, ComposedLayout) else layout.shape
+    modes = shape if isinstance(shape, tuple) else (shape,)
+    sizes = []
+    for m in modes:
+        s = size(Layout(m))
+        if not is_static(s):
+            raise CompileError(f"gemm needs static fragment shapes, got {shape}", op.location)
+        sizes.append(int(s))
+    if len(sizes) == 2:
+        return (lambda i, j: (i, j)), (1, sizes[0], sizes[1])
+    if len(sizes) == 3:
+        return (lambda i, j: (0, i, j)), (sizes[0], sizes[1], sizes[2])
+    raise CompileError(f"gemm takes rank-2 or rank-3 fragments, got {shape}", op.location)
+
