@@ -259,6 +259,7 @@ def _vector(b: Builder, values: list[Value], t: Type) -> Value:
 def _move_body(old: Block, new: Block) -> None:
     """Move `old`'s ops into `new` (which has at least `old`'s arguments, in order)."""
     for arg, replacement in zip(old.args, new.args, strict=False):
+        replacement.name_hint = replacement.name_hint or arg.name_hint
         arg.replace_all_uses_with(replacement)
     ops: Iterable[Operation] = list(old.ops)
     for op in ops:

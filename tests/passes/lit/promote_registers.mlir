@@ -1,0 +1,61 @@
+// RUN: cutec opt %s --passes promote-registers
+// Private arrays accessed at constant offsets become SSA values: a loop that
+// writes an element carries it as an iter_arg, an if yields it, a vector
+// access is extracts / from_elements, a predicated one a select.
+
+// CHECK-LABEL: kernel @accumulate
+kernel @accumulate(%g: !gpu.ptr<f32, global>, %n: index, %p: i1) attributes {reqntid = array<i32: 32, 1, 1>} {
+  // CHECK-NOT: thread.alloc_local
+  // CHECK: %[[Z:.*]] = arith.constant 0.0 : f32
+  %acc = thread.alloc_local {bytes = 8 : i64, align = 16 : i64} : !gpu.ptr<f32, local>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1i = arith.constant 1 : i32
+  %acc1 = thread.ptr_add %acc, %c1i : !gpu.ptr<f32, local>, i32
+  %x = thread.load %g : !gpu.ptr<f32, global> -> f32
+  thread.store %x, %acc : f32, !gpu.ptr<f32, local>
+  // Element 0 is carried (written in the body); element 1 is only read: not carried.
+  // CHECK: %[[R:.*]] = scf.for %{{.*}} = %{{.*}} to %n step %{{.*}} iter_args(%[[A:.*]] = %[[X:.*]]) -> (f32) {
+  scf.for %i = %c0 to %n step %c1 {
+    %a = thread.load %acc : !gpu.ptr<f32, local> -> f32
+    %b = thread.load %acc1 : !gpu.ptr<f32, local> -> f32
+    // CHECK: %[[S:.*]] = arith.addf %[[A]], %[[Z]] : f32
+    %s = arith.addf %a, %b : f32
+    thread.store %s, %acc : f32, !gpu.ptr<f32, local>
+    // CHECK: scf.yield %[[S]] : f32
+    scf.yield
+  }
+  // Under a predicate: the element keeps its value where %p is false.
+  // CHECK: %[[Y:.*]] = thread.load %g
+  %y = thread.load %g : !gpu.ptr<f32, global> -> f32
+  // CHECK: %[[SEL:.*]] = arith.select %p, %[[Y]], %[[R]] : f32
+  thread.store_if %p, %y, %acc : f32, !gpu.ptr<f32, local>
+  // An if that writes element 1 on one side yields it from both.
+  // CHECK: %[[IF:.*]] = scf.if %p -> (f32) {
+  // CHECK: scf.yield %[[SEL]] : f32
+  // CHECK: } else {
+  // CHECK: scf.yield %[[Z]] : f32
+  scf.if %p {
+    %v = thread.load %acc : !gpu.ptr<f32, local> -> f32
+    thread.store %v, %acc1 : f32, !gpu.ptr<f32, local>
+    scf.yield
+  }
+  // A vector load of both elements.
+  // CHECK: %[[V:.*]] = thread.from_elements %[[SEL]], %[[IF]] : vector<2xf32>
+  // CHECK: thread.store %[[V]], %g : vector<2xf32>, !gpu.ptr<f32, global>
+  %v2 = thread.load %acc : !gpu.ptr<f32, local> -> vector<2xf32>
+  thread.store %v2, %g : vector<2xf32>, !gpu.ptr<f32, global>
+  return
+}
+
+// An array indexed at a run-time offset stays in local memory.
+// CHECK-LABEL: kernel @dynamic
+kernel @dynamic(%g: !gpu.ptr<f32, global>, %i: i32) attributes {reqntid = array<i32: 32, 1, 1>} {
+  // CHECK: thread.alloc_local
+  %r = thread.alloc_local {bytes = 16 : i64, align = 16 : i64} : !gpu.ptr<f32, local>
+  %q = thread.ptr_add %r, %i : !gpu.ptr<f32, local>, i32
+  %x = thread.load %g : !gpu.ptr<f32, global> -> f32
+  // CHECK: thread.store %{{.*}}, %{{.*}} : f32, !gpu.ptr<f32, local>
+  thread.store %x, %q : f32, !gpu.ptr<f32, local>
+  return
+}
