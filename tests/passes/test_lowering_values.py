@@ -40,7 +40,8 @@ def test_copy_kernel_threads_touch_their_local_partition(tiled_copy) -> None:
     local_partition of the (128,64) tile by the column-major (32,8) thread layout."""
     m, n = 256, 128
     s, d = _column_major(m, n, 0), np.zeros((n, m), np.float32)
-    run = run_kernel(tiled_copy["copy_kernel"], (2, 2), {"S": s, "M": m, "N": n, "D": d}, trace=True)
+    args = {"S": s, "M": m, "N": n, "D": d}
+    run = run_kernel(tiled_copy["copy_kernel"], (2, 2), args, trace=True)
     assert np.array_equal(s, d)
     loads = run.elements("S", "load", 4)
     for (block, thread), got in loads.items():
