@@ -60,7 +60,7 @@ class Stage(enum.IntEnum):
 
 
 # The cute-level pipeline a compile runs unless it is given another.
-DEFAULT_PIPELINE = "canonicalize,cse,vectorize"
+DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize"
 # The lowering to one thread's program and its clean-up (docs/passes.md), run for
 # --emit=thread and beyond.
 LOWERING_PIPELINE = "lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"

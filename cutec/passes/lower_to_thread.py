@@ -25,11 +25,13 @@ The compute ops, on fragments whose shapes are static (their loops unrolled):
     copy / copy_if  loads and stores of the access width: a named UniversalCopy
                     atom's, or the `vector` attribute vectorize chose; under a
                     predicate, load_if / store_if (a register destination keeps
-                    its old value where the predicate is false)
+                    its old value where the predicate is false; with ``zfill``
+                    the destination is written zero there instead)
     gemm            C(v,m,n) += A(v,m,k) * B(v,n,k) by arith.fma, k outermost
     fill / clear    stores of the value / zero
     axpby           y = alpha*x + beta*y, in an scf.if on beta == 0 whose true
-                    side never reads y (CuTe's isBetaZero: y may hold NaN)
+                    side never reads y (CuTe's isBetaZero: y may hold NaN);
+                    under its predicate, masked elements are not touched
     load / store    one element at a static or run-time index
     load_coord      the coordinate component, as index arithmetic
     size            its value, as index arithmetic
@@ -278,17 +280,20 @@ class _KernelLowering:
             # A named atom moves `width` elements per call: its predicate is the call's
             # first element's (CuTe's copy_if tests one predicate per atom call).
             p = self.load(pred, g, scope)
+            zfill = isinstance(op, CopyIfOp) and op.zfill is not None
             if _space(src) is AddressSpace.REGISTER:
                 value = self.load(src, g, scope, width)
             else:
+                keep = dst_in_registers and not zfill  # copy_if keeps a masked element
                 default = (
                     self.load(dst, g, scope, width)
-                    if dst_in_registers
+                    if keep
                     else self.constant(_zero(element), element, scope, width)
                 )
                 src_ptr = self.element_ptr(src, g, scope)
                 value = scope.builder.insert(thread.LoadIfOp(p, src_ptr, default)).result
-            if dst_in_registers:
+            if dst_in_registers or zfill:
+                # Registers take the selected value; zfill writes zero where masked.
                 self.store(value, dst, g, scope)
             else:
                 dst_ptr = self.element_ptr(dst, g, scope)
@@ -351,10 +356,19 @@ class _KernelLowering:
             for i in range(n):
                 x = self.load(op.x, i, inner)
                 ax = inner.builder.insert(arith.MulFOp(op.alpha, x)).result
+                ptr = self.element_ptr(op.y, i, inner)
+                p = self.load(op.pred, i, inner) if op.pred is not None else None
                 if read_y:
-                    y = self.load(op.y, i, inner)
+                    y = (
+                        inner.builder.insert(thread.LoadIfOp(p, ptr, zero)).result
+                        if p is not None
+                        else inner.builder.insert(thread.LoadOp(ptr)).result
+                    )
                     ax = inner.builder.insert(arith.FmaOp(op.beta, y, ax)).result
-                self.store(ax, op.y, i, inner)
+                if p is None:
+                    inner.builder.insert(thread.StoreOp(ax, ptr))
+                else:
+                    inner.builder.insert(thread.StoreIfOp(p, ax, ptr))
 
     # ------------------------------------------------------------------ elements
     def load_element(self, op: LoadOp, scope: _Scope) -> None:
@@ -507,4 +521,3 @@ def _vmk(
     if len(sizes) == 3:
         return (lambda i, j: (0, i, j)), (sizes[0], sizes[1], sizes[2])
     raise CompileError(f"gemm takes rank-2 or rank-3 fragments, got {shape}", op.location)
-

@@ -104,12 +104,13 @@ def test_compile_cute_runs_the_pipeline_and_times_the_frontend(capsys, tmp_path:
     src = str(ROOT / "examples" / "sgemm_2.cute")
     assert main(["compile", src, "--emit=cute", "--timing", "--dump-dir", str(dumps)]) == 0
     rows = [line.split()[0] for line in capsys.readouterr().err.splitlines()[2:]]
-    assert rows == ["frontend", "canonicalize", "cse", "vectorize", "total"]
+    assert rows == ["frontend", "predicate", "canonicalize", "cse", "vectorize", "total"]
     assert sorted(p.name for p in dumps.iterdir()) == [
         "00_input.mlir",
-        "01_canonicalize.mlir",
-        "02_cse.mlir",
-        "03_vectorize.mlir",
+        "01_predicate.mlir",
+        "02_canonicalize.mlir",
+        "03_cse.mlir",
+        "04_vectorize.mlir",
     ]
     assert main(["compile", src, "--emit=cute", "--passes", "", "--timing"]) == 0
     rows = [line.split()[0] for line in capsys.readouterr().err.splitlines()[2:]]

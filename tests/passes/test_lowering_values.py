@@ -137,3 +137,23 @@ def test_sgemm_matches_float64(example: str, kernel: str, beta: float) -> None:
     got = args["C"].T.astype(np.float64)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
     assert (run.store_counts("C", m * n, 4) == 1).all()
+
+
+@pytest.mark.parametrize(
+    ("example", "kernel", "shape"),
+    [
+        ("sgemm_1", "sgemm_tn", (100, 36, 13)),
+        ("sgemm_2", "sgemm_nt", (132, 20, 11)),
+        ("sgemm_2", "sgemm_tn", (40, 136, 9)),
+    ],
+)
+def test_partial_tiles_are_predicated(example: str, kernel: str, shape: tuple) -> None:
+    """M, N and K that the tiles do not divide: the residue is guarded (the
+    interpreter raises on any out-of-bounds access) and K's is zero-filled."""
+    k = _kernels(Source.from_file(EXAMPLES / f"{example}.cute"))[kernel]
+    m, n, kk = shape
+    args, ref = _gemm_args(kernel, m, n, kk, 0.5)
+    run = run_kernel(k, (-(-m // 128), -(-n // 128)), args, trace=True)
+    got = args["C"].T.astype(np.float64)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
+    assert (run.store_counts("C", m * n, 4) == 1).all()

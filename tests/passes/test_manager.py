@@ -33,7 +33,7 @@ def test_pipeline_from_text_with_options() -> None:
         (
             "canon",
             "unknown pass 'canon'; known passes: canonicalize, cse, licm, lower-to-thread, "
-            "promote-registers, simplify, vectorize",
+            "predicate, promote-registers, simplify, vectorize",
         ),
         ("cse{x=1}", "pass 'cse' has no option 'x' (options: none)"),
         (

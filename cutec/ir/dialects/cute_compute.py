@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from cutec.atoms.copy import CopyAtomError, copy_atom
 from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
+from cutec.ir.attributes import UnitAttr
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_base import CuteOp, same_shape_mismatch
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.gpu import TokenType
-from cutec.ir.opdef import operand_def, opt_operand_def, result_def
+from cutec.ir.opdef import operand_def, opt_attr_def, opt_operand_def, result_def
 from cutec.ir.traits import AsyncProducer, MemoryEffect, Pure, reads, writes
 from cutec.ir.types import FloatType, IndexType, IntegerType, dtype_name
 from cutec.target import AddressSpace
@@ -166,7 +167,8 @@ class CopyIfOp(_CopyLike):
         !cute.tensor<i1, rmem, ...>, !cute.tensor<...>, !cute.tensor<...>``
 
     The tiled copy is optional; the predicate is a register tensor of i1 with the
-    source's size.
+    source's size. Where it is false the destination keeps its value, or, with
+    ``{zfill}`` (the predicate pass's residue guards), becomes zero.
     """
 
     name = "cute.copy_if"
@@ -174,6 +176,7 @@ class CopyIfOp(_CopyLike):
     pred = operand_def(TensorType)
     src = operand_def(TensorType)
     dst = operand_def(TensorType)
+    zfill = opt_attr_def(UnitAttr)
 
     def __init__(self, pred: Value, src: Value, dst: Value, tiled: Value | None = None) -> None:
         super().__init__(operands=[*([tiled] if tiled is not None else []), pred, src, dst])
@@ -336,6 +339,10 @@ class AxpbyOp(CuteOp):
     """y = alpha · x + beta · y, element for element (CuTe's axpby).
 
     ``cute.axpby %alpha, %tCrC, %beta, %tCgC : f32, !cute.tensor<...>, f32, !cute.tensor<...>``
+
+    An optional last operand, an i1 register tensor of y's size, masks elements:
+    where it is false y is neither read nor written (the predicate pass's guard
+    of a partial output tile).
     """
 
     name = "cute.axpby"
@@ -343,9 +350,12 @@ class AxpbyOp(CuteOp):
     x = operand_def(TensorType)
     beta = operand_def()
     y = operand_def(TensorType)
+    pred = opt_operand_def(TensorType)
 
-    def __init__(self, alpha: Value, x: Value, beta: Value, y: Value) -> None:
-        super().__init__(operands=[alpha, x, beta, y])
+    def __init__(
+        self, alpha: Value, x: Value, beta: Value, y: Value, pred: Value | None = None
+    ) -> None:
+        super().__init__(operands=[alpha, x, beta, y, *([pred] if pred is not None else [])])
 
     def memory_effects(self) -> tuple[MemoryEffect, ...] | None:
         x, y = self.x.type, self.y.type
@@ -364,6 +374,10 @@ class AxpbyOp(CuteOp):
         why = same_shape_mismatch(x, y)
         if why:
             raise self.error(why)
+        if self.pred is not None:
+            pred = self.pred.type
+            assert isinstance(pred, TensorType)
+            _check_predicate(self, pred, y)
 
 
 class LoadOp(CuteOp):
