@@ -156,7 +156,8 @@ def _manager(options: Options, emit: Stage) -> PassManager:
     passes = parse_pipeline(pipeline, PASSES) if pipeline else []
     if emit >= Stage.THREAD:
         passes += parse_pipeline(LOWERING_PIPELINE, PASSES)
-    return PassManager(passes, options.instrumentation or Instrumentation())
+    # Without instrumentation, the IR is verified after the last pass only.
+    return PassManager(passes, options.instrumentation or Instrumentation(verify_each=False))
 
 
 def _finish(result: Result, emit: Stage, chosen: Target) -> Result:

@@ -55,9 +55,17 @@ def _pass_name(value: str) -> str:
     return value
 
 
-def add_pass_manager_flags(p: argparse.ArgumentParser) -> None:
+def add_pass_manager_flags(p: argparse.ArgumentParser, verify_each: bool = True) -> None:
+    """The pass-manager flags; `verify_each` is whether the IR is verified after every
+    pass by default (cutec opt) or after the last one (cutec compile: --verify-each)."""
     g = p.add_argument_group("pass manager")
-    g.add_argument("--no-verify", action="store_true", help="do not verify the IR after each pass")
+    g.add_argument("--no-verify", action="store_true", help="do not verify the IR at all")
+    if not verify_each:
+        g.add_argument(
+            "--verify-each",
+            action="store_true",
+            help="verify the IR after every pass (by default, after the last one)",
+        )
     g.add_argument(
         "--print-ir-after-all",
         action="store_true",
@@ -92,7 +100,8 @@ def add_pass_manager_flags(p: argparse.ArgumentParser) -> None:
 
 def instrumentation_from(args: argparse.Namespace) -> Instrumentation:
     return Instrumentation(
-        verify_each=not args.no_verify,
+        verify_each=getattr(args, "verify_each", True),
+        verify=not args.no_verify,
         print_before=set(args.print_ir_before),
         print_after=set(args.print_ir_after),
         print_before_all=args.print_ir_before_all,

@@ -68,7 +68,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_TARGET,
         help=f"the GPU target (default: {DEFAULT_TARGET}); its shared-memory limit applies",
     )
-    add_pass_manager_flags(p)
+    add_pass_manager_flags(p, verify_each=False)
     p.set_defaults(run=run)
 
 

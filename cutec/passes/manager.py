@@ -137,7 +137,10 @@ def _convert_options(cls: type[Pass], options: dict[str, str]) -> dict[str, obje
 class Instrumentation:
     """What to print, dump and time around the passes."""
 
+    # Verify the IR after every pass (a broken pass is named at once), else only
+    # after the last one (the compile driver's default: verification is not free).
     verify_each: bool = True
+    verify: bool = True  # False: no verification at all (--no-verify)
     print_before: set[str] = field(default_factory=set)
     print_after: set[str] = field(default_factory=set)
     print_before_all: bool = False
@@ -166,19 +169,29 @@ class PassManager:
             start = time.perf_counter()
             self._run_one(p, module)
             self.timings.append((p.name, time.perf_counter() - start))
-            if opts.verify_each:
-                try:
-                    verify(module)
-                except CompileError as e:
-                    raise InternalCompilerError(
-                        AssertionError(f"pass produced invalid IR: {e.render()}"), stage=p.name
-                    ) from e
+            if opts.verify and (opts.verify_each or index == len(self.passes)):
+                self._verify(p, module, opts.verify_each)
             if opts.print_after_all or p.name in opts.print_after:
                 self._print(f"IR Dump After {p.describe()}", module)
             if opts.dump_dir is not None:
                 self._dump(index, p.name, module)
         if opts.timing:
             self.print_timing()
+
+    @staticmethod
+    def _verify(p: Pass, module: ModuleOp, each: bool) -> None:
+        try:
+            verify(module)
+        except CompileError as e:
+            # Verified at the end only, the broken pass may be any of them.
+            stage = (
+                p.name
+                if each
+                else f"the pipeline ending in {p.name} (--verify-each names the pass)"
+            )
+            raise InternalCompilerError(
+                AssertionError(f"pass produced invalid IR: {e.render()}"), stage=stage
+            ) from e
 
     def _run_one(self, p: Pass, module: ModuleOp) -> None:
         try:

@@ -124,7 +124,17 @@ def test_invalid_ir_after_a_pass_is_an_internal_error() -> None:
         PassManager([_BreakingPass()]).run(module)
     # With verification off the broken IR passes through silently.
     module = parse_module(SAXPY.read_text(), str(SAXPY))
-    PassManager([_BreakingPass()], Instrumentation(verify_each=False)).run(module)
+    PassManager([_BreakingPass()], Instrumentation(verify=False)).run(module)
+
+
+def test_verifying_at_the_end_still_catches_a_broken_pass() -> None:
+    """The compile driver verifies after the last pass only: the breakage surfaces there."""
+    from cutec.passes.cse import CSE
+
+    module = parse_module(SAXPY.read_text(), str(SAXPY))
+    manager = PassManager([_BreakingPass(), CSE()], Instrumentation(verify_each=False))
+    with pytest.raises(InternalCompilerError, match="pass produced invalid IR"):
+        manager.run(module)
 
 
 def test_cli_reports_internal_error_with_exit_2(monkeypatch, capsys) -> None:
