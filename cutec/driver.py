@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cutec.diagnostics import CompileError, InternalCompilerError
+from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.printer import print_op
@@ -60,7 +60,7 @@ class Stage(enum.IntEnum):
 
 
 # The cute-level pipeline a compile runs unless it is given another.
-DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize"
+DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize,select-atoms"
 # The lowering to one thread's program and its clean-up (docs/passes.md), run for
 # --emit=thread and beyond.
 LOWERING_PIPELINE = "lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"
@@ -115,6 +115,8 @@ class Result:
     resources: dict[str, ResourceUsage] = field(default_factory=dict)
     # Per-stage and per-pass wall times in seconds, in the order they ran.
     timings: list[tuple[str, float]] = field(default_factory=list)
+    # What the passes decided and why, at the user's lines (--remarks).
+    remarks: list[Diagnostic] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -185,7 +187,8 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
     # The frontend's time appears in --timing's table beside the passes'.
     manager.timings.append(("frontend", time.perf_counter() - start))
     manager.run(module)
-    return _finish(Result(Stage.CUTE, module=module, timings=manager.timings), emit, chosen)
+    result = Result(Stage.CUTE, module=module, timings=manager.timings, remarks=manager.remarks)
+    return _finish(result, emit, chosen)
 
 
 def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> Result:
@@ -193,7 +196,8 @@ def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> R
     module = parse_module(source.text, source.file)
     verify(module)
     manager.run(module)
-    return _finish(Result(Stage.CUTE, module=module, timings=manager.timings), emit, chosen)
+    result = Result(Stage.CUTE, module=module, timings=manager.timings, remarks=manager.remarks)
+    return _finish(result, emit, chosen)
 
 
 def _to_ptx(result: Result, chosen: Target) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cutec.diagnostics import CompileError
-from cutec.driver import Options, Source, Stage, compile
+from cutec.driver import DEFAULT_PIPELINE, Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ptx.ptxas import find_ptxas
 
@@ -27,7 +27,7 @@ def test_ast_then_cute() -> None:
     assert ast.module is None and "Kernel" in ast.text
     cute = compile(source, Stage.CUTE)
     assert {k.sym_name for k in cute.module.walk_type(KernelOp)} == {"sgemm_nt", "sgemm_tn"}
-    passes = ["frontend", "predicate", "canonicalize", "cse", "vectorize"]
+    passes = ["frontend", *DEFAULT_PIPELINE.split(",")]
     assert [name for name, _ in cute.timings] == passes
 
 

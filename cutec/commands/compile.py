@@ -63,6 +63,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="print each kernel's registers, shared memory, spills and stack (ptxas -v) to stderr",
     )
     p.add_argument(
+        "--remarks",
+        action="store_true",
+        help="print what the passes chose and why (copy atoms, access widths) to stderr",
+    )
+    p.add_argument(
         "--arch",
         choices=COMPILE_TARGETS,
         default=DEFAULT_TARGET,
@@ -113,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
         raise CompileError("--emit=cubin writes a binary: name the file with -o")
     # --resource-usage asks ptxas, so it runs the cubin stage whatever is written.
     result = compile(source, Stage.CUBIN if args.resource_usage else emit, options)
+    if args.remarks:
+        for remark in result.remarks:
+            print(remark.render(), file=sys.stderr)
     if args.resource_usage:
         for usage in result.resources.values():
             print(usage, file=sys.stderr)

@@ -12,6 +12,7 @@ from cutec.passes.lower_to_thread import LowerToThread
 from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipeline
 from cutec.passes.predicate import Predicate
 from cutec.passes.promote_registers import PromoteRegisters
+from cutec.passes.select_atoms import SelectAtoms
 from cutec.passes.simplify import Simplify
 from cutec.passes.vectorize import Vectorize
 
@@ -22,6 +23,7 @@ _ALL: tuple[type[Pass], ...] = (
     LowerToThread,
     Predicate,
     PromoteRegisters,
+    SelectAtoms,
     Simplify,
     Vectorize,
 )

@@ -46,8 +46,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cutec.atoms.copy import copy_atom
 from cutec.diagnostics import CompileError
-from cutec.ir.attributes import IntegerAttr
+from cutec.ir.attributes import IntegerAttr, StringAttr
 from cutec.ir.builder import Builder
 from cutec.ir.core import Block, Operation, OpResult, Value
 from cutec.ir.dialects import arith, scf, thread
@@ -106,6 +107,7 @@ class _Scope:
     offsets: IntegerMaterializer  # the offset type (i32 or i64)
     indices: IntegerMaterializer  # index values (sizes, coordinates)
     bases: dict[tuple[Value, Any], Value] = field(default_factory=dict)
+    elements: dict[tuple[Value, Any], Value] = field(default_factory=dict)
 
     def nested(self, block: Block, before: Operation | None) -> _Scope:
         """A scope inserting into `block` (before `before`) that reuses what this one made."""
@@ -115,6 +117,7 @@ class _Scope:
             self.offsets.nested(builder),
             self.indices.nested(builder),
             dict(self.bases),
+            dict(self.elements),
         )
 
 
@@ -231,6 +234,13 @@ class _KernelLowering:
 
     def element_ptr(self, tensor: Value, coord: Any, scope: _Scope) -> Value:
         """A pointer to element `coord` (a linear index or a coordinate tuple) of `tensor`."""
+        key = (tensor, coord)
+        found = scope.elements.get(key)
+        if found is None:
+            found = scope.elements[key] = self._element_ptr(tensor, coord, scope)
+        return found
+
+    def _element_ptr(self, tensor: Value, coord: Any, scope: _Scope) -> Value:
         address = self.la.address_of(tensor)
         root = self.root_pointer(address.root, scope)
         layout = address.layout
@@ -320,15 +330,17 @@ class _KernelLowering:
                 op.location,
             )
         b_ = scope.builder
+        # Each C element is read once and written once; the k loop runs on its value.
+        coords = {(m, n): c[0](m, n) for m in range(m_a) for n in range(n_b)}
+        acc = {mn: self.load(op.c, crd, scope) for mn, crd in coords.items()}
         for k in range(k_a):
             avals = [self.load(op.a, a[0](m, k), scope) for m in range(m_a)]
             bvals = [self.load(op.b, b[0](n, k), scope) for n in range(n_b)]
             for m in range(m_a):
                 for n in range(n_b):
-                    crd = c[0](m, n)
-                    acc = self.load(op.c, crd, scope)
-                    fma = b_.insert(arith.FmaOp(avals[m], bvals[n], acc)).result
-                    self.store(fma, op.c, crd, scope)
+                    acc[m, n] = b_.insert(arith.FmaOp(avals[m], bvals[n], acc[m, n])).result
+        for mn, crd in coords.items():
+            self.store(acc[mn], op.c, crd, scope)
 
     def fill(self, op: FillOp | ClearOp, scope: _Scope) -> None:
         t = op.tensor
@@ -478,10 +490,12 @@ def _static_size(la: LayoutAnalysis, v: Value, op: Operation) -> int:
 
 
 def _named_atom(op: CopyOp | CopyIfOp) -> str | None:
+    """The copy's atom: its tiled copy's, or the one it names (select-atoms' choice)."""
     tiled = op.tiled_type()
-    if tiled is None or tiled.atom == AUTO:
-        return None
-    return tiled.atom
+    if tiled is not None and tiled.atom != AUTO:
+        return tiled.atom
+    attr = op.attributes.get("atom")
+    return attr.value if isinstance(attr, StringAttr) else None
 
 
 def _access_width(op: CopyOp | CopyIfOp) -> int:
@@ -495,9 +509,7 @@ def _access_width(op: CopyOp | CopyIfOp) -> int:
             f"a copy by the atom {atom} cannot be lowered yet (the SIMT path lowers UniversalCopy)",
             op.location,
         )
-    tiled = op.tiled_type()
-    assert tiled is not None
-    return int(tiled.library().atom.num_val_src)
+    return copy_atom(atom).value_bits // dtype_of(_element(op.src)).bits
 
 
 def _vmk(

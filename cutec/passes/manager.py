@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
-from cutec.diagnostics import CompileError, InternalCompilerError
+from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError, Location
 from cutec.ir.printer import print_op
 from cutec.ir.verifier import verify
 
@@ -55,6 +55,15 @@ class Pass:
 
     def run(self, module: ModuleOp) -> None:
         raise NotImplementedError
+
+    def remark(self, message: str, location: Location | None) -> None:
+        """Say what the pass decided and why, at the user's line (``--remarks``)."""
+        remarks = self.__dict__.setdefault("_remarks", [])
+        remarks.append(Diagnostic(message, location, severity="remark"))
+
+    def take_remarks(self) -> list[Diagnostic]:
+        """The remarks made since the last call."""
+        return self.__dict__.pop("_remarks", [])
 
     def describe(self) -> str:
         """``name{opt=value}`` for the options that differ from their defaults."""
@@ -157,6 +166,7 @@ class PassManager:
     passes: list[Pass]
     options: Instrumentation = field(default_factory=Instrumentation)
     timings: list[tuple[str, float]] = field(default_factory=list)
+    remarks: list[Diagnostic] = field(default_factory=list)
 
     def run(self, module: ModuleOp) -> None:
         opts = self.options
@@ -169,6 +179,7 @@ class PassManager:
             start = time.perf_counter()
             self._run_one(p, module)
             self.timings.append((p.name, time.perf_counter() - start))
+            self.remarks += p.take_remarks()
             if opts.verify and (opts.verify_each or index == len(self.passes)):
                 self._verify(p, module, opts.verify_each)
             if opts.print_after_all or p.name in opts.print_after:

@@ -11,6 +11,7 @@ import pytest
 
 from cutec import __version__
 from cutec.cli import main
+from cutec.driver import DEFAULT_PIPELINE
 
 ROOT = Path(__file__).parents[2]
 SAXPY = ROOT / "examples" / "ir" / "saxpy.mlir"
@@ -104,13 +105,11 @@ def test_compile_cute_runs_the_pipeline_and_times_the_frontend(capsys, tmp_path:
     src = str(ROOT / "examples" / "sgemm_2.cute")
     assert main(["compile", src, "--emit=cute", "--timing", "--dump-dir", str(dumps)]) == 0
     rows = [line.split()[0] for line in capsys.readouterr().err.splitlines()[2:]]
-    assert rows == ["frontend", "predicate", "canonicalize", "cse", "vectorize", "total"]
+    pipeline = DEFAULT_PIPELINE.split(",")
+    assert rows == ["frontend", *pipeline, "total"]
     assert sorted(p.name for p in dumps.iterdir()) == [
         "00_input.mlir",
-        "01_predicate.mlir",
-        "02_canonicalize.mlir",
-        "03_cse.mlir",
-        "04_vectorize.mlir",
+        *(f"{i:02d}_{name}.mlir" for i, name in enumerate(pipeline, start=1)),
     ]
     assert main(["compile", src, "--emit=cute", "--passes", "", "--timing"]) == 0
     rows = [line.split()[0] for line in capsys.readouterr().err.splitlines()[2:]]
@@ -144,3 +143,16 @@ def test_huge_layout_prints_its_text_but_no_table(capsys) -> None:
     assert capsys.readouterr().out.strip() == "(_99999999999999999999999,_2):(_1,_4)"
     assert main(["layout", "(200,200):(1,200)", "--svg", "/tmp/never-written.svg"]) == 1
     assert "--svg draws layouts of at most 16384 elements" in capsys.readouterr().err
+
+
+def test_remarks_say_which_copy_atom_was_chosen_and_why_not_wider(capsys) -> None:
+    src = str(ROOT / "examples" / "tiled_copy.cute")
+    args = ["compile", src, "--emit=thread", "--kernel", "copy_kernel", "--remarks"]
+    assert main(args) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"{src}:32:3: remark: copy by UniversalCopy<uint32_t> (32-bit")
+    assert "64-bit accesses not used: 2 consecutive elements of (_4,_8):(_32,8*M)" in err[0]
+    assert err[1] == "  copy(thr_tile_S, fragment)" and err[2] == "  ^"
+    # Without the flag, nothing is said.
+    assert main(args[:-1]) == 0
+    assert capsys.readouterr().err == ""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 
 from cutec.dtypes import numpy_dtype
 from cutec.ir.attributes import Attribute
 from cutec.ir.core import Value
 from cutec.ir.types import FloatType, IntegerType, Type, bit_width, dtype_of
+
+# Floats whose rounding the struct module does (f16 'e', f32 'f'), without numpy.
+_STRUCT_CODES = {"f32": "<f", "f16": "<e"}
 
 # One entry per result: a constant to materialise or an existing value.
 FoldResult = Sequence[Attribute | Value] | None
@@ -35,6 +39,12 @@ def round_float(value: float, type: Type) -> float:
     """`value` rounded to nearest-even in the precision of `type`."""
     if not isinstance(type, FloatType) or type.kind == "f64":
         return value
+    code = _STRUCT_CODES.get(type.kind)
+    if code is not None:
+        try:  # struct rounds to nearest-even; it refuses values that overflow to inf
+            return struct.unpack(code, struct.pack(code, value))[0]
+        except OverflowError:
+            pass
     # Imported here, not at the top: start-up time (only folding floats needs numpy).
     import numpy as np
 
