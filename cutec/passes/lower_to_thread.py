@@ -58,15 +58,24 @@ from cutec.ir.dialects.cute_base import CuteOp
 from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
     ClearOp,
+    CopyAsyncOp,
     CopyIfOp,
     CopyOp,
     FillOp,
     GemmOp,
     LoadOp,
+    MakeTiledCopyOp,
+    MakeTiledMmaOp,
     StoreOp,
 )
-from cutec.ir.dialects.cute_coord import COORD_RADIX, LoadCoordOp
-from cutec.ir.dialects.cute_tensor import AllocSmemOp, MakeFragmentOp, MakeTensorOp, SizeOp
+from cutec.ir.dialects.cute_coord import COORD_RADIX, LoadCoordOp, MakeIdentityTensorOp
+from cutec.ir.dialects.cute_tensor import (
+    AllocSmemOp,
+    MakeFragmentOp,
+    MakeTensorOp,
+    SizeOp,
+    _ViewOp,
+)
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.materialize import IntegerMaterializer, offset_of
@@ -146,6 +155,7 @@ class _KernelLowering:
             IntegerMaterializer(builder, self.symbol, self.offset_type),
             IntegerMaterializer(builder, self.symbol, IndexType()),
         )
+        self._check_atoms()
         self._plan_shared()
         self.lower_block(body, scope)
         for op in reversed(self.lowered):
@@ -165,7 +175,7 @@ class _KernelLowering:
         if isinstance(op, CuteOp):
             rule = _RULES.get(type(op))
             if rule is None:
-                if op.results and all(_is_view_result(r) for r in op.results):
+                if isinstance(op, _NO_CODE):
                     self.lowered.append(op)  # a view or an atom value: nothing to emit
                     return
                 raise CompileError(
@@ -179,6 +189,26 @@ class _KernelLowering:
         for region in op.regions:
             for block in region.blocks:
                 self.lower_block(block, scope.nested(block, block.first_op))
+
+    def _check_atoms(self) -> None:
+        """One located error for the first atom the SIMT path cannot lower, at its
+        definition, before any code is made."""
+        for op in self.kernel.walk():
+            if isinstance(op, MakeTiledMmaOp):
+                atom = op.result.type.atom  # type: ignore[union-attr]
+                if not atom.startswith("UniversalFMA"):
+                    raise CompileError(
+                        f"the MMA atom {'auto' if atom == AUTO else atom} cannot be lowered "
+                        "yet: the SIMT path lowers UniversalFMA (tensor-core MMAs come next)",
+                        op.location,
+                    )
+            atom = _copy_atom_of(op)
+            if atom is not None and not _lowerable_copy(atom):
+                raise CompileError(
+                    f"the copy atom {atom} cannot be lowered yet: the SIMT path lowers "
+                    "UniversalCopy and cp.async (ldmatrix and TMA come with the tensor cores)",
+                    op.location,
+                )
 
     # ------------------------------------------------------------------ roots
     def _plan_shared(self) -> None:
@@ -309,6 +339,47 @@ class _KernelLowering:
                 dst_ptr = self.element_ptr(dst, g, scope)
                 scope.builder.insert(thread.StoreIfOp(p, value, dst_ptr))
 
+    def copy_async(self, op: CopyAsyncOp, scope: _Scope) -> None:
+        """cp.async of the atom's width per access; a _ZFILL atom's false predicate
+        reads nothing and writes zeros (src-size 0), another atom's skips the access."""
+        atom = _named_atom(op)
+        assert atom is not None
+        if not atom.startswith("SM80_CP_ASYNC_"):
+            raise CompileError(f"copy_async by {atom}: not a cp.async atom", op.location)
+        element = _element(op.src)
+        nbytes = copy_atom(atom).value_bits // 8
+        width = nbytes // _bytes(element)
+        cache = "cg" if "CACHEGLOBAL" in atom else "ca"
+        zfill = "ZFILL" in atom
+        n = _static_size(self.la, op.src, op)
+        b = scope.builder
+        tokens: list[Value] = []
+        for g in range(0, n, width):
+            src = self.element_ptr(op.src, g, scope)
+            dst = self.element_ptr(op.dst, g, scope)
+            if op.pred is None:
+                tokens.append(b.insert(thread.CpAsyncOp(dst, src, nbytes, cache=cache)).result)
+                continue
+            p = self.load(op.pred, g, scope)
+            if zfill:
+                full = self.constant(nbytes, IntegerType(32), scope)
+                none = self.constant(0, IntegerType(32), scope)
+                size = b.insert(arith.SelectOp(p, full, none)).result
+                copy = thread.CpAsyncOp(dst, src, nbytes, cache=cache, src_size=size)
+                tokens.append(b.insert(copy).result)
+            else:
+                guard = b.insert(scf.IfOp(p))
+                guard.then_block.append(thread.CpAsyncOp(dst, src, nbytes, cache=cache))
+                guard.then_block.append(scf.YieldOp())
+        # The cute token stood for all of these copies: a commit groups each of them.
+        for use in list(op.token.uses):
+            owner = use.owner
+            if isinstance(owner, thread.CpAsyncCommitOp):
+                rest = [v for v in owner.operands if v is not op.token]
+                owner.set_operands([*rest, *tokens])
+            else:
+                raise CompileError(f"a copy_async token used by '{owner.name}'", op.location)
+
     # ------------------------------------------------------------------ math
     def gemm(self, op: GemmOp, scope: _Scope) -> None:
         mma = op.mma
@@ -405,11 +476,15 @@ class _KernelLowering:
         op.result.replace_all_uses_with(scope.indices(self.la.integer_of(op.result)))
 
 
+# Ops that only describe tensors or atoms: the accesses they lead to emit the code.
+_NO_CODE = (_ViewOp, MakeTensorOp, MakeIdentityTensorOp, MakeTiledCopyOp, MakeTiledMmaOp)
+
 _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = {
     AllocSmemOp: _KernelLowering.alloc_smem,
     MakeFragmentOp: _KernelLowering.make_fragment,
     CopyOp: _KernelLowering.copy,
     CopyIfOp: _KernelLowering.copy,
+    CopyAsyncOp: _KernelLowering.copy_async,
     GemmOp: _KernelLowering.gemm,
     FillOp: _KernelLowering.fill,
     ClearOp: _KernelLowering.fill,
@@ -441,10 +516,6 @@ def coordinate_component(x: Integer, mode: int) -> Integer:
                 raise ValueError(f"coordinate term {k}*{monomial} is not a non-negative digit")
             out = out + digit * SymInt(((monomial, 1),))
     return out
-
-
-def _is_view_result(v: Value) -> bool:
-    return not isinstance(v.type, IndexType)
 
 
 def _round_up(n: int, m: int) -> int:
@@ -489,7 +560,20 @@ def _static_size(la: LayoutAnalysis, v: Value, op: Operation) -> int:
     return int(n)
 
 
-def _named_atom(op: CopyOp | CopyIfOp) -> str | None:
+def _copy_atom_of(op: Operation) -> str | None:
+    """The copy atom `op` defines or names, if any (auto is resolved by select-atoms)."""
+    if isinstance(op, MakeTiledCopyOp):
+        atom = op.result.type.atom  # type: ignore[union-attr]
+        return None if atom == AUTO else atom
+    attr = op.attributes.get("atom") if isinstance(op, CopyOp | CopyIfOp) else None
+    return attr.value if isinstance(attr, StringAttr) else None
+
+
+def _lowerable_copy(atom: str) -> bool:
+    return atom.startswith(("UniversalCopy<", "SM80_CP_ASYNC_"))
+
+
+def _named_atom(op: CopyOp | CopyIfOp | CopyAsyncOp) -> str | None:
     """The copy's atom: its tiled copy's, or the one it names (select-atoms' choice)."""
     tiled = op.tiled_type()
     if tiled is not None and tiled.atom != AUTO:

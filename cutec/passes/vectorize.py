@@ -15,7 +15,8 @@ move p elements at once (one 2^k-wide load or store) when, on both sides:
 - through a swizzle Sw<B,M,S>, p is at most 2^M (the swizzle keeps blocks of 2^M
   elements together);
 
-and p * bits is at most 128 (the widest PTX access). The pass writes the width
+and p * bits is at most 128 (the widest PTX access), p at most 4 (``.v4``: 16-bit
+elements move 64 bits at a time until packing them is built). The pass writes the width
 on copies without a named atom (``{vector = 4 : i64}``); a copy by a named
 UniversalCopy atom is checked, never changed: an atom wider than the layouts
 allow is a located error naming what is not known. Copies by other named atoms
@@ -53,6 +54,7 @@ from cutec.passes.manager import Pass
 from cutec.target import AddressSpace
 
 MAX_ACCESS_BITS = 128  # ld/st.v4.b32, cp.async 16 bytes
+MAX_VECTOR = 4  # elements of one ld/st (.v4)
 SHARED_ALIGN_BYTES = 128  # cutec places every shared buffer on a 128-byte boundary
 
 
@@ -73,6 +75,13 @@ def vector_width(
     bits = dtype_of(t.element).bits
     p = max(1, max_bits // bits)
     limits: list[str] = []
+    if p > MAX_VECTOR:
+        # ld/st.v4 moves 4 elements; wider vectors of narrow types need packing.
+        limits.append(
+            f"{p * bits}-bit accesses not used: a .v4 access of {bits}-bit elements moves "
+            f"{MAX_VECTOR * bits} bits (packing narrow elements is not built yet)"
+        )
+        p = MAX_VECTOR
     while p > 1:
         why = _why_not(la, src, p, bits) or _why_not(la, dst, p, bits)
         if why is None:

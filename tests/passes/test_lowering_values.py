@@ -157,3 +157,47 @@ def test_partial_tiles_are_predicated(example: str, kernel: str, shape: tuple) -
     got = args["C"].T.astype(np.float64)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
     assert (run.store_counts("C", m * n, 4) == 1).all()
+
+
+CP_ASYNC = """
+kernel stage(S: f32[M, N] align 16, D: f32[M, N] align 16)
+  assume M % 4 == 0
+  grid (ceil_div(M, 32), ceil_div(N, 8)) threads 64
+{
+  cp = tiled_copy(SM80_CP_ASYNC_CACHEGLOBAL_ZFILL[u128], thr = (8, 8), val = (4, 1))
+  cS = make_identity_tensor(shape(S))
+  gS = local_tile(S, (32, 8), (block.x, block.y))
+  gD = local_tile(D, (32, 8), (block.x, block.y))
+  gC = local_tile(cS, (32, 8), (block.x, block.y))
+  sT = smem f32[(32, 8)]
+  t = cp.slice(thread.x)
+  tS = t.partition_S(gS)
+  tT = t.partition_D(sT)
+  tC = t.partition_S(gC)
+  p = make_fragment_like(tC, dtype = bool)
+  for i in range(size(p)) unroll {
+    p[i] = elem_less(tC[i], shape(S))
+  }
+  copy(cp, tS, tT, pred = p)
+  cp_async_fence()
+  cp_async_wait(0)
+  sync()
+  r = make_fragment_like(tS)
+  copy(t.partition_S(sT), r)
+  copy(r, t.partition_D(gD), pred = p)
+}
+"""
+
+
+@pytest.mark.parametrize(("m", "n"), [(36, 10), (32, 8)])
+def test_cp_async_zfill_stages_through_shared_memory(m: int, n: int) -> None:
+    """cp.async.cg of 16 bytes, src-size 0 past the end, committed, waited, read back."""
+    kernel = _kernels(Source(CP_ASYNC, "cp_async.cute"))["stage"]
+    s, d = _column_major(m, n, 5), np.zeros((n, m), np.float32)
+    run = run_kernel(
+        kernel, (-(-m // 32), -(-n // 8)), {"S": s, "M": m, "N": n, "D": d}, trace=True
+    )
+    assert np.array_equal(s, d)
+    assert (run.store_counts("D", m * n, 4) == 1).all()
+    cp_async = [op for op in kernel.walk() if op.name == "thread.cp_async"]
+    assert cp_async and all(op.cache_op == "cg" and op.src_size is not None for op in cp_async)
