@@ -37,7 +37,7 @@ from cutec.ptx.tables import (
     float_immediate,
     ptx_type,
 )
-from cutec.target import AddressSpace
+from cutec.target import AddressSpace, Feature
 
 if TYPE_CHECKING:
     from cutec.ptx.emitter import KernelEmitter
@@ -196,18 +196,23 @@ def _barrier(ctx: KernelEmitter, op: Operation) -> None:
 
 # --------------------------------------------------------------------------- thread
 
-# State spaces ld and st may name.
+# State spaces ld and st may name; a generic address is read by ld without one.
 _MEMORY_SPACES = frozenset(
     {AddressSpace.GLOBAL, AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER, AddressSpace.LOCAL}
 )
 
 
 def _space(ctx: KernelEmitter, op: Operation, ptr: Value) -> str:
+    """``.global`` for ``ld.global`` ...; "" for a generic pointer (plain ``ld``)."""
     t = ptr.type
     assert isinstance(t, PointerType)
+    if t.space is AddressSpace.GENERIC:
+        return ""
     if t.space not in _MEMORY_SPACES:
         raise ctx.error(op, f"no ld/st of {t.space.value} memory")
-    return t.space.value
+    if t.space is AddressSpace.SHARED_CLUSTER and not ctx.target.has(Feature.CLUSTERS):
+        raise ctx.error(op, "shared::cluster memory needs thread-block clusters")
+    return "." + t.space.value
 
 
 def _ptr_add(ctx: KernelEmitter, op: Operation) -> None:
@@ -229,29 +234,96 @@ def _ptr_add(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"{ins} {d}, {ctx.reg(op.offset)}, {element.nbytes}, {ctx.reg(op.ptr)};")
 
 
-def _load(ctx: KernelEmitter, op: Operation) -> None:
-    assert isinstance(op, thread.LoadOp)
-    space = _space(ctx, op, op.ptr)
-    t = ctx.ptype(op.result, op)
-    addr = ctx.reg(op.ptr)
+def _access(ctx: KernelEmitter, op: Operation, value: Value) -> tuple[str, PtxType]:
+    """The ``.v2``/``.v4`` part ("" for a scalar) and the element type of an access."""
+    t = ctx.element_ptype(value, op)
+    n = ctx.width(value)
+    if n == 1:
+        return "", t
+    if t.reg == "pred":
+        raise ctx.error(op, "no vector access of i1 (each is a byte in memory)")
+    return f".v{n}", t
+
+
+def _predicated(pred: str | None) -> str:
+    return "" if pred is None else f"@{pred} "
+
+
+def _emit_load(
+    ctx: KernelEmitter, op: Operation, ptr: Value, result: Value, pred: str | None = None
+) -> None:
+    """``[@%p] ld.<space>[.vN].<type> %d, [%a];`` into `result`'s registers (defined before)."""
+    space = _space(ctx, op, ptr)
+    vec, t = _access(ctx, op, result)
+    addr, guard = ctx.reg(ptr), _predicated(pred)
     if t.reg == "pred":  # a byte in memory
         byte = ctx.temp("b16")
-        ctx.emit(f"ld.{space}.u8 {byte}, [{addr}];")
-        ctx.emit(f"setp.ne.u16 {ctx.define(op.result, op)}, {byte}, 0;")
+        ctx.emit(f"{guard}ld{space}.u8 {byte}, [{addr}];")
+        ctx.emit(f"{guard}setp.ne.u16 {ctx.reg(result)}, {byte}, 0;")
         return
-    ctx.emit(f"ld.{space}.{t.mem} {ctx.define(op.result, op)}, [{addr}];")
+    ctx.emit(f"{guard}ld{space}{vec}.{t.mem} {ctx.reg(result)}, [{addr}];")
+
+
+def _emit_store(
+    ctx: KernelEmitter, op: Operation, value: Value, ptr: Value, pred: str | None = None
+) -> None:
+    """``[@%p] st.<space>[.vN].<type> [%a], %v;``."""
+    space = _space(ctx, op, ptr)
+    vec, t = _access(ctx, op, value)
+    text = ctx.reg(value)
+    if t.reg == "pred":
+        byte = ctx.temp("b16")
+        ctx.emit(f"selp.u16 {byte}, 1, 0, {text};")
+        text = byte
+    ctx.emit(f"{_predicated(pred)}st{space}{vec}.{t.mem} [{ctx.reg(ptr)}], {text};")
+
+
+def _load(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.LoadOp)
+    _access(ctx, op, op.result)  # a located error before any register is made
+    ctx.define(op.result, op)
+    _emit_load(ctx, op, op.ptr, op.result)
 
 
 def _store(ctx: KernelEmitter, op: Operation) -> None:
     assert isinstance(op, thread.StoreOp)
-    space = _space(ctx, op, op.ptr)
-    t = ctx.ptype(op.value, op)
-    value = ctx.reg(op.value)
-    if t.reg == "pred":
-        byte = ctx.temp("b16")
-        ctx.emit(f"selp.u16 {byte}, 1, 0, {value};")
-        value = byte
-    ctx.emit(f"st.{space}.{t.mem} [{ctx.reg(op.ptr)}], {value};")
+    _emit_store(ctx, op, op.value, op.ptr)
+
+
+def _condition(ctx: KernelEmitter, op: Operation, pred: Value) -> str:
+    if ctx.ptype(pred, op).reg != "pred":
+        raise ctx.error(op, "the predicate must be a scalar i1")
+    return ctx.reg(pred)
+
+
+def _load_if(ctx: KernelEmitter, op: Operation) -> None:
+    """``mov`` of the default into the result's registers, then ``@%p ld``."""
+    assert isinstance(op, thread.LoadIfOp)
+    p = _condition(ctx, op, op.pred)
+    _, t = _access(ctx, op, op.result)
+    ctx.define(op.result, op)
+    for d, v in zip(ctx.elements(op.result), ctx.elements(op.default), strict=True):
+        ctx.emit(f"mov.{t.reg} {d}, {v};")
+    _emit_load(ctx, op, op.ptr, op.result, p)
+
+
+def _store_if(ctx: KernelEmitter, op: Operation) -> None:
+    """``@%p st``."""
+    assert isinstance(op, thread.StoreIfOp)
+    _emit_store(ctx, op, op.value, op.ptr, _condition(ctx, op, op.pred))
+
+
+def _extract(ctx: KernelEmitter, op: Operation) -> None:
+    """No instruction: the result is the vector's element register `pos`."""
+    assert isinstance(op, thread.ExtractOp)
+    ctx.alias(op.result, ctx.elements(op.vector)[op.pos.value])
+
+
+def _from_elements(ctx: KernelEmitter, op: Operation) -> None:
+    """No instruction: the vector lives in its operands' registers."""
+    assert isinstance(op, thread.FromElementsOp)
+    ctx.element_ptype(op.result, op)  # a located error for a vector PTX cannot hold
+    ctx.define_elements(op.result, [ctx.reg(v) for v in op.elements])
 
 
 def _cp_async(ctx: KernelEmitter, op: Operation) -> None:
@@ -312,6 +384,10 @@ RULES: dict[type[Operation], Rule] = {
     thread.PtrAddOp: _ptr_add,
     thread.LoadOp: _load,
     thread.StoreOp: _store,
+    thread.LoadIfOp: _load_if,
+    thread.StoreIfOp: _store_if,
+    thread.ExtractOp: _extract,
+    thread.FromElementsOp: _from_elements,
     thread.CpAsyncOp: _cp_async,
     thread.CpAsyncCommitOp: _cp_async_commit,
     thread.CpAsyncWaitOp: _cp_async_wait,

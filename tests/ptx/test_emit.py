@@ -18,7 +18,7 @@ from cutec.target import COMPILE_TARGETS
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
-CASES = ("vadd", "control", "arith", "smem", "atom")
+CASES = ("vadd", "control", "arith", "smem", "atom", "vector")
 # The cases that use a stand-in op of tests/ptx/conftest.py, and its fixture.
 STAND_INS = {"smem": "smem_op", "atom": "atom_op"}
 
