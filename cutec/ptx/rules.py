@@ -21,6 +21,7 @@ from cutec.ir.attributes import FloatAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith, gpu, thread
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
 from cutec.ir.types import IndexType, IntegerType
 from cutec.ptx.tables import (
     BINARY,
@@ -327,9 +328,14 @@ def _from_elements(ctx: KernelEmitter, op: Operation) -> None:
 
 
 def _cp_async(ctx: KernelEmitter, op: Operation) -> None:
+    """``cp.async.<ca|cg>.shared.global [%d], [%s], <bytes>[, %src_size];``."""
     assert isinstance(op, thread.CpAsyncOp)
     n = op.bytes.value
-    ctx.emit(f"cp.async.ca.shared.global [{ctx.reg(op.dst)}], [{ctx.reg(op.src)}], {n};")
+    if n not in CP_ASYNC_BYTES.get(op.cache_op, ()):
+        raise ctx.error(op, f"cp.async.{op.cache_op} copies no {n} bytes")
+    tail = "" if op.src_size is None else f", {ctx.reg(op.src_size)}"
+    dst, src = ctx.reg(op.dst), ctx.reg(op.src)
+    ctx.emit(f"cp.async.{op.cache_op}.shared.global [{dst}], [{src}], {n}{tail};")
 
 
 def _cp_async_commit(ctx: KernelEmitter, op: Operation) -> None:
@@ -341,12 +347,67 @@ def _cp_async_wait(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"cp.async.wait_group {op.pending.value};")
 
 
-def shared_buffer(ctx: KernelEmitter, op: Operation, nbytes: int, align: int = 16) -> None:
-    """A static shared buffer whose address is `op`'s one result (a shared pointer).
+# --------------------------------------------------------------------------- addresses
 
-    The thread dialect has no allocation op yet; its rule will be this call.
-    """
+# cvta's state spaces: the PTX ISA version and target feature each needs (PTX ISA, cvta).
+_CVTA_NEEDS: dict[AddressSpace, tuple[tuple[int, int], Feature | None]] = {
+    AddressSpace.GLOBAL: ((6, 0), None),
+    AddressSpace.SHARED: ((6, 0), None),
+    AddressSpace.LOCAL: ((6, 0), None),
+    AddressSpace.PARAM: ((7, 7), None),
+    AddressSpace.SHARED_CLUSTER: ((7, 8), Feature.CLUSTERS),
+}
+
+
+def _cvta(ctx: KernelEmitter, op: Operation) -> None:
+    """``cvta.<space>.u64`` (to generic) or ``cvta.to.<space>.u64`` (from generic)."""
+    assert isinstance(op, thread.CvtaOp)
+    src, dst = op.ptr.type, op.result.type
+    assert isinstance(src, PointerType) and isinstance(dst, PointerType)
+    to_generic = dst.space is AddressSpace.GENERIC
+    space = src.space if to_generic else dst.space
+    needs = _CVTA_NEEDS.get(space)
+    if needs is None:
+        raise ctx.error(op, f"cvta has no {space.value} form")
+    (major, minor), feature = needs
+    if ctx.target.ptx_version < (major, minor) or (feature and not ctx.target.has(feature)):
+        raise ctx.error(op, f"cvta of {space.value} addresses needs PTX {major}.{minor}")
+    ins = f"cvta.{space.value}.u64" if to_generic else f"cvta.to.{space.value}.u64"
+    ctx.emit(f"{ins} {ctx.define(op.result, op)}, {ctx.reg(op.ptr)};")
+
+
+def _ptr_cast(ctx: KernelEmitter, op: Operation) -> None:
+    """No instruction: the same address, in the same register."""
+    assert isinstance(op, thread.PtrCastOp)
+    ctx.alias(op.result, ctx.reg(op.ptr))
+
+
+def shared_buffer(ctx: KernelEmitter, op: Operation, nbytes: int, align: int = 16) -> None:
+    """A static shared buffer whose address is `op`'s one result (a shared pointer):
+    ``.shared .align A .b8 k_smem_N[bytes];`` and ``mov.u64 %rd, k_smem_N;``, the
+    buffer's 64-bit shared-window address, which ``ld.shared``, ``st.shared`` and
+    ``cp.async`` take as it is."""
     ctx.emit(f"mov.u64 {ctx.define(op.results[0], op)}, {ctx.declare_shared(nbytes, align)};")
+
+
+def _alloc_shared(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.AllocSharedOp)
+    shared_buffer(ctx, op, op.bytes.value, op.align.value)
+
+
+def _alloc_local(ctx: KernelEmitter, op: Operation) -> None:
+    """``.local .align A .b8 k_local_N[bytes];`` and ``mov.u64 %rd, k_local_N;``."""
+    assert isinstance(op, thread.AllocLocalOp)
+    name = ctx.declare_local(op.bytes.value, op.align.value)
+    ctx.emit(f"mov.u64 {ctx.define(op.result, op)}, {name};")
+
+
+def _dynamic_shared(ctx: KernelEmitter, op: Operation) -> None:
+    """``mov.u64 %rd, k_dynamic_smem;`` (the extern array of docs/abi.md)."""
+    name = ctx.dynamic_shared()
+    if name is None:
+        raise ctx.error(op, "the kernel has no 'dynamic_smem' bytes")
+    ctx.emit(f"mov.u64 {ctx.define(op.results[0], op)}, {name};")
 
 
 def render_template(
@@ -388,6 +449,11 @@ RULES: dict[type[Operation], Rule] = {
     thread.StoreIfOp: _store_if,
     thread.ExtractOp: _extract,
     thread.FromElementsOp: _from_elements,
+    thread.CvtaOp: _cvta,
+    thread.PtrCastOp: _ptr_cast,
+    thread.AllocSharedOp: _alloc_shared,
+    thread.AllocLocalOp: _alloc_local,
+    thread.DynamicSharedOp: _dynamic_shared,
     thread.CpAsyncOp: _cp_async,
     thread.CpAsyncCommitOp: _cp_async_commit,
     thread.CpAsyncWaitOp: _cp_async_wait,

@@ -18,9 +18,9 @@ from cutec.target import COMPILE_TARGETS
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
-CASES = ("vadd", "control", "arith", "smem", "atom", "vector")
+CASES = ("vadd", "control", "arith", "smem", "atom", "vector", "local")
 # The cases that use a stand-in op of tests/ptx/conftest.py, and its fixture.
-STAND_INS = {"smem": "smem_op", "atom": "atom_op"}
+STAND_INS = {"atom": "atom_op"}
 
 
 def _emit(case: str, target: str, request: pytest.FixtureRequest) -> str:
@@ -39,6 +39,7 @@ def test_ptxas_accepts_every_case(case: str, target: str, request: pytest.Fixtur
     assert list(usage) == [{"arith": "arith_ops"}.get(case, case)]
     (kernel,) = usage.values()
     assert kernel.arch == target and kernel.registers > 0
+    # A kernel's own .local array (case local) is no stack frame in ptxas -v's report.
     assert not kernel.spills and kernel.stack_frame == 0
     if case == "smem":
         assert kernel.shared_bytes == 1024 and kernel.barriers == 1
@@ -169,15 +170,15 @@ def test_atom_instructions_render_their_template(
     assert "\tld.global.b32 %r1, [%rd5];\n" in ptx  # tf32 values: bits in b32 registers
 
 
-def test_shared_memory_and_cp_async(smem_op: None, load_case: Callable[[str], ModuleOp]) -> None:
+def test_shared_memory_and_cp_async(load_case: Callable[[str], ModuleOp]) -> None:
     ptx = emit_ptx(load_case("smem"), "sm_80")
     assert ".extern .shared .align 16 .b8 smem_dynamic_smem[];" in ptx
     assert "\t.shared .align 16 .b8 smem_smem_0[1024];" in ptx
-    assert "\tmov.u64 %rd4, smem_smem_0;" in ptx
-    assert "\tcp.async.ca.shared.global [%rd9], [%rd8], 16;" in ptx
+    assert "\tmov.u64 %rd5, smem_smem_0;" in ptx
+    assert "\tcp.async.ca.shared.global [%rd10], [%rd9], 16;" in ptx
     assert "\tcp.async.commit_group;\n" in ptx and "\tcp.async.wait_group 0;\n" in ptx
     assert ptx.count("\tbar.sync 0;\n") == 2
-    assert "\tld.shared.f32 %f0, [%rd16];" in ptx
+    assert "\tld.shared.f32 %f0, [%rd17];" in ptx
 
 
 UNSUPPORTED = """kernel @k(%a: i8, %b: i8) {

@@ -83,3 +83,66 @@ def test_a_vector_of_i1_has_no_access() -> None:
         "cannot emit 'thread.load' with operand types (!gpu.ptr<i1, global>) and result types "
         "(vector<2xi1>) for sm_90a: no vector access of i1 (each is a byte in memory)"
     )
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def test_shared_local_and_dynamic_arrays(load_case: Callable[[str], ModuleOp]) -> None:
+    smem = _body(emit_ptx(load_case("smem"), "sm_90a"))
+    assert "\t.shared .align 16 .b8 smem_smem_0[1024];\n" in smem
+    assert "\tmov.u64 %rd5, smem_smem_0;\n" in smem
+    # The dynamic array is the extern one of docs/abi.md; ptr_cast is no instruction.
+    assert ".extern .shared .align 16 .b8 smem_dynamic_smem[];\n" in smem
+    assert "\tmov.u64 %rd19, smem_dynamic_smem;\n\tmad.lo.s64 %rd20, %rd8, 4, %rd19;\n" in smem
+    local = _body(emit_ptx(load_case("local"), "sm_80"))
+    assert "\t.local .align 16 .b8 local_local_0[64];\n" in local
+    assert "\tmov.u64 %rd5, local_local_0;\n" in local
+    assert "\tst.local.f32 [%rd" in local
+    assert "\tld.local.v4.f32 {%f1, %f2, %f3, %f4}, [%rd" in local
+
+
+def test_cvta_and_generic_accesses(load_case: Callable[[str], ModuleOp]) -> None:
+    body = _body(emit_ptx(load_case("smem"), "sm_80"))
+    assert (
+        "\tcvta.shared.u64 %rd21, %rd20;\n"
+        "\tld.f32 %f4, [%rd21];\n"
+        "\tcvta.to.shared.u64 %rd22, %rd21;\n"
+        "\tst.shared.f32 [%rd22], %f4;\n"
+        "\tcvta.global.u64 %rd23, %rd18;\n"
+        "\tst.f32 [%rd23], %f4;\n"
+        "\tcvta.to.global.u64 %rd24, %rd23;\n"
+    ) in body
+
+
+def test_cp_async_cache_levels_and_zero_fill(load_case: Callable[[str], ModuleOp]) -> None:
+    body = _body(emit_ptx(load_case("smem"), "sm_80"))
+    assert "\tcp.async.ca.shared.global [%rd10], [%rd11], 4;\n" in body
+    assert "\tselp.b32 %r3, %r1, %r2, %p0;\n" in body
+    assert "\tcp.async.cg.shared.global [%rd20], [%rd9], 16, %r3;\n" in body
+    assert "\tcp.async.ca.shared.global [%rd20], [%rd9], 8, %r5;\n" in body
+
+
+def test_dynamic_shared_needs_dynamic_smem() -> None:
+    err = _error(
+        "kernel @k() {\n  %s = thread.dynamic_shared : !gpu.ptr<f32, shared>\n  return\n}\n"
+    )
+    assert str(err.location) == "e.mlir:2:8"
+    assert err.diagnostics[0].message.endswith("for sm_90a: the kernel has no 'dynamic_smem' bytes")
+
+
+@pytest.mark.parametrize(
+    ("space", "why"),
+    [("param", "needs PTX 7.7"), ("shared::cluster", "needs PTX 7.8")],
+)
+def test_cvta_forms_sm_80_lacks(space: str, why: str) -> None:
+    text = (
+        "kernel @k(%p: !gpu.ptr<f32, global>) {\n"
+        "  %g = thread.cvta %p : !gpu.ptr<f32, global> to !gpu.ptr<f32, generic>\n"
+        f"  %s = thread.cvta %g : !gpu.ptr<f32, generic> to !gpu.ptr<f32, {space}>\n"
+        "  return\n}\n"
+    )
+    err = _error(text, "sm_80")
+    assert str(err.location) == "e.mlir:3:8"
+    assert err.diagnostics[0].message.endswith(f"cvta of {space} addresses {why}")
+    assert f"cvta.to.{space}.u64 %rd" in emit_ptx(parse_module(text, "e.mlir"), "sm_90a")
