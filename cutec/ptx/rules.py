@@ -6,9 +6,10 @@ instructions. Most ops share one rule driven by a table of tables.py
 (`BINARY`, `CAST` ...); an op with a shape of its own has a small function.
 The structured control flow (scf) is control.py's.
 
-The thread dialect is growing (vector and predicated loads and stores, special
-registers, cvta, the generic atom-instruction op): each new op is a row here.
-The atom op renders its atom's `PtxTemplate` through `render_template`.
+Every op of the thread and gpu dialects has its rule here (docs/ptx.md has
+the table of op → instruction). A vector value is N registers (regalloc.py):
+`ctx.reg` is its brace list, `ctx.elements` its registers. ``thread.atom``
+renders its atom's `PtxTemplate` through `render_template`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cutec.atoms.ptx_template import PtxTemplate
+from cutec.atoms.copy import CopyAtomError
+from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.ir.attributes import FloatAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith, gpu, thread
@@ -411,12 +413,14 @@ def _dynamic_shared(ctx: KernelEmitter, op: Operation) -> None:
 
 
 def render_template(
-    ctx: KernelEmitter, template: PtxTemplate, values: Mapping[str, Value | Sequence[Value] | str]
+    ctx: KernelEmitter,
+    template: PtxTemplate,
+    values: Mapping[str, Value | str | Sequence[Value | str]],
 ) -> None:
     """Print an atom's instruction: each template operand from the registers of its values.
 
-    A value that is a `str` is taken as written (an immediate). Results must be
-    defined (`ctx.define`) before, operands read, by the atom op's rule.
+    A `str` is taken as written (a register name or an immediate). Results must
+    be defined (`ctx.define`) before, operands read, by the atom op's rule.
     """
     regs: dict[str, str | list[str]] = {}
     for name, v in values.items():
@@ -425,8 +429,86 @@ def render_template(
         elif isinstance(v, Value):
             regs[name] = ctx.reg(v)
         else:
-            regs[name] = [ctx.reg(x) for x in v]
+            regs[name] = [x if isinstance(x, str) else ctx.reg(x) for x in v]
     ctx.emit(template.render(regs))
+
+
+# --------------------------------------------------------------------------- atoms
+
+
+def _atom_operand(ctx: KernelEmitter, op: Operation, o: Operand, v: Value) -> tuple[str, str]:
+    """The register template operand `o` reads for input value `v`, and its class.
+
+    A shared or local pointer (a 64-bit window address) in a 32-bit address
+    operand is narrowed (``cvt.u32.u64``: the windows are below 4 GiB); a vector
+    in one register is packed (``mov.b32 %r, {%rs0, %rs1};``).
+    """
+    if o.kind == "addr":
+        if o.ptx_type == "b32":
+            r = ctx.temp("b32")
+            ctx.emit(f"cvt.u32.u64 {r}, {ctx.reg(v)};")
+            return r, "b32"
+        return ctx.reg(v), "b64"
+    if ctx.width(v) == 1:
+        return ctx.reg(v), ctx.ptype(v, op).reg
+    c = _packed_class(ctx, op, v)
+    packed = ctx.temp(c)
+    ctx.emit(f"mov.{c} {packed}, {ctx.reg(v)};")
+    return packed, c
+
+
+def _bits(ctx: KernelEmitter, op: Operation, v: Value) -> int:
+    return ctx.element_ptype(v, op).nbytes * 8 * ctx.width(v)
+
+
+def _packed_class(ctx: KernelEmitter, op: Operation, v: Value) -> str:
+    bits = _bits(ctx, op, v)
+    if bits not in (32, 64):
+        raise ctx.error(op, f"no register holds {v.type} packed")
+    return f"b{bits}"
+
+
+def _atom(ctx: KernelEmitter, op: Operation) -> None:
+    """An atom's `PtxTemplate`, its operands filled from the op's values (`AtomSignature`).
+
+    Results are defined first; an operand that is an input and an output (wgmma's
+    accumulator) is moved into the result registers, which the instruction updates.
+    A result vector held in one register is unpacked after the instruction.
+    """
+    assert isinstance(op, thread.AtomOp)
+    try:
+        atom = op.library_atom()
+        signature = op.signature()
+    except CopyAtomError as e:
+        raise ctx.error(op, str(e)) from None
+    if not ctx.target.runs(atom.min_target):  # the target's PTX version covers its atoms
+        raise ctx.error(op, f"atom {atom.name} needs {atom.min_target}")
+    for r in op.outs:
+        ctx.define(r, op)
+    regs: dict[str, list[str]] = {}
+    unpack: list[tuple[str, Value]] = []
+    outs = iter(op.outs)
+    for o in signature.outputs:
+        names = regs.setdefault(o.name, [])
+        for _ in range(o.count):
+            r = next(outs)
+            if ctx.width(r) == 1:
+                names.append(ctx.reg(r))
+            else:
+                names.append(ctx.temp(_packed_class(ctx, op, r)))
+                unpack.append((names[-1], r))
+    args = iter(op.args)
+    for o in signature.inputs:
+        values = [_atom_operand(ctx, op, o, next(args)) for _ in range(o.count)]
+        if o.name not in regs:
+            regs[o.name] = [name for name, _ in values]
+            continue
+        for d, (s, c) in zip(regs[o.name], values, strict=True):  # updated in place
+            if d != s:
+                ctx.emit(f"mov.{c} {d}, {s};")
+    render_template(ctx, signature.template, regs)
+    for packed, r in unpack:
+        ctx.emit(f"mov.b{_bits(ctx, op, r)} {ctx.reg(r)}, {packed};")
 
 
 RULES: dict[type[Operation], Rule] = {
@@ -457,4 +539,5 @@ RULES: dict[type[Operation], Rule] = {
     thread.CpAsyncOp: _cp_async,
     thread.CpAsyncCommitOp: _cp_async_commit,
     thread.CpAsyncWaitOp: _cp_async_wait,
+    thread.AtomOp: _atom,
 }

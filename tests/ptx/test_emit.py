@@ -19,13 +19,9 @@ from cutec.target import COMPILE_TARGETS
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
 CASES = ("vadd", "control", "arith", "smem", "atom", "vector", "local")
-# The cases that use a stand-in op of tests/ptx/conftest.py, and its fixture.
-STAND_INS = {"atom": "atom_op"}
 
 
 def _emit(case: str, target: str, request: pytest.FixtureRequest) -> str:
-    if case in STAND_INS:
-        request.getfixturevalue(STAND_INS[case])
     return emit_ptx(request.getfixturevalue("load_case")(case), target)
 
 
@@ -159,15 +155,13 @@ def test_if_with_results_and_while(load_case: Callable[[str], ModuleOp]) -> None
     assert "\tmov.b32 %r10, %r18;\n\tmov.b32 %r11, %r19;\n\tbra $L_while_2;\n" in body
 
 
-def test_atom_instructions_render_their_template(
-    atom_op: None, load_case: Callable[[str], ModuleOp]
-) -> None:
+def test_atom_instructions_render_their_template(load_case: Callable[[str], ModuleOp]) -> None:
     ptx = emit_ptx(load_case("atom"), "sm_80")
     assert (
         "\tmma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, "
-        "{%r1, %r1, %r1, %r1}, {%r1, %r1}, {%f0, %f0, %f0, %f0};\n"
+        "{%r2, %r2, %r2, %r2}, {%r2, %r2}, {%f0, %f0, %f0, %f0};\n"
     ) in ptx
-    assert "\tld.global.b32 %r1, [%rd5];\n" in ptx  # tf32 values: bits in b32 registers
+    assert "\tld.global.b32 %r2, [%rd8];\n" in ptx  # tf32 values: bits in b32 registers
 
 
 def test_shared_memory_and_cp_async(load_case: Callable[[str], ModuleOp]) -> None:

@@ -14,6 +14,7 @@ from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
 from cutec.ptx import emit_ptx
+from cutec.ptx.ptxas import assemble, find_ptxas
 
 
 def _body(ptx: str) -> str:
@@ -146,3 +147,63 @@ def test_cvta_forms_sm_80_lacks(space: str, why: str) -> None:
     assert str(err.location) == "e.mlir:3:8"
     assert err.diagnostics[0].message.endswith(f"cvta of {space} addresses {why}")
     assert f"cvta.to.{space}.u64 %rd" in emit_ptx(parse_module(text, "e.mlir"), "sm_90a")
+
+
+# --------------------------------------------------------------------------- atoms
+
+
+def test_atoms_map_values_to_template_operands(load_case: Callable[[str], ModuleOp]) -> None:
+    body = _body(emit_ptx(load_case("atom"), "sm_90a"))
+    # A shared address operand is a 32-bit register: the 64-bit window address narrowed.
+    assert (
+        "\tcvt.u32.u64 %r7, %rd13;\n"
+        "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r3, %r4, %r5, %r6}, [%r7];\n"
+    ) in body
+    # A vector<2xf16> in a .b32 operand is packed; results (%e) are the d operand.
+    assert (
+        "\tmov.b32 %r8, {%rs0, %rs1};\n"
+        "\tmov.b32 %r9, {%rs0, %rs1};\n"
+        "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, "
+        "{%r8, %r3, %r4, %r9}, {%r5, %r6}, {%f1, %f2, %f3, %f4};\n"
+    ) in body
+    assert "\tld.global.v4.b32 {%f9, %f10, %f11, %f12}, [%rd14];\n" in body
+    assert "\tfma.rn.f32 %f13, %f9, %f6, %f12;\n" in body
+    assert "\tmov.b32 %r11, {%rs0, %rs1};\n\tst.shared.b32 [%r10], %r11;\n" in body
+    # A vector result held in one register is unpacked after the instruction.
+    assert "\tld.global.b32 %r12, [%rd12];\n\tmov.b32 {%rs2, %rs3}, %r12;\n" in body
+    assert "\tcp.async.cg.shared.global.L2::128B [%r13], [%rd12], 16, %r0;\n" in body
+
+
+WGMMA = """kernel @k(%da: i64, %db: i64) attributes {reqntid = array<i32: 128, 1, 1>} {
+  %z = arith.constant 0.0 : f16
+  %c = thread.from_elements %z, %z : vector<2xf16>
+  %scale = arith.constant true
+  %d:2 = thread.atom "SM90_64x8x16_F16F16F16_SS_TN"(%c, %c, %da, %db, %scale) {role = "mma"}
+    : (vector<2xf16>, vector<2xf16>, i64, i64, i1) -> (vector<2xf16>, vector<2xf16>)
+  return
+}
+"""
+
+
+def test_an_accumulator_updated_in_place_is_moved_into_the_results() -> None:
+    module = parse_module(WGMMA, "w.mlir")
+    verify(module)
+    body = _body(emit_ptx(module, "sm_90a"))
+    # wgmma's d is input and output: the inputs (packed) are moved into d's registers.
+    assert re.search(
+        r"mov\.b32 (%r\d+), \{%rs0, %rs0\};\n\tmov\.b32 (%r\d+), \{%rs0, %rs0\};\n"
+        r"\tmov\.b32 %r\d+, \1;\n\tmov\.b32 %r\d+, \2;\n\twgmma\.mma_async",
+        body,
+    ), body
+    assert re.search(r"\n\tmov\.b32 \{%rs\d+, %rs\d+\}, %r\d+;\n\tmov\.b32 \{%rs", body), body
+    if find_ptxas() is not None:
+        result = assemble(emit_ptx(module, "sm_90a"), "sm_90a")
+        assert result.ok, result.stderr
+
+
+def test_an_atom_the_target_lacks_is_a_located_error() -> None:
+    err = _error(WGMMA, "sm_80")
+    assert str(err.location) == "e.mlir:5:10"
+    assert err.diagnostics[0].message.endswith(
+        "for sm_80: atom SM90_64x8x16_F16F16F16_SS_TN needs sm_90a"
+    )
