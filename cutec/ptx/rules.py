@@ -181,16 +181,40 @@ def _cast_pred(ctx: KernelEmitter, op: Operation, a: PtxType, d: PtxType, src: s
 # --------------------------------------------------------------------------- gpu
 
 
-def _special_register(name: str) -> Rule:
-    """``%tid.x`` / ``%ctaid.x`` (u32) widened to the index register."""
+def _special_register(name: str, feature: Feature | None = None) -> Rule:
+    """``mov.u32 %r, %<name>[.x];`` (every special register is u32), widened to the
+    index result; a register of a feature the target lacks (clusters) is an error."""
 
     def rule(ctx: KernelEmitter, op: Operation) -> None:
-        assert isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp)
+        if feature is not None and not ctx.target.has(feature):
+            raise ctx.error(op, f"%{name} needs {feature.value}, which {ctx.target} lacks")
+        dim = op.attributes.get("dim")
         r = ctx.temp("b32")
-        ctx.emit(f"mov.u32 {r}, %{name}.{op.dim.value};")
-        ctx.emit(f"cvt.u64.u32 {ctx.define(op.result, op)}, {r};")
+        ctx.emit(f"mov.u32 {r}, %{name}{'' if dim is None else '.' + dim.value};")
+        _widen(ctx, op, r)
 
     return rule
+
+
+def _widen(ctx: KernelEmitter, op: Operation, r: str) -> None:
+    """The u32 `r` into `op`'s one result (an index, or an i32)."""
+    t = ctx.ptype(op.results[0], op)
+    if t.reg == "b32":
+        ctx.emit(f"mov.b32 {ctx.define(op.results[0], op)}, {r};")
+    elif t.reg == "b64" and t.s is not None:
+        ctx.emit(f"cvt.u64.u32 {ctx.define(op.results[0], op)}, {r};")
+    else:
+        raise ctx.error(op, "special registers are read as index or i32")
+
+
+def _warp_idx(ctx: KernelEmitter, op: Operation) -> None:
+    """``%tid.x / 32`` broadcast from lane 0 (CuTe's canonical_warp_idx_sync), never
+    ``%warpid``: ``shfl.sync.idx.b32 %w, %w, 0, 0x1f, 0xffffffff;``."""
+    tid, warp, uniform = ctx.temp("b32"), ctx.temp("b32"), ctx.temp("b32")
+    ctx.emit(f"mov.u32 {tid}, %tid.x;")
+    ctx.emit(f"shr.u32 {warp}, {tid}, 5;")
+    ctx.emit(f"shfl.sync.idx.b32 {uniform}, {warp}, 0, 0x1f, 0xffffffff;")
+    _widen(ctx, op, uniform)
 
 
 def _barrier(ctx: KernelEmitter, op: Operation) -> None:
@@ -523,6 +547,15 @@ RULES: dict[type[Operation], Rule] = {
     **{cls: _cast for cls in CAST},
     gpu.ThreadIdOp: _special_register("tid"),
     gpu.BlockIdOp: _special_register("ctaid"),
+    gpu.BlockDimOp: _special_register("ntid"),
+    gpu.GridDimOp: _special_register("nctaid"),
+    gpu.LaneIdOp: _special_register("laneid"),
+    gpu.ClusterIdOp: _special_register("clusterid", Feature.CLUSTERS),
+    gpu.ClusterDimOp: _special_register("nclusterid", Feature.CLUSTERS),
+    gpu.ClusterBlockIdOp: _special_register("cluster_ctaid", Feature.CLUSTERS),
+    gpu.ClusterDimBlocksOp: _special_register("cluster_nctaid", Feature.CLUSTERS),
+    gpu.ClusterBlockRankOp: _special_register("cluster_ctarank", Feature.CLUSTERS),
+    gpu.WarpIdxOp: _warp_idx,
     gpu.BarrierOp: _barrier,
     thread.PtrAddOp: _ptr_add,
     thread.LoadOp: _load,

@@ -207,3 +207,59 @@ def test_an_atom_the_target_lacks_is_a_located_error() -> None:
     assert err.diagnostics[0].message.endswith(
         "for sm_80: atom SM90_64x8x16_F16F16F16_SS_TN needs sm_90a"
     )
+
+
+# --------------------------------------------------------------------------- gpu
+
+
+def test_special_registers(load_case: Callable[[str], ModuleOp]) -> None:
+    body = _body(emit_ptx(load_case("special"), "sm_80"))
+    for reg in ("%ntid.x", "%ntid.y", "%nctaid.z", "%laneid"):
+        assert re.search(
+            rf"\tmov\.u32 (%r\d+), {re.escape(reg)};\n\tcvt\.u64\.u32 %rd\d+, \1;\n", body
+        )
+    # The warp index is tid.x / 32 broadcast from lane 0: warp-uniform, never %warpid.
+    assert (
+        "\tmov.u32 %r5, %tid.x;\n"
+        "\tshr.u32 %r6, %r5, 5;\n"
+        "\tshfl.sync.idx.b32 %r7, %r6, 0, 0x1f, 0xffffffff;\n"
+        "\tcvt.u64.u32 %rd7, %r7;\n"
+    ) in body
+    assert "%warpid" not in body
+
+
+CLUSTER = """kernel @k(%out: !gpu.ptr<index, global>) {
+  %a = gpu.cluster_id x : index
+  %b = gpu.cluster_dim y : index
+  %c = gpu.cluster_block_id z : index
+  %d = gpu.cluster_dim_blocks x : index
+  %e = gpu.cluster_block_rank : index
+  %s1 = arith.addi %a, %b : index
+  %s2 = arith.addi %s1, %c : index
+  %s3 = arith.addi %s2, %d : index
+  %s4 = arith.addi %s3, %e : index
+  thread.store %s4, %out : index, !gpu.ptr<index, global>
+  return
+}
+"""
+
+
+def test_cluster_registers_are_sm_90s() -> None:
+    ptx = emit_ptx(parse_module(CLUSTER, "c.mlir"), "sm_90a")
+    for reg in (
+        "%clusterid.x",
+        "%nclusterid.y",
+        "%cluster_ctaid.z",
+        "%cluster_nctaid.x",
+        "%cluster_ctarank",
+    ):
+        assert f", {reg};\n" in ptx
+    if find_ptxas() is not None:
+        result = assemble(ptx, "sm_90a")
+        assert result.ok, result.stderr
+    err = _error(CLUSTER, "sm_80")
+    assert str(err.location) == "e.mlir:2:8"
+    assert err.diagnostics[0].message == (
+        "cannot emit 'gpu.cluster_id' with operand types () and result types (index) for "
+        "sm_80: %clusterid needs clusters, which sm_80 lacks"
+    )
