@@ -10,10 +10,12 @@ from collections.abc import Callable
 import pytest
 
 from cutec.diagnostics import CompileError
+from cutec.ir.dialects import gpu, thread
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
 from cutec.ptx import emit_ptx
+from cutec.ptx.emitter import RULES
 from cutec.ptx.ptxas import assemble, find_ptxas
 
 
@@ -263,3 +265,8 @@ def test_cluster_registers_are_sm_90s() -> None:
         "cannot emit 'gpu.cluster_id' with operand types () and result types (index) for "
         "sm_80: %clusterid needs clusters, which sm_80 lacks"
     )
+
+
+@pytest.mark.parametrize("op_class", [*gpu.DIALECT.ops, *thread.DIALECT.ops], ids=lambda c: c.name)
+def test_every_thread_and_gpu_op_has_a_rule(op_class: type) -> None:
+    assert any(c in RULES for c in op_class.__mro__)
