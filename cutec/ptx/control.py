@@ -28,19 +28,28 @@ from typing import TYPE_CHECKING
 
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import scf
+from cutec.ir.dialects.gpu import TokenType
 
 if TYPE_CHECKING:
     from cutec.ptx.emitter import KernelEmitter
     from cutec.ptx.rules import Rule
 
 
-def parallel_move(ctx: KernelEmitter, op: Operation, dsts: Sequence[str], srcs: Sequence[Value]):
-    """``dsts[i] = srcs[i]`` for every i at once (through scratch registers if they overlap)."""
+def parallel_move(
+    ctx: KernelEmitter, op: Operation, dsts: Sequence[Value], srcs: Sequence[Value]
+) -> None:
+    """``dsts[i] = srcs[i]`` for every i at once (through scratch registers if they overlap).
+
+    A vector moves element by element; a token has no register and moves nothing.
+    """
     moves = []
-    for d, v in zip(dsts, srcs, strict=True):
-        s = ctx.reg(v)
-        if d and d != s:  # tokens have no register ("")
-            moves.append((d, s, ctx.ptype(v, op).reg))
+    for dst, v in zip(dsts, srcs, strict=True):
+        if isinstance(v.type, TokenType):
+            continue
+        c = ctx.element_ptype(v, op).reg
+        for d, s in zip(ctx.elements(dst), ctx.elements(v), strict=True):
+            if d != s:
+                moves.append((d, s, c))
     if {s for _, s, _ in moves} & {d for d, _, _ in moves}:
         staged = []
         for d, s, c in moves:
@@ -58,7 +67,9 @@ def _for(ctx: KernelEmitter, op: Operation) -> None:
     if t.s is None:
         raise ctx.error(op, "the induction variable must be an integer or index")
     iv = ctx.define(op.induction_var, op)
-    carried = [ctx.define(a, op) for a in op.body.args[1:]]
+    carried = op.body.args[1:]
+    for a in carried:
+        ctx.define(a, op)
     ctx.emit(f"mov.{t.reg} {iv}, {ctx.reg(op.lb)};")
     parallel_move(ctx, op, carried, op.inits)
     head, end = ctx.label("for"), ctx.label("for_end")
@@ -71,15 +82,17 @@ def _for(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"add.{t.s} {iv}, {iv}, {ctx.reg(op.step)};")
     ctx.emit(f"bra {head};")
     ctx.place(end)
-    for r, reg in zip(op.results, carried, strict=True):
-        ctx.alias(r, reg)
+    for r, a in zip(op.results, carried, strict=True):
+        ctx.share(r, a)
 
 
 def _if(ctx: KernelEmitter, op: Operation) -> None:
     assert isinstance(op, scf.IfOp)
     if ctx.ptype(op.cond, op).reg != "pred":
         raise ctx.error(op, "the condition must be a scalar i1")
-    results = [ctx.define(r, op) for r in op.results]
+    results = op.results
+    for r in results:
+        ctx.define(r, op)
     else_block = op.else_block
     end = ctx.label("if_end")
     otherwise = ctx.label("else") if else_block is not None else end
@@ -96,18 +109,22 @@ def _if(ctx: KernelEmitter, op: Operation) -> None:
 
 def _while(ctx: KernelEmitter, op: Operation) -> None:
     assert isinstance(op, scf.WhileOp)
-    carried = [ctx.define(a, op) for a in op.before.args]
+    carried = op.before.args
+    for a in carried:
+        ctx.define(a, op)
     parallel_move(ctx, op, carried, op.inits)
     head, end = ctx.label("while"), ctx.label("while_end")
     ctx.place(head)
     ctx.emit_block(op.before)
     condition = op.before.terminator
     assert isinstance(condition, scf.ConditionOp)
-    results = [ctx.define(r, op) for r in op.results]
+    results = op.results
+    for r in results:
+        ctx.define(r, op)
     parallel_move(ctx, op, results, condition.values)
     ctx.emit(f"@!{ctx.reg(condition.cond)} bra {end};")
-    for a, reg in zip(op.after.args, results, strict=True):
-        ctx.alias(a, reg)
+    for a, r in zip(op.after.args, results, strict=True):
+        ctx.share(a, r)
     ctx.emit_block(op.after)
     parallel_move(ctx, op, carried, op.after.terminator.operands)
     ctx.emit(f"bra {head};")

@@ -16,6 +16,7 @@ declarations (known only once its body is printed).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
@@ -23,6 +24,7 @@ from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects.builtin import FuncOp, KernelOp, ModuleOp
 from cutec.ir.dialects.gpu import PointerType, TokenType
 from cutec.ir.traits import Terminator
+from cutec.ir.types import VectorType
 from cutec.ptx.control import CONTROL_RULES
 from cutec.ptx.legalize import legalize
 from cutec.ptx.regalloc import Registers
@@ -83,27 +85,69 @@ class KernelEmitter:
         self.files = files
         self.regs = Registers()
         self.body: list[str] = []
-        self.shared: list[str] = []  # .shared declarations at the top of the body
+        self.arrays: list[str] = []  # .shared / .local declarations at the top of the body
+        self._arrays = {"shared": 0, "local": 0}
         self._labels = itertools.count()
         self._loc: Location | None = None
 
     # -- what rules call ----------------------------------------------------------
     def ptype(self, value: Value, op: Operation) -> PtxType:
-        """The PTX form of `value`'s type; a located error naming `op` if it has none."""
+        """The PTX form of scalar `value`'s type; a located error naming `op` if it has none
+        (a vector's is `element_ptype`)."""
         t = ptx_type(value.type)
         if t is None:
             raise cannot_emit(op, self.target, f"no PTX register holds {value.type}")
         return t
 
+    def element_ptype(self, value: Value, op: Operation) -> PtxType:
+        """The PTX form of a vector's element type (of a scalar's own type)."""
+        t = value.type
+        if isinstance(t, VectorType):
+            if len(t.shape) != 1:
+                raise cannot_emit(op, self.target, f"no PTX registers hold {t}")
+            t = t.element
+        p = ptx_type(t)
+        if p is None:
+            raise cannot_emit(op, self.target, f"no PTX register holds {value.type}")
+        return p
+
+    @staticmethod
+    def width(value: Value) -> int:
+        """How many registers hold `value`: a 1-D vector's length, else 1."""
+        t = value.type
+        return t.shape[0] if isinstance(t, VectorType) and len(t.shape) == 1 else 1
+
     def reg(self, value: Value) -> str:
-        """The register holding operand `value`."""
+        """The register holding operand `value`; a vector's brace list ``{%f0, %f1}``."""
         return self.regs.of(value)
 
+    def elements(self, value: Value) -> tuple[str, ...]:
+        """The registers of a vector `value`, element 0 first (a scalar's one register)."""
+        return self.regs.elements(value)
+
     def define(self, value: Value, op: Operation) -> str:
-        """A fresh register for result `value` of `op` ("" for a token, which has none)."""
+        """Fresh registers for result `value` of `op`: one for a scalar, one per element
+        for a vector (returns its brace list), none for a token ("")."""
         if isinstance(value.type, TokenType):
             return self.regs.bind(value, "")
+        if isinstance(value.type, VectorType):
+            reg_class = self.element_ptype(value, op).reg
+            names = [self.regs.new(reg_class) for _ in range(self.width(value))]
+            return self.regs.bind_elements(value, names)
         return self.regs.bind(value, self.regs.new(self.ptype(value, op).reg))
+
+    def define_elements(self, value: Value, registers: Sequence[str]) -> str:
+        """Let vector `value` live in `registers` (one per element), which other values
+        hold too (``thread.from_elements``); returns its brace list."""
+        assert len(registers) == self.width(value), (value, registers)
+        return self.regs.bind_elements(value, registers)
+
+    def share(self, value: Value, other: Value) -> None:
+        """Let `value` live in the register(s) of `other` (loop results, block arguments)."""
+        if isinstance(value.type, VectorType):
+            self.regs.bind_elements(value, self.regs.elements(other))
+        else:
+            self.regs.bind(value, self.regs.of(other))
 
     def temp(self, reg_class: str) -> str:
         """A scratch register of `reg_class`."""
@@ -125,12 +169,24 @@ class KernelEmitter:
 
     def declare_shared(self, nbytes: int, align: int) -> str:
         """A static ``.shared`` buffer of `nbytes`; returns its symbol."""
-        name = f"{self.kernel.sym_name}_smem_{len(self.shared)}"
-        self.shared.append(f".shared .align {align} .b8 {name}[{nbytes}];")
+        name = f"{self.kernel.sym_name}_smem_{self._arrays['shared']}"
+        self._arrays["shared"] += 1
+        self.arrays.append(f".shared .align {align} .b8 {name}[{nbytes}];")
         return name
 
+    def declare_local(self, nbytes: int, align: int) -> str:
+        """A ``.local`` array of `nbytes` (the thread's stack frame); returns its symbol."""
+        name = f"{self.kernel.sym_name}_local_{self._arrays['local']}"
+        self._arrays["local"] += 1
+        self.arrays.append(f".local .align {align} .b8 {name}[{nbytes}];")
+        return name
+
+    def dynamic_shared(self) -> str | None:
+        """The symbol of the kernel's dynamic shared memory, None if it asks for none."""
+        return dynamic_smem_symbol(self.kernel)
+
     def alias(self, value: Value, register: str) -> None:
-        """Let `value` live in `register`, which another value holds too (loop results)."""
+        """Let scalar `value` live in `register`, which another value holds too."""
         self.regs.bind(value, register)
 
     def emit_block(self, block: Block) -> None:
@@ -166,7 +222,7 @@ class KernelEmitter:
         param_lines = ",\n".join(f"\t.param .{t} {name}" for t, name in params)
         head = [f".visible .entry {self.kernel.sym_name}(", *([param_lines] if params else []), ")"]
         head += self._directives()
-        decls = [f"\t{d}" for d in (*self.regs.declarations(), *self.shared)]
+        decls = [f"\t{d}" for d in (*self.regs.declarations(), *self.arrays)]
         return "\n".join([*head, "{", *decls, "", *self.body, "}", ""])
 
     def _load_param(self, index: int, arg: Value) -> tuple[str, str]:
@@ -214,12 +270,18 @@ class KernelEmitter:
         return out
 
 
-def _dynamic_smem(kernel: KernelOp) -> list[str]:
-    """The extern shared array of a kernel that asks for dynamic shared memory."""
+def dynamic_smem_symbol(kernel: KernelOp) -> str | None:
+    """The extern shared array of a kernel that asks for dynamic shared memory, or None."""
     attr = kernel.attributes.get("dynamic_smem")
     if isinstance(attr, IntegerAttr) and attr.value > 0:
-        return [f".extern .shared .align 16 .b8 {kernel.sym_name}_dynamic_smem[];", ""]
-    return []
+        return f"{kernel.sym_name}_dynamic_smem"
+    return None
+
+
+def _dynamic_smem(kernel: KernelOp) -> list[str]:
+    """The declaration of the kernel's dynamic shared memory (docs/abi.md), if it has any."""
+    name = dynamic_smem_symbol(kernel)
+    return [] if name is None else [f".extern .shared .align 16 .b8 {name}[];", ""]
 
 
 def header(target: Target) -> list[str]:

@@ -5,9 +5,18 @@ gives every value its own register (``%r7``) and declares each class once at
 the kernel's top with the count used (``.reg .b32 %r<8>;``). Values that must
 share a register — a loop's carried value and the loop's result, an scf.if's
 result written in both branches — are bound to one name (`bind`).
+
+A vector value (``vector<4xf32>``) is held in N registers of its element's
+class, one per element (`bind_elements`); as an instruction operand it is the
+brace list ``{%f0, %f1, %f2, %f3}`` (`of`), PTX's vector operand. Its elements
+are registers like any other, so ``thread.extract`` binds its result to
+element ``pos`` and ``thread.from_elements`` binds its vector to its
+operands' registers: neither costs an instruction.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from cutec.dtypes import REGISTER_PREFIX
 from cutec.ir.core import Value
@@ -17,11 +26,12 @@ _CLASS_ORDER = tuple(REGISTER_PREFIX)
 
 
 class Registers:
-    """The registers of one kernel: a counter per class and each value's register."""
+    """The registers of one kernel: a counter per class and each value's register(s)."""
 
     def __init__(self) -> None:
         self._count: dict[str, int] = {}
         self._of: dict[Value, str] = {}
+        self._elements: dict[Value, tuple[str, ...]] = {}
 
     def new(self, reg_class: str) -> str:
         """A fresh register of `reg_class` (``b32`` → ``%r3``)."""
@@ -31,16 +41,32 @@ class Registers:
 
     def bind(self, value: Value, name: str) -> str:
         """Give `value` the register `name` (which another value may hold too)."""
-        assert value not in self._of, f"{value} already has register {self._of[value]}"
+        assert not self.has(value), f"{value} already has register {self.of(value)}"
         self._of[value] = name
         return name
 
+    def bind_elements(self, value: Value, names: Sequence[str]) -> str:
+        """Give vector `value` one register per element; returns its brace list."""
+        assert not self.has(value), f"{value} already has register {self.of(value)}"
+        self._elements[value] = tuple(names)
+        return self.of(value)
+
     def has(self, value: Value) -> bool:
-        return value in self._of
+        return value in self._of or value in self._elements
 
     def of(self, value: Value) -> str:
-        """The register holding `value` (defined earlier in program order)."""
+        """The register holding `value` (defined earlier in program order); a vector's
+        brace list."""
+        if value in self._elements:
+            return "{" + ", ".join(self._elements[value]) + "}"
         return self._of[value]
+
+    def elements(self, value: Value) -> tuple[str, ...]:
+        """A vector's registers, element 0 first; a scalar's one register (none for a token)."""
+        if value in self._elements:
+            return self._elements[value]
+        name = self._of[value]
+        return (name,) if name else ()
 
     def declarations(self) -> list[str]:
         """``.reg .b32 %r<N>;`` for each class used."""

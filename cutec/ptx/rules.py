@@ -6,9 +6,10 @@ instructions. Most ops share one rule driven by a table of tables.py
 (`BINARY`, `CAST` ...); an op with a shape of its own has a small function.
 The structured control flow (scf) is control.py's.
 
-The thread dialect is growing (vector and predicated loads and stores, special
-registers, cvta, the generic atom-instruction op): each new op is a row here.
-The atom op renders its atom's `PtxTemplate` through `render_template`.
+Every op of the thread and gpu dialects has its rule here (docs/ptx.md has
+the table of op → instruction). A vector value is N registers (regalloc.py):
+`ctx.reg` is its brace list, `ctx.elements` its registers. ``thread.atom``
+renders its atom's `PtxTemplate` through `render_template`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cutec.atoms.ptx_template import PtxTemplate
+from cutec.atoms.copy import CopyAtomError
+from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.ir.attributes import FloatAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith, gpu, thread
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
 from cutec.ir.types import IndexType, IntegerType
 from cutec.ptx.tables import (
     BINARY,
@@ -37,7 +40,7 @@ from cutec.ptx.tables import (
     float_immediate,
     ptx_type,
 )
-from cutec.target import AddressSpace
+from cutec.target import AddressSpace, Feature
 
 if TYPE_CHECKING:
     from cutec.ptx.emitter import KernelEmitter
@@ -178,16 +181,40 @@ def _cast_pred(ctx: KernelEmitter, op: Operation, a: PtxType, d: PtxType, src: s
 # --------------------------------------------------------------------------- gpu
 
 
-def _special_register(name: str) -> Rule:
-    """``%tid.x`` / ``%ctaid.x`` (u32) widened to the index register."""
+def _special_register(name: str, feature: Feature | None = None) -> Rule:
+    """``mov.u32 %r, %<name>[.x];`` (every special register is u32), widened to the
+    index result; a register of a feature the target lacks (clusters) is an error."""
 
     def rule(ctx: KernelEmitter, op: Operation) -> None:
-        assert isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp)
+        if feature is not None and not ctx.target.has(feature):
+            raise ctx.error(op, f"%{name} needs {feature.value}, which {ctx.target} lacks")
+        dim = op.attributes.get("dim")
         r = ctx.temp("b32")
-        ctx.emit(f"mov.u32 {r}, %{name}.{op.dim.value};")
-        ctx.emit(f"cvt.u64.u32 {ctx.define(op.result, op)}, {r};")
+        ctx.emit(f"mov.u32 {r}, %{name}{'' if dim is None else '.' + dim.value};")
+        _widen(ctx, op, r)
 
     return rule
+
+
+def _widen(ctx: KernelEmitter, op: Operation, r: str) -> None:
+    """The u32 `r` into `op`'s one result (an index, or an i32)."""
+    t = ctx.ptype(op.results[0], op)
+    if t.reg == "b32":
+        ctx.emit(f"mov.b32 {ctx.define(op.results[0], op)}, {r};")
+    elif t.reg == "b64" and t.s is not None:
+        ctx.emit(f"cvt.u64.u32 {ctx.define(op.results[0], op)}, {r};")
+    else:
+        raise ctx.error(op, "special registers are read as index or i32")
+
+
+def _warp_idx(ctx: KernelEmitter, op: Operation) -> None:
+    """``%tid.x / 32`` broadcast from lane 0 (CuTe's canonical_warp_idx_sync), never
+    ``%warpid``: ``shfl.sync.idx.b32 %w, %w, 0, 0x1f, 0xffffffff;``."""
+    tid, warp, uniform = ctx.temp("b32"), ctx.temp("b32"), ctx.temp("b32")
+    ctx.emit(f"mov.u32 {tid}, %tid.x;")
+    ctx.emit(f"shr.u32 {warp}, {tid}, 5;")
+    ctx.emit(f"shfl.sync.idx.b32 {uniform}, {warp}, 0, 0x1f, 0xffffffff;")
+    _widen(ctx, op, uniform)
 
 
 def _barrier(ctx: KernelEmitter, op: Operation) -> None:
@@ -196,18 +223,23 @@ def _barrier(ctx: KernelEmitter, op: Operation) -> None:
 
 # --------------------------------------------------------------------------- thread
 
-# State spaces ld and st may name.
+# State spaces ld and st may name; a generic address is read by ld without one.
 _MEMORY_SPACES = frozenset(
     {AddressSpace.GLOBAL, AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER, AddressSpace.LOCAL}
 )
 
 
 def _space(ctx: KernelEmitter, op: Operation, ptr: Value) -> str:
+    """``.global`` for ``ld.global`` ...; "" for a generic pointer (plain ``ld``)."""
     t = ptr.type
     assert isinstance(t, PointerType)
+    if t.space is AddressSpace.GENERIC:
+        return ""
     if t.space not in _MEMORY_SPACES:
         raise ctx.error(op, f"no ld/st of {t.space.value} memory")
-    return t.space.value
+    if t.space is AddressSpace.SHARED_CLUSTER and not ctx.target.has(Feature.CLUSTERS):
+        raise ctx.error(op, "shared::cluster memory needs thread-block clusters")
+    return "." + t.space.value
 
 
 def _ptr_add(ctx: KernelEmitter, op: Operation) -> None:
@@ -229,35 +261,107 @@ def _ptr_add(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"{ins} {d}, {ctx.reg(op.offset)}, {element.nbytes}, {ctx.reg(op.ptr)};")
 
 
-def _load(ctx: KernelEmitter, op: Operation) -> None:
-    assert isinstance(op, thread.LoadOp)
-    space = _space(ctx, op, op.ptr)
-    t = ctx.ptype(op.result, op)
-    addr = ctx.reg(op.ptr)
+def _access(ctx: KernelEmitter, op: Operation, value: Value) -> tuple[str, PtxType]:
+    """The ``.v2``/``.v4`` part ("" for a scalar) and the element type of an access."""
+    t = ctx.element_ptype(value, op)
+    n = ctx.width(value)
+    if n == 1:
+        return "", t
+    if t.reg == "pred":
+        raise ctx.error(op, "no vector access of i1 (each is a byte in memory)")
+    return f".v{n}", t
+
+
+def _predicated(pred: str | None) -> str:
+    return "" if pred is None else f"@{pred} "
+
+
+def _emit_load(
+    ctx: KernelEmitter, op: Operation, ptr: Value, result: Value, pred: str | None = None
+) -> None:
+    """``[@%p] ld.<space>[.vN].<type> %d, [%a];`` into `result`'s registers (defined before)."""
+    space = _space(ctx, op, ptr)
+    vec, t = _access(ctx, op, result)
+    addr, guard = ctx.reg(ptr), _predicated(pred)
     if t.reg == "pred":  # a byte in memory
         byte = ctx.temp("b16")
-        ctx.emit(f"ld.{space}.u8 {byte}, [{addr}];")
-        ctx.emit(f"setp.ne.u16 {ctx.define(op.result, op)}, {byte}, 0;")
+        ctx.emit(f"{guard}ld{space}.u8 {byte}, [{addr}];")
+        ctx.emit(f"{guard}setp.ne.u16 {ctx.reg(result)}, {byte}, 0;")
         return
-    ctx.emit(f"ld.{space}.{t.mem} {ctx.define(op.result, op)}, [{addr}];")
+    ctx.emit(f"{guard}ld{space}{vec}.{t.mem} {ctx.reg(result)}, [{addr}];")
+
+
+def _emit_store(
+    ctx: KernelEmitter, op: Operation, value: Value, ptr: Value, pred: str | None = None
+) -> None:
+    """``[@%p] st.<space>[.vN].<type> [%a], %v;``."""
+    space = _space(ctx, op, ptr)
+    vec, t = _access(ctx, op, value)
+    text = ctx.reg(value)
+    if t.reg == "pred":
+        byte = ctx.temp("b16")
+        ctx.emit(f"selp.u16 {byte}, 1, 0, {text};")
+        text = byte
+    ctx.emit(f"{_predicated(pred)}st{space}{vec}.{t.mem} [{ctx.reg(ptr)}], {text};")
+
+
+def _load(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.LoadOp)
+    _access(ctx, op, op.result)  # a located error before any register is made
+    ctx.define(op.result, op)
+    _emit_load(ctx, op, op.ptr, op.result)
 
 
 def _store(ctx: KernelEmitter, op: Operation) -> None:
     assert isinstance(op, thread.StoreOp)
-    space = _space(ctx, op, op.ptr)
-    t = ctx.ptype(op.value, op)
-    value = ctx.reg(op.value)
-    if t.reg == "pred":
-        byte = ctx.temp("b16")
-        ctx.emit(f"selp.u16 {byte}, 1, 0, {value};")
-        value = byte
-    ctx.emit(f"st.{space}.{t.mem} [{ctx.reg(op.ptr)}], {value};")
+    _emit_store(ctx, op, op.value, op.ptr)
+
+
+def _condition(ctx: KernelEmitter, op: Operation, pred: Value) -> str:
+    if ctx.ptype(pred, op).reg != "pred":
+        raise ctx.error(op, "the predicate must be a scalar i1")
+    return ctx.reg(pred)
+
+
+def _load_if(ctx: KernelEmitter, op: Operation) -> None:
+    """``mov`` of the default into the result's registers, then ``@%p ld``."""
+    assert isinstance(op, thread.LoadIfOp)
+    p = _condition(ctx, op, op.pred)
+    _, t = _access(ctx, op, op.result)
+    ctx.define(op.result, op)
+    for d, v in zip(ctx.elements(op.result), ctx.elements(op.default), strict=True):
+        ctx.emit(f"mov.{t.reg} {d}, {v};")
+    _emit_load(ctx, op, op.ptr, op.result, p)
+
+
+def _store_if(ctx: KernelEmitter, op: Operation) -> None:
+    """``@%p st``."""
+    assert isinstance(op, thread.StoreIfOp)
+    _emit_store(ctx, op, op.value, op.ptr, _condition(ctx, op, op.pred))
+
+
+def _extract(ctx: KernelEmitter, op: Operation) -> None:
+    """No instruction: the result is the vector's element register `pos`."""
+    assert isinstance(op, thread.ExtractOp)
+    ctx.alias(op.result, ctx.elements(op.vector)[op.pos.value])
+
+
+def _from_elements(ctx: KernelEmitter, op: Operation) -> None:
+    """No instruction: the vector lives in its operands' registers."""
+    assert isinstance(op, thread.FromElementsOp)
+    ctx.element_ptype(op.result, op)  # a located error for a vector PTX cannot hold
+    ctx.define_elements(op.result, [ctx.reg(v) for v in op.elements])
 
 
 def _cp_async(ctx: KernelEmitter, op: Operation) -> None:
+    """``cp.async.<ca|cg>.shared.global [%d], [%s], <bytes>[, %src_size];``."""
     assert isinstance(op, thread.CpAsyncOp)
     n = op.bytes.value
-    ctx.emit(f"cp.async.ca.shared.global [{ctx.reg(op.dst)}], [{ctx.reg(op.src)}], {n};")
+    if n not in CP_ASYNC_BYTES.get(op.cache_op, ()):
+        raise ctx.error(op, f"cp.async.{op.cache_op} copies no {n} bytes")
+    tail = "" if op.src_size is None else f", {ctx.reg(op.src_size)}"
+    dst, src = ctx.reg(op.dst), ctx.reg(op.src)
+    ctx.emit(f"cp.async.{op.cache_op}.shared.global [{dst}], [{src}], {n}{tail};")
 
 
 def _cp_async_commit(ctx: KernelEmitter, op: Operation) -> None:
@@ -269,21 +373,78 @@ def _cp_async_wait(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"cp.async.wait_group {op.pending.value};")
 
 
-def shared_buffer(ctx: KernelEmitter, op: Operation, nbytes: int, align: int = 16) -> None:
-    """A static shared buffer whose address is `op`'s one result (a shared pointer).
+# --------------------------------------------------------------------------- addresses
 
-    The thread dialect has no allocation op yet; its rule will be this call.
-    """
+# cvta's state spaces: the PTX ISA version and target feature each needs (PTX ISA, cvta).
+_CVTA_NEEDS: dict[AddressSpace, tuple[tuple[int, int], Feature | None]] = {
+    AddressSpace.GLOBAL: ((6, 0), None),
+    AddressSpace.SHARED: ((6, 0), None),
+    AddressSpace.LOCAL: ((6, 0), None),
+    AddressSpace.PARAM: ((7, 7), None),
+    AddressSpace.SHARED_CLUSTER: ((7, 8), Feature.CLUSTERS),
+}
+
+
+def _cvta(ctx: KernelEmitter, op: Operation) -> None:
+    """``cvta.<space>.u64`` (to generic) or ``cvta.to.<space>.u64`` (from generic)."""
+    assert isinstance(op, thread.CvtaOp)
+    src, dst = op.ptr.type, op.result.type
+    assert isinstance(src, PointerType) and isinstance(dst, PointerType)
+    to_generic = dst.space is AddressSpace.GENERIC
+    space = src.space if to_generic else dst.space
+    needs = _CVTA_NEEDS.get(space)
+    if needs is None:
+        raise ctx.error(op, f"cvta has no {space.value} form")
+    (major, minor), feature = needs
+    if ctx.target.ptx_version < (major, minor) or (feature and not ctx.target.has(feature)):
+        raise ctx.error(op, f"cvta of {space.value} addresses needs PTX {major}.{minor}")
+    ins = f"cvta.{space.value}.u64" if to_generic else f"cvta.to.{space.value}.u64"
+    ctx.emit(f"{ins} {ctx.define(op.result, op)}, {ctx.reg(op.ptr)};")
+
+
+def _ptr_cast(ctx: KernelEmitter, op: Operation) -> None:
+    """No instruction: the same address, in the same register."""
+    assert isinstance(op, thread.PtrCastOp)
+    ctx.alias(op.result, ctx.reg(op.ptr))
+
+
+def shared_buffer(ctx: KernelEmitter, op: Operation, nbytes: int, align: int = 16) -> None:
+    """A static shared buffer whose address is `op`'s one result (a shared pointer):
+    ``.shared .align A .b8 k_smem_N[bytes];`` and ``mov.u64 %rd, k_smem_N;``, the
+    buffer's 64-bit shared-window address, which ``ld.shared``, ``st.shared`` and
+    ``cp.async`` take as it is."""
     ctx.emit(f"mov.u64 {ctx.define(op.results[0], op)}, {ctx.declare_shared(nbytes, align)};")
 
 
+def _alloc_shared(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.AllocSharedOp)
+    shared_buffer(ctx, op, op.bytes.value, op.align.value)
+
+
+def _alloc_local(ctx: KernelEmitter, op: Operation) -> None:
+    """``.local .align A .b8 k_local_N[bytes];`` and ``mov.u64 %rd, k_local_N;``."""
+    assert isinstance(op, thread.AllocLocalOp)
+    name = ctx.declare_local(op.bytes.value, op.align.value)
+    ctx.emit(f"mov.u64 {ctx.define(op.result, op)}, {name};")
+
+
+def _dynamic_shared(ctx: KernelEmitter, op: Operation) -> None:
+    """``mov.u64 %rd, k_dynamic_smem;`` (the extern array of docs/abi.md)."""
+    name = ctx.dynamic_shared()
+    if name is None:
+        raise ctx.error(op, "the kernel has no 'dynamic_smem' bytes")
+    ctx.emit(f"mov.u64 {ctx.define(op.results[0], op)}, {name};")
+
+
 def render_template(
-    ctx: KernelEmitter, template: PtxTemplate, values: Mapping[str, Value | Sequence[Value] | str]
+    ctx: KernelEmitter,
+    template: PtxTemplate,
+    values: Mapping[str, Value | str | Sequence[Value | str]],
 ) -> None:
     """Print an atom's instruction: each template operand from the registers of its values.
 
-    A value that is a `str` is taken as written (an immediate). Results must be
-    defined (`ctx.define`) before, operands read, by the atom op's rule.
+    A `str` is taken as written (a register name or an immediate). Results must
+    be defined (`ctx.define`) before, operands read, by the atom op's rule.
     """
     regs: dict[str, str | list[str]] = {}
     for name, v in values.items():
@@ -292,8 +453,86 @@ def render_template(
         elif isinstance(v, Value):
             regs[name] = ctx.reg(v)
         else:
-            regs[name] = [ctx.reg(x) for x in v]
+            regs[name] = [x if isinstance(x, str) else ctx.reg(x) for x in v]
     ctx.emit(template.render(regs))
+
+
+# --------------------------------------------------------------------------- atoms
+
+
+def _atom_operand(ctx: KernelEmitter, op: Operation, o: Operand, v: Value) -> tuple[str, str]:
+    """The register template operand `o` reads for input value `v`, and its class.
+
+    A shared or local pointer (a 64-bit window address) in a 32-bit address
+    operand is narrowed (``cvt.u32.u64``: the windows are below 4 GiB); a vector
+    in one register is packed (``mov.b32 %r, {%rs0, %rs1};``).
+    """
+    if o.kind == "addr":
+        if o.ptx_type == "b32":
+            r = ctx.temp("b32")
+            ctx.emit(f"cvt.u32.u64 {r}, {ctx.reg(v)};")
+            return r, "b32"
+        return ctx.reg(v), "b64"
+    if ctx.width(v) == 1:
+        return ctx.reg(v), ctx.ptype(v, op).reg
+    c = _packed_class(ctx, op, v)
+    packed = ctx.temp(c)
+    ctx.emit(f"mov.{c} {packed}, {ctx.reg(v)};")
+    return packed, c
+
+
+def _bits(ctx: KernelEmitter, op: Operation, v: Value) -> int:
+    return ctx.element_ptype(v, op).nbytes * 8 * ctx.width(v)
+
+
+def _packed_class(ctx: KernelEmitter, op: Operation, v: Value) -> str:
+    bits = _bits(ctx, op, v)
+    if bits not in (32, 64):
+        raise ctx.error(op, f"no register holds {v.type} packed")
+    return f"b{bits}"
+
+
+def _atom(ctx: KernelEmitter, op: Operation) -> None:
+    """An atom's `PtxTemplate`, its operands filled from the op's values (`AtomSignature`).
+
+    Results are defined first; an operand that is an input and an output (wgmma's
+    accumulator) is moved into the result registers, which the instruction updates.
+    A result vector held in one register is unpacked after the instruction.
+    """
+    assert isinstance(op, thread.AtomOp)
+    try:
+        atom = op.library_atom()
+        signature = op.signature()
+    except CopyAtomError as e:
+        raise ctx.error(op, str(e)) from None
+    if not ctx.target.runs(atom.min_target):  # the target's PTX version covers its atoms
+        raise ctx.error(op, f"atom {atom.name} needs {atom.min_target}")
+    for r in op.outs:
+        ctx.define(r, op)
+    regs: dict[str, list[str]] = {}
+    unpack: list[tuple[str, Value]] = []
+    outs = iter(op.outs)
+    for o in signature.outputs:
+        names = regs.setdefault(o.name, [])
+        for _ in range(o.count):
+            r = next(outs)
+            if ctx.width(r) == 1:
+                names.append(ctx.reg(r))
+            else:
+                names.append(ctx.temp(_packed_class(ctx, op, r)))
+                unpack.append((names[-1], r))
+    args = iter(op.args)
+    for o in signature.inputs:
+        values = [_atom_operand(ctx, op, o, next(args)) for _ in range(o.count)]
+        if o.name not in regs:
+            regs[o.name] = [name for name, _ in values]
+            continue
+        for d, (s, c) in zip(regs[o.name], values, strict=True):  # updated in place
+            if d != s:
+                ctx.emit(f"mov.{c} {d}, {s};")
+    render_template(ctx, signature.template, regs)
+    for packed, r in unpack:
+        ctx.emit(f"mov.b{_bits(ctx, op, r)} {ctx.reg(r)}, {packed};")
 
 
 RULES: dict[type[Operation], Rule] = {
@@ -308,11 +547,30 @@ RULES: dict[type[Operation], Rule] = {
     **{cls: _cast for cls in CAST},
     gpu.ThreadIdOp: _special_register("tid"),
     gpu.BlockIdOp: _special_register("ctaid"),
+    gpu.BlockDimOp: _special_register("ntid"),
+    gpu.GridDimOp: _special_register("nctaid"),
+    gpu.LaneIdOp: _special_register("laneid"),
+    gpu.ClusterIdOp: _special_register("clusterid", Feature.CLUSTERS),
+    gpu.ClusterDimOp: _special_register("nclusterid", Feature.CLUSTERS),
+    gpu.ClusterBlockIdOp: _special_register("cluster_ctaid", Feature.CLUSTERS),
+    gpu.ClusterDimBlocksOp: _special_register("cluster_nctaid", Feature.CLUSTERS),
+    gpu.ClusterBlockRankOp: _special_register("cluster_ctarank", Feature.CLUSTERS),
+    gpu.WarpIdxOp: _warp_idx,
     gpu.BarrierOp: _barrier,
     thread.PtrAddOp: _ptr_add,
     thread.LoadOp: _load,
     thread.StoreOp: _store,
+    thread.LoadIfOp: _load_if,
+    thread.StoreIfOp: _store_if,
+    thread.ExtractOp: _extract,
+    thread.FromElementsOp: _from_elements,
+    thread.CvtaOp: _cvta,
+    thread.PtrCastOp: _ptr_cast,
+    thread.AllocSharedOp: _alloc_shared,
+    thread.AllocLocalOp: _alloc_local,
+    thread.DynamicSharedOp: _dynamic_shared,
     thread.CpAsyncOp: _cp_async,
     thread.CpAsyncCommitOp: _cp_async_commit,
     thread.CpAsyncWaitOp: _cp_async_wait,
+    thread.AtomOp: _atom,
 }

@@ -1,98 +1,17 @@
-"""Shared pieces of the PTX emitter tests.
-
-`test.smem_alloc` stands for a thread-level shared-memory allocation, which
-the thread dialect does not have yet: ``%p = test.smem_alloc {bytes = 1024 :
-i64} : !gpu.ptr<f32, shared>``. The `smem_op` fixture registers it with the
-IR parser and the PTX emitter for one test and removes it afterwards (the
-round-trip test requires a case for every registered op).
-
-`test.mma` stands for the coming generic atom-instruction op: it names an MMA
-atom and carries its registers (d results, then a, b, c operands); its rule
-renders the atom's `PtxTemplate` (`atom_op` fixture).
-"""
+"""Shared pieces of the PTX emitter tests: the kernels of tests/ptx/cases."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from cutec.atoms.mma import mma_atoms
-from cutec.ir.attributes import IntegerAttr, StringAttr
-from cutec.ir.core import Operation
-from cutec.ir.dialect import Dialect, registry
 from cutec.ir.dialects.builtin import ModuleOp
-from cutec.ir.dialects.gpu import PointerType
-from cutec.ir.opdef import attr_def, result_def, var_operand_def, var_result_def
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
-from cutec.ptx import emitter
-from cutec.ptx.emitter import KernelEmitter
-from cutec.ptx.rules import render_template, shared_buffer
 
 CASES = Path(__file__).parent / "cases"
-
-
-class SmemAllocOp(Operation):
-    """``%p = test.smem_alloc {bytes = 1024 : i64} : !gpu.ptr<f32, shared>``."""
-
-    name = "test.smem_alloc"
-    bytes = attr_def(IntegerAttr)
-    result = result_def(PointerType)
-    assembly_format = "attr-dict `:` type($result)"
-
-
-def _emit_smem_alloc(ctx: KernelEmitter, op: Operation) -> None:
-    assert isinstance(op, SmemAllocOp)
-    shared_buffer(ctx, op, op.bytes.value)
-
-
-@pytest.fixture
-def smem_op() -> Iterator[None]:
-    reg = registry()
-    reg.add(Dialect("test", ops=(SmemAllocOp,)))
-    emitter.register_rule(SmemAllocOp, _emit_smem_alloc)
-    try:
-        yield
-    finally:
-        del reg.ops[SmemAllocOp.name]
-        del reg.dialects["test"]
-        del emitter.RULES[SmemAllocOp]
-
-
-class MmaOp(Operation):
-    """``%d:4 = "test.mma"(%a0, ..., %c3) {atom = "SM80_..."} : (...) -> (f32, ...)``."""
-
-    name = "test.mma"
-    atom = attr_def(StringAttr)
-    values = var_operand_def()
-    d = var_result_def()
-
-
-def _emit_mma(ctx: KernelEmitter, op: Operation) -> None:
-    assert isinstance(op, MmaOp)
-    template = mma_atoms()[op.atom.value].ptx
-    counts = {o.name: o.count for o in template.operands}
-    for r in op.results:
-        ctx.define(r, op)
-    values = list(op.operands)
-    a, values = values[: counts["a"]], values[counts["a"] :]
-    b, c = values[: counts["b"]], values[counts["b"] :]
-    render_template(ctx, template, {"d": op.results, "a": a, "b": b, "c": c})
-
-
-@pytest.fixture
-def atom_op() -> Iterator[None]:
-    reg = registry()
-    reg.add(Dialect("test", ops=(MmaOp,)))
-    emitter.register_rule(MmaOp, _emit_mma)
-    try:
-        yield
-    finally:
-        del reg.ops[MmaOp.name]
-        del reg.dialects["test"]
-        del emitter.RULES[MmaOp]
 
 
 def _load_case(name: str) -> ModuleOp:

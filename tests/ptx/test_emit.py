@@ -18,14 +18,10 @@ from cutec.target import COMPILE_TARGETS
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
-CASES = ("vadd", "control", "arith", "smem", "atom")
-# The cases that use a stand-in op of tests/ptx/conftest.py, and its fixture.
-STAND_INS = {"smem": "smem_op", "atom": "atom_op"}
+CASES = ("vadd", "control", "arith", "smem", "atom", "vector", "local", "special")
 
 
 def _emit(case: str, target: str, request: pytest.FixtureRequest) -> str:
-    if case in STAND_INS:
-        request.getfixturevalue(STAND_INS[case])
     return emit_ptx(request.getfixturevalue("load_case")(case), target)
 
 
@@ -39,6 +35,7 @@ def test_ptxas_accepts_every_case(case: str, target: str, request: pytest.Fixtur
     assert list(usage) == [{"arith": "arith_ops"}.get(case, case)]
     (kernel,) = usage.values()
     assert kernel.arch == target and kernel.registers > 0
+    # A kernel's own .local array (case local) is no stack frame in ptxas -v's report.
     assert not kernel.spills and kernel.stack_frame == 0
     if case == "smem":
         assert kernel.shared_bytes == 1024 and kernel.barriers == 1
@@ -158,26 +155,24 @@ def test_if_with_results_and_while(load_case: Callable[[str], ModuleOp]) -> None
     assert "\tmov.b32 %r10, %r18;\n\tmov.b32 %r11, %r19;\n\tbra $L_while_2;\n" in body
 
 
-def test_atom_instructions_render_their_template(
-    atom_op: None, load_case: Callable[[str], ModuleOp]
-) -> None:
+def test_atom_instructions_render_their_template(load_case: Callable[[str], ModuleOp]) -> None:
     ptx = emit_ptx(load_case("atom"), "sm_80")
     assert (
         "\tmma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, "
-        "{%r1, %r1, %r1, %r1}, {%r1, %r1}, {%f0, %f0, %f0, %f0};\n"
+        "{%r2, %r2, %r2, %r2}, {%r2, %r2}, {%f0, %f0, %f0, %f0};\n"
     ) in ptx
-    assert "\tld.global.b32 %r1, [%rd5];\n" in ptx  # tf32 values: bits in b32 registers
+    assert "\tld.global.b32 %r2, [%rd8];\n" in ptx  # tf32 values: bits in b32 registers
 
 
-def test_shared_memory_and_cp_async(smem_op: None, load_case: Callable[[str], ModuleOp]) -> None:
+def test_shared_memory_and_cp_async(load_case: Callable[[str], ModuleOp]) -> None:
     ptx = emit_ptx(load_case("smem"), "sm_80")
     assert ".extern .shared .align 16 .b8 smem_dynamic_smem[];" in ptx
     assert "\t.shared .align 16 .b8 smem_smem_0[1024];" in ptx
-    assert "\tmov.u64 %rd4, smem_smem_0;" in ptx
-    assert "\tcp.async.ca.shared.global [%rd9], [%rd8], 16;" in ptx
+    assert "\tmov.u64 %rd5, smem_smem_0;" in ptx
+    assert "\tcp.async.ca.shared.global [%rd10], [%rd9], 16;" in ptx
     assert "\tcp.async.commit_group;\n" in ptx and "\tcp.async.wait_group 0;\n" in ptx
     assert ptx.count("\tbar.sync 0;\n") == 2
-    assert "\tld.shared.f32 %f0, [%rd16];" in ptx
+    assert "\tld.shared.f32 %f0, [%rd17];" in ptx
 
 
 UNSUPPORTED = """kernel @k(%a: i8, %b: i8) {

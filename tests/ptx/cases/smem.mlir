@@ -1,10 +1,10 @@
 // Shared memory, a barrier and cp.async with commit and wait: each thread
 // copies 16 bytes of a tile to shared memory, waits, and reads its neighbour's.
-// `test.smem_alloc` stands for the thread dialect's shared allocation, which
-// does not exist yet (tests/ptx/test_emit.py defines and registers it).
+// Then: cp.async.cg with a zero-filling src-size, the dynamic shared array,
+// ptr_cast, and cvta to the generic space and back.
 module {
-  kernel @smem(%src: !gpu.ptr<f32, global>, %dst: !gpu.ptr<f32, global>) attributes {reqntid = array<i32: 64, 1, 1>, dynamic_smem = 1024 : i64} {
-    %tile = test.smem_alloc {bytes = 1024 : i64} : !gpu.ptr<f32, shared>
+  kernel @smem(%src: !gpu.ptr<f32, global>, %dst: !gpu.ptr<f32, global>, %n: index) attributes {reqntid = array<i32: 64, 1, 1>, dynamic_smem = 1024 : i64} {
+    %tile = thread.alloc_shared {bytes = 1024 : i64, align = 16 : i64} : !gpu.ptr<f32, shared>
     %tid = gpu.thread_id x : index
     %c4 = arith.constant 4 : index
     %off = arith.muli %tid, %c4 : index
@@ -18,8 +18,8 @@ module {
     gpu.barrier
     %c1 = arith.constant 1 : index
     %c63 = arith.constant 63 : index
-    %n = arith.addi %tid, %c1 : index
-    %wrap = arith.andi %n, %c63 : index
+    %nx = arith.addi %tid, %c1 : index
+    %wrap = arith.andi %nx, %c63 : index
     %noff = arith.muli %wrap, %c4 : index
     %q = thread.ptr_add %tile, %noff : !gpu.ptr<f32, shared>, index
     %v = thread.load %q : !gpu.ptr<f32, shared> -> f32
@@ -30,6 +30,29 @@ module {
     %r = thread.load %d : !gpu.ptr<f32, shared> -> f32
     %o = thread.ptr_add %dst, %tid : !gpu.ptr<f32, global>, index
     thread.store %r, %o : f32, !gpu.ptr<f32, global>
+    // cp.async.cg into the dynamic shared array, zero-filled past the end of %src
+    %dyn = thread.dynamic_shared : !gpu.ptr<i8, shared>
+    %dynf = thread.ptr_cast %dyn : !gpu.ptr<i8, shared> to !gpu.ptr<f32, shared>
+    %dd = thread.ptr_add %dynf, %off : !gpu.ptr<f32, shared>, index
+    %in = arith.cmpi slt, %off, %n : index
+    %c16 = arith.constant 16 : i32
+    %c0 = arith.constant 0 : i32
+    %size = arith.select %in, %c16, %c0 : i32
+    %c8 = arith.constant 8 : i32
+    %size8 = arith.select %in, %c8, %c0 : i32
+    %t2 = thread.cp_async cg %dd, %s, %size {bytes = 16 : i32} : !gpu.ptr<f32, shared>, !gpu.ptr<f32, global>
+    %t3 = thread.cp_async ca %dd, %s, %size8 {bytes = 8 : i32} : !gpu.ptr<f32, shared>, !gpu.ptr<f32, global>
+    %g2 = thread.cp_async_commit %t2, %t3
+    thread.cp_async_wait %g2 {pending = 0 : i32}
+    // generic addresses: a shared one read through plain ld, a global one written by st
+    %gen = thread.cvta %dd : !gpu.ptr<f32, shared> to !gpu.ptr<f32, generic>
+    %x = thread.load %gen : !gpu.ptr<f32, generic> -> f32
+    %back = thread.cvta %gen : !gpu.ptr<f32, generic> to !gpu.ptr<f32, shared>
+    thread.store %x, %back : f32, !gpu.ptr<f32, shared>
+    %go = thread.cvta %o : !gpu.ptr<f32, global> to !gpu.ptr<f32, generic>
+    thread.store %x, %go : f32, !gpu.ptr<f32, generic>
+    %gi = thread.cvta %go : !gpu.ptr<f32, generic> to !gpu.ptr<f32, global>
+    thread.store %x, %gi : f32, !gpu.ptr<f32, global>
     return
   }
 }
