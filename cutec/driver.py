@@ -23,6 +23,7 @@ leaves unchanged) goes straight on to PTX and a cubin.
 from __future__ import annotations
 
 import enum
+import gc
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -141,6 +142,19 @@ def compile(source: Source, emit: Stage = Stage.CUTE, options: Options | None = 
     compiler does not reach yet is one such error, naming the stage.
     """
     options = options or Options()
+    # The IR is a graph of reference cycles (ops <-> values <-> uses): the cyclic
+    # collector would rescan it again and again as a compile allocates (a quarter
+    # of sgemm_2's compile time). Garbage made meanwhile is collected afterwards.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _compile(source, emit, options)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _compile(source: Source, emit: Stage, options: Options) -> Result:
     try:
         chosen = target(options.target)
     except UnknownTargetError as e:

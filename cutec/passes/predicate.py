@@ -100,8 +100,8 @@ class _KernelPredicates:
                 partial, view = modes, operand
         if view is None:
             return
-        self._check_vectors(op, view, partial)
-        pred = self.predicate(op, view, partial)
+        step = self._check_vectors(op, view, partial)
+        pred = self.predicate(op, view, partial, step)
         guarded = Builder.before(op).insert(CopyIfOp(pred, op.src, op.dst, op.tiled))
         guarded.location = op.location
         guarded.attributes.update(op.attributes)
@@ -152,13 +152,15 @@ class _KernelPredicates:
         c = Builder.after(make).insert(arith.constant(shape[k], IndexType()))
         return c.result
 
-    def _check_vectors(self, op: CopyOp, view: Value, partial: dict[int, Value]) -> None:
+    def _check_vectors(self, op: CopyOp, view: Value, partial: dict[int, Value]) -> int:
+        """The elements one access of the copy's atom moves (1 without a named atom),
+        checked to lie in one mode whose extent they divide."""
         tiled = op.tiled_type()
         if tiled is None or not tiled.atom.startswith("UniversalCopy<"):
-            return
+            return 1
         values = int(tiled.library().atom.num_val_src)
         if values == 1:
-            return
+            return 1
         layout = self.la.layout_of(self.mirror(view))
         step = layout(1) - layout(0)
         shape = self.la.layout_of(self.la.address_of(view).root).shape
@@ -172,6 +174,7 @@ class _KernelPredicates:
                     f"assume it is, or copy with a narrower atom",
                     op.location,
                 )
+        return values
 
     # ------------------------------------------------------------------ coordinates
     def identity(self, root: OpResult) -> Value:
@@ -213,8 +216,14 @@ class _KernelPredicates:
         self.mirrors[view] = found
         return found
 
-    def predicate(self, op: Operation, view: Value, partial: dict[int, Value]) -> Value:
-        """An i1 fragment: element i is ``coord_k(i) < extent_k`` for every partial mode k."""
+    def predicate(
+        self, op: Operation, view: Value, partial: dict[int, Value], step: int = 1
+    ) -> Value:
+        """An i1 fragment: element i is ``coord_k(i) < extent_k`` for every partial mode k.
+
+        With `step` > 1 (an atom moving that many elements under one predicate, the
+        first one's) only every step-th element is computed: the others are never read.
+        """
         coords = self.mirror(view)
         layout = self.la.layout_of(view)
         n = size(layout)
@@ -225,7 +234,7 @@ class _KernelPredicates:
         fragment = TensorType(IntegerType(1), AddressSpace.REGISTER, compact)
         b = Builder.before(op)
         pred = b.insert(MakeFragmentOp(fragment)).result
-        for i in range(int(n)):
+        for i in range(0, int(n), step):
             index = b.insert(arith.constant(i, IndexType())).result
             inside: Value | None = None
             for k, extent in sorted(partial.items()):

@@ -273,10 +273,10 @@ class _ViewOp(CuteOp):
     def result_address(self, la: LayoutAnalysis) -> tuple[Value, Integer, AnyLayout]:
         """(root tensor, offset, layout): element i is root element offset + layout(i)."""
         root, offset, source = la.address_of(self.source)
-        coords = [la.integer_of(v) for v in self.run_time_coords()]
+        coords = tuple(la.integer_of(v) for v in self.run_time_coords())
         try:
-            layout, delta = self.infer_layout_and_offset(
-                source, self.attributes, self.atom_type(), coords
+            layout, delta = _memo_infer_and_offset(
+                type(self), source, tuple(sorted(self.attributes.items())), self.atom_type(), coords
             )
         except (LayoutError, ValueError) as e:
             raise self.error(f"cannot compute the view's address: {e}") from None
@@ -314,8 +314,21 @@ def _memo_infer(
     return cls.infer_layout(source, dict(attributes), atom)
 
 
+@functools.lru_cache(maxsize=4096)
+def _memo_infer_and_offset(
+    cls: type[_ViewOp],
+    source: AnyLayout,
+    attributes: tuple[tuple[str, Attribute], ...],
+    atom: Any,
+    coords: tuple[Integer, ...],
+) -> tuple[AnyLayout, Integer]:
+    # As `_memo_infer`: every pass that asks for a view's address asks for the same.
+    return cls.infer_layout_and_offset(source, dict(attributes), atom, list(coords))
+
+
 def clear_view_cache() -> None:
     _memo_infer.cache_clear()
+    _memo_infer_and_offset.cache_clear()
 
 
 def _value(attr: Attribute) -> Any:
