@@ -64,7 +64,9 @@ class Stage(enum.IntEnum):
 DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize,select-atoms"
 # The lowering to one thread's program and its clean-up (docs/passes.md), run for
 # --emit=thread and beyond.
-LOWERING_PIPELINE = "lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"
+LOWERING_PIPELINE = (
+    "partition,canonicalize,lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"
+)
 
 
 @dataclass(frozen=True)

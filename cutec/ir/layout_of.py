@@ -38,7 +38,7 @@ from cutec.ir.core import BlockArgument, Operation, OpResult, Value
 from cutec.ir.dialects import arith
 from cutec.ir.traits import IsolatedFromAbove
 from cutec.layout import ComposedLayout, Layout
-from cutec.layout.symbolic import Integer, Symbol, SymInt, ceil_div, sym
+from cutec.layout.symbolic import Integer, Symbol, SymInt, bounds, ceil_div, sym
 
 AnyLayout = Layout | ComposedLayout
 
@@ -65,6 +65,36 @@ def _floordiv(a: Integer, b: Integer) -> Integer:
     return a // b
 
 
+def _shift_left(a: Integer, b: Integer) -> Integer:
+    if not isinstance(b, int) or not 0 <= b < 63:
+        raise ValueError("a shift by a run-time amount")
+    return a * (1 << b)
+
+
+def _shift_right(a: Integer, b: Integer) -> Integer:
+    # Logical shift: floor division where a >= 0 (the materialiser's only use of it).
+    if not isinstance(b, int) or not 0 <= b < 63 or not bounds(a)[0] >= 0:
+        raise ValueError("a logical shift of a possibly negative value")
+    return a // (1 << b)
+
+
+def _mask(a: Integer, b: Integer) -> Integer:
+    # a & (2^k - 1) is a mod 2^k for every a (two's complement).
+    if not isinstance(b, int) or b < 0 or b & (b + 1):
+        raise ValueError("a mask that is not 2^k - 1")
+    return a % (b + 1)
+
+
+def _unsigned(fn: Callable[[Integer, Integer], Integer]) -> Callable[[Integer, Integer], Integer]:
+    # divui/remui agree with floor division and mod for a >= 0, b >= 1.
+    def rule(a: Integer, b: Integer) -> Integer:
+        if not (bounds(a)[0] >= 0 and bounds(b)[0] >= 1):
+            raise ValueError("an unsigned division of possibly negative values")
+        return fn(a, b)
+
+    return rule
+
+
 _BINARY: dict[type[Operation], Callable[[Integer, Integer], Integer]] = {
     arith.AddIOp: lambda a, b: a + b,
     arith.SubIOp: lambda a, b: a - b,
@@ -73,6 +103,12 @@ _BINARY: dict[type[Operation], Callable[[Integer, Integer], Integer]] = {
     arith.FloorDivSIOp: _floordiv,
     arith.RemSIOp: lambda a, b: a % b,
     arith.CeilDivSIOp: ceil_div,
+    # What IntegerMaterializer writes for powers of two and non-negative operands.
+    arith.ShLIOp: _shift_left,
+    arith.ShRUIOp: _shift_right,
+    arith.AndIOp: _mask,
+    arith.DivUIOp: _unsigned(_floordiv),
+    arith.RemUIOp: _unsigned(lambda a, b: a % b),
 }
 _CASTS: tuple[type[Operation], ...] = (arith.IndexCastOp, arith.ExtSIOp)
 

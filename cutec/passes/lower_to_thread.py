@@ -74,6 +74,7 @@ from cutec.ir.dialects.cute_tensor import (
     MakeFragmentOp,
     MakeTensorOp,
     SizeOp,
+    ViewOp,
     _ViewOp,
 )
 from cutec.ir.dialects.cute_types import TensorType
@@ -477,7 +478,14 @@ class _KernelLowering:
 
 
 # Ops that only describe tensors or atoms: the accesses they lead to emit the code.
-_NO_CODE = (_ViewOp, MakeTensorOp, MakeIdentityTensorOp, MakeTiledCopyOp, MakeTiledMmaOp)
+_NO_CODE = (
+    _ViewOp,
+    ViewOp,
+    MakeTensorOp,
+    MakeIdentityTensorOp,
+    MakeTiledCopyOp,
+    MakeTiledMmaOp,
+)
 
 _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = {
     AllocSmemOp: _KernelLowering.alloc_smem,

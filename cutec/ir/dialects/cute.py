@@ -92,6 +92,7 @@ from cutec.ir.dialects.cute_tensor import (
     RetileOp,
     SizeOp,
     SliceOp,
+    ViewOp,
     clear_view_cache,
 )
 from cutec.ir.dialects.cute_types import CUTE_TYPES, LayoutSpec, LayoutType, TensorType
@@ -149,6 +150,7 @@ DIALECT = Dialect(
         DivideOp,
         PartitionOp,
         RetileOp,
+        ViewOp,
         SizeOp,
         MakeTiledCopyOp,
         MakeTiledMmaOp,

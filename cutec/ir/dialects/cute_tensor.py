@@ -689,6 +689,58 @@ class RetileOp(_ViewOp):
         return self.atom.type
 
 
+class ViewOp(CuteOp):
+    """An explicit view: element i is element ``%offset + layout(i)`` of the source's root
+    (the source's own offset included), the layout being the result type's with its
+    ``?`` leaves taken from the index operands.
+
+    ``%tAgA = cute.view %A, %off, %ldA8 : !cute.tensor<f32, gmem, (?,?):(1,?)>
+        -> !cute.tensor<f32, gmem, ((4,1),1,8):((1,0),0,?)>``
+
+    The partition pass writes one for each thread's slice, so the per-thread
+    fragment layouts and the thread-index arithmetic of their offsets show in the
+    IR; lower-to-thread reads it like any view. Its layout is not swizzled.
+    """
+
+    name = "cute.view"
+    traits = (Pure(),)
+    source = operand_def(VIEWABLE)
+    offset = operand_def(IndexType)
+    leaves = var_operand_def(IndexType)
+    result = result_def(VIEWABLE)
+
+    def __init__(self, source: Value, offset: Value, leaves: list[Value], result: Any) -> None:
+        super().__init__(operands=[source, offset, *leaves], result_types=[result])
+
+    def verify_(self) -> None:
+        src, t = self.source.type, self.result.type
+        if type(src) is not type(t):
+            raise self.error(f"a view of a {src} must be of the same kind, not {t}")
+        if isinstance(t, TensorType):
+            assert isinstance(src, TensorType)
+            if (t.element, t.space) != (src.element, src.space):
+                raise self.error(
+                    f"a view of a {src.element} {src.space.memory} tensor cannot be "
+                    f"{t.element} {t.space.memory}"
+                )
+        spec = t.spec  # type: ignore[union-attr]
+        if spec.swizzle is not None:
+            raise self.error("an explicit view has a plain layout, not a swizzled one")
+        if len(self.leaves) != spec.dynamic_count:
+            raise self.error(
+                f"layout {spec} has {spec.dynamic_count} dynamic leaves, "
+                f"got {len(self.leaves)} index operands"
+            )
+
+    def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
+        spec = self.result.type.spec  # type: ignore[union-attr]
+        return spec.with_values([la.integer_of(v) for v in self.leaves])
+
+    def result_address(self, la: LayoutAnalysis) -> tuple[Value, Integer, AnyLayout]:
+        root, offset, _ = la.address_of(self.source)
+        return root, offset + la.integer_of(self.offset), self.result_layout(la)
+
+
 class SizeOp(CuteOp):
     """The run-time size of a tensor or of one of its modes (static sizes fold to constants).
 
