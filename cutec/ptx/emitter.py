@@ -77,7 +77,16 @@ def _escape(text: str) -> str:
 
 
 class KernelEmitter:
-    """The state of one kernel's emission, and the small API the rules print through."""
+    """The state of one kernel's emission, and the small API the rules print through.
+
+    Values: `reg` (an operand's register), `define` (a result's fresh registers),
+    `alias` / `share` / `define_elements` (a value living in registers other
+    values hold), `temp` (a scratch register). A vector value is N registers
+    (regalloc.py): `reg` gives its brace list, `elements` its registers,
+    `element_ptype` its element's PTX type and `width` N. Text: `emit`, `label`,
+    `place`; arrays: `declare_shared`, `declare_local`, `dynamic_shared`;
+    failures: `error` (one located error naming the op).
+    """
 
     def __init__(self, kernel: KernelOp, target: Target, files: FileTable) -> None:
         self.kernel = kernel

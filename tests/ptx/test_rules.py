@@ -270,3 +270,15 @@ def test_cluster_registers_are_sm_90s() -> None:
 @pytest.mark.parametrize("op_class", [*gpu.DIALECT.ops, *thread.DIALECT.ops], ids=lambda c: c.name)
 def test_every_thread_and_gpu_op_has_a_rule(op_class: type) -> None:
     assert any(c in RULES for c in op_class.__mro__)
+
+
+def test_a_load_through_a_param_pointer_has_no_instruction() -> None:
+    err = _error(
+        "kernel @k(%g: !gpu.ptr<f32, global>) {\n"
+        "  %a = thread.cvta %g : !gpu.ptr<f32, global> to !gpu.ptr<f32, generic>\n"
+        "  %p = thread.cvta %a : !gpu.ptr<f32, generic> to !gpu.ptr<f32, param>\n"
+        "  %v = thread.load %p : !gpu.ptr<f32, param> -> f32\n"
+        "  return\n}\n"
+    )
+    assert str(err.location) == "e.mlir:4:8"
+    assert err.diagnostics[0].message.endswith("for sm_90a: no ld/st of param memory")
