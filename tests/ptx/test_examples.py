@@ -35,6 +35,9 @@ def test_example_assembles_without_spills(example: str, target: str) -> None:
         Source.from_file(EXAMPLES / f"{example}.cute"), Stage.CUBIN, Options(target=target)
     )
     assert result.cubin is not None and result.resources
+    # Every register fragment was promoted: no .local array is left (ptxas -v does not
+    # count a kernel's own .local arrays in its stack frame).
+    assert result.ptx is not None and ".local" not in result.ptx
     for usage in result.resources.values():
         assert not usage.spills, usage
         assert usage.stack_frame == 0, usage
