@@ -48,7 +48,7 @@ from typing import Any
 
 from cutec.atoms.copy import copy_atom
 from cutec.diagnostics import CompileError
-from cutec.ir.attributes import IntegerAttr, StringAttr
+from cutec.ir.attributes import DictAttr, IntegerAttr, StringAttr
 from cutec.ir.builder import Builder
 from cutec.ir.core import Block, Operation, OpResult, Value
 from cutec.ir.dialects import arith, scf, thread
@@ -157,6 +157,7 @@ class _KernelLowering:
             IntegerMaterializer(builder, self.symbol, IndexType()),
         )
         self._check_atoms()
+        self._record_launch_facts()
         self._plan_shared()
         self.lower_block(body, scope)
         for op in reversed(self.lowered):
@@ -165,6 +166,25 @@ class _KernelLowering:
             self.kernel.attributes["offsets"] = IntegerAttr(32, i64)
         if self.dynamic_smem:
             self.kernel.attributes["dynamic_smem"] = IntegerAttr(self.dynamic_smem, i64)
+
+    def _record_launch_facts(self) -> None:
+        """What the code assumes of the arguments, for the runtime to check at launch:
+        each tensor pointer's declared alignment and each extent's or stride's divisor
+        (the `align` and `div` of the make_tensor ops, which the lowering erases)."""
+        align: dict[str, int] = {}
+        div: dict[str, int] = {}
+        for op in self.kernel.walk_type(MakeTensorOp):
+            name = op.ptr.name_hint
+            if op.align is not None and name:
+                align[name] = max(align.get(name, 1), op.align.value)
+            for i, leaf in enumerate(op.leaves, start=1):
+                d = op.leaf_divisor(i)
+                if d and d > 1 and leaf.name_hint and leaf in self.kernel.args:
+                    div[leaf.name_hint] = max(div.get(leaf.name_hint, 1), d)
+        for key, facts in (("arg_align", align), ("arg_div", div)):
+            if facts:
+                entries = tuple((k, IntegerAttr(v, i64)) for k, v in sorted(facts.items()))
+                self.kernel.attributes[key] = DictAttr(entries)
 
     def lower_block(self, block: Block, scope: _Scope) -> None:
         for op in list(block.ops):

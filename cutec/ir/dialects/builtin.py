@@ -242,6 +242,10 @@ KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
     "dynamic_smem": ("int", 1),  # bytes of dynamic shared memory at launch
     "grid": ("exprs", 3),  # grid (x, y, z) over the run-time parameters, for the launcher
     "params": ("dict", 0),  # the compile-time parameters' values: the specialisation
+    # Set by lower-to-thread, checked by the runtime at each launch (docs/abi.md):
+    "offsets": ("int", 1),  # bits of element-offset arithmetic (32: every tensor < 2^31)
+    "arg_align": ("dict", 0),  # pointer argument -> the alignment in bytes it promised
+    "arg_div": ("dict", 0),  # index argument -> what it is known to be divisible by
 }
 
 
