@@ -63,14 +63,18 @@ def _median_ms(fn: Callable[[], object], repeat: int) -> float:
 def _cold_cli_ms(example: Path, runs: int = 5) -> list[float]:
     """Wall times of fresh `cutec compile <example> -o <tmp>.ptx` processes, ms.
 
-    One warm-up run first: it fills lark's on-disk parser cache, as any run
-    after the first on a machine finds it.
+    One warm-up run first: it fills lark's on-disk parser cache and Python's
+    bytecode cache (``__pycache__``), as any run after the first on a machine
+    finds them. An installed cutec has its bytecode compiled; an environment
+    with ``PYTHONDONTWRITEBYTECODE`` (this project's development machine sets
+    it) would compile every module from source in every process instead.
     """
     import os
     import subprocess
     import tempfile
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         command = [sys.executable, "-m", "cutec.cli", "compile", str(example.relative_to(ROOT))]

@@ -20,6 +20,7 @@ __all__ = [
     "UnsupportedMmaError",
     "find_mma_atoms",
     "lookup_mma_atom",
+    "mma_atom_named",
     "mma_atoms",
 ]
 
@@ -37,6 +38,23 @@ def mma_atoms() -> dict[str, MmaAtom]:
             raise AssertionError(f"duplicate MMA atom {atom.name}")
         table[atom.name] = atom
     return table
+
+
+@functools.cache
+def _named_without_wgmma() -> dict[str, MmaAtom]:
+    return {a.name: a for a in mma_universal.ATOMS + mma_sm70.ATOMS + mma_sm80.ATOMS}
+
+
+@functools.cache
+def _named_wgmma() -> dict[str, MmaAtom]:
+    return {a.name: a for a in mma_sm90.atoms()}
+
+
+def mma_atom_named(name: str) -> MmaAtom | None:
+    """The MMA atom called `name`, or None. Unlike ``mma_atoms()[name]`` it builds the
+    1,152 generated wgmma atoms only for an ``SM90_`` name (compile start-up time)."""
+    table = _named_wgmma() if name.startswith("SM90_") else _named_without_wgmma()
+    return table.get(name)
 
 
 def _describe(atoms: list[MmaAtom]) -> str:
@@ -87,7 +105,7 @@ def lookup_mma_atom(
     than one atom, matches.
     """
     if name is not None:
-        atom = mma_atoms().get(name)
+        atom = mma_atom_named(name)
         if atom is None:
             close = difflib.get_close_matches(name, list(mma_atoms()), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(close)}?" if close else ""

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom, copy_atoms
-from cutec.atoms.mma import mma_atoms
+from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import SOURCES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
@@ -129,8 +129,9 @@ class CallMixin(_Base):
 
     def named_atom(self, name: str) -> S.AtomRef | None:
         """A bare atom name: an MMA atom (SM80_16x8x16_...) or a fixed copy atom."""
-        if name in mma_atoms():
-            return S.AtomRef("mma", name, mma_atoms()[name])
+        atom = mma_atom_named(name)
+        if atom is not None:
+            return S.AtomRef("mma", name, atom)
         for a in copy_atoms():
             if a.name == name:
                 return S.AtomRef("copy", name, a)
@@ -233,9 +234,10 @@ class CallMixin(_Base):
                     f"UniversalFMA[...] takes an element type, got {describe(arg)}", arg_node
                 )
             name = "UniversalFMA_" + dtype_name(arg).upper() * 4
-            if name not in mma_atoms():
+            atom = mma_atom_named(name)
+            if atom is None:
                 raise error(f"no UniversalFMA for {arg} (f32, f64, f16, s32)", arg_node)
-            return S.AtomRef("mma", name, mma_atoms()[name])
+            return S.AtomRef("mma", name, atom)
         if isinstance(arg_node, ast.Name) and arg_node.id in UINT_BITS:
             bits = UINT_BITS[arg_node.id]
         elif isinstance(arg, T.Type):

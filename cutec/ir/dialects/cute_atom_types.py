@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cutec.atoms.copy import CopyAtom, copy_atom
-from cutec.atoms.mma import mma_atoms
+from cutec.atoms.mma import mma_atom_named
 from cutec.atoms.tiled_copy import TiledCopy, make_copy_atom, make_tiled_copy_tv
 from cutec.atoms.tiled_mma import TiledMMA, make_tiled_mma
 from cutec.ir.attributes import quote_string
@@ -189,8 +189,10 @@ def auto_copy_record(values: int, bits: int) -> CopyAtom:
 def _tiled_mma(t: TiledMmaType) -> TiledMMA:
     if t.atom == AUTO:
         # The universal FMA with this type's element types stands in until select-atoms.
+        fma = mma_atom_named("UniversalFMA_F32F32F32F32")
+        assert fma is not None
         record = replace(
-            mma_atoms()["UniversalFMA_F32F32F32F32"],
+            fma,
             name=AUTO,
             d_type=dtype_name(t.d_type),
             a_type=dtype_name(t.a_type),
@@ -198,7 +200,10 @@ def _tiled_mma(t: TiledMmaType) -> TiledMMA:
             c_type=dtype_name(t.c_type),
         )
     else:
-        record = mma_atoms()[t.atom]
+        found = mma_atom_named(t.atom)
+        if found is None:
+            raise KeyError(t.atom)
+        record = found
     perm = tuple(t.permutation) if t.permutation is not None else None
     return make_tiled_mma(record, t.atom_layout.with_values(()), perm)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from cutec.atoms.copy import CopyAtom, CopyAtomError, copy_atom, copy_atoms
 from cutec.atoms.copy_sm90 import parse_tma_name
-from cutec.atoms.mma import MmaAtom, mma_atoms
+from cutec.atoms.mma import MmaAtom, mma_atom_named
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.ir.attributes import IntegerAttr, StringAttr
 from cutec.ir.core import Operation, Value
@@ -83,7 +83,7 @@ def atom_signature(atom: MmaAtom | CopyAtom, role: str) -> AtomSignature:
 
 def lookup_atom(name: str, bits: int | None = None) -> MmaAtom | CopyAtom:
     """The MMA or copy atom CuTe calls `name` (`bits` for TMA atoms); CopyAtomError if none."""
-    atom = mma_atoms().get(name)
+    atom = mma_atom_named(name)
     if atom is not None:
         return atom
     if parse_tma_name(name) is None and name not in {a.name for a in copy_atoms()}:
