@@ -14,8 +14,13 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     # Re-export the layout algebra lazily (PEP 562): start-up time, `import cutec` stays cheap.
-    from cutec import layout
+    # import_module, not `from cutec import layout`: that asks this very function for
+    # `layout` while the submodule is still being imported, and recurses.
+    import importlib
 
+    if name.startswith("__"):
+        raise AttributeError(f"module 'cutec' has no attribute {name!r}")
+    layout = importlib.import_module("cutec.layout")
     if name in getattr(layout, "__all__", ()):
         return getattr(layout, name)
     raise AttributeError(f"module 'cutec' has no attribute {name!r}")
@@ -23,6 +28,8 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     # Imported here, not at the top: start-up time (`import cutec` stays cheap).
-    from cutec import layout
+    import importlib
+
+    layout = importlib.import_module("cutec.layout")
 
     return sorted([*globals(), *getattr(layout, "__all__", ())])

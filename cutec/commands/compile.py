@@ -1,12 +1,15 @@
 """``cutec compile FILE``: compile a kernel through the driver's stages.
 
-A ``.cute`` file goes through the frontend: ``--emit=ast`` prints its syntax
-tree, ``--emit=cute`` the built and verified cute-dialect IR after the pass
-pipeline (the default today; thread, ptx and cubin come with the lowering).
+A ``.cute`` file goes through the frontend and every stage to PTX (the
+default), or stops where ``--emit`` says: ``ast`` (its syntax tree), ``cute``
+(the verified cute-dialect IR after the cute-level pipeline), ``thread`` (one
+thread's program after the lowering pipeline), ``ptx``, ``cubin`` (ptxas; with
+``-o``). ``-o k.ptx`` / ``-o k.cubin`` pick the stage by suffix.
 ``-D NAME=VALUE`` sets a compile-time parameter, ``--kernel NAME`` builds one
 kernel. Textual IR (``.mlir``) runs through the pipeline and prints the
-resulting IR. The pipeline is canonicalize,cse unless ``--passes`` names
-another (``--passes ''`` runs none).
+resulting IR (or goes on to ``thread``, ``ptx``, ``cubin``). The cute-level
+pipeline is the driver's DEFAULT_PIPELINE unless ``--passes`` names another
+(``--passes ''`` runs none); the lowering pipeline follows past ``cute``.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=(*(s.name.lower() for s in Stage), "ir"),
         default=None,
         help="the last stage to run and print: ast (the .cute syntax tree), cute (the IR "
-        "after the frontend and the pipeline; 'ir' says the same), thread, ptx, cubin",
+        "after the frontend and the pipeline; 'ir' says the same), thread (after the "
+        "lowering), ptx (the default for .cute input), cubin",
     )
     p.add_argument(
         "-D",
@@ -95,11 +99,15 @@ _STAGE_OF_SUFFIX = {".ptx": Stage.PTX, ".cubin": Stage.CUBIN}
 
 
 def _stage(args: argparse.Namespace) -> Stage:
+    """--emit, else the output file's suffix, else PTX for .cute source (the whole
+    compile) and the pipeline's IR for textual IR."""
     if args.emit not in (None, "ir"):
         return Stage.named(args.emit)
     for suffix, stage in _STAGE_OF_SUFFIX.items():
         if args.emit is None and args.output and args.output.endswith(suffix):
             return stage
+    if args.emit is None and args.file.endswith(".cute"):
+        return Stage.PTX
     return Stage.CUTE
 
 
