@@ -201,3 +201,42 @@ def test_cp_async_zfill_stages_through_shared_memory(m: int, n: int) -> None:
     assert (run.store_counts("D", m * n, 4) == 1).all()
     cp_async = [op for op in kernel.walk() if op.name == "thread.cp_async"]
     assert cp_async and all(op.cache_op == "cg" and op.src_size is not None for op in cp_async)
+
+
+def test_tiled_copy_threads_load_what_the_algebra_assigns() -> None:
+    """sgemm_2 NT's first A copy: each thread loads, in 128-bit accesses, exactly the
+    elements of its TiledCopy partition_S of the (128,8) tile, as the cute-level
+    algebra (address_of) places them: evaluated here with the thread and block
+    indices, reached in the kernel through partition, lower-to-thread, promotion
+    and simplification."""
+    from cutec.ir.dialects.cute_compute import CopyOp
+    from cutec.ir.layout_of import LayoutAnalysis
+    from cutec.layout.symbolic import evaluate
+
+    source = Source.from_file(EXAMPLES / "sgemm_2.cute")
+    options = Options(kernel="sgemm_nt", pipeline="")
+    cute = compile(source, Stage.CUTE, options).module
+    la = LayoutAnalysis()
+    first = next(op for op in cute.walk_type(CopyOp) if op.tiled is not None)
+    address = la.address_of(first.src)  # tAgA[_, _, _, 0]
+    m, n, k = 256, 128, 16
+    env = {"M": m, "K": k, "ldA": m}
+    expected: dict[tuple[int, int], set[int]] = {}
+    for bx in range(2):
+        for t in range(256):
+            at = {**env, "bid_x": bx, "bid_y": 0, "tid_x": t}
+            size = 4  # ((4,1),1,1): one 128-bit access
+            expected[bx, t] = {
+                evaluate(address.offset + address.layout(i), at) for i in range(size)
+            }
+    kernel = _kernels(source)["sgemm_nt"]
+    args, _ = _gemm_args("sgemm_nt", m, n, k, 0.5)
+    run = run_kernel(kernel, (2, 1), args, trace=True)
+    first_loads: dict[tuple[int, int], set[int]] = {}
+    for a in run.trace:
+        if a.buffer == "A" and a.kind == "load" and a.block[1] == 0:
+            key = (a.block[0], a.thread[0])
+            if key not in first_loads:  # the copy before the k-loop comes first
+                assert a.nbytes == 16
+                first_loads[key] = set(range(a.offset // 4, a.offset // 4 + 4))
+    assert first_loads == expected
