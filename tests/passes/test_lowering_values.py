@@ -240,3 +240,88 @@ def test_tiled_copy_threads_load_what_the_algebra_assigns() -> None:
                 assert a.nbytes == 16
                 first_loads[key] = set(range(a.offset // 4, a.offset // 4 + 4))
     assert first_loads == expected
+
+
+SWIZZLED = """
+kernel swz(S: f32[32, 8] : (8, 1), D: f32[32, 8] : (8, 1)) grid 1 threads 32 {
+  sT = smem f32[composition(swizzle(2, 2, 3), (32, 8) : (8, 1))]
+  tS = local_partition(S, make_layout((32, 1)), thread.x)
+  tT = local_partition(sT, make_layout((32, 1)), thread.x)
+  copy(tS, tT)
+  sync()
+  tT2 = local_partition(sT, make_layout((4, 8)), thread.x)
+  tD2 = local_partition(D, make_layout((4, 8)), thread.x)
+  copy(tT2, tD2)
+}
+"""
+
+
+def test_swizzled_shared_memory_swizzles_every_view() -> None:
+    """Two partitions of one swizzled buffer (each thread's slice keeps the swizzle
+    outside its offset): element (m, n) lives at Sw<2,2,3>(8m + n) for the writer's
+    view and the reader's, so the round trip is exact and the bytes sit where the
+    swizzle says."""
+    from cutec.layout import Swizzle
+
+    kernel = _kernels(Source(SWIZZLED, "swizzled.cute"))["swz"]
+    s = np.random.default_rng(6).standard_normal((32, 8)).astype(np.float32)
+    d = np.zeros_like(s)
+    run = run_kernel(kernel, 1, {"S": s, "D": d}, trace=True)
+    assert np.array_equal(s, d)
+    sw = Swizzle(2, 2, 3)
+    stores = [a for a in run.trace if a.kind == "store" and a.buffer.startswith("shared")]
+    assert len(stores) == 32 * 8
+    for a in stores:
+        m = a.thread[0]  # thread m writes row m, in order n = 0..7
+        n = sum(1 for b in stores[: stores.index(a)] if b.thread == a.thread)
+        assert a.offset == 4 * sw(8 * m + n), (m, n)
+
+
+BIG_SMEM = """
+kernel stage(S: f32[128, 128], D: f32[128, 128]) grid 1 threads 256 {
+  sT = smem f32[(128, 128)]
+  tS = local_partition(S, make_layout((32, 8)), thread.x)
+  tT = local_partition(sT, make_layout((32, 8)), thread.x)
+  copy(tS, tT)
+  sync()
+  tT2 = local_partition(sT, make_layout((8, 32)), thread.x)
+  tD2 = local_partition(D, make_layout((8, 32)), thread.x)
+  copy(tT2, tD2)
+}
+"""
+
+
+def test_shared_memory_past_48_kib_is_dynamic() -> None:
+    """64 KiB of shared memory: past the 48 KiB of static .shared, so the buffer is
+    the kernel's dynamic shared memory, which the kernel records for the launch."""
+    from cutec.ptx.ptxas import assemble, find_ptxas
+
+    result = compile(Source(BIG_SMEM, "big.cute"), Stage.PTX, Options(target="sm_90a"))
+    (kernel,) = result.module.walk_type(KernelOp)
+    assert kernel.attributes["dynamic_smem"].value == 128 * 128 * 4
+    assert not [op for op in kernel.walk() if op.name == "thread.alloc_shared"]
+    assert ".extern .shared" in result.ptx
+    if find_ptxas() is not None:
+        assert assemble(result.ptx, "sm_90a").ok
+    s = np.random.default_rng(7).standard_normal((128, 128)).astype(np.float32)
+    d = np.zeros_like(s)
+    run_kernel(kernel, 1, {"S": s, "D": d})
+    assert np.array_equal(s, d)
+
+
+def test_64_bit_offsets_compute_the_same_addresses() -> None:
+    """lower-to-thread{offset-bits=64}: no 32-bit bound is recorded, values agree."""
+    from cutec.passes import PASSES, PassManager, parse_pipeline
+
+    source = Source.from_file(EXAMPLES / "tiled_copy.cute")
+    module = compile(source, Stage.CUTE, Options(kernel="copy_if_kernel_vectorized")).module
+    pipeline = "partition,lower-to-thread{offset-bits=64},promote-registers,simplify"
+    PassManager(parse_pipeline(pipeline, PASSES)).run(module)
+    (kernel,) = module.walk_type(KernelOp)
+    assert "offsets" not in kernel.attributes
+    adds = [op for op in kernel.walk() if op.name == "thread.ptr_add"]
+    assert adds and all(str(op.offset.type) == "i64" for op in adds)
+    m, n = 132, 70
+    s, d = _column_major(m, n, 8), np.zeros((n, m), np.float32)
+    run_kernel(kernel, (2, 2), {"S": s, "M": m, "N": n, "D": d})
+    assert np.array_equal(s, d)
