@@ -371,7 +371,7 @@ class _KernelLowering:
         nbytes = copy_atom(atom).value_bits // 8
         width = nbytes // _bytes(element)
         cache = "cg" if "CACHEGLOBAL" in atom else "ca"
-        zfill = "ZFILL" in atom
+        zfill = "ZFILL" in atom or op.zfill is not None
         n = _static_size(self.la, op.src, op)
         b = scope.builder
         tokens: list[Value] = []

@@ -17,7 +17,8 @@ A mode is full, and is not tested, when every tiler the root tensor is cut by
 divides its extent (`div` facts and `assume`); a copy none of whose global
 modes is partial is left alone. Loads into registers or shared memory are
 zero-filled where the predicate is false (``zfill``): they feed a gemm, where
-the K residue must add nothing. Stores to global memory are skipped there; an
+the K residue must add nothing (a cp.async reads 0 bytes there, `src-size` 0,
+and fills zeros). Stores to global memory are skipped there; an
 `axpby` into global memory gets the predicate too and neither reads nor writes
 a masked element.
 
@@ -37,7 +38,7 @@ from cutec.ir.builder import Builder
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialects import arith
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
-from cutec.ir.dialects.cute_compute import AxpbyOp, CopyIfOp, CopyOp, StoreOp
+from cutec.ir.dialects.cute_compute import AxpbyOp, CopyAsyncOp, CopyIfOp, CopyOp, StoreOp
 from cutec.ir.dialects.cute_coord import (
     COORD_RADIX,
     CoordTensorType,
@@ -87,6 +88,8 @@ class _KernelPredicates:
             with working_on(op):
                 if isinstance(op, CopyOp):
                     self.copy(op)
+                elif isinstance(op, CopyAsyncOp) and op.pred is None:
+                    self.copy_async(op)
                 elif isinstance(op, AxpbyOp) and op.pred is None:
                     self.axpby(op)
 
@@ -108,6 +111,18 @@ class _KernelPredicates:
         if _space(op.dst) is not AddressSpace.GLOBAL:
             guarded.attributes["zfill"] = UnitAttr()
         op.erase()
+
+    def copy_async(self, op: CopyAsyncOp) -> None:
+        """A cp.async from a partial tile: src-size 0 past the end, zeros in shared memory."""
+        partial = self.partial_modes(op.src)
+        if not partial:
+            return
+        step = self._check_vectors(op, op.src, partial)
+        pred = self.predicate(op, op.src, partial, step)
+        operands = list(op.operands)
+        operands.insert(1, pred)  # tiled, pred, src, dst
+        op.set_operands(operands)
+        op.attributes["zfill"] = UnitAttr()
 
     def axpby(self, op: AxpbyOp) -> None:
         partial = self.partial_modes(op.y)
@@ -152,11 +167,13 @@ class _KernelPredicates:
         c = Builder.after(make).insert(arith.constant(shape[k], IndexType()))
         return c.result
 
-    def _check_vectors(self, op: CopyOp, view: Value, partial: dict[int, Value]) -> int:
+    def _check_vectors(
+        self, op: CopyOp | CopyAsyncOp, view: Value, partial: dict[int, Value]
+    ) -> int:
         """The elements one access of the copy's atom moves (1 without a named atom),
         checked to lie in one mode whose extent they divide."""
         tiled = op.tiled_type()
-        if tiled is None or not tiled.atom.startswith("UniversalCopy<"):
+        if tiled is None or not tiled.atom.startswith(("UniversalCopy<", "SM80_CP_ASYNC_")):
             return 1
         values = int(tiled.library().atom.num_val_src)
         if values == 1:

@@ -325,3 +325,38 @@ def test_64_bit_offsets_compute_the_same_addresses() -> None:
     s, d = _column_major(m, n, 8), np.zeros((n, m), np.float32)
     run_kernel(kernel, (2, 2), {"S": s, "M": m, "N": n, "D": d})
     assert np.array_equal(s, d)
+
+
+CP_ASYNC_UNGUARDED = """
+kernel stage(S: f32[M, N] align 16, D: f32[M, N] align 16)
+  assume M % 4 == 0
+  grid (ceil_div(M, 32), ceil_div(N, 8)) threads 64
+{
+  cp = tiled_copy(SM80_CP_ASYNC_CACHEGLOBAL[u128], thr = (8, 8), val = (4, 1))
+  gS = local_tile(S, (32, 8), (block.x, block.y))
+  gD = local_tile(D, (32, 8), (block.x, block.y))
+  sT = smem f32[(32, 8)]
+  t = cp.slice(thread.x)
+  copy(cp, t.partition_S(gS), t.partition_D(sT))
+  cp_async_fence()
+  cp_async_wait(0)
+  sync()
+  r = make_fragment_like(t.partition_D(sT))
+  copy(t.partition_S(sT), r)
+  copy(r, t.partition_D(gD))
+}
+"""
+
+
+def test_predicate_pass_guards_cp_async_with_zero_fill() -> None:
+    """A cp.async from a partial tile, written without a predicate: the predicate
+    pass adds one, and past the end the copy reads nothing and writes zeros
+    (src-size 0) even with a non-_ZFILL atom; the store back is masked."""
+    kernel = _kernels(Source(CP_ASYNC_UNGUARDED, "cp_async.cute"))["stage"]
+    cp_async = [op for op in kernel.walk() if op.name == "thread.cp_async"]
+    assert cp_async and all(op.src_size is not None for op in cp_async)
+    m, n = 36, 10
+    s, d = _column_major(m, n, 9), np.zeros((n, m), np.float32)
+    run = run_kernel(kernel, (2, 2), {"S": s, "M": m, "N": n, "D": d}, trace=True)
+    assert np.array_equal(s, d)
+    assert (run.store_counts("D", m * n, 4) == 1).all()

@@ -212,7 +212,8 @@ class CopyAsyncOp(_CopyLike):
 
     Element i is copied where pred[i] is true. Where it is false, a ``_ZFILL`` atom
     writes zeros (cp.async with ``src-size`` 0, reading nothing) and any other
-    atom leaves the destination element as it was (CuTe's copy_if skips it).
+    atom leaves the destination element as it was (CuTe's copy_if skips it),
+    unless ``{zfill}`` (the predicate pass's residue guard) says zeros for all.
     """
 
     name = "cute.copy_async"
@@ -221,6 +222,7 @@ class CopyAsyncOp(_CopyLike):
     pred = opt_operand_def(TensorType)
     src = operand_def(TensorType)
     dst = operand_def(TensorType)
+    zfill = opt_attr_def(UnitAttr)  # masked elements become zeros whatever the atom
     token = result_def(TokenType())
 
     def __init__(self, tiled: Value, src: Value, dst: Value, pred: Value | None = None) -> None:
