@@ -16,6 +16,7 @@ from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import SOURCES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_fragments import convert, fragment_function, is_fragment
 from cutec.frontend.build_imports import namespace_member
 from cutec.frontend.build_sync import SYNC_BUILTINS
 from cutec.frontend.build_tensors import DIVIDES, TENSOR_BUILTINS
@@ -97,6 +98,8 @@ _BUILTINS = (
     "ceil_div",
     "min",
     "max",
+    "fma",
+    "abs",
     "static_assert",
     "UniversalCopy",
     "UniversalFMA",
@@ -344,6 +347,8 @@ class CallMixin(_Base):
                     return TILED_BUILTINS[f.name](self, args, kwargs, node)
                 raise error(f"'{f.name}' cannot be called", node)
             return method(args, kwargs, node)
+        if isinstance(f, T.Type) and not ct_args and not kwargs:
+            return convert(self, f, args, node)  # f32(x): a conversion
         raise error(f"{describe(f)} is not callable", node.func)
 
     def call_func(
@@ -499,8 +504,18 @@ class CallMixin(_Base):
     def b_max(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         return self._minmax(args, node, max)
 
+    def b_fma(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        return fragment_function(self, "fma", args, node)
+
+    def b_abs(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        if len(args) == 1 and isinstance(args[0], int | float) and not isinstance(args[0], bool):
+            return abs(args[0])
+        return fragment_function(self, "abs", args, node)
+
     def _minmax(self, args: list[Any], node: ast.Call, fn: Any) -> Any:
         self.arity(fn.__name__, args, 2, 2, node)
+        if any(is_fragment(v) for v in args):
+            return fragment_function(self, fn.__name__, args, node)
         a, b = args
         if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
             t = (a if isinstance(a, S.Runtime) else b).type

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.diagnostics import CompileError, Note
 from cutec.frontend import ast
+from cutec.frontend import build_fragments as fragments
 from cutec.frontend import scope as S
+from cutec.frontend.build_fragments import is_fragment
 from cutec.frontend.static_eval import (
     DTYPES,
     algebra_errors,
@@ -240,6 +242,8 @@ class ExprMixin(_Base):
         if node.op in ("and", "or"):
             return self._logical(node)
         a, b = self.eval(node.lhs), self.eval(node.rhs)
+        if is_fragment(a) or is_fragment(b):
+            return fragments.binop(self, node.op, a, b, node)
         if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
             return self.runtime_binop(node.op, a, b, node)
         if _number(a) and _number(b):
@@ -301,6 +305,8 @@ class ExprMixin(_Base):
             return S.Runtime(self.emit(arith.XOrIOp(r.value, one), node).result)
         if node.op == "+":
             return v
+        if node.op == "-" and is_fragment(v):
+            return fragments.negate(self, v, node)
         if isinstance(v, S.Runtime):
             if node.op == "-":
                 if isinstance(v.type, T.FloatType):

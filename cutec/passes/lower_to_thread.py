@@ -29,6 +29,7 @@ The compute ops, on fragments whose shapes are static (their loops unrolled):
                     the destination is written zero there instead)
     gemm            C(v,m,n) += A(v,m,k) * B(v,n,k) by arith.fma, k outermost
     fill / clear    stores of the value / zero
+    map             its scalar body once per element (fragment arithmetic)
     axpby           y = alpha*x + beta*y, in an scf.if on beta == 0 whose true
                     side never reads y (CuTe's isBetaZero: y may hold NaN);
                     under its predicate, masked elements are not touched
@@ -69,6 +70,7 @@ from cutec.ir.dialects.cute_compute import (
     StoreOp,
 )
 from cutec.ir.dialects.cute_coord import COORD_RADIX, LoadCoordOp, MakeIdentityTensorOp
+from cutec.ir.dialects.cute_map import MapOp
 from cutec.ir.dialects.cute_tensor import (
     AllocSmemOp,
     MakeFragmentOp,
@@ -474,6 +476,22 @@ class _KernelLowering:
                 else:
                     inner.builder.insert(thread.StoreIfOp(p, ax, ptr))
 
+    def map(self, op: MapOp, scope: _Scope) -> None:
+        """The body once per element, its arguments the inputs' elements."""
+        b = scope.builder
+        terminator = op.body.last_op
+        for i in range(_static_size(self.la, op.out, op)):
+            mapping = {
+                arg: self.load(v, i, scope) for arg, v in zip(op.body.args, op.inputs, strict=True)
+            }
+            for inner in op.body.ops:
+                if inner is terminator:
+                    break
+                b.insert(inner.clone(mapping))
+            self.store(
+                mapping.get(terminator.operands[0], terminator.operands[0]), op.out, i, scope
+            )
+
     # ------------------------------------------------------------------ elements
     def load_element(self, op: LoadOp, scope: _Scope) -> None:
         value = self.load(op.tensor, self._index(op.index, scope), scope)
@@ -517,6 +535,7 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
     FillOp: _KernelLowering.fill,
     ClearOp: _KernelLowering.fill,
     AxpbyOp: _KernelLowering.axpby,
+    MapOp: _KernelLowering.map,
     LoadOp: _KernelLowering.load_element,
     StoreOp: _KernelLowering.store_element,
     LoadCoordOp: _KernelLowering.load_coord,

@@ -360,3 +360,22 @@ def test_predicate_pass_guards_cp_async_with_zero_fill() -> None:
     run = run_kernel(kernel, (2, 2), {"S": s, "M": m, "N": n, "D": d}, trace=True)
     assert np.array_equal(s, d)
     assert (run.store_counts("D", m * n, 4) == 1).all()
+
+
+@pytest.mark.parametrize("m", [2048, 1300])
+def test_elementwise_fragment_arithmetic(m: int) -> None:
+    """examples/elementwise.cute: z = alpha * f32(x) + y with x in f16, as cute.map ops
+    lowered per element: against float64 of the same f16 inputs (one rounding per op)."""
+    kernel = _kernels(Source.from_file(EXAMPLES / "elementwise.cute"))["axpy"]
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(m).astype(np.float16)
+    y = rng.standard_normal(m).astype(np.float32)
+    z = np.full(m, np.nan, np.float32)
+    run = run_kernel(
+        kernel, (-(-m // 1024),), {"x": x, "M": m, "y": y, "z": z, "alpha": 1.5}, trace=True
+    )
+    ref = np.float32(1.5) * x.astype(np.float32) + y  # f32 mul then f32 add, as written
+    np.testing.assert_array_equal(z, ref)
+    assert (run.store_counts("z", m, 4) == 1).all()
+    loads = [a for a in run.trace if a.buffer in ("x", "y")]
+    assert {a.nbytes for a in loads} == {8, 16}  # 4 f16 and 4 f32 per access

@@ -74,6 +74,7 @@ from cutec.ir.dialects.cute_coord import (
     LoadCoordOp,
     MakeIdentityTensorOp,
 )
+from cutec.ir.dialects.cute_map import MapOp, YieldOp
 from cutec.ir.dialects.cute_sync import (
     FenceViewAsyncSharedOp,
     WarpgroupArriveOp,
@@ -122,6 +123,7 @@ __all__ = [
     "MakeTensorOp",
     "MakeTiledCopyOp",
     "MakeTiledMmaOp",
+    "MapOp",
     "PartitionOp",
     "RetileOp",
     "SizeOp",
@@ -135,6 +137,7 @@ __all__ = [
     "WarpgroupCommitBatchOp",
     "WarpgroupFenceOperandOp",
     "WarpgroupWaitOp",
+    "YieldOp",
 ]
 
 DIALECT = Dialect(
@@ -164,6 +167,8 @@ DIALECT = Dialect(
         LoadOp,
         StoreOp,
         LoadCoordOp,
+        MapOp,
+        YieldOp,
         WarpgroupArriveOp,
         WarpgroupCommitBatchOp,
         WarpgroupWaitOp,

@@ -10,6 +10,12 @@ module {
     %tAsA = cute.local_partition %sA, %tid {thr_layout = #cute.layout<(32,8):(1,32)>} : !cute.tensor<f32, smem, (128,8):(1,129)> -> !cute.tensor<f32, smem, (4,1):(32,0)>
     %tCsA = cute.local_partition %sA, %tid {thr_layout = #cute.layout<(16,16):(1,16)>, proj = #cute.tuple<(1,X)>} : !cute.tensor<f32, smem, (128,8):(1,129)> -> !cute.tensor<f32, smem, (8,8):(16,129)>
     %tCrC = cute.make_fragment : !cute.tensor<f32, rmem, (8,8):(1,8)>
+    %rX = cute.make_fragment : !cute.tensor<f32, rmem, (8,8):(1,8)>
+    cute.map %rX, %tCrC : !cute.tensor<f32, rmem, (8,8):(1,8)>, !cute.tensor<f32, rmem, (8,8):(1,8)> {
+    ^bb0(%e: f32):
+      %s = arith.mulf %alpha, %e : f32
+      cute.yield %s : f32
+    }
     %vA = cute.view %A, %tid, %ldA : !cute.tensor<f32, gmem, (?,?):(1,?)> -> !cute.tensor<f32, gmem, (4,2):(32,?)>
     cute.clear %tCrC : !cute.tensor<f32, rmem, (8,8):(1,8)>
     %n = cute.size %tAgA {mode = #cute.tuple<2>} : !cute.tensor<f32, gmem, (4,1,?):(32,0,?)> -> index

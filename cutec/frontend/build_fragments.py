@@ -1,0 +1,218 @@
+"""Arithmetic on register fragments: ``a * rx + ry``, ``fma``, ``min``/``max``/``abs``,
+and conversions ``f32(x)``, on scalars and fragments alike.
+
+A fragment operand makes an operator element-wise: each operator becomes one
+``cute.map`` into a fresh fragment with the first fragment operand's shape
+(compact, column-major), whose body is the scalar operation on one element —
+the same `runtime_binop` the scalar expression uses, so scalars and fragments
+follow one set of typing rules. Scalars (a compile-time number, a run-time
+value such as ``alpha``) apply to every element. Fragments of one expression
+must have the same size; their element types must agree (convert explicitly:
+``f32(rx) * ry``). CuTe's ``transform(x, y, f)`` is this, one operator at a time.
+
+Functions (`fragment_function`) and conversions (`convert`) work on scalars
+and on fragments: ``fma(a, b, c)`` (one rounding), ``min``, ``max`` (NaN
+propagating, PTX ``min.NaN``/``max.NaN``), ``abs``, and ``T(x)`` for an element
+type T (``f16(x)``, ``f32(x)``, ``i32(x)``: round to nearest even between
+floats, toward zero from float to integer, as C's conversions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from cutec.frontend import ast
+from cutec.frontend import scope as S
+from cutec.frontend.static_eval import algebra_errors, describe, error
+from cutec.ir import types as T
+from cutec.ir.core import Value
+from cutec.ir.dialects import arith
+from cutec.ir.dialects.cute_map import MapOp, YieldOp
+from cutec.layout import make_layout, size
+from cutec.target import AddressSpace
+
+if TYPE_CHECKING:
+    from cutec.frontend.builder import KernelBuilder
+
+
+def is_fragment(v: Any) -> bool:
+    """A register tensor of data (not a coordinate tensor)."""
+    return isinstance(v, S.Tensor) and v.space is AddressSpace.REGISTER and not v.coord_rank
+
+
+def element_wise(
+    kb: KernelBuilder,
+    operands: Sequence[Any],
+    node: ast.Node,
+    scalar_op: Callable[[list[Any]], S.Runtime],
+    what: str,
+) -> S.Tensor:
+    """One ``cute.map`` applying `scalar_op` to the elements of the fragment operands
+    (and to the scalar ones as they are); returns the new fragment."""
+    frags = [v for v in operands if is_fragment(v)]
+    first = frags[0]
+    n = size(first.layout)
+    for f in frags[1:]:
+        if size(f.layout) != n:
+            raise error(
+                f"{what}: fragments of {size(f.layout)} and {n} elements; element-wise "
+                "operations take fragments of one size",
+                node,
+            )
+    for v in operands:
+        if isinstance(v, S.Tensor) and not is_fragment(v):
+            raise error(
+                f"{what} computes on register fragments; copy this {v.space.memory} tensor "
+                "into one first (make_fragment_like and copy)",
+                node,
+            )
+    # Scalars the body reads are made outside it, at the map's point, so they stay
+    # visible to every element.
+    scalars = [v if is_fragment(v) else _scalar_outside(kb, v, frags, node) for v in operands]
+    body_args: dict[int, Value] = {}
+    op = MapOp(first.value, [f.value for f in frags])  # out set below
+    for i, f in enumerate(frags):
+        body_args[id(f)] = op.body.args[i]
+    with kb.ir.at_end_of(op.body):
+        elems = [S.Runtime(body_args[id(v)]) if is_fragment(v) else v for v in scalars]
+        result = scalar_op(elems)
+        op.body.append(YieldOp(result.value))
+    with algebra_errors(node):
+        layout = make_layout(first.layout.shape)
+    out = kb.allocate(AddressSpace.REGISTER, result.type, layout, node)
+    op.set_operands([out.value, *(f.value for f in frags)])
+    kb.emit(op, node)
+    return out
+
+
+def _scalar_outside(kb: KernelBuilder, v: Any, frags: list[S.Tensor], node: ast.Node) -> Any:
+    """A scalar operand: a compile-time number stays one (the body's operation types it);
+    a run-time value is used as it is."""
+    if isinstance(v, S.Runtime) or _is_number(v):
+        return v
+    raise error(f"an element-wise operation on {describe(v)}", node)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def binop(kb: KernelBuilder, op: str, a: Any, b: Any, node: ast.Node) -> S.Tensor:
+    """``a op b`` with at least one fragment: element-wise."""
+    return element_wise(
+        kb, [a, b], node, lambda e: kb.runtime_binop(op, e[0], e[1], node), f"'{op}'"
+    )
+
+
+def negate(kb: KernelBuilder, v: S.Tensor, node: ast.Node) -> S.Tensor:
+    def neg(e: list[Any]) -> S.Runtime:
+        x = e[0]
+        if isinstance(x.type, T.FloatType):
+            return S.Runtime(kb.emit(arith.NegFOp(x.value), node).result)
+        return kb.runtime_binop("-", 0, x, node)
+
+    return element_wise(kb, [v], node, neg, "'-'")
+
+
+# --------------------------------------------------------------------------- functions
+
+
+def _typed(kb: KernelBuilder, values: list[Any], node: ast.Node) -> list[Value]:
+    """Scalars of one type: that of the first run-time operand (numbers follow it)."""
+    t = next((v.type for v in values if isinstance(v, S.Runtime)), None)
+    out = [kb.as_runtime(v, node, t) for v in values]
+    types = {v.type for v in out}
+    if len(types) > 1:
+        names = ", ".join(sorted(str(x) for x in types))
+        raise error(f"operands of different types ({names}); convert one of them", node)
+    return [v.value for v in out]
+
+
+def _fma(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
+    a, b, c = _typed(kb, e, node)
+    if not isinstance(a.type, T.FloatType):
+        raise error(f"fma computes in floating point, not {a.type}", node)
+    return S.Runtime(kb.emit(arith.FmaOp(a, b, c), node).result)
+
+
+def _minmax(kind: str) -> Callable[[KernelBuilder, list[Any], ast.Node], S.Runtime]:
+    def rule(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
+        a, b = _typed(kb, e, node)
+        if isinstance(a.type, T.FloatType):
+            cls = arith.MinimumFOp if kind == "min" else arith.MaximumFOp
+        else:
+            cls = arith.MinSIOp if kind == "min" else arith.MaxSIOp
+        return S.Runtime(kb.emit(cls(a, b), node).result)
+
+    return rule
+
+
+def _abs(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
+    (a,) = _typed(kb, e, node)
+    zero = kb.as_runtime(0.0 if isinstance(a.type, T.FloatType) else 0, node, a.type).value
+    if isinstance(a.type, T.FloatType):
+        neg = kb.emit(arith.NegFOp(a), node).result
+        return S.Runtime(kb.emit(arith.MaximumFOp(a, neg), node).result)
+    neg = kb.emit(arith.SubIOp(zero, a), node).result
+    return S.Runtime(kb.emit(arith.MaxSIOp(a, neg), node).result)
+
+
+FUNCTIONS: dict[str, tuple[int, Callable[[KernelBuilder, list[Any], ast.Node], S.Runtime]]] = {
+    "fma": (3, _fma),
+    "min": (2, _minmax("min")),
+    "max": (2, _minmax("max")),
+    "abs": (1, _abs),
+}
+
+
+def fragment_function(kb: KernelBuilder, name: str, args: list[Any], node: ast.Call) -> Any:
+    """``fma(a, b, c)``, ``min(a, b)``, ``max(a, b)``, ``abs(a)`` on scalars or fragments."""
+    count, rule = FUNCTIONS[name]
+    kb.arity(name, args, count, count, node)
+    if any(is_fragment(v) for v in args):
+        return element_wise(kb, args, node, lambda e: rule(kb, e, node), f"{name}()")
+    if all(_is_number(v) for v in args):
+        raise error(f"{name}() of compile-time numbers: write the value", node)
+    return rule(kb, args, node)
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def _convert_scalar(kb: KernelBuilder, v: Any, t: T.Type, node: ast.Node) -> S.Runtime:
+    if not isinstance(v, S.Runtime):
+        return kb.as_runtime(v, node, t)
+    src = v.type
+    if src == t:
+        return v
+    cls = _conversion(src, t)
+    if cls is None:
+        raise error(f"no conversion from {src} to {t}", node)
+    return S.Runtime(kb.emit(cls(v.value, t), node).result)
+
+
+def _conversion(src: T.Type, dst: T.Type) -> type | None:
+    f_src, f_dst = isinstance(src, T.FloatType), isinstance(dst, T.FloatType)
+    if f_src and f_dst:
+        return arith.ExtFOp if T.bit_width(dst) > T.bit_width(src) else arith.TruncFOp
+    if f_dst and isinstance(src, T.IntegerType | T.IndexType):
+        return arith.SIToFPOp
+    if f_src and isinstance(dst, T.IntegerType):
+        return arith.FPToSIOp
+    if isinstance(src, T.IndexType) or isinstance(dst, T.IndexType):
+        return arith.IndexCastOp
+    if isinstance(src, T.IntegerType) and isinstance(dst, T.IntegerType):
+        return arith.ExtSIOp if dst.width > src.width else arith.TruncIOp
+    return None
+
+
+def convert(kb: KernelBuilder, t: T.Type, args: list[Any], node: ast.Call) -> Any:
+    """``T(x)``: a scalar or every element of a fragment, converted to T."""
+    kb.arity(str(t), args, 1, 1, node)
+    (v,) = args
+    if is_fragment(v):
+        return element_wise(kb, [v], node, lambda e: _convert_scalar(kb, e[0], t, node), f"{t}()")
+    if isinstance(v, S.Tensor):
+        raise error(f"{t}() converts scalars and register fragments, not {describe(v)}", node)
+    return _convert_scalar(kb, v, t, node)
