@@ -150,10 +150,10 @@ def _minmax(kind: str) -> Callable[[KernelBuilder, list[Any], ast.Node], S.Runti
 
 def _abs(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
     (a,) = _typed(kb, e, node)
-    zero = kb.as_runtime(0.0 if isinstance(a.type, T.FloatType) else 0, node, a.type).value
-    if isinstance(a.type, T.FloatType):
+    if isinstance(a.type, T.FloatType):  # max(a, -a): |a|, and NaN stays NaN
         neg = kb.emit(arith.NegFOp(a), node).result
         return S.Runtime(kb.emit(arith.MaximumFOp(a, neg), node).result)
+    zero = kb.as_runtime(0, node, a.type).value
     neg = kb.emit(arith.SubIOp(zero, a), node).result
     return S.Runtime(kb.emit(arith.MaxSIOp(a, neg), node).result)
 
@@ -186,6 +186,10 @@ def _convert_scalar(kb: KernelBuilder, v: Any, t: T.Type, node: ast.Node) -> S.R
     src = v.type
     if src == t:
         return v
+    if isinstance(src, T.IndexType) and isinstance(t, T.FloatType):
+        # index has no float conversion of its own: through its 64-bit integer.
+        v = S.Runtime(kb.emit(arith.IndexCastOp(v.value, T.i64), node).result)
+        src = T.i64
     cls = _conversion(src, t)
     if cls is None:
         raise error(f"no conversion from {src} to {t}", node)
