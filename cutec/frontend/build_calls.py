@@ -373,6 +373,8 @@ class CallMixin(_Base):
     ) -> Any:
         if name in DIVIDES and args and isinstance(args[0], S.Tensor):
             return self.tensor_divide(name, args[0], args, kwargs, node)
+        if name == "composition" and args and isinstance(args[0], S.Tensor) and not kwargs:
+            return self.tensor_compose(args[0], args, node)
         if kwargs:
             raise error(f"'{name}' takes no keyword arguments", node)
         fn = _ALGEBRA[name]

@@ -63,8 +63,8 @@ def element_wise(
     for v in operands:
         if isinstance(v, S.Tensor) and not is_fragment(v):
             raise error(
-                f"{what} computes on register fragments; copy this {v.space.memory} tensor "
-                "into one first (make_fragment_like and copy)",
+                f"{what} computes on register fragments, not {describe(v)}; copy it into "
+                "one first (make_fragment_like and copy)",
                 node,
             )
     # Scalars the body reads are made outside it, at the map's point, so they stay

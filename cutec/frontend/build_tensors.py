@@ -45,6 +45,7 @@ else:
     _Base = object
 
 TENSOR_BUILTINS = (
+    "make_tensor",
     "local_tile",
     "local_partition",
     "make_tensor_like",
@@ -459,6 +460,50 @@ class TensorMixin(_Base):
         self.emit(C.AxpbyOp(alpha.value, x.value, beta.value, y.value), node)
 
     # -- divides, identity tensors, predicates --------------------------------------------
+    def b_make_tensor(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> S.Tensor:
+        """make_tensor(t, layout): the memory of tensor t (from its first element, as
+        CuTe's ``make_tensor(t.data(), layout)``) seen through another layout."""
+        self.arity("make_tensor", args, 2, 2, node)
+        if kwargs:
+            raise error(f"make_tensor has no argument '{next(iter(kwargs))}'", node)
+        t = self.tensor_arg(args[0], node.args[0], "make_tensor's memory")
+        layout = self.layout_arg(args[1], node.args[1], "make_tensor's layout")
+        if isinstance(t.layout, ComposedLayout) or isinstance(layout, ComposedLayout):
+            raise error(
+                "make_tensor over a swizzled tensor or with a swizzled layout is not supported "
+                "(the swizzle acts on the whole offset); use composition(t, layout), which "
+                "keeps it",
+                node,
+            )
+        if t.space is not AddressSpace.GLOBAL and is_static(cosize(layout)):
+            have = cosize(t.layout)
+            if is_static(have) and cosize(layout) > have:
+                raise error(
+                    f"the layout {layout} reaches element {cosize(layout) - 1}, past the "
+                    f"{have} elements of the tensor's memory",
+                    node.args[1],
+                )
+        zero = self.const_index(0, node).value
+        dynamic = [
+            self.materialize(x, node.args[1]).value
+            for x in leaves((layout.shape, layout.stride))
+            if not is_static(x)
+        ]
+        op = C.ViewOp(t.value, zero, dynamic, self.tensor_type(t, layout))
+        return self.view(op, t, layout, node)
+
+    def tensor_compose(self, t: S.Tensor, args: list[Any], node: ast.Call) -> S.Tensor:
+        """composition(t, layout): t's memory seen through ``t.layout ∘ layout``."""
+        if len(args) != 2:
+            raise error("composition of a tensor takes the tensor and a layout", node)
+        layout = self.layout_arg(args[1], node.args[1], "the layout composed with a tensor")
+        if not (isinstance(layout, Layout) and is_static_tuple((layout.shape, layout.stride))):
+            raise error(
+                f"a tensor composes with a static layout, got {describe(args[1])}", node.args[1]
+            )
+        attrs = {"layout": LayoutAttr.of(layout)}
+        return self.build_view(C.ComposeOp, t, [], attrs, node, "composition")
+
     def tensor_divide(
         self, name: str, t: S.Tensor, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> S.Tensor:

@@ -91,6 +91,8 @@ def describe(x: Any) -> str:
     if x is None:
         return "'_'"
     if isinstance(x, S.Tensor):
+        if x.coord_rank:
+            return f"a coordinate tensor {x.layout}"
         return f"a {x.space.memory} tensor {x.layout}"
     if isinstance(x, S.Runtime):
         return f"a run-time {x.type}"

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the case table keeps each message on one line)
 """Fragment arithmetic in the language: operators, functions and conversions on register
 fragments build cute.map ops (one per operator); scalars keep their arith ops; mistakes
 are one located error."""
@@ -86,9 +87,15 @@ def test_scalar_functions_and_conversions_stay_scalar() -> None:
             "  x = ra * ta\n",
             8,
             7,
-            "'*' computes on register fragments; copy this gmem tensor into one first",
+            "'*' computes on register fragments, not a gmem tensor",
         ),
         ("  x = fma(1.0, 2.0, 3.0)\n", 8, 7, "fma() of compile-time numbers: write the value"),
+        (
+            "  c = make_identity_tensor((128,))\n  x = ra + local_partition(c, make_layout(32), thread.x)\n",
+            9,
+            7,
+            "'+' computes on register fragments, not a coordinate tensor",
+        ),
         ("  x = fma(ra, ra)\n", 8, 7, "fma"),
     ],
 )

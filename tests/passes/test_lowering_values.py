@@ -379,3 +379,27 @@ def test_elementwise_fragment_arithmetic(m: int) -> None:
     assert (run.store_counts("z", m, 4) == 1).all()
     loads = [a for a in run.trace if a.buffer in ("x", "y")]
     assert {a.nbytes for a in loads} == {8, 16}  # 4 f16 and 4 f32 per access
+
+
+@pytest.mark.parametrize(
+    "view", ["make_tensor(sS, (B, B) : (B + 1, 1))", "composition(sS, (B, B) : (B, 1))"]
+)
+def test_transpose_through_a_second_view_of_shared_memory(view: str) -> None:
+    """examples/transpose.cute, and the same kernel with the transposed view written as
+    a composition: D = Sᵀ, each element written once, the smem reads hit exactly the
+    elements the writes filled."""
+    text = (EXAMPLES / "transpose.cute").read_text()
+    if not view.startswith("make_tensor"):
+        text = text.replace("make_tensor(sS, (B, B) : (B + 1, 1))", view)
+        assert view in text
+    kernel = _kernels(Source(text, "transpose.cute"))["transpose"]
+    m, n = 64, 96
+    s = np.random.default_rng(11).standard_normal((n, m)).astype(np.float32)  # (M,N) col-major
+    d = np.zeros((m, n), np.float32)  # (N,M) column-major: rows of M
+    run = run_kernel(kernel, (m // 32, n // 32), {"S": s, "M": m, "N": n, "D": d}, trace=True)
+    np.testing.assert_array_equal(d, s.T)
+    assert (run.store_counts("D", m * n, 4) == 1).all()
+    shared = [a for a in run.trace if a.buffer.startswith("shared") and a.block == (0, 0, 0)]
+    written = {a.offset for a in shared if a.kind == "store"}
+    read = {a.offset for a in shared if a.kind == "load"}
+    assert len(written) == 32 * 32 and read == written

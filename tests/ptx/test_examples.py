@@ -15,7 +15,14 @@ from cutec.ptx.ptxas import find_ptxas
 pytestmark = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-LOWERED = ["tiled_copy", "sgemm_1", "sgemm_2", "sgemm_2_shared", "elementwise"]
+LOWERED = [
+    "tiled_copy",
+    "sgemm_1",
+    "sgemm_2",
+    "sgemm_2_shared",
+    "elementwise",
+    "transpose",
+]
 NOT_YET = {
     "sgemm_sm80": "the copy atom SM75_U32x4_LDSM_N cannot be lowered yet",
     "wgmma_sm90": "the MMA atom SM90_64x64x16_F16F16F16_SS_NT cannot be lowered yet",

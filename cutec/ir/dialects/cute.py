@@ -84,6 +84,7 @@ from cutec.ir.dialects.cute_sync import (
 )
 from cutec.ir.dialects.cute_tensor import (
     AllocSmemOp,
+    ComposeOp,
     DivideOp,
     LocalPartitionOp,
     LocalTileOp,
@@ -153,6 +154,7 @@ DIALECT = Dialect(
         DivideOp,
         PartitionOp,
         RetileOp,
+        ComposeOp,
         ViewOp,
         SizeOp,
         MakeTiledCopyOp,

@@ -46,7 +46,9 @@ from cutec.ir.opdef import (
 from cutec.ir.traits import AddressSpace, EffectKind, MemoryEffect, Pure
 from cutec.ir.types import IndexType, dtype_of, i64
 from cutec.layout import (
+    ComposedLayout,
     LayoutError,
+    composition,
     local_partition_and_offset,
     local_tile_and_offset,
     size,
@@ -569,6 +571,39 @@ class DivideOp(_ViewOp):
             raise self.error(f"the tiler {tiler.print_body()} must be static integers")
 
 
+class ComposeOp(_ViewOp):
+    """A tensor composed with a static layout (CuTe's ``composition(tensor, layout)``):
+    the same memory seen through ``source_layout ∘ layout``.
+
+    ``%sT = cute.compose %sS {layout = #cute.layout<(32,32):(32,1)>}
+        : !cute.tensor<f32, smem, (32,32):(1,33)> -> !cute.tensor<f32, smem, (32,32):(33,1)>``
+
+    A swizzled source stays swizzled: the algebra composes inside the swizzle.
+    """
+
+    name = "cute.compose"
+    source = operand_def(VIEWABLE)
+    layout = attr_def(LayoutAttr)
+
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        tiler = attributes["layout"]
+        assert isinstance(tiler, LayoutAttr)
+        return composition(source, tiler.layout)
+
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        return cls.infer_layout(source, attributes, atom), 0  # the same elements, reordered
+
+
 _COPY_OPERANDS = ("S", "D")
 _MMA_OPERANDS = ("A", "B", "C")
 
@@ -737,7 +772,10 @@ class ViewOp(CuteOp):
         return spec.with_values([la.integer_of(v) for v in self.leaves])
 
     def result_address(self, la: LayoutAnalysis) -> tuple[Value, Integer, AnyLayout]:
-        root, offset, _ = la.address_of(self.source)
+        root, offset, source = la.address_of(self.source)
+        if isinstance(source, ComposedLayout):
+            # The swizzle acts on the whole offset; a plain layout cannot say where.
+            raise self.error("cannot view a swizzled tensor through a plain layout")
         return root, offset + la.integer_of(self.offset), self.result_layout(la)
 
 
