@@ -72,10 +72,12 @@ def source_lang(path: str, text: str, lang: str | None) -> str:
     return detected
 
 
-def add_no_loc_flag(p: argparse.ArgumentParser) -> None:
+def add_no_loc_flag(p: argparse.ArgumentParser, what: str = "") -> None:
     """--no-loc: print IR without its `loc(...)` source locations (cutec compile, opt)."""
     p.add_argument(
-        "--no-loc", action="store_true", help="print IR without its loc(...) source locations"
+        "--no-loc",
+        action="store_true",
+        help=f"print IR without its loc(...) source locations{what}",
     )
 
 

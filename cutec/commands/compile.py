@@ -103,7 +103,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_TARGET,
         help=f"the GPU target (default: {DEFAULT_TARGET}); its shared-memory limit applies",
     )
-    add_no_loc_flag(p)
+    add_no_loc_flag(p, " (the IR of --emit=cute and thread; PTX keeps its .loc lines)")
     add_pass_manager_flags(p, verify_each=False)
     p.set_defaults(run=run)
 

@@ -59,7 +59,9 @@ def _flag(name: str) -> str:
 
 def _unknown(name: str, names: list[str], other: list[str], kind: str, other_flag: str) -> str:
     if name in other:
-        return f"{name} is not an {kind} atom: draw it with {other_flag}"
+        return (
+            f"{name} is not {'an' if kind == 'MMA' else 'a'} {kind} atom: draw it with {other_flag}"
+        )
     close = difflib.get_close_matches(name, names, n=4, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else "; `cutec atoms` lists them"
     return f"no {kind} atom named {name!r}{hint}"

@@ -102,7 +102,7 @@ def test_ldmatrix_tiled_copy(capsys) -> None:
         ),
         (
             ["--tiled-copy", MMA, "--thr", "(32,8)"],
-            f"error: {MMA} is not an copy atom: draw it with --tiled-mma",
+            f"error: {MMA} is not a copy atom: draw it with --tiled-mma",
         ),
         (
             ["--tiled-copy", "SM90_TMA_LOAD_2D", "--thr", "(32,8)"],
