@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from cutec.diagnostics import CompileError
@@ -24,6 +25,60 @@ def read_source(path: str) -> tuple[str, str]:
         raise CompileError(f"'{path}' is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise CompileError(f"cannot read '{path}': {e.strerror}") from None
+
+
+# What the first significant line of the input starts with, after blank lines and
+# comments (`//` in both languages, `/* */` in .cute). Textual IR: `module`, an op in the generic
+# form (`"arith.addi"(...)`), an SSA result (`%x = ...`), an alias (`#map = ...`,
+# `!t = ...`), a dialect op (`func.func`, `builtin.module`), or `kernel`/`func`
+# followed by a symbol (`kernel @vadd(`). .cute source: `import`, `const`, or
+# `kernel`/`func` followed by a plain name (`kernel sgemm[`, `func load(`).
+_IR_START = re.compile(r'module\b|"|%|#|!|[A-Za-z_]\w*\.[A-Za-z_]|(?:kernel|func)\s+@')
+_CUTE_START = re.compile(r"(?:import|const)\b|(?:kernel|func)\s+[A-Za-z_]")
+_COMMENT = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*")
+
+LANGS = ("cute", "mlir")
+
+
+def detect_lang(text: str) -> str | None:
+    """'mlir' or 'cute' by what the input starts with (see above), or None when the
+    start is neither (or there is nothing but comments): the caller asks for --lang."""
+    start = _COMMENT.match(text)
+    assert start is not None  # the pattern matches the empty string
+    rest = text[start.end() :]
+    if _CUTE_START.match(rest):
+        return "cute"
+    if _IR_START.match(rest):
+        return "mlir"
+    return None
+
+
+def source_lang(path: str, text: str, lang: str | None) -> str:
+    """The language of input `path`: `lang` (--lang) when given, else the suffix
+    (.cute, .mlir), else what the text starts with (`detect_lang`)."""
+    if lang is not None:
+        return lang
+    for suffix, by_suffix in ((".cute", "cute"), (".mlir", "mlir")):
+        if path.endswith(suffix):
+            return by_suffix
+    detected = detect_lang(text)
+    if detected is None:
+        what = "standard input" if path == "-" else f"'{path}'"
+        raise CompileError(
+            f"cannot tell whether {what} is .cute source or textual IR "
+            "(it starts with neither `kernel NAME`, `func NAME`, `import`, `const` nor "
+            "`module`, an op or `kernel @NAME`): give --lang cute or --lang mlir"
+        )
+    return detected
+
+
+def add_no_loc_flag(p: argparse.ArgumentParser, what: str = "") -> None:
+    """--no-loc: print IR without its `loc(...)` source locations (cutec compile, opt)."""
+    p.add_argument(
+        "--no-loc",
+        action="store_true",
+        help=f"print IR without its loc(...) source locations{what}",
+    )
 
 
 def write_output(path: str | None, text: str | bytes) -> None:

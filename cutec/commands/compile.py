@@ -10,6 +10,17 @@ kernel. Textual IR (``.mlir``) runs through the pipeline and prints the
 resulting IR (or goes on to ``thread``, ``ptx``, ``cubin``). The cute-level
 pipeline is the driver's DEFAULT_PIPELINE unless ``--passes`` names another
 (``--passes ''`` runs none); the lowering pipeline follows past ``cute``.
+
+The input's language is ``--lang`` when given, else its suffix (``.cute``,
+``.mlir``), else what it starts with (after blank lines and comments): textual
+IR starts with ``module``, an op (``"arith.addi"``, ``func.func``, ``%x =``) or
+``kernel @NAME``; .cute source with ``kernel NAME``, ``func NAME``, ``import``
+or ``const``. ``-`` reads standard input, either language:
+
+    cat k.cute | cutec compile - --emit=cute      # detected as .cute
+    cutec compile - --lang cute -o k.ptx < k.cute
+
+Diagnostics of standard input are located as ``<stdin>:line:col``.
 """
 
 from __future__ import annotations
@@ -18,9 +29,12 @@ import argparse
 import sys
 
 from cutec.commands.common import (
+    LANGS,
+    add_no_loc_flag,
     add_pass_manager_flags,
     instrumentation_from,
     read_source,
+    source_lang,
     write_output,
 )
 from cutec.diagnostics import CompileError
@@ -36,7 +50,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", help="a kernel: .cute source, .mlir (textual IR), or - for stdin")
+    p.add_argument(
+        "file",
+        help="a kernel: .cute source, .mlir (textual IR), or - for standard input "
+        "(either language: --lang, or detected from what it starts with)",
+    )
+    p.add_argument(
+        "--lang",
+        choices=LANGS,
+        default=None,
+        help="the input's language: cute (.cute source) or mlir (textual IR); by default "
+        "the file's suffix, else detected from its first line (kernel NAME / func NAME / "
+        "import: cute; module / an op / kernel @NAME: mlir)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
     p.add_argument(
         "--passes",
@@ -77,6 +103,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_TARGET,
         help=f"the GPU target (default: {DEFAULT_TARGET}); its shared-memory limit applies",
     )
+    add_no_loc_flag(p, " (the IR of --emit=cute and thread; PTX keeps its .loc lines)")
     add_pass_manager_flags(p, verify_each=False)
     p.set_defaults(run=run)
 
@@ -98,7 +125,7 @@ def _defines(items: list[str]) -> dict[str, str]:
 _STAGE_OF_SUFFIX = {".ptx": Stage.PTX, ".cubin": Stage.CUBIN}
 
 
-def _stage(args: argparse.Namespace) -> Stage:
+def _stage(args: argparse.Namespace, lang: str) -> Stage:
     """--emit, else the output file's suffix, else PTX for .cute source (the whole
     compile) and the pipeline's IR for textual IR."""
     if args.emit not in (None, "ir"):
@@ -106,15 +133,16 @@ def _stage(args: argparse.Namespace) -> Stage:
     for suffix, stage in _STAGE_OF_SUFFIX.items():
         if args.emit is None and args.output and args.output.endswith(suffix):
             return stage
-    if args.emit is None and args.file.endswith(".cute"):
+    if args.emit is None and lang == "cute":
         return Stage.PTX
     return Stage.CUTE
 
 
 def run(args: argparse.Namespace) -> int:
     text, file = read_source(args.file)
-    source = Source(text, file, "cute" if args.file.endswith(".cute") else "mlir")
-    emit = _stage(args)
+    lang = source_lang(args.file, text, args.lang)
+    source = Source(text, file, lang)
+    emit = _stage(args, lang)
     options = Options(
         defines=_defines(args.defines),
         kernel=args.kernel,
@@ -139,10 +167,10 @@ def run(args: argparse.Namespace) -> int:
         assert result.ptx is not None
         write_output(args.output, result.ptx)
     else:
-        write_output(args.output, result.text if emit is not Stage.CUTE else _ir(result))
+        write_output(args.output, result.text if emit is Stage.AST else _ir(result, args))
     return 0
 
 
-def _ir(result: Result) -> str:
+def _ir(result: Result, args: argparse.Namespace) -> str:
     assert result.module is not None
-    return print_op(result.module)
+    return print_op(result.module, print_locations=not args.no_loc)

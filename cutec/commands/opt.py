@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 
 from cutec.commands.common import (
+    add_no_loc_flag,
     add_pass_manager_flags,
     instrumentation_from,
     read_source,
     write_output,
 )
+from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.printer import print_op
 from cutec.passes import PASSES
@@ -19,7 +21,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "opt", help="run passes over textual IR and print the result", description=__doc__
     )
-    p.add_argument("file", help="an IR file (.mlir), or - for standard input")
+    p.add_argument(
+        "file",
+        nargs="?",
+        help="an IR file (.mlir), or - for standard input (textual IR); not needed "
+        "with --list-passes",
+    )
     p.add_argument(
         "--passes",
         default="",
@@ -28,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the IR here (default: stdout)")
     p.add_argument("--generic", action="store_true", help="print every op in the generic form")
-    p.add_argument("--no-loc", action="store_true", help="do not print source locations")
+    add_no_loc_flag(p)
     p.add_argument("--list-passes", action="store_true", help="list the passes and exit")
     add_pass_manager_flags(p)
     p.set_defaults(run=run)
@@ -39,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         for name, cls in PASSES.items():
             print(f"{name:<20}{cls.summary}")
         return 0
+    if args.file is None:
+        raise CompileError("cutec opt needs an IR file (or - for standard input)")
     text, file = read_source(args.file)
     options = Options(pipeline=args.passes, instrumentation=instrumentation_from(args))
     module = compile(Source(text, file, "mlir"), Stage.CUTE, options).module
