@@ -19,6 +19,7 @@ from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_
 from cutec.frontend.static_eval import (
     algebra_errors,
     bits_of,
+    check_divides,
     describe,
     error,
     is_layout,
@@ -60,6 +61,23 @@ TENSOR_BUILTINS = (
     "as_position_independent_swizzle_tensor",
 )
 DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
+
+
+def _instruction_partition(value: Any) -> str | None:
+    """The copy atom whose thread partition `value` is a view of, when that atom is one
+    instruction's fixed register layout (ldmatrix, stmatrix, TMA), else None."""
+    op = getattr(value, "op", None)
+    while op is not None:
+        if isinstance(op, C.PartitionOp | C.RetileOp):
+            atom_type = op.atom.type
+            if isinstance(atom_type, C.TiledCopyType):
+                name = atom_type.atom
+                plain = name == "auto" or name.startswith(("UniversalCopy", "SM80_CP_ASYNC"))
+                return None if plain else name
+            return None
+        source = getattr(op, "source", None)
+        op = getattr(source, "op", None) if source is not None else None
+    return None
 
 
 class TensorMixin(_Base):
@@ -281,6 +299,7 @@ class TensorMixin(_Base):
                 f"rank-{t.layout.rank} tensor {t.layout}",
                 node,
             )
+        check_divides(t.layout, thr.shape, step, "thread layout", node)
         tid_v = self.as_runtime(tid, node.args[2], T.index).value
         attrs: dict[str, Any] = {"thr_layout": LayoutAttr.of(thr)}
         if step is not None:
@@ -355,6 +374,17 @@ class TensorMixin(_Base):
                 )
             self.check_same_size(pred, src, node, "copy", ("the predicate", "the source"))
         if atom is None:
+            for t, which in ((src, 0), (dst, 1)):
+                owner = _instruction_partition(t.value)
+                if owner is not None:
+                    raise error(
+                        f"{'the source' if which == 0 else 'the destination'} is a partition "
+                        f"for the {owner} instruction: copy it with its tiled copy, "
+                        "copy(tiled_copy, src, dst) (the instruction's threads exchange "
+                        "elements: a plain copy would move the ones this thread addresses, "
+                        "not the ones it receives)",
+                        node.args[which - 2],
+                    )
             op = (
                 C.CopyOp(src.value, dst.value)
                 if pred is None

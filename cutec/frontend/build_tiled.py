@@ -40,7 +40,7 @@ from cutec.atoms.tiled_mma import make_fragment_like
 from cutec.dtypes import dtype
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.static_eval import algebra_errors, bits_of, describe, error
+from cutec.frontend.static_eval import algebra_errors, bits_of, check_divides, describe, error
 from cutec.ir import types as T
 from cutec.ir.attributes import StringAttr
 from cutec.ir.dialects import cute as C
@@ -118,9 +118,26 @@ def b_tiled_copy(
         ),
         atom.record,
     )
+    check_threads(kb, proto, "TiledCopy", node)
     if element is None:
         return proto  # typed (and emitted) at its first use, by the tensors' element type
     return typed_copy(kb, proto, element, node)
+
+
+def check_threads(
+    kb: KernelBuilder, obj: S.TiledCopy | S.TiledMma, what: str, node: ast.Node
+) -> None:
+    """A tiled object needs no more threads than the kernel's block has: thread indices
+    past it would own parts of the tile no thread runs (fewer is fine: the others idle,
+    or specialise)."""
+    block = getattr(kb, "num_threads", None)
+    have = num_threads(obj)
+    if block is not None and have > block:
+        raise error(
+            f"this {what} has {have} threads but the kernel runs {block} (threads {block}): "
+            f"{have - block} threads' parts of each tile would never be touched",
+            node,
+        )
 
 
 def typed_copy(kb: KernelBuilder, tc: S.TiledCopy, element: T.Type, node: ast.Node) -> S.TiledCopy:
@@ -198,6 +215,7 @@ def b_tiled_mma(
     mma = S.TiledMma(None, t, rec, node)  # type: ignore[arg-type]
     with algebra_errors(node, "tiled_mma"):
         mma.type.library()
+    check_threads(kb, mma, "TiledMMA", node)
     op = kb.emit(C.MakeTiledMmaOp(t), node)
     return S.TiledMma(op.result, t, rec, node)
 
@@ -391,6 +409,7 @@ def _copy_method(
     attrs = {"operand": StringAttr(which)}
     if name.startswith("retile"):
         return kb.build_view(C.RetileOp, t, [], attrs, node, name, atom=tiled.value)
+    check_divides(t.layout, tuple(tiled.type.tiler), None, "TiledCopy's tile", node)
     tid = kb.as_runtime(obj.tid, node, T.index).value
     return kb.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
 

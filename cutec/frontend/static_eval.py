@@ -18,7 +18,8 @@ from cutec.dtypes import DTYPES as ELEMENT_TYPES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.ir import types as T
-from cutec.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle
+from cutec.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle, X, size
+from cutec.layout.inttuple import format_tuple
 from cutec.layout.symbolic import SymInt, is_static
 
 # Limits that keep every input fast to build (the hardware's are the target's: cutec.target).
@@ -152,3 +153,24 @@ def check_layout_size(layout: Any, node: ast.Node) -> None:
 
 def lcm(a: int, b: int) -> int:
     return a * b // math.gcd(a, b)
+
+
+def check_divides(layout: Any, tile: Any, step: Any, what: str, node: ast.Node) -> None:
+    """Each static extent of `layout` a multiple of the matching extent of `tile` (the
+    modes `step` keeps): a partition by a tile that does not divide the tensor gives
+    threads elements past its end (CuTe pads the division)."""
+    inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
+    modes = inner.shape if isinstance(inner.shape, tuple) else (inner.shape,)
+    tiles = tile if isinstance(tile, tuple) else (tile,)
+    if step is not None:
+        keep = step if isinstance(step, tuple) else (step,)
+        tiles = tuple(t for t, k in zip(tiles, keep, strict=False) if k is not X)
+    for i, (m, t) in enumerate(zip(modes, tiles, strict=False)):
+        extent, per = size(Layout(m)), size(Layout(t))
+        if is_static(extent) and is_static(per) and int(per) > 0 and int(extent) % int(per):
+            raise error(
+                f"the {what} {format_tuple(tile)} does not divide the tensor {inner}: mode {i} "
+                f"has {int(extent)} elements, not a multiple of {int(per)}, so some threads' "
+                "elements would lie past its end",
+                node,
+            )
