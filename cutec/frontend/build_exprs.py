@@ -25,6 +25,7 @@ from cutec.frontend.static_eval import (
     error,
     is_int_tuple,
     is_layout,
+    lang_type,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
@@ -137,7 +138,9 @@ class ExprMixin(_Base):
         """A run-time value of type `t` (default: index for ints, f32 for floats)."""
         if isinstance(v, S.Runtime):
             if t is not None and v.type != t:
-                raise error(f"expected a {t} value, got a {v.type} value", node)
+                raise error(
+                    f"expected a {lang_type(t)} value, got a {lang_type(v.type)} value", node
+                )
             return v
         if isinstance(v, bool):
             c = self.emit(arith.constant(int(v), T.i1), node)
@@ -147,12 +150,12 @@ class ExprMixin(_Base):
             if isinstance(t, T.FloatType):
                 return S.Runtime(self.emit(arith.constant(float(v), t), node).result)
             if not isinstance(t, T.IndexType | T.IntegerType):
-                raise error(f"expected a {t} value, got the integer {v}", node)
+                raise error(f"expected a {lang_type(t)} value, got the integer {v}", node)
             return self.const_index(v, node, t)
         if isinstance(v, float):
             t = t or T.f32
             if not isinstance(t, T.FloatType):
-                raise error(f"expected a {t} value, got the float {v}", node)
+                raise error(f"expected a {lang_type(t)} value, got the float {v}", node)
             return S.Runtime(self.emit(arith.constant(v, t), node).result)
         raise error(f"expected a scalar, got {describe(v)}", node)
 
@@ -279,14 +282,16 @@ class ExprMixin(_Base):
                 return S.Runtime(self.emit(_FLOAT_OPS[op](av, bv), node).result)
             if op in _CMP_FLOAT:
                 return S.Runtime(self.emit(arith.CmpFOp(_CMP_FLOAT[op], av, bv), node).result)
-            raise error(f"'{op}' does not apply to {t}", node)
+            raise error(f"'{op}' does not apply to {lang_type(t)}", node)
         if isinstance(a, float) or isinstance(b, float):
-            raise error(f"'{op}' mixes a float with a run-time {t}; convert one of them", node)
+            raise error(
+                f"'{op}' mixes a float with a run-time {lang_type(t)}; convert one of them", node
+            )
         ra, rb = self.as_runtime(a, node, t), self.as_runtime(b, node, t)
         if op in _CMP_INT:
             return S.Runtime(self.emit(arith.CmpIOp(_CMP_INT[op], ra.value, rb.value), node).result)
         if op not in _INT_OPS:
-            raise error(f"'{op}' does not apply to {t}", node)
+            raise error(f"'{op}' does not apply to {lang_type(t)}", node)
         sym = None
         if ra.sym is not None and rb.sym is not None and op in "+-*/%":
             try:
@@ -330,7 +335,10 @@ class ExprMixin(_Base):
         t = a.type if isinstance(a, S.Runtime) else b.type if isinstance(b, S.Runtime) else None
         av, bv = self.as_runtime(a, node.then, t), self.as_runtime(b, node.orelse, t)
         if av.type != bv.type:
-            raise error(f"the branches have different types: {av.type} and {bv.type}", node)
+            raise error(
+                f"the branches have different types: {lang_type(av.type)} and {lang_type(bv.type)}",
+                node,
+            )
         return S.Runtime(self.emit(arith.SelectOp(c.value, av.value, bv.value), node).result)
 
     def eval_Attribute(self, node: ast.Attribute) -> Any:

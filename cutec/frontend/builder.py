@@ -594,9 +594,22 @@ def build_module(
         if op is not None and not kb.errors:
             module.body.append(op)
     if errors:
-        raise CompileError("", diagnostics=errors)
+        raise CompileError("", diagnostics=_unique(errors))
     try:
         verify(module)
     except CompileError as e:  # the builder made IR its own verifier rejects: a bug
         raise InternalCompilerError(e, stage="frontend") from e
     return module
+
+
+def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One report per mistake: a statement in an unrolled loop (or an inlined function
+    called twice) is built once per copy, and fails the same way at the same place."""
+    seen: set[tuple[str, object]] = set()
+    out = []
+    for d in diagnostics:
+        key = (d.message, d.location)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out

@@ -96,7 +96,7 @@ def describe(x: Any) -> str:
             return f"a coordinate tensor {x.layout}"
         return f"a {x.space.memory} tensor {x.layout}"
     if isinstance(x, S.Runtime):
-        return f"a run-time {x.type}"
+        return f"a run-time {lang_type(x.type)}"
     if isinstance(x, S.AtomRef):
         return f"the atom {x.name}"
     if isinstance(x, S.TiledCopy):
@@ -174,3 +174,12 @@ def check_divides(layout: Any, tile: Any, step: Any, what: str, node: ast.Node) 
                 "elements would lie past its end",
                 node,
             )
+
+
+def lang_type(t: Any) -> str:
+    """A type as the language spells it: the IR's index is `int`, i1 is `bool`."""
+    if isinstance(t, T.IndexType):
+        return "int"
+    if isinstance(t, T.IntegerType) and t.width == 1:
+        return "bool"
+    return str(t)

@@ -83,3 +83,28 @@ def test_fewer_threads_than_the_block_is_fine() -> None:
         "}\n",
         "k.cute",
     )
+
+
+def test_a_mistake_in_an_unrolled_loop_is_reported_once() -> None:
+    """The loop body is built once per iteration; its mistake is one diagnostic."""
+    with pytest.raises(CompileError) as info:
+        compile_source(
+            "kernel k(A: f32[128]) grid 1 threads 32 {\n"
+            "  for i in range(4) unroll {\n"
+            "    x = A[i] + undefined_name\n"
+            "  }\n"
+            "}\n",
+            "k.cute",
+        )
+    assert len(info.value.diagnostics) == 1
+    assert info.value.render().startswith("k.cute:3:16: error: undefined name 'undefined_name'")
+
+
+def test_messages_speak_the_language_types() -> None:
+    """The IR's index is the language's int, i1 its bool."""
+    with pytest.raises(CompileError) as info:
+        compile_source(
+            "kernel k(A: f32[128], n: int) grid 1 threads 32 {\n  A[0] = n\n}\n", "k.cute"
+        )
+    rendered = info.value.render()
+    assert "int" in rendered and "index" not in rendered, rendered

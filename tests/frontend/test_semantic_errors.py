@@ -153,7 +153,7 @@ CASES = [
         "  static_assert(alpha > 0.0)\n",
         2,
         17,
-        "static_assert needs a compile-time condition, got a run-time i1",
+        "static_assert needs a compile-time condition, got a run-time bool",
     ),
     (
         "runtime_where_static",
@@ -243,7 +243,7 @@ CASES = [
         "  r = rmem f32[(4,)]\n  fill(r, alpha > 0.0)\n",
         3,
         11,
-        "expected a f32 value, got a i1 value",
+        "expected a f32 value, got a bool value",
     ),
     (
         "axpby_size",
@@ -365,7 +365,7 @@ CASES = [
         "  while M { sync() }\n",
         2,
         9,
-        "the condition of 'while' must be a bool (a comparison, 'and', 'or', 'not'), got a run-time index",
+        "the condition of 'while' must be a bool (a comparison, 'and', 'or', 'not'), got a run-time int",
     ),
     (
         "while_carried_type_changes",
@@ -386,7 +386,7 @@ CASES = [
         "  if M { sync() }\n",
         2,
         6,
-        "the condition of 'if' must be a bool (a comparison, 'and', 'or', 'not'), got a run-time index",
+        "the condition of 'if' must be a bool (a comparison, 'and', 'or', 'not'), got a run-time int",
     ),
     (
         "copy_async_pred_not_bool",
