@@ -100,9 +100,26 @@ def _is_number(v: Any) -> bool:
 
 def binop(kb: KernelBuilder, op: str, a: Any, b: Any, node: ast.Node) -> S.Tensor:
     """``a op b`` with at least one fragment: element-wise."""
+    ta, tb = _element_type(a), _element_type(b)
+    if ta is not None and tb is not None and ta != tb:
+        # Point at the operand that differs from the left one.
+        where = node.rhs if isinstance(node, ast.BinOp) else node
+        raise error(
+            f"'{op}': this operand holds {tb}, the left one {ta}; convert one of them "
+            f"({ta}(x) or {tb}(x))",
+            where,
+        )
     return element_wise(
         kb, [a, b], node, lambda e: kb.runtime_binop(op, e[0], e[1], node), f"'{op}'"
     )
+
+
+def _element_type(v: Any) -> T.Type | None:
+    if is_fragment(v):
+        return v.element
+    if isinstance(v, S.Runtime):
+        return v.type
+    return None
 
 
 def negate(kb: KernelBuilder, v: S.Tensor, node: ast.Node) -> S.Tensor:

@@ -359,13 +359,14 @@ def call_method(
     node: ast.Call,
     attr_node: ast.Attribute,
 ) -> Any:
+    # Errors about the method itself point at its name, not at the start of the chain.
     where = ast.Name(name, attr_node.attr_span)
     if kwargs:
-        raise error(f"'{name}' takes no keyword arguments", node)
+        raise error(f"'{name}' takes no keyword arguments", where)
     if isinstance(obj, S.TiledCopy | S.TiledMma):
         if name in ("slice", "get_slice", "get_thread_slice"):
             if len(args) != 1:
-                raise error(f"'{name}' takes one thread index", node)
+                raise error(f"'{name}' takes one thread index, got {len(args)}", where)
             tid = args[0]
             if not isinstance(tid, S.Runtime) and not is_static(tid):
                 raise error(
@@ -384,7 +385,7 @@ def call_method(
             f"a thread slice of {kind} has no method '{name}' (it has {', '.join(allowed)})", where
         )
     if len(args) != 1:
-        raise error(f"'{name}' takes one tensor", node)
+        raise error(f"'{name}' takes one tensor, got {len(args)} arguments", where)
     coords_ok = name.startswith("partition_") and isinstance(tiled, S.TiledCopy)
     t = kb.tensor_arg(args[0], node.args[0], f"{name}'s argument", coords_ok=coords_ok)
     if isinstance(tiled, S.TiledCopy):

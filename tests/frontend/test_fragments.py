@@ -82,7 +82,7 @@ def test_scalar_functions_and_conversions_stay_scalar() -> None:
             7,
             "'+': fragments of 8 and 4 elements; element-wise operations take fragments of one size",
         ),
-        ("  x = ra + rh\n", 8, 7, "expected a f32 value, got a f16 value"),
+        ("  x = ra + rh\n", 8, 12, "'+': this operand holds f16, the left one f32"),
         (
             "  x = ra * ta\n",
             8,

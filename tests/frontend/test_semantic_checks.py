@@ -108,3 +108,17 @@ def test_messages_speak_the_language_types() -> None:
         )
     rendered = info.value.render()
     assert "int" in rendered and "index" not in rendered, rendered
+
+
+def test_method_arity_error_points_at_the_method() -> None:
+    with pytest.raises(CompileError) as info:
+        compile_source(
+            "kernel k(A: f32[128, 8]) grid 1 threads 256 {\n"
+            "  c = tiled_copy(UniversalCopy[f32], thr = (32, 8), val = (1, 1))\n"
+            "  t = c.slice(thread.x).partition_S(A, A)\n"
+            "}\n",
+            "k.cute",
+        )
+    assert info.value.render().startswith(
+        "k.cute:3:25: error: 'partition_S' takes one tensor, got 2 arguments"
+    )
