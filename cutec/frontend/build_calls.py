@@ -21,6 +21,7 @@ from cutec.frontend.build_imports import namespace_member
 from cutec.frontend.build_sync import SYNC_BUILTINS
 from cutec.frontend.build_tensors import DIVIDES, TENSOR_BUILTINS
 from cutec.frontend.build_tiled import TILED_BUILTINS, call_method, num_threads
+from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS, dims
 from cutec.frontend.static_eval import (
     UINT_BITS,
     algebra_errors,
@@ -84,6 +85,10 @@ _BUILTINS = (
     "block",
     "threadIdx",
     "blockIdx",
+    "block_dim",
+    "grid_dim",
+    *TUPLE_BUILTINS,
+    *GEOMETRY_BUILTINS,
     "make_layout",
     "make_shape",
     "make_stride",
@@ -153,6 +158,13 @@ class CallMixin(_Base):
                     ast.Name(node.attr, node.attr_span),
                 )
             return self.special_register(v.name, node.attr, node)
+        if isinstance(v, S.Builtin) and v.name in ("block_dim", "grid_dim"):
+            if node.attr not in ("x", "y", "z"):
+                raise error(
+                    f"'{v.name}' has members x, y and z, not '{node.attr}'",
+                    ast.Name(node.attr, node.attr_span),
+                )
+            return dims(self, v.name, node.attr, node)
         if isinstance(v, S.Tensor):
             if node.attr == "layout":
                 return v.layout
@@ -342,6 +354,9 @@ class CallMixin(_Base):
             method = getattr(self, "b_" + f.name.lstrip("_"), None)
             if method is None and f.name in _ALGEBRA:
                 return self.algebra_call(f.name, args, kwargs, node)
+            plain = TUPLE_BUILTINS.get(f.name) or GEOMETRY_BUILTINS.get(f.name)
+            if method is None and plain is not None:
+                return plain(self, args, kwargs, node)
             if method is None:
                 if f.name in TILED_BUILTINS:
                     return TILED_BUILTINS[f.name](self, args, kwargs, node)
@@ -402,9 +417,10 @@ class CallMixin(_Base):
             return v
         return self.to_int_tuple(v, node, "an argument of a layout function")
 
-    def arity(self, name: str, args: list[Any], lo: int, hi: int, node: ast.Call) -> None:
-        if not lo <= len(args) <= hi:
-            want = str(lo) if lo == hi else f"{lo} to {hi}"
+    def arity(self, name: str, args: list[Any], lo: int, hi: int | None, node: ast.Call) -> None:
+        """`lo` to `hi` arguments (`hi` None: any number from `lo`)."""
+        if len(args) < lo or (hi is not None and len(args) > hi):
+            want = str(lo) if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}"
             raise error(f"'{name}' takes {want} arguments, got {len(args)}", node)
 
     # -- layouts -----------------------------------------------------------------------

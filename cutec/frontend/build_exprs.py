@@ -251,7 +251,12 @@ class ExprMixin(_Base):
             return self.runtime_binop(node.op, a, b, node)
         if _number(a) and _number(b):
             return _static_binop(node.op, a, b, node)
-        if is_layout(a) or is_layout(b) or isinstance(a, tuple) or isinstance(b, tuple):
+        structured = (is_layout(a), is_layout(b), isinstance(a, tuple), isinstance(b, tuple))
+        if node.op in ("==", "!=") and any(structured):
+            # CuTe's == on IntTuples and layouts: the same nesting and the same leaves.
+            same = type(a) is type(b) and a == b
+            return same if node.op == "==" else not same
+        if any(structured):
             raise error(
                 f"'{node.op}' does not apply to {describe(a)} and {describe(b)}; "
                 "use the layout functions (composition, logical_divide, ...)",
