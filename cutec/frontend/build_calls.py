@@ -18,10 +18,9 @@ from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import convert, fragment_function, is_fragment
 from cutec.frontend.build_imports import namespace_member
-from cutec.frontend.build_sync import SYNC_BUILTINS
-from cutec.frontend.build_tensors import DIVIDES, TENSOR_BUILTINS
-from cutec.frontend.build_tiled import TILED_BUILTINS, call_method, num_threads
-from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS, dims
+from cutec.frontend.build_tensors import DIVIDES
+from cutec.frontend.build_tiled import call_method, num_threads
+from cutec.frontend.build_tuples import dims
 from cutec.frontend.static_eval import (
     UINT_BITS,
     algebra_errors,
@@ -59,7 +58,6 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-TILED_NAMES = tuple(TILED_BUILTINS)
 
 # Layout functions of the algebra callable from a kernel, by CuTe's names.
 _ALGEBRA = {
@@ -80,42 +78,6 @@ _ALGEBRA = {
     "tile_to_shape": LD.tile_to_shape,
 }
 
-_BUILTINS = (
-    "thread",
-    "block",
-    "threadIdx",
-    "blockIdx",
-    "block_dim",
-    "grid_dim",
-    *TUPLE_BUILTINS,
-    *GEOMETRY_BUILTINS,
-    "make_layout",
-    "make_shape",
-    "make_stride",
-    "make_coord",
-    "make_tile",
-    "swizzle",
-    "size",
-    "rank",
-    "cosize",
-    "shape",
-    "stride",
-    "ceil_div",
-    "min",
-    "max",
-    "fma",
-    "abs",
-    "static_assert",
-    "UniversalCopy",
-    "UniversalFMA",
-    "GMMA",
-    "LayoutLeft",
-    "LayoutRight",
-    *_ALGEBRA,
-    *TENSOR_BUILTINS,
-    *SYNC_BUILTINS,
-    *TILED_NAMES,
-)
 
 # CuTe's GMMA shared-memory layout atoms in bits (mma_traits_sm90_gmma.hpp): for each
 # major-ness and swizzle, the swizzle's B and the (MN,K) extents of the atom.
@@ -125,13 +87,16 @@ _GMMA_ATOMS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 class CallMixin(_Base):
     """Builtins; mixed into the KernelBuilder."""
 
+    # The registry of builtins (cutec/frontend/builtins.py), set by the KernelBuilder.
+    builtins: dict[str, Any]
+
     def builtin_names(self) -> list[str]:
-        return list(_BUILTINS)
+        return list(self.builtins)
 
     def builtin(self, name: str) -> Any:
         if name in ("LayoutLeft", "LayoutRight"):
             return LayoutLeft if name == "LayoutLeft" else LayoutRight
-        if name in _BUILTINS:
+        if name in self.builtins:
             return S.Builtin(name)
         return self.named_atom(name)
 
@@ -351,17 +316,10 @@ class CallMixin(_Base):
         if isinstance(f, S.Builtin):
             if ct_args:
                 args = ct_args + args
-            method = getattr(self, "b_" + f.name.lstrip("_"), None)
-            if method is None and f.name in _ALGEBRA:
-                return self.algebra_call(f.name, args, kwargs, node)
-            plain = TUPLE_BUILTINS.get(f.name) or GEOMETRY_BUILTINS.get(f.name)
-            if method is None and plain is not None:
-                return plain(self, args, kwargs, node)
-            if method is None:
-                if f.name in TILED_BUILTINS:
-                    return TILED_BUILTINS[f.name](self, args, kwargs, node)
+            entry = self.builtins.get(f.name)
+            if entry is None or entry.build is None:
                 raise error(f"'{f.name}' cannot be called", node)
-            return method(args, kwargs, node)
+            return entry.build(self, args, kwargs, node)
         if isinstance(f, T.Type) and not ct_args and not kwargs:
             return convert(self, f, args, node)  # f32(x): a conversion
         raise error(f"{describe(f)} is not callable", node.func)
@@ -477,6 +435,12 @@ class CallMixin(_Base):
             )
             return S.Runtime(self.emit(op, node).result, n)
         raise error(f"size of {describe(v)} is only known at run time", node)
+
+    def b_layout(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """layout(t): a tensor's layout (CuTe's t.layout())."""
+        self.arity("layout", args, 1, 1, node)
+        t = self.tensor_arg(args[0], node.args[0], "layout's argument", coords_ok=True)
+        return t.layout
 
     def b_rank(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> int:
         self.arity("rank", args, 1, 1, node)

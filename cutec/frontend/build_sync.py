@@ -24,19 +24,6 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-SYNC_BUILTINS = (
-    "sync",
-    "syncthreads",
-    "__syncthreads",
-    "cp_async_fence",
-    "cp_async_wait",
-    "warpgroup_arrive",
-    "warpgroup_commit_batch",
-    "warpgroup_wait",
-    "warpgroup_fence_operand",
-    "fence_view_async_shared",
-)
-
 
 class SyncMixin(_Base):
     """Barriers and fences; mixed into the KernelBuilder."""

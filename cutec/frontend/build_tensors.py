@@ -45,21 +45,6 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-TENSOR_BUILTINS = (
-    "make_tensor",
-    "local_tile",
-    "local_partition",
-    "make_tensor_like",
-    "make_fragment_like",
-    "copy",
-    "gemm",
-    "clear",
-    "fill",
-    "axpby",
-    "make_identity_tensor",
-    "elem_less",
-    "as_position_independent_swizzle_tensor",
-)
 DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
 
 
@@ -641,4 +626,4 @@ class TensorMixin(_Base):
         return t
 
 
-__all__ = ["DIVIDES", "TENSOR_BUILTINS", "TensorMixin"]
+__all__ = ["DIVIDES", "TensorMixin"]

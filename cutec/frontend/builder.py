@@ -33,6 +33,7 @@ from cutec.frontend.build_header import HeaderMixin
 from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_sync import SyncMixin
 from cutec.frontend.build_tensors import TensorMixin
+from cutec.frontend.builtins import REGISTRY as BUILTIN_REGISTRY
 from cutec.frontend.parser import parse_source
 from cutec.frontend.static_eval import (
     DTYPES,
@@ -89,6 +90,7 @@ class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin
         self.special: dict[str, S.Runtime] = {}
         self.pending_tokens: list[Any] = []  # cp.async tokens since the last fence
         self.smem_bytes = 0
+        self.builtins = BUILTIN_REGISTRY
         self.inline_depth = 0
         self.returned: Any = None
         self.sym_values: dict[SymInt, S.Runtime] = {}  # kernel extents / strides by symbol

@@ -2,8 +2,8 @@
 cutec/frontend/pygments_lexer.py:CuteLexer -x file.cute``).
 
 The keyword list must match the grammar's reserved words; a test checks it.
-Builtins and atom names are highlighted by pattern, not by a list, so a new
-builtin or atom needs no change here.
+Builtins come from the builtin registry (cutec/frontend/builtins.py), so a new
+builtin needs no change here; atom names are highlighted by pattern.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from pygments.token import (
     Text,
     Whitespace,
 )
+
+from cutec.frontend.builtins import REGISTRY
 
 KEYWORDS = (
     "kernel", "func", "import", "as", "const", "if", "else", "for", "in", "range",
@@ -52,7 +54,8 @@ class CuteLexer(RegexLexer):
             (words(TYPES, suffix=r"\b"), Keyword.Type),
             # CuTe atoms: SM80_16x8x16_F32F16F16F32_TN, UniversalCopy, GMMA ...
             (r"(SM\d+_\w+|Universal\w+|GMMA|Layout(Left|Right))\b", Name.Class),
-            (r"[A-Za-z_]\w*(?=\s*\()", Name.Builtin),
+            (words(tuple(sorted(REGISTRY, key=len, reverse=True)), suffix=r"\b"), Name.Builtin),
+            (r"[A-Za-z_]\w*(?=\s*\()", Name.Function),
             (r"[A-Za-z_]\w*", Name),
             (r"\d+\.\d+([eE][+-]?\d+)?|\d+[eE][+-]?\d+", Number.Float),
             (r"0[xX][0-9a-fA-F_]+", Number.Hex),

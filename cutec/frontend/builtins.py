@@ -1,0 +1,189 @@
+"""The builtin registry: one declaration per builtin name of the language.
+
+Each `Builtin` says where docs/language.md documents it (`section`), what it is
+in one line (`summary`), and how it is built: a function ``build(kb, args,
+kwargs, node)`` over the kernel builder (`kb`), or None for a name whose value
+the builder gives (``thread``, ``block_dim``, ``UniversalCopy``, the layout
+tags ...). The builder dispatches calls through `REGISTRY`; the "did you mean"
+notes, the highlighter (pygments_lexer.py) and tests/frontend/test_builtin_registry.py,
+which checks the registry against docs/language.md both ways, read it too. A
+new builtin is one entry here and its line in the docs.
+
+The build functions are plain functions of the build context: those of the
+feature modules (build_tuples.py, build_tiled.py ...) directly, the older ones
+as the builder mixins' methods, which are plain functions of the builder too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cutec.frontend.build_calls import CallMixin
+from cutec.frontend.build_sync import SyncMixin
+from cutec.frontend.build_tensors import TensorMixin
+from cutec.frontend.build_tiled import TILED_BUILTINS
+from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS
+
+if TYPE_CHECKING:
+    from cutec.frontend import ast
+    from cutec.frontend.builder import KernelBuilder
+
+Build = Callable[["KernelBuilder", list[Any], dict[str, Any], "ast.Call"], Any]
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    section: str  # the docs/language.md section ("Layouts", "Tensors" ...)
+    summary: str
+    build: Build | None = None  # None: a value the builder gives the name
+
+
+def _algebra(name: str) -> Build:
+    def build(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+        return kb.algebra_call(name, args, kwargs, node)
+
+    return build
+
+
+GEOMETRY = "Indices and launch geometry"
+TUPLES = "Integers and tuples"
+LAYOUTS = "Layouts"
+TENSORS = "Tensors"
+ATOMS = "Atoms, TiledCopy, TiledMMA"
+ALGORITHMS = "Algorithms"
+FRAGMENTS = "Fragment arithmetic"
+SYNC = "Synchronisation"
+
+_DECLARATIONS: tuple[Builtin, ...] = (
+    # -- indices and launch geometry
+    Builtin("thread", GEOMETRY, "thread.x|y|z: the thread's index in its CTA (%tid)"),
+    Builtin("threadIdx", GEOMETRY, "CUDA's spelling of thread"),
+    Builtin("block", GEOMETRY, "block.x|y|z: the CTA's index in the grid (%ctaid)"),
+    Builtin("blockIdx", GEOMETRY, "CUDA's spelling of block"),
+    Builtin("block_dim", GEOMETRY, "block_dim.x|y|z: threads per CTA (%ntid)"),
+    Builtin("grid_dim", GEOMETRY, "grid_dim.x|y|z: CTAs per grid (%nctaid)"),
+    *(
+        Builtin(name, GEOMETRY, (fn.__doc__ or name).splitlines()[0], fn)
+        for name, fn in GEOMETRY_BUILTINS.items()
+    ),
+    # -- integers and tuples
+    Builtin("ceil_div", TUPLES, "ceil_div(a, b)", CallMixin.b_ceil_div),
+    Builtin("min", TUPLES, "min(a, b), also element-wise", CallMixin.b_min),
+    Builtin("max", TUPLES, "max(a, b), also element-wise", CallMixin.b_max),
+    Builtin("size", TUPLES, "size(x), size(x, i): CuTe's size, size<i>", CallMixin.b_size),
+    Builtin("rank", TUPLES, "rank(x): the number of modes", CallMixin.b_rank),
+    Builtin("shape", TUPLES, "shape(x)", CallMixin.b_shape),
+    Builtin("stride", TUPLES, "stride(x)", CallMixin.b_stride),
+    Builtin("layout", TUPLES, "layout(t): a tensor's layout", CallMixin.b_layout),
+    Builtin("cosize", TUPLES, "cosize(x): one past the largest offset", CallMixin.b_cosize),
+    Builtin("make_shape", TUPLES, "make_shape(...): a tuple", CallMixin.b_make_shape),
+    Builtin("make_stride", TUPLES, "make_stride(...): a tuple", CallMixin.b_make_stride),
+    Builtin("make_coord", TUPLES, "make_coord(...): a tuple", CallMixin.b_make_coord),
+    Builtin("make_tile", TUPLES, "make_tile(...): a tuple of tilers", CallMixin.b_make_tile),
+    Builtin("static_assert", TUPLES, "static_assert(cond, message)", CallMixin.b_static_assert),
+    *(
+        Builtin(name, TUPLES, (fn.__doc__ or name).splitlines()[0], fn)
+        for name, fn in TUPLE_BUILTINS.items()
+        if name not in ("flatten", "filter", "upcast", "downcast")
+    ),
+    # -- layouts
+    Builtin("make_layout", LAYOUTS, "make_layout(shape[, stride])", CallMixin.b_make_layout),
+    Builtin("LayoutLeft", LAYOUTS, "column-major order for make_layout"),
+    Builtin("LayoutRight", LAYOUTS, "row-major order for make_layout"),
+    Builtin("swizzle", LAYOUTS, "swizzle(B, M, S): Swizzle<B,M,S>", CallMixin.b_swizzle),
+    Builtin("GMMA", LAYOUTS, "GMMA.Layout_*_Atom[T]: wgmma smem layout atoms"),
+    *(
+        Builtin(name, LAYOUTS, f"{name}: the layout algebra's", _algebra(name))
+        for name in (
+            "composition",
+            "complement",
+            "coalesce",
+            "right_inverse",
+            "left_inverse",
+            "logical_divide",
+            "zipped_divide",
+            "tiled_divide",
+            "flat_divide",
+            "logical_product",
+            "zipped_product",
+            "tiled_product",
+            "blocked_product",
+            "raked_product",
+            "tile_to_shape",
+        )
+    ),
+    *(
+        Builtin(
+            name,
+            LAYOUTS,
+            (TUPLE_BUILTINS[name].__doc__ or name).splitlines()[0],
+            TUPLE_BUILTINS[name],
+        )
+        for name in ("flatten", "filter", "upcast", "downcast")
+    ),
+    # -- tensors
+    Builtin("make_tensor", TENSORS, "make_tensor(t, layout)", TensorMixin.b_make_tensor),
+    Builtin("local_tile", TENSORS, "CuTe's local_tile", TensorMixin.b_local_tile),
+    Builtin("local_partition", TENSORS, "CuTe's local_partition", TensorMixin.b_local_partition),
+    Builtin("make_fragment_like", TENSORS, "registers like t", TensorMixin.b_make_fragment_like),
+    Builtin("make_tensor_like", TENSORS, "registers like t", TensorMixin.b_make_tensor_like),
+    Builtin("make_identity_tensor", TENSORS, "coordinates", TensorMixin.b_make_identity_tensor),
+    Builtin("elem_less", TENSORS, "coordinate inside shape", TensorMixin.b_elem_less),
+    Builtin(
+        "as_position_independent_swizzle_tensor",
+        TENSORS,
+        "CuTe's, the identity here",
+        TensorMixin.b_as_position_independent_swizzle_tensor,
+    ),
+    # -- atoms
+    Builtin("UniversalCopy", ATOMS, "UniversalCopy[T]: a copy of T-sized units"),
+    Builtin("UniversalFMA", ATOMS, "UniversalFMA[T]: one FMA"),
+    *(Builtin(name, ATOMS, f"CuTe's {name}", fn) for name, fn in TILED_BUILTINS.items()),
+    # -- algorithms
+    Builtin("copy", ALGORITHMS, "copy([atom,] src, dst[, pred = p])", TensorMixin.b_copy),
+    Builtin("gemm", ALGORITHMS, "gemm([mma,] a, b, c)", TensorMixin.b_gemm),
+    Builtin("clear", ALGORITHMS, "clear(t)", TensorMixin.b_clear),
+    Builtin("fill", ALGORITHMS, "fill(t, v)", TensorMixin.b_fill),
+    Builtin("axpby", ALGORITHMS, "axpby(alpha, x, beta, y)", TensorMixin.b_axpby),
+    # -- fragment arithmetic
+    Builtin("fma", FRAGMENTS, "fma(a, b, c): one rounding", CallMixin.b_fma),
+    Builtin("abs", FRAGMENTS, "abs(a)", CallMixin.b_abs),
+    # -- synchronisation
+    Builtin("sync", SYNC, "sync(): bar.sync 0", SyncMixin.b_sync),
+    Builtin("syncthreads", SYNC, "CUDA's __syncthreads", SyncMixin.b_sync),
+    Builtin("__syncthreads", SYNC, "CUDA's spelling", SyncMixin.b_sync),
+    Builtin("cp_async_fence", SYNC, "cp.async.commit_group", SyncMixin.b_cp_async_fence),
+    Builtin("cp_async_wait", SYNC, "cp.async.wait_group n", SyncMixin.b_cp_async_wait),
+    Builtin("warpgroup_arrive", SYNC, "wgmma.fence", SyncMixin.b_warpgroup_arrive),
+    Builtin(
+        "warpgroup_commit_batch", SYNC, "wgmma.commit_group", SyncMixin.b_warpgroup_commit_batch
+    ),
+    Builtin("warpgroup_wait", SYNC, "wgmma.wait_group n", SyncMixin.b_warpgroup_wait),
+    Builtin(
+        "warpgroup_fence_operand",
+        SYNC,
+        "keeps registers in place across wgmma",
+        SyncMixin.b_warpgroup_fence_operand,
+    ),
+    Builtin(
+        "fence_view_async_shared",
+        SYNC,
+        "fence.proxy.async.shared::cta",
+        SyncMixin.b_fence_view_async_shared,
+    ),
+)
+
+REGISTRY: dict[str, Builtin] = {b.name: b for b in _DECLARATIONS}
+
+
+def _unique() -> None:
+    names = [b.name for b in _DECLARATIONS]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise AssertionError(f"builtins declared twice: {duplicates}")
+
+
+_unique()
