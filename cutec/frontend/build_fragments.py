@@ -28,6 +28,7 @@ from cutec.frontend.static_eval import algebra_errors, describe, error
 from cutec.ir import types as T
 from cutec.ir.core import Value
 from cutec.ir.dialects import arith
+from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_map import MapOp, YieldOp
 from cutec.layout import make_layout, size
 from cutec.target import AddressSpace
@@ -237,3 +238,68 @@ def convert(kb: KernelBuilder, t: T.Type, args: list[Any], node: ast.Call) -> An
     if isinstance(v, S.Tensor):
         raise error(f"{t}() converts scalars and register fragments, not {describe(v)}", node)
     return _convert_scalar(kb, v, t, node)
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def _reducer(kind: str) -> Callable[[KernelBuilder, Any, Any, ast.Node], S.Runtime]:
+    def combine(kb: KernelBuilder, a: Any, b: Any, node: ast.Node) -> S.Runtime:
+        if kind == "sum":
+            return kb.runtime_binop("+", a, b, node)
+        return _minmax(kind)(kb, [a, b], node)
+
+    return combine
+
+
+def reduce(kb: KernelBuilder, kind: str, args: list[Any], node: ast.Call) -> Any:
+    """reduce_sum / reduce_max / reduce_min(t[, mode]): over every element of a
+    register fragment (a scalar), or over one mode (a fragment of the other modes,
+    compact). The elements are combined in index order, left to right: a sum
+    rounds after each add, as written."""
+    name = f"reduce_{kind}"
+    kb.arity(name, args, 1, 2, node)
+    t = args[0]
+    if not is_fragment(t):
+        raise error(f"{name} reduces a register fragment, not {describe(t)}", node.args[0])
+    combine = _reducer(kind)
+    shape = t.layout.shape if isinstance(t.layout.shape, tuple) else (t.layout.shape,)
+    extents = [int(size(make_layout(m))) for m in shape]
+    # Linear (colexicographic) index of a coordinate of the modes.
+    strides = [1]
+    for e in extents[:-1]:
+        strides.append(strides[-1] * e)
+
+    def element(i: int) -> S.Runtime:
+        index = kb.const_index(i, node).value
+        return S.Runtime(kb.emit(C.LoadOp(t.value, index), node).result)
+
+    def fold(indices: list[int]) -> S.Runtime:
+        acc = element(indices[0])
+        for i in indices[1:]:
+            acc = combine(kb, acc, element(i), node)
+        return acc
+
+    if len(args) == 1:
+        return fold(list(range(int(size(t.layout)))))
+    mode = kb.require_int(args[1], node.args[1], f"{name}'s mode")
+    if not 0 <= mode < len(extents):
+        raise error(f"{name}: mode {mode} of a rank-{len(extents)} fragment", node.args[1])
+    rest = [m for j, m in enumerate(shape) if j != mode]
+    rest_extents = [e for j, e in enumerate(extents) if j != mode]
+    rest_strides = [st for j, st in enumerate(strides) if j != mode]
+    out_layout = make_layout(tuple(rest) if len(rest) != 1 else rest[0]) if rest else make_layout(1)
+    out = None
+    count = 1
+    for e in rest_extents:
+        count *= e
+    for j in range(count):
+        base, r = 0, j
+        for e, st in zip(rest_extents, rest_strides, strict=True):
+            base += (r % e) * st
+            r //= e
+        value = fold([base + k * strides[mode] for k in range(extents[mode])])
+        if out is None:
+            out = kb.allocate(AddressSpace.REGISTER, value.type, out_layout, node)
+        kb.emit(C.StoreOp(value.value, out.value, kb.const_index(j, node).value), node)
+    return out

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cutec.frontend.build_calls import CallMixin
+from cutec.frontend.build_fragments import reduce
 from cutec.frontend.build_sync import SyncMixin
 from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.build_tiled import TILED_BUILTINS
 from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS
+from cutec.frontend.static_eval import error
 
 if TYPE_CHECKING:
     from cutec.frontend import ast
@@ -44,6 +46,15 @@ class Builtin:
 def _algebra(name: str) -> Build:
     def build(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
         return kb.algebra_call(name, args, kwargs, node)
+
+    return build
+
+
+def _reduce(kind: str) -> Build:
+    def build(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+        if kwargs:
+            raise error(f"reduce_{kind} takes no keyword arguments", node)
+        return reduce(kb, kind, args, node)
 
     return build
 
@@ -151,6 +162,10 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     # -- fragment arithmetic
     Builtin("fma", FRAGMENTS, "fma(a, b, c): one rounding", CallMixin.b_fma),
     Builtin("abs", FRAGMENTS, "abs(a)", CallMixin.b_abs),
+    *(
+        Builtin(f"reduce_{kind}", FRAGMENTS, f"reduce_{kind}(t[, mode])", _reduce(kind))
+        for kind in ("sum", "max", "min")
+    ),
     # -- synchronisation
     Builtin("sync", SYNC, "sync(): bar.sync 0", SyncMixin.b_sync),
     Builtin("syncthreads", SYNC, "CUDA's __syncthreads", SyncMixin.b_sync),

@@ -403,3 +403,28 @@ def test_transpose_through_a_second_view_of_shared_memory(view: str) -> None:
     written = {a.offset for a in shared if a.kind == "store"}
     read = {a.offset for a in shared if a.kind == "load"}
     assert len(written) == 32 * 32 and read == written
+
+
+REDUCE = """
+kernel rows(A: f32[8, 4] : (4, 1), S: f32[8], T: f32[1]) grid 1 threads 8 {
+  tA = local_partition(A, make_layout((8, 1)), thread.x)      // (1,4): the thread's row
+  r = make_fragment_like(tA)
+  copy(tA, r)
+  S[thread.x] = reduce_sum(r)
+  m = reduce_max(r, 1)                                        // over mode 1: 1 element
+  T[0] = reduce_min(m) if thread.x == 0 else T[0]
+}
+"""
+
+
+def test_fragment_reductions() -> None:
+    """reduce_sum over a whole fragment, reduce_max over a mode, reduce_min of that."""
+    kernel = _kernels(Source(REDUCE, "reduce.cute"))["rows"]
+    a = np.random.default_rng(12).standard_normal((8, 4)).astype(np.float32)
+    s, t = np.zeros(8, np.float32), np.zeros(1, np.float32)
+    run_kernel(kernel, 1, {"A": a, "S": s, "T": t})
+    want = np.zeros(8, np.float32)
+    for j in range(4):  # left to right, rounded to f32 after each add
+        want = (want + a[:, j]).astype(np.float32)
+    np.testing.assert_array_equal(s, want)
+    assert t[0] == a[0].max()
