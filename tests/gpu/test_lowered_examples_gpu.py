@@ -140,3 +140,24 @@ def test_sgemm(target: str, example: str, kernel: str, shape: tuple, beta: float
     }  # fmt: skip
     _run(ptx, k, (-(-m // 128), -(-n // 128)), args)
     np.testing.assert_allclose(c.T, ref, rtol=1e-4, atol=1e-3 * np.sqrt(kk))
+
+
+@pytest.mark.parametrize("m", [1 << 16, 5000])
+def test_elementwise(target: str, m: int) -> None:
+    """z = alpha * f32(x) + y with f16 x: exactly the f32 arithmetic as written."""
+    ptx, k = _compile("elementwise", "axpy", target)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(m).astype(np.float16)
+    y = rng.standard_normal(m).astype(np.float32)
+    z = np.full(m, np.nan, np.float32)
+    _run(ptx, k, (-(-m // 1024), 1), {"x": x, "M": m, "y": y, "z": z, "alpha": 0.75})
+    np.testing.assert_array_equal(z, np.float32(0.75) * x.astype(np.float32) + y)
+
+
+@pytest.mark.parametrize(("m", "n"), [(256, 512), (96, 64)])
+def test_transpose(target: str, m: int, n: int) -> None:
+    ptx, k = _compile("transpose", "transpose", target)
+    s = np.random.default_rng(3).standard_normal((n, m)).astype(np.float32)
+    d = np.full((m, n), np.nan, np.float32)
+    _run(ptx, k, (m // 32, n // 32), {"S": s, "M": m, "N": n, "D": d})
+    np.testing.assert_array_equal(d, s.T)
