@@ -223,6 +223,8 @@ class TensorMixin(_Base):
     def b_local_tile(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> S.Tensor:
         self.arity("local_tile", args, 3, 4, node)
         t = self.tensor_arg(args[0], node.args[0], "local_tile's first argument", coords_ok=True)
+        if is_layout(args[1]):
+            return self._local_tile_by_layout(t, args, kwargs, node)
         tiler = self.to_int_tuple(args[1], node.args[1], "a tiler")
         if not is_static_tuple(tiler):
             raise error(f"the tiler {tiler} must be known at compile time", node.args[1])
@@ -258,6 +260,23 @@ class TensorMixin(_Base):
         if step is not None:
             attrs["proj"] = TupleAttr(step)
         return self.build_view(C.LocalTileOp, t, operands, attrs, node, "local_tile")
+
+    def _local_tile_by_layout(
+        self, t: S.Tensor, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ) -> S.Tensor:
+        """local_tile(t, L, coord) with a layout tiler L: the tile of zipped_divide(t, L)
+        at coord (CuTe's Layout tiler: L picks the tile's elements and their order)."""
+        if len(args) > 3 or kwargs:
+            raise error("local_tile with a layout tiler takes no step", node)
+        attrs = {"tiler": self._layout_tiler(args[1], node.args[1])}
+        coord_attr, operands = self.coord_attr(args[2], node.args[2])
+        attrs["coord"] = coord_attr
+        return self.build_view(C.LocalTileOp, t, operands, attrs, node, "local_tile")
+
+    def _layout_tiler(self, v: Any, node: ast.Node) -> LayoutAttr:
+        if isinstance(v, ComposedLayout) or not is_static_tuple((v.shape, v.stride)):
+            raise error(f"a layout tiler must be a static plain layout, got {describe(v)}", node)
+        return LayoutAttr.of(v)
 
     def b_local_partition(
         self, args: list[Any], kwargs: dict[str, Any], node: ast.Call
@@ -525,6 +544,12 @@ class TensorMixin(_Base):
         """logical/zipped/tiled/flat_divide of a tensor: a `cute.divide` view."""
         if kwargs or len(args) != 2:
             raise error(f"'{name}' of a tensor takes the tensor and a tiler", node)
+        if is_layout(args[1]):
+            attrs = {
+                "kind": StringAttr(name.removesuffix("_divide")),
+                "tiler": self._layout_tiler(args[1], node.args[1]),
+            }
+            return self.build_view(C.DivideOp, t, [], attrs, node, name)
         tiler = self.to_int_tuple(args[1], node.args[1], "a tiler")
         if not is_static_tuple(tiler):
             raise error(

@@ -38,6 +38,7 @@ from cutec.ir.builder import Builder
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialects import arith
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
+from cutec.ir.dialects.cute_attrs import LayoutAttr
 from cutec.ir.dialects.cute_compute import AxpbyOp, CopyAsyncOp, CopyIfOp, CopyOp, StoreOp
 from cutec.ir.dialects.cute_coord import (
     COORD_RADIX,
@@ -143,6 +144,20 @@ class _KernelPredicates:
         modes = shape if isinstance(shape, tuple) else (shape,)
         partial: dict[int, Value] = {}
         for use in root.uses:
+            tiler = use.owner.attributes.get("tiler")
+            if isinstance(use.owner, LocalTileOp | DivideOp) and isinstance(tiler, LayoutAttr):
+                # A layout tiler cuts the tensor's elements in its own order: full only
+                # when the tensor is static and the tiler's size divides it.
+                n, per = size(Layout(shape)), size(tiler.layout)
+                if not (is_static(n) and int(n) % int(per) == 0):
+                    raise CompileError(
+                        f"the layout tiler {tiler.layout} may cut {self.la.layout_of(root)} "
+                        "past its end, which the predicate pass cannot guard: give the "
+                        "tensor static extents the tiler's size divides, or tile it by "
+                        "integers",
+                        use.owner.location,
+                    )
+                continue
             tiles = _tiles_of(use.owner)
             for k, tile in enumerate(tiles):
                 if tile is None or k >= len(modes) or known_divisible(modes[k], tile):

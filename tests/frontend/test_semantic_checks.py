@@ -122,3 +122,20 @@ def test_method_arity_error_points_at_the_method() -> None:
     assert info.value.render().startswith(
         "k.cute:3:25: error: 'partition_S' takes one tensor, got 2 arguments"
     )
+
+
+def test_a_layout_tiler_on_a_dynamic_tensor_is_a_located_error_at_lowering() -> None:
+    """The predicate pass cannot guard a layout tiler's cut of a dynamic tensor."""
+    from cutec.driver import Source, Stage, compile
+
+    source = Source(
+        "kernel k(S: f32[64, N], D: f32[64, N]) grid 4 threads 64 {\n"
+        "  t = local_tile(S, (8, 8) : (8, 1), block.x)\n"
+        "  r = make_fragment_like(local_partition(t, make_layout((8, 8)), thread.x))\n"
+        "  copy(local_partition(t, make_layout((8, 8)), thread.x), r)\n"
+        "}\n",
+        "k.cute",
+    )
+    with pytest.raises(CompileError) as info:
+        compile(source, Stage.CUTE)
+    assert info.value.render().startswith("k.cute:2:7: error: the layout tiler (_8,_8):(_8,_1)")

@@ -428,3 +428,18 @@ def test_fragment_reductions() -> None:
         want = (want + a[:, j]).astype(np.float32)
     np.testing.assert_array_equal(s, want)
     assert t[0] == a[0].max()
+
+
+def test_layout_tilers_in_local_tile_and_divides() -> None:
+    """local_tile(S, (8,8):(8,1), b): a layout tiler takes the tensor's elements in its
+    own order: on a 64x64 column-major tensor, tile b is column b seen as an 8x8
+    row-major block; copied tile for tile, columns 0..3 of D become S's."""
+    source = Source.from_file(Path(__file__).parents[1] / "frontend" / "data" / "layout_tiler.cute")
+    text = compile(source, Stage.CUTE).text
+    assert "tiler = #cute.layout<(8,8):(8,1)>" in text
+    kernel = _kernels(source)["k"]
+    s = np.random.default_rng(13).standard_normal((64, 64)).astype(np.float32)
+    d = np.zeros_like(s)
+    run_kernel(kernel, 4, {"S": s, "D": d})
+    np.testing.assert_array_equal(d[:4], s[:4])  # rows of the stored array: columns of (M,N)
+    assert not d[4:].any()

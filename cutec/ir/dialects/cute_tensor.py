@@ -334,7 +334,9 @@ def clear_view_cache() -> None:
 
 
 def _value(attr: Attribute) -> Any:
-    """The Python value of a tuple or string attribute."""
+    """The Python value of a tuple, string or layout attribute (a layout tiler)."""
+    if isinstance(attr, LayoutAttr):
+        return attr.layout
     assert isinstance(attr, TupleAttr | StringAttr), attr
     return attr.value
 
@@ -353,7 +355,7 @@ class LocalTileOp(_ViewOp):
     name = "cute.local_tile"
     source = operand_def(VIEWABLE)
     coords = var_operand_def(IndexType)
-    tiler = attr_def(TupleAttr)
+    tiler = attr_def((TupleAttr, LayoutAttr))  # a layout tiler: CuTe's Layout tiler
     coord = attr_def(TupleAttr)
     proj = opt_attr_def(TupleAttr)
 
@@ -407,6 +409,10 @@ class LocalTileOp(_ViewOp):
     def _verify_parameters(self, src: Any, result: Any) -> None:
         tiler = self.tiler
         coord = self._check_coord(self.coord, self.coords)
+        if isinstance(tiler, LayoutAttr):
+            if self.proj is not None:
+                raise self.error("a layout tiler takes no proj (step)")
+            return
         if _rank(tiler.value) != _rank(coord.value):
             raise self.error(
                 f"tiler {tiler.print_body()} and coord {coord.print_body()} have different ranks"
@@ -539,7 +545,7 @@ class DivideOp(_ViewOp):
     name = "cute.divide"
     source = operand_def(VIEWABLE)
     kind = attr_def(StringAttr, one_of=DIVIDE_KINDS)
-    tiler = attr_def(TupleAttr)
+    tiler = attr_def((TupleAttr, LayoutAttr))  # integers, or a static layout
 
     @classmethod
     def infer_layout(
@@ -567,6 +573,8 @@ class DivideOp(_ViewOp):
 
     def _verify_parameters(self, src: Any, result: Any) -> None:
         tiler = self.tiler
+        if isinstance(tiler, LayoutAttr):
+            return  # static by construction
         if not all(isinstance(x, int) for x in leaves(tiler.value)):
             raise self.error(f"the tiler {tiler.print_body()} must be static integers")
 
