@@ -526,6 +526,32 @@ class TensorMixin(_Base):
         op = C.ViewOp(t.value, zero, dynamic, self.tensor_type(t, layout))
         return self.view(op, t, layout, node)
 
+    def b_recast(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> S.Tensor:
+        """recast(t, dtype): t's bytes as elements of dtype (CuTe's recast<T>(t))."""
+        self.arity("recast", args, 2, 2, node)
+        if kwargs:
+            raise error(f"recast has no argument '{next(iter(kwargs))}'", node)
+        t = self.tensor_arg(args[0], node.args[0], "recast's tensor")
+        element = args[1]
+        if not isinstance(element, T.Type):
+            raise error(
+                f"recast's second argument is an element type, got {describe(element)}",
+                node.args[1],
+            )
+        if t.space is AddressSpace.REGISTER:
+            raise error(
+                "recast of a register fragment is not supported: convert its elements "
+                "(f32(x)) or recast the memory it was copied from",
+                node,
+            )
+        old = C.TensorType(t.element, t.space, spec_of(t.layout))
+        new = C.TensorType(element, t.space, spec_of(t.layout))
+        with algebra_errors(node, "recast"):
+            layout = C.RecastOp.recast(t.layout, old, new)
+        op = C.RecastOp(t.value, C.TensorType(element, t.space, spec_of(layout)))
+        self.emit(op, node)
+        return S.Tensor(op.result, layout, element, t.space)
+
     def tensor_compose(self, t: S.Tensor, args: list[Any], node: ast.Call) -> S.Tensor:
         """composition(t, layout): t's memory seen through ``t.layout ∘ layout``."""
         if len(args) != 2:

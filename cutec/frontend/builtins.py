@@ -137,6 +137,7 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     ),
     # -- tensors
     Builtin("make_tensor", TENSORS, "make_tensor(t, layout)", TensorMixin.b_make_tensor),
+    Builtin("recast", TENSORS, "recast(t, dtype): the bytes as another type", TensorMixin.b_recast),
     Builtin("local_tile", TENSORS, "CuTe's local_tile", TensorMixin.b_local_tile),
     Builtin("local_partition", TENSORS, "CuTe's local_partition", TensorMixin.b_local_partition),
     Builtin("make_fragment_like", TENSORS, "registers like t", TensorMixin.b_make_fragment_like),

@@ -75,6 +75,7 @@ from cutec.ir.dialects.cute_tensor import (
     AllocSmemOp,
     MakeFragmentOp,
     MakeTensorOp,
+    RecastOp,
     SizeOp,
     ViewOp,
     _ViewOp,
@@ -272,6 +273,12 @@ class _KernelLowering:
             at = self.smem_offsets[op] // _bytes(element)
             ptr = self.ptr_add(base, at, scope) if at else base
         self.roots[op.result] = ptr
+
+    def recast(self, op: RecastOp, scope: _Scope) -> None:
+        """A recast tensor is a root: the source's element 0, its pointer cast."""
+        first = self.element_ptr(op.source, 0, scope)
+        cast = thread.PtrCastOp(first, _element(op.result))
+        self.roots[op.result] = scope.builder.insert(cast).result
 
     def make_fragment(self, op: MakeFragmentOp, scope: _Scope) -> None:
         element = _element(op.result)
@@ -528,6 +535,7 @@ _NO_CODE = (
 _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = {
     AllocSmemOp: _KernelLowering.alloc_smem,
     MakeFragmentOp: _KernelLowering.make_fragment,
+    RecastOp: _KernelLowering.recast,
     CopyOp: _KernelLowering.copy,
     CopyIfOp: _KernelLowering.copy,
     CopyAsyncOp: _KernelLowering.copy_async,

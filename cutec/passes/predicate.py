@@ -53,6 +53,7 @@ from cutec.ir.dialects.cute_tensor import (
     LocalTileOp,
     MakeFragmentOp,
     MakeTensorOp,
+    RecastOp,
     _ViewOp,
 )
 from cutec.ir.dialects.cute_types import LayoutSpec, TensorType
@@ -138,6 +139,14 @@ class _KernelPredicates:
         if not isinstance(t, TensorType) or t.space is not AddressSpace.GLOBAL:
             return {}
         root = self.la.address_of(view).root
+        if isinstance(root, OpResult) and isinstance(root.op, RecastOp):
+            if self.partial_modes(root.op.source):
+                raise CompileError(
+                    "a recast of a tile that may run past its tensor cannot be guarded: "
+                    "guard the copy yourself (copy(..., pred = p)) or assume the tile full",
+                    root.op.location,
+                )
+            return {}
         if not (isinstance(root, OpResult) and isinstance(root.op, MakeTensorOp)):
             return {}
         shape = self.la.layout_of(root).shape

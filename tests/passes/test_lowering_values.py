@@ -443,3 +443,14 @@ def test_layout_tilers_in_local_tile_and_divides() -> None:
     run_kernel(kernel, 4, {"S": s, "D": d})
     np.testing.assert_array_equal(d[:4], s[:4])  # rows of the stored array: columns of (M,N)
     assert not d[4:].any()
+
+
+def test_recast_moves_the_bytes_as_wider_elements() -> None:
+    """recast(S, s32) of 64 f16: 32 words, each a pair of halves, copied bit for bit."""
+    source = Source.from_file(Path(__file__).parents[1] / "frontend" / "data" / "recast.cute")
+    kernel = _kernels(source)["k"]
+    s = np.random.default_rng(14).standard_normal(64).astype(np.float16)
+    d = np.zeros_like(s)
+    run = run_kernel(kernel, 1, {"S": s, "D": d}, trace=True)
+    assert np.array_equal(s.view(np.uint16), d.view(np.uint16))
+    assert {a.nbytes for a in run.trace if a.buffer in ("S", "D")} == {4}

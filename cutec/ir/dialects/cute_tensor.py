@@ -51,6 +51,7 @@ from cutec.layout import (
     composition,
     local_partition_and_offset,
     local_tile_and_offset,
+    recast_layout,
     size,
     slice_and_offset,
 )
@@ -785,6 +786,54 @@ class ViewOp(CuteOp):
             # The swizzle acts on the whole offset; a plain layout cannot say where.
             raise self.error("cannot view a swizzled tensor through a plain layout")
         return root, offset + la.integer_of(self.offset), self.result_layout(la)
+
+
+class RecastOp(CuteOp):
+    """The same bytes seen as elements of another type (CuTe's ``recast<T>(t)``):
+    the layout is CuTe's recast_layout of the source's (upcast for wider elements,
+    downcast for narrower).
+
+    ``%u = cute.recast %t : !cute.tensor<f16, smem, (8,4):(1,8)>
+        -> !cute.tensor<u32, smem, (4,4):(1,4)>``
+
+    A recast tensor is a root of its own: its elements are addressed from the
+    source's element 0, reinterpreted (a pointer cast). Register fragments are
+    not recast (their registers are values of one type).
+    """
+
+    name = "cute.recast"
+    traits = (Pure(),)
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, source: Value, result: TensorType) -> None:
+        super().__init__(operands=[source], result_types=[result])
+
+    @staticmethod
+    def recast(layout: AnyLayout, old: TensorType, new: TensorType) -> AnyLayout:
+        return recast_layout(layout, dtype_of(old.element).bits, dtype_of(new.element).bits)
+
+    def result_layout(self, la: LayoutAnalysis) -> AnyLayout:
+        src, t = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(t, TensorType)
+        try:
+            return self.recast(la.layout_of(self.source), src, t)
+        except (LayoutError, ValueError) as e:
+            raise self.error(f"cannot recast the layout: {e}") from None
+
+    def verify_(self) -> None:
+        src, t = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(t, TensorType)
+        if src.space is not t.space:
+            raise self.error(f"a recast stays in {src.space.memory}, not {t.space.memory}")
+        if src.space is AddressSpace.REGISTER:
+            raise self.error("register fragments are not recast (convert their elements)")
+        try:
+            expected = spec_of(self.result_layout(LayoutAnalysis(strict=True)))
+        except UnknownLayout:
+            return
+        if expected != t.spec:
+            raise self.error(f"result layout must be {expected}, not {t.spec}")
 
 
 class SizeOp(CuteOp):

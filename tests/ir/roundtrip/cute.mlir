@@ -17,6 +17,7 @@ module {
       cute.yield %s : f32
     }
     %cA = cute.compose %sA {layout = #cute.layout<(8,128):(128,1)>} : !cute.tensor<f32, smem, (128,8):(1,129)> -> !cute.tensor<f32, smem, (8,128):(129,1)>
+    %rA = cute.recast %sA : !cute.tensor<f32, smem, (128,8):(1,129)> -> !cute.tensor<i16, smem, (256,8):(1,258)>
     %vA = cute.view %A, %tid, %ldA : !cute.tensor<f32, gmem, (?,?):(1,?)> -> !cute.tensor<f32, gmem, (4,2):(32,?)>
     cute.clear %tCrC : !cute.tensor<f32, rmem, (8,8):(1,8)>
     %n = cute.size %tAgA {mode = #cute.tuple<2>} : !cute.tensor<f32, gmem, (4,1,?):(32,0,?)> -> index
