@@ -25,7 +25,11 @@ backend's: slow, simple and strict.
   form, floats Python floats rounded to their type: arith ops are evaluated
   by their own folders (`Operation.fold`), so the interpreter has the
   hardware semantics the folder has, with no second copy of them. Vectors
-  are tuples.
+  are tuples. The math ops (``math.exp`` ...) too: each is the function
+  computed in double precision and rounded to the type, which the GPU's
+  approximate instructions (``ex2.approx.f32``, ``lg2.approx.f32``,
+  ``rsqrt.approx.f32``) differ from within their bounds (docs/language.md,
+  *Fragment arithmetic*); compare those with a tolerance.
 * **cp.async.** A copy reads its source when issued and lands in shared
   memory when a ``cp_async_wait`` covers its group (reading the destination
   earlier sees the old bytes, as on the hardware it may).
@@ -246,7 +250,7 @@ class _Thread:
             elif cls is scf.WhileOp:
                 results = yield from self.while_(op)
                 env.update(zip(op.results, results, strict=True))
-            elif op.name.startswith("arith."):
+            elif op.name.startswith(("arith.", "math.")):
                 self.arith(op)
             else:
                 handler = _HANDLERS.get(cls)
@@ -284,7 +288,7 @@ class _Thread:
             self.env.update(zip(op.after.args, values, strict=True))
             carried = yield from self.block(op.after)
 
-    # ------------------------------------------------------------ arith, by the folders
+    # ------------------------------------------------------------ arith and math, by the folders
     def arith(self, op: Operation) -> None:
         operands = [self.env[v] for v in op.operands]
         attrs = [to_attr(x, v.type) for x, v in zip(operands, op.operands, strict=True)]

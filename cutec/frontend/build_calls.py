@@ -494,6 +494,24 @@ class CallMixin(_Base):
             return abs(args[0])
         return fragment_function(self, "abs", args, node)
 
+    def b_exp(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        return fragment_function(self, "exp", args, node)
+
+    def b_exp2(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        return fragment_function(self, "exp2", args, node)
+
+    def b_log(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        return fragment_function(self, "log", args, node)
+
+    def b_log2(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        return fragment_function(self, "log2", args, node)
+
+    def b_sqrt(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        return fragment_function(self, "sqrt", args, node)
+
+    def b_rsqrt(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        return fragment_function(self, "rsqrt", args, node)
+
     def _minmax(self, args: list[Any], node: ast.Call, fn: Any) -> Any:
         self.arity(fn.__name__, args, 2, 2, node)
         if any(is_fragment(v) for v in args):

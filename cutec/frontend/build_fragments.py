@@ -1,5 +1,6 @@
 """Arithmetic on register fragments: ``a * rx + ry``, ``fma``, ``min``/``max``/``abs``,
-and conversions ``f32(x)``, on scalars and fragments alike.
+``exp``/``exp2``/``log``/``log2``/``sqrt``/``rsqrt``, and conversions ``f32(x)``, on
+scalars and fragments alike.
 
 A fragment operand makes an operator element-wise: each operator becomes one
 ``cute.map`` into a fresh fragment with the first fragment operand's shape
@@ -12,7 +13,8 @@ must have the same size; their element types must agree (convert explicitly:
 
 Functions (`fragment_function`) and conversions (`convert`) work on scalars
 and on fragments: ``fma(a, b, c)`` (one rounding), ``min``, ``max`` (NaN
-propagating, PTX ``min.NaN``/``max.NaN``), ``abs``, and ``T(x)`` for an element
+propagating, PTX ``min.NaN``/``max.NaN``), ``abs``, the transcendental functions
+(one op of the math dialect each, on floats only), and ``T(x)`` for an element
 type T (``f16(x)``, ``f32(x)``, ``i32(x)``: round to nearest even between
 floats, toward zero from float to integer, as C's conversions).
 """
@@ -29,6 +31,7 @@ from cutec.ir import types as T
 from cutec.ir.core import Value
 from cutec.ir.dialects import arith
 from cutec.ir.dialects import cute as C
+from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.cute_map import MapOp, YieldOp
 from cutec.layout import make_layout, size
 from cutec.target import AddressSpace
@@ -176,20 +179,54 @@ def _abs(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
     return S.Runtime(kb.emit(arith.MaxSIOp(a, neg), node).result)
 
 
+def _math(
+    name: str, cls: type[math_ops.UnaryMathOp]
+) -> Callable[[KernelBuilder, list[Any], ast.Node], S.Runtime]:
+    """``exp(x)`` ...: one math op on a float; an integer is an error at the argument."""
+
+    def rule(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
+        (a,) = _typed(kb, e, node)
+        if not isinstance(a.type, T.FloatType):
+            where = node.args[0] if isinstance(node, ast.Call) and node.args else node
+            raise error(
+                f"{name}() computes on floats, not {a.type}; convert it first (f32(x))", where
+            )
+        return S.Runtime(kb.emit(cls(a), node).result)
+
+    return rule
+
+
+# The transcendental functions: name → its math op (docs/language.md has their PTX).
+MATH_FUNCTIONS: dict[str, type[math_ops.UnaryMathOp]] = {
+    "exp": math_ops.ExpOp,
+    "exp2": math_ops.Exp2Op,
+    "log": math_ops.LogOp,
+    "log2": math_ops.Log2Op,
+    "sqrt": math_ops.SqrtOp,
+    "rsqrt": math_ops.RsqrtOp,
+}
+
 FUNCTIONS: dict[str, tuple[int, Callable[[KernelBuilder, list[Any], ast.Node], S.Runtime]]] = {
     "fma": (3, _fma),
     "min": (2, _minmax("min")),
     "max": (2, _minmax("max")),
     "abs": (1, _abs),
+    **{name: (1, _math(name, cls)) for name, cls in MATH_FUNCTIONS.items()},
 }
 
 
 def fragment_function(kb: KernelBuilder, name: str, args: list[Any], node: ast.Call) -> Any:
-    """``fma(a, b, c)``, ``min(a, b)``, ``max(a, b)``, ``abs(a)`` on scalars or fragments."""
+    """``fma(a, b, c)``, ``min(a, b)``, ``max(a, b)``, ``abs(a)``, ``exp(a)`` ... on scalars
+    or fragments."""
     count, rule = FUNCTIONS[name]
     kb.arity(name, args, count, count, node)
     if any(is_fragment(v) for v in args):
         return element_wise(kb, args, node, lambda e: rule(kb, e, node), f"{name}()")
+    for v in args:
+        if isinstance(v, S.Tensor):
+            raise error(
+                f"{name}() computes on scalars and register fragments, not {describe(v)}", node
+            )
     if all(_is_number(v) for v in args):
         raise error(f"{name}() of compile-time numbers: write the value", node)
     return rule(kb, args, node)

@@ -167,6 +167,12 @@ _DECLARATIONS: tuple[Builtin, ...] = (
         Builtin(f"reduce_{kind}", FRAGMENTS, f"reduce_{kind}(t[, mode])", _reduce(kind))
         for kind in ("sum", "max", "min")
     ),
+    Builtin("exp", FRAGMENTS, "exp(a): e to the a (ex2.approx)", CallMixin.b_exp),
+    Builtin("exp2", FRAGMENTS, "exp2(a): 2 to the a (ex2.approx)", CallMixin.b_exp2),
+    Builtin("log", FRAGMENTS, "log(a): natural logarithm (lg2.approx)", CallMixin.b_log),
+    Builtin("log2", FRAGMENTS, "log2(a): base-2 logarithm (lg2.approx)", CallMixin.b_log2),
+    Builtin("sqrt", FRAGMENTS, "sqrt(a): IEEE square root", CallMixin.b_sqrt),
+    Builtin("rsqrt", FRAGMENTS, "rsqrt(a): 1/sqrt(a) (rsqrt.approx)", CallMixin.b_rsqrt),
     # -- synchronisation
     Builtin("sync", SYNC, "sync(): bar.sync 0", SyncMixin.b_sync),
     Builtin("syncthreads", SYNC, "CUDA's __syncthreads", SyncMixin.b_sync),

@@ -18,6 +18,7 @@ from cutec.ir.types import DialectType
 DIALECT_MODULES = (
     "cutec.ir.dialects.builtin",
     "cutec.ir.dialects.arith",
+    "cutec.ir.dialects.math",
     "cutec.ir.dialects.scf",
     "cutec.ir.dialects.gpu",
     "cutec.ir.dialects.thread",

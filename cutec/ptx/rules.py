@@ -22,6 +22,7 @@ from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.ir.attributes import FloatAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith, gpu, thread
+from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
 from cutec.ir.types import IndexType, IntegerType
@@ -30,6 +31,10 @@ from cutec.ptx.tables import (
     CAST,
     CMPF,
     CMPI,
+    LN_2_F32,
+    LOG2_E_F32,
+    MATH,
+    MATH_TYPES,
     ONLY,
     SHIFT,
     TERNARY,
@@ -176,6 +181,32 @@ def _cast_pred(ctx: KernelEmitter, op: Operation, a: PtxType, d: PtxType, src: s
         ctx.emit(f"setp.ne.{a.b} {ctx.define(op.results[0], op)}, {low}, 0;")
     else:
         raise ctx.error(op)
+
+
+# --------------------------------------------------------------------------- math
+
+
+def _math(ctx: KernelEmitter, op: Operation) -> None:
+    """``sqrt.rn``, ``rsqrt.approx``, ``ex2.approx``, ``lg2.approx`` (tables.MATH); exp
+    and log scale by log2(e) before ``ex2`` and by ln(2) after ``lg2``, as CUDA's
+    ``__expf``/``__logf``. Another float type is a located error."""
+    t = ctx.ptype(op.results[0], op)
+    allowed = MATH_TYPES[type(op)]
+    if t.f not in allowed:
+        raise ctx.error(op, f"{op.name} is emitted for {' and '.join(sorted(allowed))} only")
+    ins = fill(MATH[type(op)], t)
+    assert ins is not None
+    x, d = ctx.reg(op.operands[0]), ctx.define(op.results[0], op)
+    if isinstance(op, math_ops.ExpOp):
+        scaled = ctx.temp(t.reg)
+        ctx.emit(f"mul.rn.f32 {scaled}, {x}, {LOG2_E_F32};")
+        ctx.emit(f"{ins} {d}, {scaled};")
+    elif isinstance(op, math_ops.LogOp):
+        log2 = ctx.temp(t.reg)
+        ctx.emit(f"{ins} {log2}, {x};")
+        ctx.emit(f"mul.rn.f32 {d}, {log2}, {LN_2_F32};")
+    else:
+        ctx.emit(f"{ins} {d}, {x};")
 
 
 # --------------------------------------------------------------------------- gpu
@@ -545,6 +576,7 @@ RULES: dict[type[Operation], Rule] = {
     arith.CmpFOp: _cmp(CMPF),
     arith.SelectOp: _select,
     **{cls: _cast for cls in CAST},
+    **{cls: _math for cls in MATH},
     gpu.ThreadIdOp: _special_register("tid"),
     gpu.BlockIdOp: _special_register("ctaid"),
     gpu.BlockDimOp: _special_register("ntid"),

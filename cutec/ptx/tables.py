@@ -20,6 +20,7 @@ from functools import cache
 
 from cutec.dtypes import REGISTER_PREFIX, DType, UnknownDTypeError, dtype
 from cutec.ir.dialects import arith
+from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of
 from cutec.target import AddressSpace
@@ -176,6 +177,25 @@ ONLY: dict[type, frozenset[str]] = {
     arith.MaximumFOp: frozenset({"f32"}),
     arith.MinimumFOp: frozenset({"f32"}),
 }
+
+# The math dialect (docs/language.md, *Fragment arithmetic*, has their accuracy):
+# `<template> %d, %a;`, f32 only but sqrt (f32 and f64, IEEE); flush-to-zero off.
+# exp and log are ex2/lg2 and a multiplication (rules.py, `_exp_log`), as CUDA's
+# __expf and __logf.
+MATH: dict[type, str] = {
+    math_ops.SqrtOp: "sqrt.rn.{f}",
+    math_ops.RsqrtOp: "rsqrt.approx.{f}",
+    math_ops.Exp2Op: "ex2.approx.{f}",
+    math_ops.Log2Op: "lg2.approx.{f}",
+    math_ops.ExpOp: "ex2.approx.{f}",
+    math_ops.LogOp: "lg2.approx.{f}",
+}
+MATH_TYPES: dict[type, frozenset[str]] = {
+    cls: frozenset({"f32", "f64"} if cls is math_ops.SqrtOp else {"f32"}) for cls in MATH
+}
+# log2(e) and ln(2), rounded to f32: exp(x) = ex2(x * log2(e)), log(x) = lg2(x) * ln(2).
+LOG2_E_F32 = "0f3FB8AA3B"
+LN_2_F32 = "0f3F317218"
 
 # `setp.<cmp> %p, %a, %b;` per predicate.
 CMPI: dict[str, str] = {
