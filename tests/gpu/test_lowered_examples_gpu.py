@@ -161,3 +161,55 @@ def test_transpose(target: str, m: int, n: int) -> None:
     d = np.full((m, n), np.nan, np.float32)
     _run(ptx, k, (m // 32, n // 32), {"S": s, "M": m, "N": n, "D": d})
     np.testing.assert_array_equal(d, s.T)
+
+
+MATH = """
+kernel fn[F: int = 0](x: f32[M] align 16, y: f32[M] align 16)
+  assume M % 4 == 0
+  grid ceil_div(M, 256) threads 64
+{
+  c = tiled_copy(UniversalCopy[u128], thr = 64, val = 4)
+  tx = c.slice(thread.x).partition_S(local_tile(x, (256,), (block.x,)))
+  ty = c.slice(thread.x).partition_D(local_tile(y, (256,), (block.x,)))
+  rx = make_fragment_like(tx)
+  copy(c, tx, rx)
+  ry = FN(rx)
+  copy(c, ry, ty)
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("fn", "low", "high", "rel"),
+    [
+        ("sqrt", 0.0, 100.0, 0.0),  # IEEE: correctly rounded
+        ("exp", -10.0, 10.0, 2.0**-20),
+        ("exp2", -10.0, 10.0, 2.0**-20),
+        ("log2", 0.5, 2.0, None),  # absolute error 2^-22 on [0.5, 2]
+        ("log", 0.5, 2.0, None),
+        ("rsqrt", 0.01, 100.0, 2.0**-20),
+    ],
+)
+def test_math_functions_within_their_bounds(target: str, fn: str, low, high, rel) -> None:
+    """The GPU's results against float64: sqrt exact to f32, the approximate functions
+    within the tolerance docs/language.md states (or, where it states none, 2^-20)."""
+    from cutec.driver import Options, Source, Stage, compile
+
+    result = compile(Source(MATH.replace("FN", fn), "math.cute"), Stage.PTX, Options(target=target))
+    (k,) = result.module.walk_type(KernelOp)
+    m = 1 << 16
+    x = np.random.default_rng(4).uniform(low, high, m).astype(np.float32)
+    y = np.zeros(m, np.float32)
+    _run(result.ptx, k, (m // 256, 1), {"x": x, "M": m, "y": y})
+    d = x.astype(np.float64)
+    exact = {
+        "sqrt": np.sqrt(d), "exp": np.exp(d), "exp2": np.exp2(d), "log2": np.log2(d),
+        "log": np.log(d), "rsqrt": 1 / np.sqrt(d),
+    }[fn]  # fmt: skip
+    if rel == 0.0:
+        np.testing.assert_array_equal(y, exact.astype(np.float32))
+    elif rel is None:
+        bound = 2.0**-22 if fn == "log2" else 2.0**-21.41
+        assert np.abs(y - exact).max() <= bound * 1.0001
+    else:
+        assert (np.abs(y - exact) / np.abs(exact)).max() <= rel
