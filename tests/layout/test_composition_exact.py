@@ -69,3 +69,21 @@ def test_dynamic_and_large_layouts_are_not_checked() -> None:
         warnings.simplefilter("error", LayoutWarning)
         composition(Layout((6, sym("N", min_value=1)), (1, 7)), Layout(4, 4))
         composition(Layout((6, 4), (1, 7)), Layout((4, 2048), (4, 24)))
+
+
+def test_cute_source_gets_one_located_warning(capsys, tmp_path) -> None:
+    from cutec.cli import main
+
+    src = tmp_path / "weak.cute"
+    src.write_text(
+        "kernel k(A: f32[M] : (1)) threads 32 {\n"
+        "  a = composition((6, 4) : (1, 7), 4 : 4)\n"
+        "  b = composition((4, 8) : (1, 4), (2, 2) : (2, 1))\n"
+        "}\n"
+    )
+    assert main(["compile", str(src), "--emit=cute"]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ": warning: " in ln]
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"{src}:2:7: warning: composition((6,4):(1,7), 4:4) is not")
+    assert "error" not in err and "Traceback" not in err
