@@ -7,18 +7,29 @@ IR only ever sees the results.
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from cutec.atoms.copy import CopyAtomError
 from cutec.atoms.mma import UnsupportedMmaError
-from cutec.diagnostics import CompileError, Location, Note
+from cutec.diagnostics import CompileError, Diagnostic, Location, Note
 from cutec.dtypes import DTYPES as ELEMENT_TYPES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.ir import types as T
-from cutec.layout import ComposedLayout, DynamicValueError, Layout, LayoutError, Swizzle, X, size
+from cutec.layout import (
+    ComposedLayout,
+    DynamicValueError,
+    Layout,
+    LayoutError,
+    LayoutWarning,
+    Swizzle,
+    X,
+    size,
+)
 from cutec.layout.inttuple import format_tuple
 from cutec.layout.symbolic import SymInt, is_static
 
@@ -124,16 +135,36 @@ def error(message: str, node: ast.Node, notes: list[Note] | None = None) -> Comp
 
 @contextmanager
 def algebra_errors(node: ast.Node, what: str = "") -> Iterator[None]:
-    """Re-raise the layout algebra's and the atom library's errors at `node`."""
+    """Re-raise the layout algebra's and the atom library's errors at `node`.
+
+    A LayoutWarning of the algebra (CuTe's result is kept but is not what the operation
+    means) becomes one located warning at `node`, printed to stderr; the compile goes on.
+    """
     prefix = f"{what}: " if what else ""
     try:
-        yield
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LayoutWarning)
+            yield
     except DynamicValueError as e:
         raise error(f"{prefix}needs a compile-time value: {e}", node) from None
     except (LayoutError, UnsupportedMmaError, CopyAtomError) as e:
         raise error(f"{prefix}{e}", node) from None
     except RecursionError:
         raise error(f"{prefix}the layout is nested too deeply", node) from None
+    _report_layout_warnings(caught, node, prefix)
+
+
+def _report_layout_warnings(caught: list, node: ast.Node, prefix: str) -> None:
+    ours = [w for w in caught if issubclass(w.category, LayoutWarning)]
+    for w in caught:  # other warnings go on as if never caught
+        if w not in ours:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if ours:
+        message = str(ours[0].message)
+        if prefix and not message.startswith(prefix[:-2] + "("):  # not "composition: composition("
+            message = prefix + message
+        diag = Diagnostic(message, loc_of(node), severity="warning")
+        print(diag.render(), file=sys.stderr)
 
 
 def check_layout_size(layout: Any, node: ast.Node) -> None:

@@ -47,7 +47,7 @@ from cutec.layout.divide import (
     zipped_divide,
     zipped_product,
 )
-from cutec.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.errors import DynamicValueError, LayoutError, LayoutWarning
 from cutec.layout.inttuple import (
     Coord,
     Integer,
@@ -124,6 +124,7 @@ __all__ = [
     "LayoutError",
     "LayoutLeft",
     "LayoutRight",
+    "LayoutWarning",
     "Swizzle",
     "X",
     "append",

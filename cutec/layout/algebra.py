@@ -7,10 +7,11 @@ shape divided only where CuTe can prove it at compile time.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from cutec.layout import inttuple as it
-from cutec.layout.errors import DynamicValueError, LayoutError
+from cutec.layout.errors import DynamicValueError, LayoutError, LayoutWarning
 from cutec.layout.inttuple import Integer, IntTuple
 from cutec.layout.layout import (
     Layout,
@@ -170,23 +171,89 @@ def _composition_impl(l_shape: Any, l_stride: Any, r_shape: Any, r_stride: Any) 
     return Layout((*result_shape, rest_shape), (*result_stride, last_stride))
 
 
+def _int_tiler(n: Integer) -> Layout:
+    # CuTe composes with an integer n as n:_1 (composition_impl(lhs, n, Int<1>{})), also for
+    # n == 1, where make_layout(_1) would be _1:_0; divides and products use make_layout(n).
+    return Layout(n, 1)
+
+
 def composition(lhs: Any, rhs: Any) -> Any:
-    """R = lhs o rhs: R(c) = lhs(rhs(c)), compatible with rhs; a tuple rhs composes by mode."""
+    """R = lhs o rhs: R(c) = lhs(rhs(c)), compatible with rhs; a tuple rhs composes by mode.
+
+    The result is CuTe's even where CuTe's weak divisibility condition lets through a result
+    that is not the function composition; then a :class:`LayoutWarning` says so (static
+    layouts of at most CHECK_LIMIT elements are checked).
+    """
     if isinstance(lhs, ComposedLayout | Swizzle) or isinstance(rhs, ComposedLayout | Swizzle):
         return compose_special(lhs, rhs)
     if isinstance(rhs, tuple | list) or rhs is None:
-        return by_tiler(lhs, rhs, composition, keep_rest=False)
-    if it.is_int(rhs):  # composition with n is composition with n:_1
-        rhs = Layout(rhs)
+        return by_tiler(lhs, rhs, composition, keep_rest=False, int_layout=_int_tiler)
+    if it.is_int(rhs):
+        rhs = _int_tiler(rhs)
     if not isinstance(rhs, Layout) or not isinstance(lhs, Layout):
         raise LayoutError(f"composition: cannot compose {lhs!r} with {rhs!r}")
     try:
         flat = coalesce_x(lhs)
-        return _composition_impl(flat.shape, flat.stride, rhs.shape, rhs.stride)
+        result = _composition_impl(flat.shape, flat.stride, rhs.shape, rhs.stride)
     except DynamicValueError:
         raise
     except LayoutError as exc:
         raise LayoutError(f"composition of {lhs} with {_show(rhs)}: {exc}") from None
+    _check_function_composition(lhs, rhs, result)
+    return result
+
+
+CHECK_LIMIT = 4096
+
+
+def _index_table(shape: tuple, stride: tuple) -> list[int]:
+    """[L(0), L(1), ...] of the static flat layout shape:stride, colexicographic."""
+    table = [0]
+    for s, d in zip(shape, stride, strict=True):
+        table = [v + j * d for j in range(s) for v in table]
+    return table
+
+
+def _static_flat(layout: Layout) -> tuple[tuple, tuple] | None:
+    fs = it.flatten_to_tuple(layout.shape)
+    fd = it.flatten_to_tuple(layout.stride)
+    if not fs or not all(type(x) is int for x in (*fs, *fd)):
+        return None
+    return fs, fd
+
+
+def _check_function_composition(lhs: Layout, rhs: Layout, result: Layout) -> None:
+    """Warn (never raise) when CuTe's result differs from c -> lhs(rhs(c)) on rhs's domain."""
+    try:
+        flats = [_static_flat(x) for x in (lhs, rhs, result)]
+        if any(f is None for f in flats):
+            return
+        (ls, ld), (rs, rd), (os_, od) = flats  # type: ignore[misc]
+        n = it.product(rs)
+        if n > CHECK_LIMIT or it.product(os_) != n or it.product(ls) > CHECK_LIMIT:
+            return
+        b = _index_table(rs, rd)
+        if min(b) < 0:
+            return
+        # lhs(x) for any x >= 0: the last flat mode takes what the others leave (as CuTe's
+        # idx2crd does), so lhs is defined beyond its size.
+        base = _index_table(ls[:-1], ld[:-1])
+        p = len(base)
+        got = _index_table(os_, od)
+        for i, x in enumerate(b):
+            want = base[x % p] + (x // p) * ld[-1]
+            if got[i] != want:
+                warnings.warn(
+                    f"composition({lhs.to_text(static_marks=False)}, "
+                    f"{rhs.to_text(static_marks=False)}) is not the function composition: "
+                    f"at index {i} CuTe's result gives {got[i]}, A(B({i})) = {want} "
+                    "(CuTe's weak divisibility condition)",
+                    LayoutWarning,
+                    stacklevel=3,
+                )
+                return
+    except Exception:
+        return
 
 
 def _show(x: Any) -> str:

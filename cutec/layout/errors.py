@@ -17,3 +17,9 @@ class LayoutError(ValueError):
 class DynamicValueError(LayoutError):
     """The answer depends on the value of a dynamic (run-time) integer that is
     not known at compile time, so the algebra refuses to guess."""
+
+
+class LayoutWarning(UserWarning):
+    """The algebra returns CuTe's result, but CuTe's result is not what the operation means:
+    e.g. a composition that CuTe accepts under its weak divisibility condition whose result
+    is not the function composition A o B. Issued with :func:`warnings.warn`, never raised."""

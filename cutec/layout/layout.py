@@ -312,18 +312,25 @@ def transform_layout(
 
 
 def by_tiler(
-    layout: Any, tiler: Any, on_layout: Callable[[Any, Layout], Any], keep_rest: bool = True
+    layout: Any,
+    tiler: Any,
+    on_layout: Callable[[Any, Layout], Any],
+    keep_rest: bool = True,
+    int_layout: Callable[[Any], Layout] | None = None,
 ) -> Any:
     """Dispatch on CuTe's tiler kinds: a tuple applies by mode, '_' keeps the layout,
-    an integer n acts as the layout n:_1, and a layout is handed to on_layout."""
+    an integer n acts as a layout, and a layout is handed to on_layout.
+
+    An integer n becomes ``make_layout(n)`` (divides and products; ``_1`` is ``_1:_0``), or
+    ``int_layout(n)`` where given: composition takes n as ``n:_1`` even for n == 1."""
 
     def rec(mode: Layout, t: Any) -> Any:
-        return by_tiler(mode, t, on_layout, keep_rest)
+        return by_tiler(mode, t, on_layout, keep_rest, int_layout)
 
     if isinstance(tiler, tuple | list):
         return transform_layout(layout, tuple(tiler), rec, keep_rest)
     if tiler is None:
         return layout
     if it.is_int(tiler):
-        return on_layout(layout, Layout(tiler))
+        return on_layout(layout, Layout(tiler) if int_layout is None else int_layout(tiler))
     return on_layout(layout, tiler)
