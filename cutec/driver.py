@@ -65,7 +65,7 @@ DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize,select-atoms"
 # The lowering to one thread's program and its clean-up (docs/passes.md), run for
 # --emit=thread and beyond.
 LOWERING_PIPELINE = (
-    "partition,canonicalize,lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"
+    "partition,lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"
 )
 
 

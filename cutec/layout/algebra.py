@@ -7,6 +7,7 @@ shape divided only where CuTe can prove it at compile time.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -224,17 +225,26 @@ def _static_flat(layout: Layout) -> tuple[tuple, tuple] | None:
 
 def _check_function_composition(lhs: Layout, rhs: Layout, result: Layout) -> None:
     """Warn (never raise) when CuTe's result differs from c -> lhs(rhs(c)) on rhs's domain."""
+    message = _composition_mismatch(lhs, rhs, result)
+    if message is not None:
+        warnings.warn(message, LayoutWarning, stacklevel=3)
+
+
+@functools.lru_cache(maxsize=4096)
+def _composition_mismatch(lhs: Layout, rhs: Layout, result: Layout) -> str | None:
+    """The warning's text when CuTe's result is not lhs o rhs, else None (memoised: the
+    builder composes the same layouts again and again; the warning is raised each time)."""
     try:
         flats = [_static_flat(x) for x in (lhs, rhs, result)]
         if any(f is None for f in flats):
-            return
+            return None
         (ls, ld), (rs, rd), (os_, od) = flats  # type: ignore[misc]
         n = it.product(rs)
         if n > CHECK_LIMIT or it.product(os_) != n or it.product(ls) > CHECK_LIMIT:
-            return
+            return None
         b = _index_table(rs, rd)
         if min(b) < 0:
-            return
+            return None
         # lhs(x) for any x >= 0: the last flat mode takes what the others leave (as CuTe's
         # idx2crd does), so lhs is defined beyond its size.
         base = _index_table(ls[:-1], ld[:-1])
@@ -243,17 +253,20 @@ def _check_function_composition(lhs: Layout, rhs: Layout, result: Layout) -> Non
         for i, x in enumerate(b):
             want = base[x % p] + (x // p) * ld[-1]
             if got[i] != want:
-                warnings.warn(
+                return (
                     f"composition({lhs.to_text(static_marks=False)}, "
                     f"{rhs.to_text(static_marks=False)}) is not the function composition: "
                     f"at index {i} CuTe's result gives {got[i]}, A(B({i})) = {want} "
-                    "(CuTe's weak divisibility condition)",
-                    LayoutWarning,
-                    stacklevel=3,
+                    "(CuTe's weak divisibility condition)"
                 )
-                return
+        return None
     except Exception:
-        return
+        return None
+
+
+def clear_caches() -> None:
+    """Forget the memoised composition checks (benchmarks time a cold compile)."""
+    _composition_mismatch.cache_clear()
 
 
 def _show(x: Any) -> str:

@@ -99,6 +99,7 @@ from cutec.ir.dialects.cute_tensor import (
     clear_view_cache,
 )
 from cutec.ir.dialects.cute_types import CUTE_TYPES, LayoutSpec, LayoutType, TensorType
+from cutec.layout.algebra import clear_caches as clear_algebra_caches
 
 __all__ = [
     "DIALECT",
@@ -189,3 +190,4 @@ def clear_caches() -> None:
     a compile from cold with this)."""
     clear_view_cache()
     clear_library_caches()
+    clear_algebra_caches()
