@@ -161,6 +161,9 @@ RECORDS = _records()
 
 
 @pytest.mark.skipif(not RECORDS, reason="cute_reference.tsv not generated yet")
+# CuTe's results are the reference even where they are not the function composition
+# (its weak divisibility condition): the LayoutWarning such a case raises is expected.
+@pytest.mark.filterwarnings("ignore::cutec.layout.LayoutWarning")
 @pytest.mark.parametrize(("rid", "op", "args", "expected"), RECORDS, ids=[r[0] for r in RECORDS])
 def test_matches_cute(rid: str, op: str, args: str, expected: str) -> None:
     if expected == "ERROR":
