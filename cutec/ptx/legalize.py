@@ -25,6 +25,7 @@ from collections.abc import Callable
 from cutec.ir.builder import Builder
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith
+from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.arith_float import FloatBinaryOp
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.types import FloatType, f32
@@ -32,7 +33,13 @@ from cutec.ir.types import FloatType, f32
 HALF_TYPES = (FloatType("f16"), FloatType("bf16"))
 
 # Op classes computed in f32 when their operands are f16 or bf16.
-PROMOTED: tuple[type[Operation], ...] = (FloatBinaryOp, arith.NegFOp, arith.FmaOp, arith.CmpFOp)
+PROMOTED: tuple[type[Operation], ...] = (
+    FloatBinaryOp,
+    arith.NegFOp,
+    arith.FmaOp,
+    arith.CmpFOp,
+    math_ops.UnaryMathOp,  # exp ... rsqrt of a half: the f32 instruction, rounded back
+)
 
 
 def _promote_half(op: Operation, b: Builder) -> list[Value] | None:
