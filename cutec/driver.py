@@ -64,9 +64,8 @@ class Stage(enum.IntEnum):
 DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize,select-atoms"
 # The lowering to one thread's program and its clean-up (docs/passes.md), run for
 # --emit=thread and beyond.
-LOWERING_PIPELINE = (
-    "partition,lower-to-thread,promote-registers,simplify,licm,cse,canonicalize"
-)
+# simplify is canonicalize, strength reduction, licm and cse in one pass.
+LOWERING_PIPELINE = "partition,lower-to-thread,promote-registers,simplify"
 
 
 @dataclass(frozen=True)
