@@ -31,7 +31,6 @@ from cutec.frontend.build_control import ControlMixin
 from cutec.frontend.build_exprs import POISON, ExprMixin, Poisoned
 from cutec.frontend.build_header import HeaderMixin
 from cutec.frontend.build_imports import program_globals
-from cutec.frontend.build_sync import SyncMixin
 from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.builtins import REGISTRY as BUILTIN_REGISTRY
 from cutec.frontend.parser import parse_source
@@ -69,7 +68,7 @@ def default_target() -> Target:
     return lookup_target(DEFAULT_TARGET)
 
 
-class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, SyncMixin, ControlMixin, ExprMixin):
+class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
     def __init__(

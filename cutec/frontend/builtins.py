@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cutec.frontend import build_sync as sync
 from cutec.frontend.build_calls import CallMixin
 from cutec.frontend.build_fragments import reduce
-from cutec.frontend.build_sync import SyncMixin
 from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.build_tiled import TILED_BUILTINS
 from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS
@@ -174,27 +174,25 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     Builtin("sqrt", FRAGMENTS, "sqrt(a): IEEE square root", CallMixin.b_sqrt),
     Builtin("rsqrt", FRAGMENTS, "rsqrt(a): 1/sqrt(a) (rsqrt.approx)", CallMixin.b_rsqrt),
     # -- synchronisation
-    Builtin("sync", SYNC, "sync(): bar.sync 0", SyncMixin.b_sync),
-    Builtin("syncthreads", SYNC, "CUDA's __syncthreads", SyncMixin.b_sync),
-    Builtin("__syncthreads", SYNC, "CUDA's spelling", SyncMixin.b_sync),
-    Builtin("cp_async_fence", SYNC, "cp.async.commit_group", SyncMixin.b_cp_async_fence),
-    Builtin("cp_async_wait", SYNC, "cp.async.wait_group n", SyncMixin.b_cp_async_wait),
-    Builtin("warpgroup_arrive", SYNC, "wgmma.fence", SyncMixin.b_warpgroup_arrive),
-    Builtin(
-        "warpgroup_commit_batch", SYNC, "wgmma.commit_group", SyncMixin.b_warpgroup_commit_batch
-    ),
-    Builtin("warpgroup_wait", SYNC, "wgmma.wait_group n", SyncMixin.b_warpgroup_wait),
+    Builtin("sync", SYNC, "sync(): bar.sync 0", sync.b_sync),
+    Builtin("syncthreads", SYNC, "CUDA's __syncthreads", sync.b_sync),
+    Builtin("__syncthreads", SYNC, "CUDA's spelling", sync.b_sync),
+    Builtin("cp_async_fence", SYNC, "cp.async.commit_group", sync.b_cp_async_fence),
+    Builtin("cp_async_wait", SYNC, "cp.async.wait_group n", sync.b_cp_async_wait),
+    Builtin("warpgroup_arrive", SYNC, "wgmma.fence", sync.b_warpgroup_arrive),
+    Builtin("warpgroup_commit_batch", SYNC, "wgmma.commit_group", sync.b_warpgroup_commit_batch),
+    Builtin("warpgroup_wait", SYNC, "wgmma.wait_group n", sync.b_warpgroup_wait),
     Builtin(
         "warpgroup_fence_operand",
         SYNC,
         "keeps registers in place across wgmma",
-        SyncMixin.b_warpgroup_fence_operand,
+        sync.b_warpgroup_fence_operand,
     ),
     Builtin(
         "fence_view_async_shared",
         SYNC,
         "fence.proxy.async.shared::cta",
-        SyncMixin.b_fence_view_async_shared,
+        sync.b_fence_view_async_shared,
     ),
 )
 
