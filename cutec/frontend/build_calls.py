@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom, copy_atoms
 from cutec.atoms.mma import mma_atom_named
-from cutec.diagnostics import SOURCES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_fragments import convert, fragment_function, is_fragment
+from cutec.frontend.build_fragments import convert
 from cutec.frontend.build_imports import namespace_member
 from cutec.frontend.build_tensors import DIVIDES
-from cutec.frontend.build_tiled import call_method, num_threads
+from cutec.frontend.build_tiled import call_method
 from cutec.frontend.build_tuples import dims
 from cutec.frontend.static_eval import (
     UINT_BITS,
@@ -30,9 +29,8 @@ from cutec.frontend.static_eval import (
     is_layout,
 )
 from cutec.ir import types as T
-from cutec.ir.dialects import arith, gpu
 from cutec.ir.dialects import cute as C
-from cutec.ir.dialects.cute_attrs import TupleAttr
+from cutec.ir.dialects import gpu
 from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.layout import (
     ComposedLayout,
@@ -41,15 +39,11 @@ from cutec.layout import (
     LayoutRight,
     Swizzle,
     X,
-    cosize,
-    make_layout,
-    size,
 )
 from cutec.layout import algebra as LA
 from cutec.layout import divide as LD
 from cutec.layout.inttuple import format_tuple
 from cutec.layout.swizzle import upcast_swizzle
-from cutec.layout.symbolic import ceil_div, is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import KernelBuilder
@@ -380,175 +374,6 @@ class CallMixin(_Base):
         if len(args) < lo or (hi is not None and len(args) > hi):
             want = str(lo) if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}"
             raise error(f"'{name}' takes {want} arguments, got {len(args)}", node)
-
-    # -- layouts -----------------------------------------------------------------------
-    def b_make_layout(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        self.arity("make_layout", args, 1, 2, node)
-        if all(is_layout(a) for a in args):
-            with algebra_errors(node):
-                return make_layout(*args)
-        shape = self.to_int_tuple(args[0], node.args[0], "a layout's shape")
-        with algebra_errors(node, "make_layout"):
-            if len(args) == 1:
-                return self.checked_layout(Layout(shape), node)
-            stride = args[1]
-            if stride not in (LayoutLeft, LayoutRight):
-                stride = self.to_int_tuple(stride, node.args[1], "a layout's stride")
-            return self.checked_layout(make_layout(shape, stride), node)
-
-    def b_make_shape(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return tuple(args)
-
-    b_make_stride = b_make_coord = b_make_tile = b_make_shape
-
-    def b_swizzle(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Swizzle:
-        self.arity("swizzle", args, 3, 3, node)
-        b, m, s = (
-            self.require_int(a, n, "a swizzle parameter")
-            for a, n in zip(args, node.args, strict=True)
-        )
-        with algebra_errors(node, "swizzle"):
-            return Swizzle(b, m, s)
-
-    def b_size(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        self.arity("size", args, 1, 4, node)
-        v = args[0]
-        modes = [
-            self.require_int(a, n, "a mode index")
-            for a, n in zip(args[1:], node.args[1:], strict=True)
-        ]
-        if isinstance(v, S.TiledCopy | S.TiledMma):
-            return num_threads(v)
-        if isinstance(v, S.Tensor):
-            layout = v.layout
-        elif is_layout(v) or isinstance(v, tuple | int):
-            layout = v
-        else:
-            raise error(f"size() of {describe(v)}", node.args[0])
-        with algebra_errors(node, "size"):
-            n = size(layout, *modes)
-        if is_static(n):
-            return n
-        if isinstance(v, S.Tensor):
-            op = C.SizeOp(
-                v.value, TupleAttr(tuple(modes) if len(modes) > 1 else modes[0]) if modes else None
-            )
-            return S.Runtime(self.emit(op, node).result, n)
-        raise error(f"size of {describe(v)} is only known at run time", node)
-
-    def b_layout(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        """layout(t): a tensor's layout (CuTe's t.layout())."""
-        self.arity("layout", args, 1, 1, node)
-        t = self.tensor_arg(args[0], node.args[0], "layout's argument", coords_ok=True)
-        return t.layout
-
-    def b_rank(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> int:
-        self.arity("rank", args, 1, 1, node)
-        v = args[0]
-        layout = v.layout if isinstance(v, S.Tensor) else v
-        return layout.rank if is_layout(layout) else len(layout) if isinstance(layout, tuple) else 1
-
-    def b_cosize(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        self.arity("cosize", args, 1, 1, node)
-        v = args[0]
-        layout = self.layout_arg(v.layout if isinstance(v, S.Tensor) else v, node.args[0])
-        with algebra_errors(node, "cosize"):
-            return cosize(layout)
-
-    def b_shape(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        v = args[0] if args else None
-        layout = v.layout if isinstance(v, S.Tensor) else self.layout_arg(v, node)
-        return layout.shape
-
-    def b_stride(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        v = args[0] if args else None
-        layout = v.layout if isinstance(v, S.Tensor) else self.layout_arg(v, node)
-        return layout.stride
-
-    def b_ceil_div(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        self.arity("ceil_div", args, 2, 2, node)
-        a, b = args
-        if isinstance(b, int) and not isinstance(b, bool) and b == 0:
-            raise error("ceil_div by zero", node)
-        if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
-            ra, rb = self.as_runtime(a, node, T.index), self.as_runtime(b, node, T.index)
-            s = ceil_div(ra.sym, rb.sym) if ra.sym is not None and rb.sym is not None else None
-            return S.Runtime(self.emit(arith.CeilDivSIOp(ra.value, rb.value), node).result, s)
-        x = self.require_int(a, node.args[0])
-        y = self.require_int(b, node.args[1])
-        if y == 0:
-            raise error("ceil_div by zero", node)
-        return -(-x // y)
-
-    def b_min(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return self._minmax(args, node, min)
-
-    def b_max(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return self._minmax(args, node, max)
-
-    def b_fma(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return fragment_function(self, "fma", args, node)
-
-    def b_abs(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        if len(args) == 1 and isinstance(args[0], int | float) and not isinstance(args[0], bool):
-            return abs(args[0])
-        return fragment_function(self, "abs", args, node)
-
-    def b_exp(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return fragment_function(self, "exp", args, node)
-
-    def b_exp2(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return fragment_function(self, "exp2", args, node)
-
-    def b_log(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return fragment_function(self, "log", args, node)
-
-    def b_log2(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return fragment_function(self, "log2", args, node)
-
-    def b_sqrt(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return fragment_function(self, "sqrt", args, node)
-
-    def b_rsqrt(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        return fragment_function(self, "rsqrt", args, node)
-
-    def _minmax(self, args: list[Any], node: ast.Call, fn: Any) -> Any:
-        self.arity(fn.__name__, args, 2, 2, node)
-        if any(is_fragment(v) for v in args):
-            return fragment_function(self, fn.__name__, args, node)
-        a, b = args
-        if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
-            t = (a if isinstance(a, S.Runtime) else b).type
-            ra, rb = self.as_runtime(a, node, t), self.as_runtime(b, node, t)
-            if isinstance(t, T.FloatType):
-                cls = arith.MinimumFOp if fn is min else arith.MaximumFOp
-            else:
-                cls = arith.MinSIOp if fn is min else arith.MaxSIOp
-            return S.Runtime(self.emit(cls(ra.value, rb.value), node).result)
-        return fn(self.require_int(a, node.args[0]), self.require_int(b, node.args[1]))
-
-    def b_static_assert(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-        self.arity("static_assert", args, 1, 2, node)
-        cond = args[0]
-        if not isinstance(cond, bool):
-            raise error(
-                f"static_assert needs a compile-time condition, got {describe(cond)}", node.args[0]
-            )
-        if not cond:
-            msg = args[1] if len(args) > 1 and isinstance(args[1], str) else None
-            text = _source_of(node.args[0])
-            raise error(
-                f"static assertion failed: {msg}" if msg else f"static assertion failed: {text}",
-                node,
-            )
-
-
-def _source_of(node: ast.Node) -> str:
-    sp = node.span
-    line = SOURCES.line(sp.file, sp.line)
-    if line is None or sp.end_line != sp.line:
-        return "the condition is false"
-    return line[sp.col - 1 : sp.end_col - 1]
 
 
 def _fits(coord: Any, shape: Any) -> bool:

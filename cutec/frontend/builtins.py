@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import build_sync as sync
-from cutec.frontend.build_calls import CallMixin
+from cutec.frontend import build_values as values
 from cutec.frontend.build_fragments import reduce
 from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.build_tiled import TILED_BUILTINS
@@ -81,30 +81,30 @@ _DECLARATIONS: tuple[Builtin, ...] = (
         for name, fn in GEOMETRY_BUILTINS.items()
     ),
     # -- integers and tuples
-    Builtin("ceil_div", TUPLES, "ceil_div(a, b)", CallMixin.b_ceil_div),
-    Builtin("min", TUPLES, "min(a, b), also element-wise", CallMixin.b_min),
-    Builtin("max", TUPLES, "max(a, b), also element-wise", CallMixin.b_max),
-    Builtin("size", TUPLES, "size(x), size(x, i): CuTe's size, size<i>", CallMixin.b_size),
-    Builtin("rank", TUPLES, "rank(x): the number of modes", CallMixin.b_rank),
-    Builtin("shape", TUPLES, "shape(x)", CallMixin.b_shape),
-    Builtin("stride", TUPLES, "stride(x)", CallMixin.b_stride),
-    Builtin("layout", TUPLES, "layout(t): a tensor's layout", CallMixin.b_layout),
-    Builtin("cosize", TUPLES, "cosize(x): one past the largest offset", CallMixin.b_cosize),
-    Builtin("make_shape", TUPLES, "make_shape(...): a tuple", CallMixin.b_make_shape),
-    Builtin("make_stride", TUPLES, "make_stride(...): a tuple", CallMixin.b_make_stride),
-    Builtin("make_coord", TUPLES, "make_coord(...): a tuple", CallMixin.b_make_coord),
-    Builtin("make_tile", TUPLES, "make_tile(...): a tuple of tilers", CallMixin.b_make_tile),
-    Builtin("static_assert", TUPLES, "static_assert(cond, message)", CallMixin.b_static_assert),
+    Builtin("ceil_div", TUPLES, "ceil_div(a, b)", values.b_ceil_div),
+    Builtin("min", TUPLES, "min(a, b), also element-wise", values.b_min),
+    Builtin("max", TUPLES, "max(a, b), also element-wise", values.b_max),
+    Builtin("size", TUPLES, "size(x), size(x, i): CuTe's size, size<i>", values.b_size),
+    Builtin("rank", TUPLES, "rank(x): the number of modes", values.b_rank),
+    Builtin("shape", TUPLES, "shape(x)", values.b_shape),
+    Builtin("stride", TUPLES, "stride(x)", values.b_stride),
+    Builtin("layout", TUPLES, "layout(t): a tensor's layout", values.b_layout),
+    Builtin("cosize", TUPLES, "cosize(x): one past the largest offset", values.b_cosize),
+    Builtin("make_shape", TUPLES, "make_shape(...): a tuple", values.b_make_shape),
+    Builtin("make_stride", TUPLES, "make_stride(...): a tuple", values.b_make_shape),
+    Builtin("make_coord", TUPLES, "make_coord(...): a tuple", values.b_make_shape),
+    Builtin("make_tile", TUPLES, "make_tile(...): a tuple of tilers", values.b_make_shape),
+    Builtin("static_assert", TUPLES, "static_assert(cond, message)", values.b_static_assert),
     *(
         Builtin(name, TUPLES, (fn.__doc__ or name).splitlines()[0], fn)
         for name, fn in TUPLE_BUILTINS.items()
         if name not in ("flatten", "filter", "upcast", "downcast")
     ),
     # -- layouts
-    Builtin("make_layout", LAYOUTS, "make_layout(shape[, stride])", CallMixin.b_make_layout),
+    Builtin("make_layout", LAYOUTS, "make_layout(shape[, stride])", values.b_make_layout),
     Builtin("LayoutLeft", LAYOUTS, "column-major order for make_layout"),
     Builtin("LayoutRight", LAYOUTS, "row-major order for make_layout"),
-    Builtin("swizzle", LAYOUTS, "swizzle(B, M, S): Swizzle<B,M,S>", CallMixin.b_swizzle),
+    Builtin("swizzle", LAYOUTS, "swizzle(B, M, S): Swizzle<B,M,S>", values.b_swizzle),
     Builtin("GMMA", LAYOUTS, "GMMA.Layout_*_Atom[T]: wgmma smem layout atoms"),
     *(
         Builtin(name, LAYOUTS, f"{name}: the layout algebra's", _algebra(name))
@@ -161,18 +161,18 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     Builtin("fill", ALGORITHMS, "fill(t, v)", TensorMixin.b_fill),
     Builtin("axpby", ALGORITHMS, "axpby(alpha, x, beta, y)", TensorMixin.b_axpby),
     # -- fragment arithmetic
-    Builtin("fma", FRAGMENTS, "fma(a, b, c): one rounding", CallMixin.b_fma),
-    Builtin("abs", FRAGMENTS, "abs(a)", CallMixin.b_abs),
+    Builtin("fma", FRAGMENTS, "fma(a, b, c): one rounding", values.b_fma),
+    Builtin("abs", FRAGMENTS, "abs(a)", values.b_abs),
     *(
         Builtin(f"reduce_{kind}", FRAGMENTS, f"reduce_{kind}(t[, mode])", _reduce(kind))
         for kind in ("sum", "max", "min")
     ),
-    Builtin("exp", FRAGMENTS, "exp(a): e to the a (ex2.approx)", CallMixin.b_exp),
-    Builtin("exp2", FRAGMENTS, "exp2(a): 2 to the a (ex2.approx)", CallMixin.b_exp2),
-    Builtin("log", FRAGMENTS, "log(a): natural logarithm (lg2.approx)", CallMixin.b_log),
-    Builtin("log2", FRAGMENTS, "log2(a): base-2 logarithm (lg2.approx)", CallMixin.b_log2),
-    Builtin("sqrt", FRAGMENTS, "sqrt(a): IEEE square root", CallMixin.b_sqrt),
-    Builtin("rsqrt", FRAGMENTS, "rsqrt(a): 1/sqrt(a) (rsqrt.approx)", CallMixin.b_rsqrt),
+    Builtin("exp", FRAGMENTS, "exp(a): e to the a (ex2.approx)", values.b_exp),
+    Builtin("exp2", FRAGMENTS, "exp2(a): 2 to the a (ex2.approx)", values.b_exp2),
+    Builtin("log", FRAGMENTS, "log(a): natural logarithm (lg2.approx)", values.b_log),
+    Builtin("log2", FRAGMENTS, "log2(a): base-2 logarithm (lg2.approx)", values.b_log2),
+    Builtin("sqrt", FRAGMENTS, "sqrt(a): IEEE square root", values.b_sqrt),
+    Builtin("rsqrt", FRAGMENTS, "rsqrt(a): 1/sqrt(a) (rsqrt.approx)", values.b_rsqrt),
     # -- synchronisation
     Builtin("sync", SYNC, "sync(): bar.sync 0", sync.b_sync),
     Builtin("syncthreads", SYNC, "CUDA's __syncthreads", sync.b_sync),
