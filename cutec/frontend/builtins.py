@@ -9,9 +9,12 @@ notes, the highlighter (pygments_lexer.py) and tests/frontend/test_builtin_regis
 which checks the registry against docs/language.md both ways, read it too. A
 new builtin is one entry here and its line in the docs.
 
-The build functions are plain functions of the build context: those of the
-feature modules (build_tuples.py, build_tiled.py ...) directly, the older ones
-as the builder mixins' methods, which are plain functions of the builder too.
+The build functions are plain functions of the build context, one module per
+language feature: build_values.py (layouts, integers, scalars), tensor_builtins.py
+(views, fragments, algorithms), build_tuples.py (tuple algebra, launch geometry),
+build_fragments.py (element-wise arithmetic), build_tiled.py (atoms, TiledCopy,
+TiledMMA), build_sync.py (barriers and fences). The builder's mixins keep the
+machinery they share (expressions, calls, views, control flow).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import build_sync as sync
 from cutec.frontend import build_values as values
+from cutec.frontend import tensor_builtins as tensors
 from cutec.frontend.build_fragments import reduce
-from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.build_tiled import TILED_BUILTINS
 from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS
 from cutec.frontend.static_eval import error
@@ -136,30 +139,30 @@ _DECLARATIONS: tuple[Builtin, ...] = (
         for name in ("flatten", "filter", "upcast", "downcast")
     ),
     # -- tensors
-    Builtin("make_tensor", TENSORS, "make_tensor(t, layout)", TensorMixin.b_make_tensor),
-    Builtin("recast", TENSORS, "recast(t, dtype): the bytes as another type", TensorMixin.b_recast),
-    Builtin("local_tile", TENSORS, "CuTe's local_tile", TensorMixin.b_local_tile),
-    Builtin("local_partition", TENSORS, "CuTe's local_partition", TensorMixin.b_local_partition),
-    Builtin("make_fragment_like", TENSORS, "registers like t", TensorMixin.b_make_fragment_like),
-    Builtin("make_tensor_like", TENSORS, "registers like t", TensorMixin.b_make_tensor_like),
-    Builtin("make_identity_tensor", TENSORS, "coordinates", TensorMixin.b_make_identity_tensor),
-    Builtin("elem_less", TENSORS, "coordinate inside shape", TensorMixin.b_elem_less),
+    Builtin("make_tensor", TENSORS, "make_tensor(t, layout)", tensors.b_make_tensor),
+    Builtin("recast", TENSORS, "recast(t, dtype): the bytes as another type", tensors.b_recast),
+    Builtin("local_tile", TENSORS, "CuTe's local_tile", tensors.b_local_tile),
+    Builtin("local_partition", TENSORS, "CuTe's local_partition", tensors.b_local_partition),
+    Builtin("make_fragment_like", TENSORS, "registers like t", tensors.b_make_fragment_like),
+    Builtin("make_tensor_like", TENSORS, "registers like t", tensors.b_make_tensor_like),
+    Builtin("make_identity_tensor", TENSORS, "coordinates", tensors.b_make_identity_tensor),
+    Builtin("elem_less", TENSORS, "coordinate inside shape", tensors.b_elem_less),
     Builtin(
         "as_position_independent_swizzle_tensor",
         TENSORS,
         "CuTe's, the identity here",
-        TensorMixin.b_as_position_independent_swizzle_tensor,
+        tensors.b_as_position_independent_swizzle_tensor,
     ),
     # -- atoms
     Builtin("UniversalCopy", ATOMS, "UniversalCopy[T]: a copy of T-sized units"),
     Builtin("UniversalFMA", ATOMS, "UniversalFMA[T]: one FMA"),
     *(Builtin(name, ATOMS, f"CuTe's {name}", fn) for name, fn in TILED_BUILTINS.items()),
     # -- algorithms
-    Builtin("copy", ALGORITHMS, "copy([atom,] src, dst[, pred = p])", TensorMixin.b_copy),
-    Builtin("gemm", ALGORITHMS, "gemm([mma,] a, b, c)", TensorMixin.b_gemm),
-    Builtin("clear", ALGORITHMS, "clear(t)", TensorMixin.b_clear),
-    Builtin("fill", ALGORITHMS, "fill(t, v)", TensorMixin.b_fill),
-    Builtin("axpby", ALGORITHMS, "axpby(alpha, x, beta, y)", TensorMixin.b_axpby),
+    Builtin("copy", ALGORITHMS, "copy([atom,] src, dst[, pred = p])", tensors.b_copy),
+    Builtin("gemm", ALGORITHMS, "gemm([mma,] a, b, c)", tensors.b_gemm),
+    Builtin("clear", ALGORITHMS, "clear(t)", tensors.b_clear),
+    Builtin("fill", ALGORITHMS, "fill(t, v)", tensors.b_fill),
+    Builtin("axpby", ALGORITHMS, "axpby(alpha, x, beta, y)", tensors.b_axpby),
     # -- fragment arithmetic
     Builtin("fma", FRAGMENTS, "fma(a, b, c): one rounding", values.b_fma),
     Builtin("abs", FRAGMENTS, "abs(a)", values.b_abs),
