@@ -20,6 +20,8 @@ from cutec.dtypes import DTYPES as ELEMENT_TYPES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.ir import types as T
+from cutec.ir.dialects.cute_coord import CoordTensorType
+from cutec.ir.dialects.cute_infer import spec_of
 from cutec.layout import (
     ComposedLayout,
     DynamicValueError,
@@ -104,7 +106,8 @@ def describe(x: Any) -> str:
         return "'_'"
     if isinstance(x, S.Tensor):
         if x.coord_rank:
-            return f"a coordinate tensor {x.layout}"
+            body = CoordTensorType(x.coord_rank, spec_of(x.layout)).print_body()
+            return f"a coordinate tensor ({body.split(', ', 1)[1]})"
         return f"a {x.space.memory} tensor {x.layout}"
     if isinstance(x, S.Runtime):
         return f"a run-time {lang_type(x.type)}"
