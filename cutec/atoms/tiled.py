@@ -57,13 +57,20 @@ def svg_panels(panels: list[tuple[str, Layout, tuple[int, int]]]) -> str:
 
     Each panel is `tv_layout_svg`'s picture, nested as an ``<svg>`` at its offset.
     """
-    parts, x, height = [], 0, 0
+    pictures = []
     for label, tv, tile in panels:
         if not all(is_static(t) for t in tile):
             raise LayoutError(f"cannot draw panel {label}: the tile {tile} is not static")
-        inner = tv_layout_svg(tv, tile)
+        pictures.append((label, tv_layout_svg(tv, tile)))
+    return side_by_side(pictures)
+
+
+def side_by_side(pictures: list[tuple[str, str]]) -> str:
+    """(label, svg) pictures in one SVG, left to right, each label above its picture."""
+    parts, x, height = [], 0, 0
+    for label, inner in pictures:
         m = _SIZE.search(inner)
-        assert m is not None, "tv_layout_svg writes width and height"
+        assert m is not None, "a picture's <svg> gives its width and height"
         w, h = int(m.group(1)), int(m.group(2))
         inner = inner.replace("<svg ", f'<svg x="{x}" y="{_LABEL}" ', 1)
         parts.append(f'<text x="{x + 4}" y="14" font-weight="bold">{label}</text>\n{inner}')

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import re
 import sys
 from typing import Any
 
@@ -30,6 +29,7 @@ from cutec.atoms.tiled import (
     make_copy_atom,
     make_tiled_copy,
     make_tiled_mma,
+    side_by_side,
 )
 from cutec.commands.common import write_output
 from cutec.dtypes import dtype
@@ -37,8 +37,6 @@ from cutec.layout import Layout, LayoutError, size
 from cutec.layout import inttuple as it
 from cutec.layout.text import format_int_tuple, parse_value
 from cutec.layout.visual import _PALETTE, _svg
-
-_SIZE = re.compile(r'<svg [^>]*width="(\d+)" height="(\d+)"')
 
 # The flags of this mode, as argparse names them; each needs --tiled-mma or --tiled-copy.
 FLAGS = ("atoms", "permutation", "thr", "val", "element")
@@ -218,13 +216,10 @@ def _text(obj: TiledMMA | TiledCopy, panels: list[Panel], tables: bool) -> str:
     return "".join(out)
 
 
-_GAP, _LABEL = 24, 20  # as cutec.atoms.tiled.svg_panels
-
-
 def tv_svg(panels: list[Panel]) -> str:
     """The panels side by side, each cell coloured by its thread and labelled T<t>V<v>
     (the first pair holding it, as the table shows), each panel's label above it."""
-    parts, x, height = [], 0, 0
+    pictures = []
     for label, tv, (rows, cols) in panels:
         if rows * cols > MAX_PICTURE_CELLS:
             raise LayoutError(
@@ -237,19 +232,10 @@ def tv_svg(panels: list[Panel]) -> str:
             for n, o in enumerate(row)
             if o is not None
         ]
-        inner = _svg(cells, rows, cols, f"{label}: TV {tv} on tile ({rows},{cols})")
-        m = _SIZE.search(inner)
-        assert m is not None, "_svg writes width and height"
-        w, h = int(m.group(1)), int(m.group(2))
-        inner = inner.replace("<svg ", f'<svg x="{x}" y="{_LABEL}" ', 1)
-        parts.append(f'<text x="{x + 4}" y="14" font-weight="bold">{label}</text>\n{inner}')
-        x, height = x + w + _GAP, max(height, h + _LABEL)
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(x - _GAP, 0)}" '
-        f'height="{height}" font-family="monospace" font-size="11">\n'
-        + "\n".join(parts)
-        + "</svg>\n"
-    )
+        pictures.append(
+            (label, _svg(cells, rows, cols, f"{label}: TV {tv} on tile ({rows},{cols})"))
+        )
+    return side_by_side(pictures)
 
 
 def _check_flags(args: argparse.Namespace) -> None:
