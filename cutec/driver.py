@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError
-from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.printer import print_op
+from cutec.ir.signature import KernelSignature, LaunchInfo, launch_of, signature_of
 from cutec.ir.verifier import verify
 from cutec.passes import PASSES, PassManager, parse_pipeline
 from cutec.passes.manager import Instrumentation
@@ -119,6 +120,10 @@ class Result:
     timings: list[tuple[str, float]] = field(default_factory=list)
     # What the passes decided and why, at the user's lines (--remarks).
     remarks: list[Diagnostic] = field(default_factory=list)
+    # Each kernel's launch signature, read before the lowering erases it (the runtime's).
+    signatures: dict[str, KernelSignature] = field(default_factory=dict)
+    # Each kernel's launch facts, read from the IR the passes left (thread stage on).
+    launches: dict[str, LaunchInfo] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -181,6 +186,8 @@ def _finish(result: Result, emit: Stage, chosen: Target) -> Result:
     """Go on from the IR the passes left to PTX and a cubin, as far as `emit`."""
     if emit >= Stage.THREAD:
         result.stage = Stage.THREAD
+        assert result.module is not None
+        result.launches = {k.sym_name: launch_of(k) for k in result.module.walk_type(KernelOp)}
     if emit >= Stage.PTX:
         _to_ptx(result, chosen)
     if emit >= Stage.CUBIN:
@@ -201,8 +208,10 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
     module = build_module(program, options.defines, options.kernel, chosen)
     # The frontend's time appears in --timing's table beside the passes'.
     manager.timings.append(("frontend", time.perf_counter() - start))
+    signatures = _signatures(module)
     manager.run(module)
     result = Result(Stage.CUTE, module=module, timings=manager.timings, remarks=manager.remarks)
+    result.signatures = signatures
     return _finish(result, emit, chosen)
 
 
@@ -210,9 +219,16 @@ def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> R
     manager = _manager(options, emit)
     module = parse_module(source.text, source.file)
     verify(module)
+    signatures = _signatures(module)
     manager.run(module)
     result = Result(Stage.CUTE, module=module, timings=manager.timings, remarks=manager.remarks)
+    result.signatures = signatures
     return _finish(result, emit, chosen)
+
+
+def _signatures(module: ModuleOp) -> dict[str, KernelSignature]:
+    """Each kernel's launch signature, while its cute.make_tensor ops still say it."""
+    return {k.sym_name: signature_of(k) for k in module.walk_type(KernelOp)}
 
 
 def _to_ptx(result: Result, chosen: Target) -> None:

@@ -176,6 +176,14 @@ _ELEMENT_TYPES: dict[str, Type] = {
 }
 
 
+def element_type_named(name: str) -> Type:
+    """The element type printed `name` (``f32``, ``i32``, ``f8E4M3FN``)."""
+    found = _ELEMENT_TYPES.get(name)
+    if found is None:
+        raise ValueError(f"no element type {name!r}; known: {', '.join(_ELEMENT_TYPES)}")
+    return found
+
+
 def dtype_of(t: Type) -> DType:
     """The element-type row of `t` (raises naming the element types for others)."""
     return dtype_of_ir(str(t))

@@ -1,0 +1,280 @@
+"""A thin layer over the CUDA driver API (``cuda.bindings.driver``).
+
+Every call goes through `check`, which turns a `CUresult` other than success
+into a `CudaError` naming what was being done. Importing this module touches
+no driver: `driver()` loads the bindings on first use, and on a machine
+without a CUDA driver it raises `NoDriverError`, which says so and points at
+``device="cpu"``.
+
+Kernel faults (an illegal address, a trap) are reported by CUDA
+asynchronously, at some later call, and leave the context unusable. The
+launches since the last synchronisation are remembered, so a fault names the
+kernels that may have caused it; with ``CUTEC_LAUNCH_BLOCKING=1`` every launch
+is followed by a synchronisation and a fault names its kernel exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+# Errors after which the context is unusable: a kernel faulted.
+_STICKY = frozenset(
+    {
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "CUDA_ERROR_INVALID_PC",
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA_ERROR_ASSERT",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+        "CUDA_ERROR_TENSOR_MEMORY_LEAK",
+    }
+)
+
+NO_DRIVER_HINT = (
+    'cutec.jit(..., device="cpu") runs kernels on the CPU without a GPU, and '
+    "cutec compile writes PTX without one"
+)
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed; `code` is the CUresult's name."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class NoDriverError(CudaError):
+    """No CUDA driver (or no cuda-python bindings, or no GPU) on this machine."""
+
+
+class KernelFault(CudaError):
+    """A kernel faulted; the CUDA context cannot be used again in this process."""
+
+
+def launch_blocking() -> bool:
+    """CUTEC_LAUNCH_BLOCKING=1: synchronise after every launch (faults named exactly)."""
+    return os.environ.get("CUTEC_LAUNCH_BLOCKING", "0") not in ("", "0")
+
+
+@cache
+def driver() -> Any:
+    """The ``cuda.bindings.driver`` module, initialised; `NoDriverError` without one."""
+    try:
+        from cuda.bindings import driver as cu  # heavy; only launching needs it
+    except ImportError as e:
+        raise NoDriverError(
+            f"the CUDA driver bindings are not installed ({e}); {NO_DRIVER_HINT}"
+        ) from None
+    try:
+        (err,) = cu.cuInit(0)
+    except Exception as e:  # the bindings raise when libcuda.so cannot be loaded
+        raise NoDriverError(f"no CUDA driver was found ({e}); {NO_DRIVER_HINT}") from None
+    if err != cu.CUresult.CUDA_SUCCESS:
+        raise NoDriverError(
+            f"no usable CUDA driver or GPU: cuInit failed with {_name(cu, err)}; {NO_DRIVER_HINT}",
+            _name(cu, err),
+        )
+    return cu
+
+
+def _name(cu: Any, err: Any) -> str:
+    return getattr(err, "name", str(err))
+
+
+@dataclass
+class _Launches:
+    """Kernels launched since the last synchronisation, per thread."""
+
+    local: threading.local = field(default_factory=threading.local)
+
+    def pending(self) -> list[str]:
+        if not hasattr(self.local, "names"):
+            self.local.names = []
+        return self.local.names
+
+
+LAUNCHES = _Launches()
+
+
+def check(result: Any, doing: str) -> Any:
+    """The values of a driver call's result tuple; raise `CudaError` on failure."""
+    cu = driver()
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        raise error(err, doing)
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def error(err: Any, doing: str) -> CudaError:
+    """The exception for driver error `err` while `doing` something."""
+    cu = driver()
+    code = _name(cu, err)
+    _, text = cu.cuGetErrorString(err)
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    if code in _STICKY:
+        pending = LAUNCHES.pending()
+        if launch_blocking() and pending:
+            where = f"kernel '{pending[-1]}' faulted (CUTEC_LAUNCH_BLOCKING=1 named it)"
+        elif pending:
+            names = ", ".join(dict.fromkeys(pending))
+            where = (
+                "a kernel faulted; faults are reported asynchronously, so it is one of the "
+                f"kernels launched since the last synchronisation: {names} "
+                "(set CUTEC_LAUNCH_BLOCKING=1 to name it exactly)"
+            )
+        else:
+            where = "a kernel faulted (launched outside cutec, or before the last check)"
+        return KernelFault(
+            f"{where}: {code}: {text}, seen while {doing}; the CUDA context is unusable "
+            "for the rest of this process",
+            code,
+        )
+    return CudaError(f"{doing}: {code}: {text}", code)
+
+
+@dataclass(frozen=True)
+class Device:
+    """One GPU with its primary context."""
+
+    ordinal: int
+    handle: Any
+    context: Any
+    capability: tuple[int, int]
+    name: str
+
+    @property
+    def arch(self) -> str:
+        """ptxas's name of this GPU's architecture: sm_90a for Hopper, else sm_XY."""
+        major, minor = self.capability
+        return "sm_90a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+
+    def make_current(self) -> None:
+        check(driver().cuCtxSetCurrent(self.context), "making the CUDA context current")
+
+    def synchronize(self) -> None:
+        """Wait for all work on this device; faults surface here."""
+        self.make_current()
+        check(driver().cuCtxSynchronize(), "synchronising the device")
+        LAUNCHES.pending().clear()
+
+
+_DEVICES: dict[int, Device] = {}
+
+
+def device(ordinal: int = 0) -> Device:
+    """The GPU `ordinal` with its primary context retained and current (cached)."""
+    found = _DEVICES.get(ordinal)
+    if found is not None:
+        return found
+    cu = driver()
+    count = check(cu.cuDeviceGetCount(), "counting GPUs")
+    if count == 0:
+        raise NoDriverError(f"the CUDA driver sees no GPU; {NO_DRIVER_HINT}")
+    if not 0 <= ordinal < count:
+        raise ValueError(f"there is no GPU {ordinal}: this machine has {count}")
+    handle = check(cu.cuDeviceGet(ordinal), f"getting GPU {ordinal}")
+    attr = cu.CUdevice_attribute
+    major = check(
+        cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
+        "reading the compute capability",
+    )
+    minor = check(
+        cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
+        "reading the compute capability",
+    )
+    raw = check(cu.cuDeviceGetName(256, handle), "reading the GPU's name")
+    name = raw.split(b"\0", 1)[0].decode() if isinstance(raw, bytes) else str(raw)
+    context = check(cu.cuDevicePrimaryCtxRetain(handle), "retaining the primary context")
+    found = Device(ordinal, handle, context, (int(major), int(minor)), name)
+    found.make_current()
+    _DEVICES[ordinal] = found
+    return found
+
+
+@dataclass
+class Function:
+    """A kernel of a loaded module."""
+
+    name: str
+    handle: Any
+    module: Any  # kept so that the module outlives its functions
+    device: Device
+
+    def allow_dynamic_smem(self, nbytes: int) -> None:
+        """Let launches pass `nbytes` of dynamic shared memory (past the 48 KiB default)."""
+        cu = driver()
+        attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(
+            cu.cuFuncSetAttribute(self.handle, attr, nbytes),
+            f"allowing kernel '{self.name}' {nbytes} bytes of dynamic shared memory",
+        )
+
+
+def load_function(dev: Device, image: bytes, name: str, *, ptx: bool) -> Function:
+    """Load a cubin (or PTX, compiled by the driver's JIT) and look up kernel `name`.
+
+    A PTX image the driver's JIT rejects raises with the JIT's error log.
+    """
+    cu = driver()
+    dev.make_current()
+    if ptx:
+        module = _load_ptx(cu, image, name)
+    else:
+        module = check(cu.cuModuleLoadData(image), f"loading the cubin of kernel '{name}'")
+    handle = check(cu.cuModuleGetFunction(module, name.encode()), f"finding kernel '{name}'")
+    return Function(name, handle, module, dev)
+
+
+def _load_ptx(cu: Any, image: bytes, name: str) -> Any:
+    size = 1 << 14
+    log = bytearray(size)
+    opt = cu.CUjit_option
+    options = [opt.CU_JIT_ERROR_LOG_BUFFER, opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
+    err, module = cu.cuModuleLoadDataEx(image + b"\0", len(options), options, [log, size])
+    if err != cu.CUresult.CUDA_SUCCESS:
+        text = log.split(b"\0", 1)[0].decode(errors="replace").strip()
+        raise CudaError(
+            f"the CUDA driver's JIT could not load the PTX of kernel '{name}': "
+            f"{_name(cu, err)}" + (f"\n{text}" if text else ""),
+            _name(cu, err),
+        )
+    return module
+
+
+def launch(
+    fn: Function,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    smem: int,
+    stream: int,
+    params: int,
+) -> None:
+    """``cuLaunchKernel`` with a packed parameter array (an address of void* pointers)."""
+    cu = driver()
+    err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]
+    if err != cu.CUresult.CUDA_SUCCESS:
+        if err == cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
+            # A thread that never made the context current (torch's threads do).
+            fn.device.make_current()
+            err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]
+        if err != cu.CUresult.CUDA_SUCCESS:
+            raise error(err, f"launching kernel '{fn.name}' (grid {grid}, block {block})")
+    pending = LAUNCHES.pending()
+    pending.append(fn.name)
+    if len(pending) > 64:
+        del pending[:-64]  # the most recent launches are the suspects that matter
+    if launch_blocking():
+        capturing = check(cu.cuStreamIsCapturing(stream), "asking whether a stream captures")
+        if capturing == cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
+            check(cu.cuStreamSynchronize(stream), f"running kernel '{fn.name}'")
+            pending.clear()

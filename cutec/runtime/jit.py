@@ -1,0 +1,417 @@
+"""``cutec.jit``: compile a `.cute` kernel on first use and launch it like a function.
+
+    k = cutec.jit("examples/sgemm_2.cute", kernel="sgemm_nt", BM=128)
+    k(A, B, C, 1.0, 0.0)                 # torch / CuPy / DLPack / cutec.DeviceArray
+    k(A, B, C, 1.0, 0.0, stream=s)       # default: torch's current stream
+
+A `Kernel` compiles through the one compile driver (`cutec.driver.compile`),
+so the JIT and ``cutec compile`` cannot drift. Its first call reads the
+kernel's launch signature (from the frontend alone, or from the disk cache)
+and writes the launch function (`cutec.runtime.launcher`). Each call then
+checks and packs the arguments and picks a specialisation by what it sees of
+them (extents and strides divisible by 16, 16-byte aligned pointers, unless
+``specialize=False``); a specialisation is compiled once per process, loaded
+from the disk cache across processes, and assembled by ptxas for the GPU
+present (an sm_80 kernel on a Hopper GPU is assembled for sm_90a).
+
+``device="cpu"`` runs the lowered kernel in cutec's reference interpreter on
+numpy arrays, slowly but without a GPU.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from cutec.diagnostics import CompileError
+from cutec.driver import DEFAULT_PIPELINE, Options, Result, Source, Stage, compile
+from cutec.ir.dialects.builtin import KernelOp
+from cutec.ir.signature import KernelSignature, LaunchInfo, TensorParam, launch_of
+from cutec.passes import PASSES
+from cutec.passes.manager import Instrumentation
+from cutec.ptx.ptxas import ResourceUsage, assemble, find_ptxas, ptxas_version
+from cutec.runtime import cache, cuda
+from cutec.runtime.launcher import (
+    SPECIALIZE_ALIGN,
+    SPECIALIZE_DIV,
+    Variant,
+    build_launcher,
+)
+from cutec.target import DEFAULT_TARGET
+
+# Dynamic shared memory above this needs cuFuncSetAttribute before a launch.
+_DEFAULT_DYNAMIC_SMEM = 48 * 1024
+
+
+def jit(
+    source: str | Path,
+    kernel: str | None = None,
+    *,
+    arch: str | None = None,
+    device: str | int | None = None,
+    specialize: bool | list[str] | tuple[str, ...] = True,
+    **static_params: Any,
+) -> Kernel:
+    """A launchable kernel of a `.cute` file (a path) or of `.cute` source text.
+
+    `kernel` names the kernel when the file has several; `static_params` set
+    compile-time parameters (``BM=64``, ``T="f16"``); `arch` the target (by
+    default the present GPU's: sm_90a on Hopper, sm_80 on Ampere);
+    `device` a GPU ordinal or ``"cpu"``; `specialize` False (or the names not
+    to specialise on, as Triton's ``do_not_specialize``) turns specialisation off.
+    """
+    return Kernel(_source(source), kernel, static_params, arch, device, specialize)
+
+
+def _source(source: str | Path) -> Source:
+    """A path (``.cute``, or ``.mlir`` IR), or source text: IR if it holds a ``kernel @``."""
+    if isinstance(source, Path) or ("\n" not in source and source.endswith((".cute", ".mlir"))):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"cutec.jit: no such file: {path}")
+        return Source.from_file(path)
+    return Source(source, "<jit>", "mlir" if "kernel @" in source else "cute")
+
+
+@dataclass
+class _Compiled:
+    """One specialisation's compile products."""
+
+    ptx: str
+    cubin: bytes | None
+    resources: dict[str, Any] = field(default_factory=dict)
+    launch: LaunchInfo | None = None
+
+
+class Kernel:
+    """A `.cute` kernel, compiled on first use; calling it launches it."""
+
+    def __init__(
+        self,
+        source: Source,
+        kernel: str | None,
+        static_params: dict[str, Any],
+        arch: str | None,
+        device: str | int | None,
+        specialize: bool | list[str] | tuple[str, ...],
+    ) -> None:
+        self.source = source
+        self.static_params = dict(static_params)
+        self.arch = arch
+        self.cpu = device == "cpu"
+        self.device_ordinal = None if device in (None, "cpu") else int(device)  # type: ignore[arg-type]
+        self._specialize_opt = specialize
+        self._name = kernel
+        self._signature: KernelSignature | None = None
+        self._launch_info: LaunchInfo | None = None
+        self._launcher: Any = None
+        self._key_facts: list[tuple[str, str]] = []
+        self._compiled: dict[tuple[int, str, str], _Compiled] = {}
+        self._last: _Compiled | None = None
+
+    # ------------------------------------------------------------------ launch
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        if self._launcher is None:
+            self._prepare()
+        return self._launcher(*args, **kwargs)
+
+    @property
+    def name(self) -> str:
+        return self.signature.kernel
+
+    @property
+    def signature(self) -> KernelSignature:
+        if self._signature is None:
+            self._read_signature()
+        assert self._signature is not None
+        return self._signature
+
+    def _prepare(self) -> None:
+        signature = self.signature
+        info = self._launch_info
+        assert info is not None
+        tensors = [p.name for p in signature.params if isinstance(p, TensorParam)]
+        runtime_names = [n for n, kind in signature.abi if kind == "index"]
+        opt = self._specialize_opt
+        if opt is True:
+            allowed = frozenset(tensors + runtime_names)
+        elif opt is False:
+            allowed = frozenset()
+        else:
+            allowed = frozenset(tensors + runtime_names) - frozenset(opt)
+        self._launcher, self._key_facts = build_launcher(
+            signature,
+            info.block,
+            info.grid,
+            32,  # the lowering's default (docs/abi.md): checked against each variant
+            allowed,
+            self._variant,
+            self._run_cpu if self.cpu else cuda.launch,
+            _stream_of,
+            cpu=self.cpu,
+        )
+
+    # ------------------------------------------------------------------ compile
+    def _options(self, target: str, facts: tuple[tuple[str, int], ...] = ()) -> Options:
+        pipeline = None
+        div = " ".join(f"{n}:{d}" for n, d in facts if not n.startswith("@"))
+        align = " ".join(f"{n[1:]}:{d}" for n, d in facts if n.startswith("@"))
+        if div or align:
+            pipeline = f"specialize-args{{div={div},align={align}}},{DEFAULT_PIPELINE}"
+        kernel = self._name if self.source.lang == "cute" else None  # IR: every kernel
+        return Options(defines=self.static_params, kernel=kernel, pipeline=pipeline, target=target)
+
+    def _compile(self, stage: Stage, options: Options) -> Result:
+        try:
+            return compile(self.source, stage, options)
+        except CompileError as e:
+            # Python shows str(e): make it the whole located report, as the CLI prints it.
+            e.args = (e.render(),)
+            raise
+
+    def _key(self, *parts: Any) -> str:
+        imports = cache.imported_texts(
+            self.source.text, Path(self.source.file) if self.source.file != "<jit>" else None
+        )
+        return cache.key(
+            self.source.text, imports, self._name, sorted(self.static_params.items()), *parts
+        )
+
+    def _read_signature(self) -> None:
+        """The launch signature, from the disk cache or the frontend (no lowering)."""
+        k = self._key("signature")
+        entry = cache.load(k)
+        if entry is not None:
+            self._signature = KernelSignature.from_json(entry.meta["signature"])
+            self._launch_info = LaunchInfo.from_json(entry.meta["launch"])
+            return
+        frontend_only = replace(self._options(DEFAULT_TARGET), pipeline="")
+        result = self._compile(Stage.CUTE, frontend_only)
+        kernels = list(result.signatures)
+        if self._name is None and len(kernels) != 1:
+            raise CompileError(
+                f"{self.source.file} defines the kernels {', '.join(kernels)}: "
+                "name one with kernel=..."
+            )
+        name = self._name or kernels[0]
+        self._signature = result.signatures[name]
+        assert result.module is not None
+        (op,) = [k for k in result.module.walk_type(KernelOp) if k.sym_name == name]
+        self._launch_info = launch_of(op)
+        cache.store(
+            k,
+            cache.Entry(
+                {"signature": self._signature.to_json(), "launch": self._launch_info.to_json()},
+                {},
+            ),
+        )
+
+    def _target(self, gpu_arch: str | None) -> str:
+        if self.arch is not None:
+            return self.arch
+        if gpu_arch is None:
+            return DEFAULT_TARGET
+        return "sm_90a" if gpu_arch == "sm_90a" else "sm_80"
+
+    def _facts(self, key: int) -> tuple[tuple[str, int], ...]:
+        """The facts of specialisation `key` ('@A' for pointer A's alignment)."""
+        out = []
+        for i, (kind, name) in enumerate(self._key_facts):
+            if key >> i & 1:
+                out.append((f"@{name}", SPECIALIZE_ALIGN) if kind == "align" else
+                           (name, SPECIALIZE_DIV))  # fmt: skip
+        return tuple(out)
+
+    def _build(self, key: int, gpu_arch: str | None) -> _Compiled:
+        """Specialisation `key` for a GPU of `gpu_arch` (None: no GPU), compiled or cached."""
+        target = self._target(gpu_arch)
+        assemble_for = gpu_arch if gpu_arch is not None and find_ptxas() else None
+        found = self._compiled.get((key, target, str(assemble_for)))
+        if found is not None:
+            return found
+        facts = self._facts(key)
+        ptxas = find_ptxas()
+        version = ptxas_version(ptxas) if ptxas else None
+        k = self._key("variant", facts, target, assemble_for, version)
+        entry = cache.load(k)
+        if entry is not None:
+            compiled = _Compiled(
+                entry.meta["ptx"], entry.blobs.get("cubin"), entry.meta["resources"],
+                LaunchInfo.from_json(entry.meta["launch"]),
+            )  # fmt: skip
+        else:
+            result = self._compile(Stage.PTX, self._options(target, facts))
+            assert result.ptx is not None and result.module is not None
+            launch = result.launches[self.name]
+            cubin, resources = None, {}
+            if assemble_for is not None:
+                assembled = assemble(result.ptx, assemble_for, options=("-v",))
+                if not assembled.ok:
+                    raise cuda.CudaError(
+                        f"ptxas rejected the PTX of kernel '{self.name}' for {assemble_for} "
+                        f"(a bug in cutec):\n{assembled.stderr}"
+                    )
+                cubin = assembled.cubin
+                resources = {
+                    n: vars(r) for n, r in assembled.resources.items()
+                }
+            compiled = _Compiled(result.ptx, cubin, resources, launch)
+            blobs = {"cubin": cubin} if cubin is not None else {}
+            cache.store(
+                k,
+                cache.Entry(
+                    {"ptx": result.ptx, "resources": resources, "launch": launch.to_json()},
+                    blobs,
+                ),
+            )
+        self._compiled[(key, target, str(assemble_for))] = compiled
+        self._last = compiled
+        return compiled
+
+    def _variant(self, key: int, ordinal: int | None) -> Variant:
+        """The loaded specialisation `key` for GPU `ordinal` (the launcher caches it)."""
+        if self.cpu:
+            compiled = self._build(key, None)
+            assert compiled.launch is not None
+            return Variant(compiled, compiled.launch.dynamic_smem)
+        dev = cuda.device(self.device_ordinal if ordinal is None else ordinal)
+        if self.arch == "sm_90a" and dev.arch != "sm_90a":
+            raise cuda.CudaError(
+                f"kernel '{self.name}' is compiled for sm_90a; GPU {dev.ordinal} ({dev.name}) "
+                f"is {dev.arch}"
+            )
+        compiled = self._build(key, dev.arch)
+        assert compiled.launch is not None
+        if compiled.cubin is not None:
+            fn = cuda.load_function(dev, compiled.cubin, self.name, ptx=False)
+        else:
+            fn = cuda.load_function(dev, compiled.ptx.encode(), self.name, ptx=True)
+        smem = compiled.launch.dynamic_smem
+        if smem > _DEFAULT_DYNAMIC_SMEM:
+            fn.allow_dynamic_smem(smem)
+        return Variant(fn, smem)
+
+    def _run_cpu(self, variant: Variant, grid: Any, block: Any, smem: int, values: Any,
+                 arrays: Any) -> None:  # fmt: skip
+        """Run on the CPU: the lowered kernel in the reference interpreter."""
+        from cutec.cpu.reference import run_kernel  # the CPU path only
+
+        compiled: _Compiled = variant.fn
+        module = self._lowered(compiled)
+        (op,) = [k for k in module.walk_type(KernelOp) if k.sym_name == self.name]
+        args = []
+        for (name, kind), value in zip(self.signature.abi, values, strict=True):
+            args.append(arrays[name] if kind == "ptr" else value)
+        run_kernel(op, grid, args, block=block)
+
+    def _lowered(self, compiled: _Compiled) -> Any:
+        cached = getattr(compiled, "module", None)
+        if cached is None:
+            # The interpreter runs the thread-level IR, not PTX: compile to that stage.
+            key = next(k for k, c in self._compiled.items() if c is compiled)
+            result = self._compile(Stage.THREAD, self._options(key[1], self._facts(key[0])))
+            cached = compiled.module = result.module  # type: ignore[attr-defined]
+        return cached
+
+    # ------------------------------------------------------------------ inspect
+    @property
+    def ptx(self) -> str:
+        """The PTX of the specialisation used last (the unspecialised one before a launch)."""
+        return self._inspect().ptx
+
+    @property
+    def resources(self) -> ResourceUsage | None:
+        """Registers, shared memory and spills, as ptxas reported them (None without ptxas)."""
+        compiled = self._inspect()
+        found = compiled.resources.get(self.name)
+        return ResourceUsage(**found) if found else None
+
+    @property
+    def sass(self) -> str:
+        """The SASS of the cubin used last (needs cuobjdump on PATH)."""
+        import shutil  # inspection only
+        import subprocess
+        import tempfile
+
+        compiled = self._inspect()
+        tool = shutil.which("cuobjdump")
+        if tool is None or compiled.cubin is None:
+            raise RuntimeError("k.sass needs cuobjdump on PATH and a cubin (ptxas)")
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(compiled.cubin)
+            f.flush()
+            return subprocess.run(
+                [tool, "--dump-sass", f.name], capture_output=True, text=True, check=True
+            ).stdout
+
+    def ir(self, stage: str = "cute") -> str:
+        """The IR after a stage (``"ast"``, ``"cute"``, ``"thread"``, ``"ptx"``) or after
+        one pass of the pipeline (``"partition"``, ``"vectorize"`` ...), unspecialised."""
+        target = self._target(self._gpu_arch())
+        if stage in ("ast", "cute", "thread", "ptx"):
+            return self._compile(Stage.named(stage), self._options(target)).text
+        if stage not in PASSES:
+            known = ", ".join(PASSES)
+            raise ValueError(f"no stage or pass '{stage}'; stages: ast, cute, thread, ptx; "
+                             f"passes: {known}")  # fmt: skip
+        out = io.StringIO()
+        options = replace(
+            self._options(target),
+            instrumentation=Instrumentation(verify_each=False, print_after={stage}, stream=out),
+        )
+        self._compile(Stage.THREAD, options)
+        text = out.getvalue()
+        if not text:
+            raise ValueError(f"the pass '{stage}' is not in this kernel's pipeline")
+        return text
+
+    def _gpu_arch(self) -> str | None:
+        if self.cpu:
+            return None
+        try:
+            return cuda.device(self.device_ordinal or 0).arch
+        except cuda.NoDriverError:
+            return None
+
+    def _inspect(self) -> _Compiled:
+        if self._last is not None:
+            return self._last
+        self.signature  # noqa: B018  (resolves the kernel's name)
+        return self._build(0, self._gpu_arch())
+
+    def __repr__(self) -> str:
+        name = self._signature.kernel if self._signature else self._name or "?"
+        return f"<cutec kernel {name} of {self.source.file}>"
+
+
+def _stream_of(stream: Any, torch_seen: bool, device: int | None) -> int:
+    """The CUstream handle of `stream` (None: torch's current stream if torch arrays
+    were passed, else the default stream)."""
+    if stream is None:
+        if torch_seen:
+            torch = sys.modules["torch"]
+            return torch._C._cuda_getCurrentRawStream(device or 0)
+        return 0
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr", "handle"):
+        handle = getattr(stream, attr, None)
+        if isinstance(handle, int):
+            return handle
+    try:
+        return int(stream)  # a cuda.bindings CUstream
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"stream: expected a torch/CuPy stream, a CUstream or an int, got {stream!r}"
+        ) from None
+
+
+def synchronize(device: int = 0) -> None:
+    """Wait for the GPU; a kernel fault surfaces here, naming the kernels that may have caused it."""
+    cuda.device(device).synchronize()
+
+
+__all__ = ["Kernel", "jit", "synchronize"]

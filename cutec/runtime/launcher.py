@@ -1,0 +1,501 @@
+"""The launch function of a kernel: argument checks, specialisation key, packing.
+
+A call of a compiled kernel must cost little more than the ``cuLaunchKernel``
+it makes (within 1.5x of a raw launch through cuda.bindings). So, as Triton
+does, cutec writes one Python function per kernel signature, straight-line
+code with the signature's facts as constants, and compiles it once:
+
+    def launch(A, B, C, alpha, beta, *, grid=None, block=None, stream=None, smem=None):
+        if type(A) is _Tensor:                        # torch: read its fields directly
+            if A.dtype is not _dt_f32: raise _err.dtype('A', ...)
+            _s, _t = A.shape, A.stride() ...
+        else:
+            _v = _view(A, 'A') ...                     # any other array, slower
+        n_M = _s[0]; n_K = _s[1]; n_ldA = _t[1]        # run-time names from the array
+        if _t[0] != 1 and n_M != 1: raise ...           # the static stride 1
+        if n_M % 4: raise _err.fact('A', 'M', n_M, 4)   # assume M % 4 == 0
+        ...
+        _key = (n_M % 16 == 0) | (n_K % 16 == 0) << 1 | ...   # the specialisation
+        _var = _variants.get(_key) or _specialize(_key)
+        _pack(_buf, 0, p_A, n_M, n_K, n_ldA, ...)      # the .param buffer (docs/abi.md)
+        _launch(_var.fn, _grid, _block, _var.smem, _stream, _params)
+
+Every mistake raises a TypeError or ValueError naming the parameter, what was
+declared and what was passed (`ArgumentErrors`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
+from cutec.ptx.tables import param_layout
+from cutec.runtime import arrays
+
+# The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
+# base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
+SPECIALIZE_DIV = 16
+SPECIALIZE_ALIGN = 16
+
+# struct codes of the .param types (little-endian, as the GPU reads them).
+_STRUCT = {"u64": "Q", "s64": "q", "s32": "i", "s16": "h", "s8": "b", "u8": "B",
+           "f32": "f", "f64": "d", "b16": "H"}  # fmt: skip
+_INT_RANGES = {"i64": 64, "index": 64, "i32": 32, "i16": 16, "i8": 8}
+
+_EXPR_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|//|[-+*%(),\s]")
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class ArgumentErrors:
+    """The messages of a bad launch, each naming the parameter."""
+
+    def __init__(self, kernel: str) -> None:
+        self.kernel = kernel
+
+    def _where(self, param: str) -> str:
+        return f"{self.kernel}: parameter '{param}'"
+
+    def count(self, declared: list[str], got: int) -> TypeError:
+        return TypeError(
+            f"{self.kernel}() takes {len(declared)} arguments ({', '.join(declared)}), "
+            f"got {got}"
+        )
+
+    def not_array(self, param: str, value: Any) -> TypeError:
+        return TypeError(
+            f"{self._where(param)} is a tensor; got {type(value).__name__} (pass a torch tensor, "
+            "a CuPy array, a cutec.DeviceArray, or anything with DLPack or "
+            "__cuda_array_interface__)"
+        )
+
+    def dtype(self, param: str, declared: str, got: str) -> TypeError:
+        return TypeError(f"{self._where(param)} is declared {declared}; got an array of {got}")
+
+    def rank(self, param: str, declared: Any, got: tuple[int, ...]) -> ValueError:
+        return ValueError(
+            f"{self._where(param)} has {len(_leaves(declared))} modes, shape {declared}; "
+            f"got an array of shape {got}"
+        )
+
+    def extent(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
+        return ValueError(
+            f"{self._where(param)}: extent {mode} is declared {declared}; got {got}"
+        )
+
+    def stride(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
+        return ValueError(
+            f"{self._where(param)}: stride {mode} is declared {declared}; got {got}"
+        )
+
+    def negative_stride(self, param: str, strides: tuple[int, ...]) -> ValueError:
+        return ValueError(f"{self._where(param)}: negative strides {strides} are not supported")
+
+    def mismatch(self, param: str, name: str, got: int, first: str, bound: int) -> ValueError:
+        return ValueError(
+            f"{self._where(param)}: {name} is {got} here but {bound} in '{first}' "
+            f"(the declarations use the same name, so the values must be equal)"
+        )
+
+    def fact(self, param: str, name: str, value: int, divisor: int) -> ValueError:
+        return ValueError(
+            f"{self._where(param)}: {name} = {value} is not divisible by {divisor}, which the "
+            f"kernel assumes ('assume {name} % {divisor} == 0')"
+        )
+
+    def align(self, param: str, ptr: int, align: int) -> ValueError:
+        return ValueError(
+            f"{self._where(param)}: the base address {ptr:#x} is not {align}-byte aligned, "
+            f"which the kernel was compiled for ('align {align}')"
+        )
+
+    def on_gpu(self, param: str, kind: str) -> ValueError:
+        return ValueError(
+            f"{self._where(param)} is in GPU memory ({kind}); device='cpu' runs on host arrays "
+            "(numpy, CPU torch tensors)"
+        )
+
+    def host(self, param: str, kind: str) -> ValueError:
+        return ValueError(
+            f"{self._where(param)} is in host memory ({kind}); a GPU launch needs device memory "
+            "(torch.Tensor.cuda(), cutec.DeviceArray.from_numpy(a)), or use device='cpu'"
+        )
+
+    def device(self, param: str, got: int | None, first: str, expected: int | None) -> ValueError:
+        return ValueError(
+            f"{self._where(param)} is on GPU {got} but '{first}' is on GPU {expected}; "
+            "all arrays of a launch must be on one GPU"
+        )
+
+    def too_large(self, param: str, largest: int) -> ValueError:
+        return ValueError(
+            f"{self._where(param)}: its largest element offset {largest} does not fit the "
+            "kernel's 32-bit offsets (< 2^31); compile with 64-bit offsets "
+            "(lower-to-thread{offset-bits=64})"
+        )
+
+    def scalar(self, param: str, declared: str, value: Any) -> TypeError:
+        return TypeError(f"{self._where(param)} is a {declared} scalar; got {value!r}")
+
+    def scalar_range(self, param: str, declared: str, value: int) -> ValueError:
+        return ValueError(f"{self._where(param)}: {value} does not fit {declared}")
+
+    def grid(self, grid: tuple[int, ...]) -> ValueError:
+        return ValueError(f"{self.kernel}: the grid {grid} must be 1 to 3 non-negative sizes")
+
+
+def _leaves(t: Any) -> list[Any]:
+    if isinstance(t, tuple):
+        return [x for e in t for x in _leaves(e)]
+    return [t]
+
+
+@dataclass
+class Variant:
+    """One specialisation, loaded: what the launch function needs of it."""
+
+    fn: Any  # cutec.runtime.cuda.Function
+    smem: int  # dynamic shared memory bytes
+
+
+class _Source:
+    """Python source text, indented."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 1
+
+    def __call__(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+
+def scalar_value(errors: ArgumentErrors, param: str, declared: str, value: Any) -> Any:
+    """A scalar argument as the .param's struct code takes it, checked."""
+    if declared in ("f32", "f64", "f16", "bf16"):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise errors.scalar(param, declared, value)
+        if declared in ("f16", "bf16"):
+            import numpy as np  # only half-precision scalars need it
+
+            from cutec.dtypes import DTYPES, numpy_dtype
+
+            return int(np.array(value, numpy_dtype(DTYPES[declared])).view(np.uint16))
+        return float(value)
+    if declared == "i1":
+        if not isinstance(value, bool | numbers.Integral):
+            raise errors.scalar(param, declared, value)
+        return 1 if value else 0
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise errors.scalar(param, "int" if declared == "i32" else declared, value)
+    bits = _INT_RANGES[declared]
+    if not -(1 << (bits - 1)) <= int(value) < 1 << (bits - 1):
+        raise errors.scalar_range(param, declared, int(value))
+    return int(value)
+
+
+def grid_code(expr: str, names: dict[str, str]) -> str:
+    """A grid expression (`symbolic.parse_expr` text) as Python over the launch's locals."""
+    out = []
+    for tok in _EXPR_TOKEN.findall(expr):
+        if tok in ("ceil_div", "min", "max"):
+            out.append({"ceil_div": "_ceil_div"}.get(tok, tok))
+        elif tok[0].isalpha() or tok[0] == "_":
+            if tok not in names:
+                raise ValueError(f"the grid expression {expr!r} names {tok!r}, no run-time value")
+            out.append(names[tok])
+        else:
+            out.append(tok)
+    if "".join(out).replace(" ", "") == "" or len("".join(_EXPR_TOKEN.findall(expr))) != len(expr):
+        raise ValueError(f"cannot read the grid expression {expr!r}")
+    return "".join(out)
+
+
+def build_launcher(
+    signature: KernelSignature,
+    block: tuple[int, int, int] | None,
+    grid: tuple[str, str, str] | None,
+    offset_bits: int,
+    specialize: frozenset[str],
+    get_variant: Callable[[int, int | None], Variant],
+    launch: Callable[..., None],
+    current_stream: Callable[[Any, bool, int | None], int],
+    *,
+    cpu: bool = False,
+) -> tuple[Callable[..., None], list[tuple[str, str]]]:
+    """The launch function of `signature`, and the facts each bit of its key stands for.
+
+    `get_variant(key, device)` returns the loaded specialisation for key bits
+    (bit i set: fact i holds). `specialize` names the run-time values and
+    pointers the key may cover.
+    """
+    errors = ArgumentErrors(signature.kernel)
+    facts = dict(signature.facts)
+    layout = param_layout(signature.abi_types())
+    assert layout is not None, "the PTX emitter accepted these parameters"
+    fmt = "<"
+    at = 0
+    for p in layout:
+        fmt += "x" * (p.offset - at) + _STRUCT[p.ptx]
+        at = p.offset + p.size
+    buffer = ctypes.create_string_buffer(max(at, 1))
+    base = ctypes.addressof(buffer)
+    pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + p.offset for p in layout])
+
+    env: dict[str, Any] = {
+        "_err": errors, "_view": arrays.view_of, "_pack": struct.Struct(fmt).pack_into,
+        "_buf": buffer, "_params": ctypes.addressof(pointers), "_variants": {},
+        "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
+        "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
+        "_keep": (buffer, pointers), "_host_array": arrays.host_array,
+    }  # fmt: skip
+    code = _Source()
+    names: dict[str, str] = {}  # run-time name -> local variable
+    first_use: dict[str, str] = {}  # run-time name -> the parameter that bound it
+    key_facts: list[tuple[str, str]] = []  # (kind, name) per key bit
+    params = [p.name for p in signature.params]
+    local = {p: f"a_{i}" for i, p in enumerate(params)}
+
+    code("_torch = False")
+    code("_dev = None")
+    code("_dev_from = None")
+    if cpu:
+        code("_arrays = {}")
+    for p in signature.params:
+        a = local[p.name]
+        if isinstance(p, ScalarParam):
+            continue
+        if cpu:
+            _host_tensor_code(code, p, a)
+        else:
+            _tensor_code(code, env, p, a)
+        _layout_code(code, p, a, names, first_use, facts)
+        if p.name in specialize and p.align % SPECIALIZE_ALIGN:
+            key_facts.append(("align", p.name))
+    for name in names:
+        if name in specialize and facts.get(name, 1) % SPECIALIZE_DIV:
+            key_facts.append(("div", name))
+    for p in signature.params:
+        if isinstance(p, ScalarParam):
+            a = local[p.name]
+            if p.type in ("f32", "f64"):
+                code(f"if type({a}) is not float:")
+                code(f"    {a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
+            else:
+                code(f"{a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
+            names.setdefault(p.name, a)
+    if offset_bits == 32:
+        _offset_checks(code, signature, local, names)
+    # The specialisation key: one bit per fact that holds.
+    bits = []
+    for i, (kind, name) in enumerate(key_facts):
+        if kind == "align":
+            bits.append(f"((p_{local[name]} % {SPECIALIZE_ALIGN} == 0) << {i})")
+        else:
+            bits.append(f"(({names[name]} % {SPECIALIZE_DIV} == 0) << {i})")
+    code(f"_key = {' | '.join(bits) if bits else '0'}")
+    code("_var = _variants.get((_key, _dev))")
+    code("if _var is None:")
+    code("    _var = _variants[(_key, _dev)] = _get_variant(_key, _dev)")
+    # Grid and block.
+    code("if grid is None:")
+    if grid is None:
+        code(f"    raise TypeError('{signature.kernel}: the kernel declares no grid: pass grid=')")
+    else:
+        exprs = ", ".join(grid_code(e, names) for e in grid)
+        code(f"    _grid = ({exprs},)")
+    code("else:")
+    code("    _grid = _dim3(grid)")
+    code("if block is None:")
+    if block is None:
+        code(f"    raise TypeError('{signature.kernel}: the kernel declares no block: pass block=')")
+    else:
+        code(f"    _block = {tuple(block)!r}")
+    code("else:")
+    code("    _block = _dim3(block)")
+    code("if _grid[0] <= 0 or _grid[1] <= 0 or _grid[2] <= 0:")
+    code("    if min(_grid) < 0: raise _err.grid(_grid)")
+    code("    return  # an empty problem: nothing to launch")
+    abi_values = []
+    for name, kind in signature.abi:
+        abi_values.append(f"p_{local[name]}" if kind == "ptr" else names[name])
+    if cpu:
+        code(f"_launch(_var, _grid, _block, _var.smem, ({', '.join(abi_values)},), _arrays)")
+    else:
+        code("_stream = _stream_of(stream, _torch, _dev)")
+        code(f"_pack(_buf, 0, {', '.join(abi_values)})")
+        code("_launch(_var.fn, _grid, _block, _var.smem if smem is None else smem, _stream, "
+             "_params)")
+
+    env["_dim3"] = _dim3
+    header = f"def launch({', '.join(local[p] for p in params)}"
+    header += (", " if params else "") + "*, grid=None, block=None, stream=None, smem=None):"
+    text = header + "\n" + "\n".join(code.lines) + "\n"
+    if _uses_torch(signature) and not cpu:
+        env["_Tensor"] = _torch_tensor_type()
+    exec(compile(text, f"<cutec launcher for {signature.kernel}>", "exec"), env)
+    fn = env["launch"]
+    fn.__cutec_source__ = text  # for debugging: the generated code
+    fn.__variants__ = env["_variants"]
+    return fn, key_facts
+
+
+def _dim3(v: Any) -> tuple[int, int, int]:
+    dims = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"a grid or block is 1 to 3 sizes, got {v!r}")
+    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def _uses_torch(signature: KernelSignature) -> bool:
+    return any(isinstance(p, TensorParam) for p in signature.params)
+
+
+def _torch_tensor_type() -> Any:
+    """torch.Tensor if torch is already imported (never imported just for this)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return getattr(torch, "Tensor", None)
+
+
+def _tensor_code(code: _Source, env: dict[str, Any], p: TensorParam, a: str) -> None:
+    """A device array's fields: `s_<a>` shape, `t_<a>` strides, `p_<a>` base, `d_<a>` GPU."""
+    name = p.name
+    code(f"if type({a}) is _Tensor:")
+    code(f"    if {a}.dtype is not _dt_{a}:")
+    code(f"        raise _err.dtype({name!r}, {p.element!r}, str({a}.dtype)[6:])")
+    code(f"    if not {a}.is_cuda:")
+    code(f"        raise _err.host({name!r}, 'a CPU torch tensor')")
+    code(f"    s_{a} = {a}.shape")
+    code(f"    t_{a} = {a}.stride()")
+    code(f"    p_{a} = {a}.data_ptr()")
+    code(f"    d_{a} = {a}.get_device()")
+    code("    _torch = True")
+    code("else:")
+    code(f"    v_{a} = _view({a})")
+    code(f"    if v_{a} is None:")
+    code(f"        raise _err.not_array({name!r}, {a})")
+    code(f"    if v_{a}.dtype != {p.element!r}:")
+    code(f"        raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
+    code(f"    if v_{a}.device is None:")
+    code(f"        raise _err.host({name!r}, v_{a}.kind)")
+    code(f"    s_{a}, t_{a}, p_{a}, d_{a} = v_{a}.shape, v_{a}.strides, v_{a}.ptr, v_{a}.device")
+    code(f"    _torch = _torch or v_{a}.kind == 'torch'")
+    env[f"_dt_{a}"] = _torch_dtype(p.element)
+    code("if _dev is None:")
+    code(f"    _dev, _dev_from = d_{a}, {name!r}")
+    code(f"elif d_{a} != _dev:")
+    code(f"    raise _err.device({name!r}, d_{a}, _dev_from, _dev)")
+
+
+def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
+    """A host array's fields (device="cpu"); `_arrays[name]` the numpy array to run on."""
+    name = p.name
+    code(f"v_{a} = _view({a})")
+    code(f"if v_{a} is None:")
+    code(f"    raise _err.not_array({name!r}, {a})")
+    code(f"if v_{a}.dtype != {p.element!r}:")
+    code(f"    raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
+    code(f"if v_{a}.device is not None:")
+    code(f"    raise _err.on_gpu({name!r}, v_{a}.kind)")
+    code(f"s_{a}, t_{a}, p_{a} = v_{a}.shape, v_{a}.strides, v_{a}.ptr")
+    code(f"_arrays[{name!r}] = _host_array(v_{a})")
+
+
+def _layout_code(
+    code: _Source,
+    p: TensorParam,
+    a: str,
+    names: dict[str, str],
+    first_use: dict[str, str],
+    facts: dict[str, int],
+) -> None:
+    """Checks of a tensor's base, shape and strides; binds its run-time names."""
+    name = p.name
+    if p.align > 1:
+        code(f"if p_{a} % {p.align}:")
+        code(f"    raise _err.align({name!r}, p_{a}, {p.align})")
+    if p.shape is None:
+        return  # a bare pointer: thread-level IR says nothing of its layout
+    flat = p.flat
+    code(f"if len(s_{a}) != {len(flat)}:")
+    code(f"    raise _err.rank({name!r}, {p.shape!r}, tuple(s_{a}))")
+    code(f"if min(t_{a}, default=0) < 0:")
+    code(f"    raise _err.negative_stride({name!r}, tuple(t_{a}))")
+    for i, (extent, stride) in enumerate(flat):
+        _leaf_code(code, name, a, i, extent, f"s_{a}[{i}]", "extent", names, first_use, facts)
+        # A stride of a mode of extent 1 is never used: frameworks report any value there.
+        _leaf_code(
+            code, name, a, i, stride, f"t_{a}[{i}]", "stride", names, first_use, facts,
+            guard=f"s_{a}[{i}] != 1",
+        )  # fmt: skip
+
+
+def _leaf_code(
+    code: _Source,
+    param: str,
+    a: str,
+    mode: int,
+    declared: Any,
+    got: str,
+    what: str,
+    names: dict[str, str],
+    first_use: dict[str, str],
+    facts: dict[str, int],
+    guard: str | None = None,
+) -> None:
+    if isinstance(declared, int):
+        cond = f"{got} != {declared}" + (f" and {guard}" if guard else "")
+        code(f"if {cond}:")
+        code(f"    raise _err.{what}({param!r}, {mode}, {declared}, {got})")
+        return
+    if declared in names:
+        cond = f"{got} != {names[declared]}" + (f" and {guard}" if guard else "")
+        code(f"if {cond}:")
+        code(
+            f"    raise _err.mismatch({param!r}, {declared!r}, {got}, "
+            f"{first_use[declared]!r}, {names[declared]})"
+        )
+        return
+    var = f"n_{declared}"
+    names[declared] = var
+    first_use[declared] = param
+    code(f"{var} = {got}")
+    d = facts.get(declared, 1)
+    if d > 1:
+        code(f"if {var} % {d}:")
+        code(f"    raise _err.fact({param!r}, {declared!r}, {var}, {d})")
+
+
+def _offset_checks(
+    code: _Source, signature: KernelSignature, local: dict[str, str], names: dict[str, str]
+) -> None:
+    """Each tensor's largest element offset below 2^31 (the kernel's 32-bit offsets)."""
+    for p in signature.params:
+        if not isinstance(p, TensorParam) or p.shape is None:
+            continue
+        a = local[p.name]
+        terms = [f"(s_{a}[{i}] - 1) * t_{a}[{i}]" for i in range(len(p.flat))]
+        code(f"_largest = {' + '.join(terms) if terms else '0'}")
+        code("if _largest >= 2147483648:")
+        code(f"    raise _err.too_large({p.name!r}, _largest)")
+
+
+def _torch_dtype(element: str) -> Any:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    for torch_name, cutec_name in arrays.TORCH_DTYPES.items():
+        if cutec_name == element:
+            return getattr(torch, torch_name, None)
+    return None
