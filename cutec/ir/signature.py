@@ -24,9 +24,11 @@ from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.dialects.cute_tensor import MakeTensorOp
 from cutec.ir.dialects.cute_types import fill_dynamic
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.types import Type, bit_width, dtype_name, element_type_named, index
 from cutec.ir.value import BlockArgument
 from cutec.layout.inttuple import leaves
+from cutec.layout.symbolic import sym
 from cutec.target import AddressSpace
 
 # A shape or stride as the kernel declares it: a nested tuple whose leaves are
@@ -167,11 +169,15 @@ def signature_of(kernel: KernelOp) -> KernelSignature:
                     facts[name] = max(facts.get(name, 1), d)
     params: list[Param] = []
     abi: list[tuple[str, str]] = []
+    la = LayoutAnalysis()
+    for arg in args:
+        if not isinstance(arg.type, PointerType):
+            la.bind(arg, sym(_name(arg)))
     for arg in args:
         name = _name(arg)
         if isinstance(arg.type, PointerType):
             abi.append((name, "ptr"))
-            params.append(_tensor_param(name, arg.type, tensors.get(arg)))
+            params.append(_tensor_param(name, arg.type, tensors.get(arg), la))
         else:
             abi.append((name, str(arg.type)))
             if arg not in leaf_args:
@@ -202,15 +208,27 @@ def launch_of(kernel: KernelOp) -> LaunchInfo:
     )
 
 
-def _tensor_param(name: str, ptr: PointerType, op: MakeTensorOp | None) -> TensorParam:
+def _tensor_param(
+    name: str, ptr: PointerType, op: MakeTensorOp | None, la: LayoutAnalysis
+) -> TensorParam:
     element = dtype_name(ptr.element)
     if op is None:
         return TensorParam(name, element, None, None, _element_bytes(ptr.element))
     spec = op.tensor_result().spec
-    names = iter([_name(v) for v in op.leaves])
+    # A leaf is a kernel argument (its name), or computed from them (the default
+    # column-major stride of f32[M, N] is M): then the expression, in
+    # `symbolic.parse_expr` text over the arguments' names.
+    names = iter([_leaf(v, la) for v in op.leaves])
     shape = fill_dynamic(spec.shape, names)
     stride = fill_dynamic(spec.stride, names)
     return TensorParam(name, element, shape, stride, op.alignment)
+
+
+def _leaf(value: Any, la: LayoutAnalysis) -> int | str:
+    if isinstance(value, BlockArgument):
+        return _name(value)
+    integer = la.integer_of(value)
+    return integer if isinstance(integer, int) else str(integer)
 
 
 def _name(arg: BlockArgument) -> str:

@@ -78,6 +78,7 @@ class ArgumentErrors:
         )
 
     def dtype(self, param: str, declared: str, got: str) -> TypeError:
+        got = arrays.TORCH_DTYPES.get(got, got)  # torch's float16 is cutec's f16
         return TypeError(f"{self._where(param)} is declared {declared}; got an array of {got}")
 
     def rank(self, param: str, declared: Any, got: tuple[int, ...]) -> ValueError:
@@ -263,6 +264,7 @@ def build_launcher(
     params = [p.name for p in signature.params]
     local = {p: f"a_{i}" for i, p in enumerate(params)}
 
+    deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
     code("_torch = False")
     code("_dev = None")
     code("_dev_from = None")
@@ -276,7 +278,7 @@ def build_launcher(
             _host_tensor_code(code, p, a)
         else:
             _tensor_code(code, env, p, a)
-        _layout_code(code, p, a, names, first_use, facts)
+        _layout_code(code, p, a, names, first_use, facts, deferred)
         if p.name in specialize and p.align % SPECIALIZE_ALIGN:
             key_facts.append(("align", p.name))
     for name in names:
@@ -291,6 +293,10 @@ def build_launcher(
             else:
                 code(f"{a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
             names.setdefault(p.name, a)
+    for param, mode, what, declared, got, guard in deferred:
+        value = grid_code(declared, names)
+        code(f"if {got} != {value}" + (f" and {guard}:" if guard else ":"))
+        code(f"    raise _err.{what}({param!r}, {mode}, f'{declared} = {{{value}}}', {got})")
     if offset_bits == 32:
         _offset_checks(code, signature, local, names)
     # The specialisation key: one bit per fact that holds.
@@ -417,6 +423,7 @@ def _layout_code(
     names: dict[str, str],
     first_use: dict[str, str],
     facts: dict[str, int],
+    deferred: list[tuple[Any, ...]],
 ) -> None:
     """Checks of a tensor's base, shape and strides; binds its run-time names."""
     name = p.name
@@ -430,12 +437,15 @@ def _layout_code(
     code(f"    raise _err.rank({name!r}, {p.shape!r}, tuple(s_{a}))")
     code(f"if min(t_{a}, default=0) < 0:")
     code(f"    raise _err.negative_stride({name!r}, tuple(t_{a}))")
-    for i, (extent, stride) in enumerate(flat):
-        _leaf_code(code, name, a, i, extent, f"s_{a}[{i}]", "extent", names, first_use, facts)
+    for i, (extent, _) in enumerate(flat):
+        _leaf_code(
+            code, name, a, i, extent, f"s_{a}[{i}]", "extent", names, first_use, facts, deferred
+        )
+    for i, (_, stride) in enumerate(flat):
         # A stride of a mode of extent 1 is never used: frameworks report any value there.
         _leaf_code(
             code, name, a, i, stride, f"t_{a}[{i}]", "stride", names, first_use, facts,
-            guard=f"s_{a}[{i}] != 1",
+            deferred, guard=f"s_{a}[{i}] != 1",
         )  # fmt: skip
 
 
@@ -450,12 +460,18 @@ def _leaf_code(
     names: dict[str, str],
     first_use: dict[str, str],
     facts: dict[str, int],
+    deferred: list[tuple[Any, ...]],
     guard: str | None = None,
 ) -> None:
     if isinstance(declared, int):
         cond = f"{got} != {declared}" + (f" and {guard}" if guard else "")
         code(f"if {cond}:")
         code(f"    raise _err.{what}({param!r}, {mode}, {declared}, {got})")
+        return
+    if not declared.isidentifier():
+        # An expression of run-time names (a default compact stride): checked once all
+        # names are bound.
+        deferred.append((param, mode, what, declared, got, guard))
         return
     if declared in names:
         cond = f"{got} != {names[declared]}" + (f" and {guard}" if guard else "")
