@@ -16,8 +16,8 @@ is followed by a synchronisation and a fault names its kernel exactly.
 from __future__ import annotations
 
 import os
-import threading
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -89,19 +89,9 @@ def _name(cu: Any, err: Any) -> str:
     return getattr(err, "name", str(err))
 
 
-@dataclass
-class _Launches:
-    """Kernels launched since the last synchronisation, per thread."""
-
-    local: threading.local = field(default_factory=threading.local)
-
-    def pending(self) -> list[str]:
-        if not hasattr(self.local, "names"):
-            self.local.names = []
-        return self.local.names
-
-
-LAUNCHES = _Launches()
+# The kernels launched since the last synchronisation through cutec (the most
+# recent 64): the suspects when a fault surfaces. Shared by all threads.
+PENDING: deque[str] = deque(maxlen=64)
 
 
 def check(result: Any, doing: str) -> Any:
@@ -122,7 +112,7 @@ def error(err: Any, doing: str) -> CudaError:
     _, text = cu.cuGetErrorString(err)
     text = text.decode() if isinstance(text, bytes) else str(text)
     if code in _STICKY:
-        pending = LAUNCHES.pending()
+        pending = list(PENDING)
         if launch_blocking() and pending:
             where = f"kernel '{pending[-1]}' faulted (CUTEC_LAUNCH_BLOCKING=1 named it)"
         elif pending:
@@ -165,7 +155,7 @@ class Device:
         """Wait for all work on this device; faults surface here."""
         self.make_current()
         check(driver().cuCtxSynchronize(), "synchronising the device")
-        LAUNCHES.pending().clear()
+        PENDING.clear()
 
 
 _DEVICES: dict[int, Device] = {}
@@ -251,30 +241,24 @@ def _load_ptx(cu: Any, image: bytes, name: str) -> Any:
     return module
 
 
-def launch(
-    fn: Function,
-    grid: tuple[int, int, int],
-    block: tuple[int, int, int],
-    smem: int,
-    stream: int,
-    params: int,
-) -> None:
-    """``cuLaunchKernel`` with a packed parameter array (an address of void* pointers)."""
+def launch_failed(err: Any, fn: Function, grid: Any, block: Any, smem: int, stream: int,
+                  params: int) -> None:  # fmt: skip
+    """After a failed ``cuLaunchKernel``: retry once where the thread had no current
+    context (threads torch made never set one), else raise naming the kernel."""
     cu = driver()
-    err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]
-    if err != cu.CUresult.CUDA_SUCCESS:
-        if err == cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
-            # A thread that never made the context current (torch's threads do).
-            fn.device.make_current()
-            err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]
-        if err != cu.CUresult.CUDA_SUCCESS:
-            raise error(err, f"launching kernel '{fn.name}' (grid {grid}, block {block})")
-    pending = LAUNCHES.pending()
-    pending.append(fn.name)
-    if len(pending) > 64:
-        del pending[:-64]  # the most recent launches are the suspects that matter
-    if launch_blocking():
-        capturing = check(cu.cuStreamIsCapturing(stream), "asking whether a stream captures")
-        if capturing == cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
-            check(cu.cuStreamSynchronize(stream), f"running kernel '{fn.name}'")
-            pending.clear()
+    if err == cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
+        fn.device.make_current()
+        err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]
+        if not err:
+            return
+    raise error(err, f"launching kernel '{fn.name}' (grid {grid}, block {block}, {smem} bytes "
+                f"of dynamic shared memory)")  # fmt: skip
+
+
+def synchronize_after(fn: Function, stream: int) -> None:
+    """CUTEC_LAUNCH_BLOCKING=1: wait for the launch, so that a fault names its kernel."""
+    cu = driver()
+    capturing = check(cu.cuStreamIsCapturing(stream), "asking whether a stream captures")
+    if capturing == cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
+        check(cu.cuStreamSynchronize(stream), f"running kernel '{fn.name}'")
+        PENDING.clear()

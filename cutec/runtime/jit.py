@@ -149,7 +149,7 @@ class Kernel:
             32,  # the lowering's default (docs/abi.md): checked against each variant
             allowed,
             self._variant,
-            self._run_cpu if self.cpu else cuda.launch,
+            self._run_cpu,
             _stream_of,
             cpu=self.cpu,
         )
@@ -292,7 +292,7 @@ class Kernel:
         smem = compiled.launch.dynamic_smem
         if smem > _DEFAULT_DYNAMIC_SMEM:
             fn.allow_dynamic_smem(smem)
-        return Variant(fn, smem)
+        return Variant(fn, smem, fn.handle)
 
     def _run_cpu(self, variant: Variant, grid: Any, block: Any, smem: int, values: Any,
                  arrays: Any) -> None:  # fmt: skip

@@ -30,13 +30,14 @@ import ctypes
 import numbers
 import re
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
 from cutec.ptx.tables import param_layout
-from cutec.runtime import arrays
+from cutec.runtime import arrays, cuda
 
 # The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
 # base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
@@ -97,8 +98,10 @@ class ArgumentErrors:
             f"{self._where(param)}: stride {mode} is declared {declared}; got {got}"
         )
 
-    def negative_stride(self, param: str, strides: tuple[int, ...]) -> ValueError:
-        return ValueError(f"{self._where(param)}: negative strides {strides} are not supported")
+    def negative_stride(self, param: str, mode: int, stride: int) -> ValueError:
+        return ValueError(
+            f"{self._where(param)}: stride {mode} is {stride}; negative strides are not supported"
+        )
 
     def mismatch(self, param: str, name: str, got: int, first: str, bound: int) -> ValueError:
         return ValueError(
@@ -163,8 +166,9 @@ def _leaves(t: Any) -> list[Any]:
 class Variant:
     """One specialisation, loaded: what the launch function needs of it."""
 
-    fn: Any  # cutec.runtime.cuda.Function
+    fn: Any  # cutec.runtime.cuda.Function (the compiled kernel on the CPU path)
     smem: int  # dynamic shared memory bytes
+    handle: Any = None  # the CUfunction
 
 
 class _Source:
@@ -265,9 +269,9 @@ def build_launcher(
     local = {p: f"a_{i}" for i, p in enumerate(params)}
 
     deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
+    first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
     code("_torch = False")
     code("_dev = None")
-    code("_dev_from = None")
     if cpu:
         code("_arrays = {}")
     for p in signature.params:
@@ -277,7 +281,8 @@ def build_launcher(
         if cpu:
             _host_tensor_code(code, p, a)
         else:
-            _tensor_code(code, env, p, a)
+            first_tensor = first_tensor or p.name
+            _tensor_code(code, env, p, a, first_tensor == p.name, first_tensor)
         _layout_code(code, p, a, names, first_use, facts, deferred)
         if p.name in specialize and p.align % SPECIALIZE_ALIGN:
             key_facts.append(("align", p.name))
@@ -315,32 +320,46 @@ def build_launcher(
     if grid is None:
         code(f"    raise TypeError('{signature.kernel}: the kernel declares no grid: pass grid=')")
     else:
-        exprs = ", ".join(grid_code(e, names) for e in grid)
-        code(f"    _grid = ({exprs},)")
+        for i, e in enumerate(grid):
+            code(f"    _g{i} = {grid_code(e, names)}")
     code("else:")
-    code("    _grid = _dim3(grid)")
+    code("    _g0, _g1, _g2 = _dim3(grid)")
     code("if block is None:")
     if block is None:
-        code(f"    raise TypeError('{signature.kernel}: the kernel declares no block: pass block=')")
+        code(f"    raise TypeError('{signature.kernel}: the kernel declares no block: "
+             "pass block=')")  # fmt: skip
     else:
-        code(f"    _block = {tuple(block)!r}")
+        code(f"    _b0, _b1, _b2 = {block[0]}, {block[1]}, {block[2]}")
     code("else:")
-    code("    _block = _dim3(block)")
-    code("if _grid[0] <= 0 or _grid[1] <= 0 or _grid[2] <= 0:")
-    code("    if min(_grid) < 0: raise _err.grid(_grid)")
+    code("    _b0, _b1, _b2 = _dim3(block)")
+    code("if _g0 <= 0 or _g1 <= 0 or _g2 <= 0:")
+    code("    if min(_g0, _g1, _g2) < 0: raise _err.grid((_g0, _g1, _g2))")
     code("    return  # an empty problem: nothing to launch")
     abi_values = []
     for name, kind in signature.abi:
         abi_values.append(f"p_{local[name]}" if kind == "ptr" else names[name])
     if cpu:
-        code(f"_launch(_var, _grid, _block, _var.smem, ({', '.join(abi_values)},), _arrays)")
+        code(f"_launch(_var, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, "
+             f"({', '.join(abi_values)},), _arrays)")
     else:
-        code("_stream = _stream_of(stream, _torch, _dev)")
+        code("if stream is None and _torch:")
+        code("    _stream = _torch_stream(_dev)")
+        code("else:")
+        code("    _stream = _stream_of(stream, _torch, _dev)")
         code(f"_pack(_buf, 0, {', '.join(abi_values)})")
-        code("_launch(_var.fn, _grid, _block, _var.smem if smem is None else smem, _stream, "
+        code("_smem = _var.smem if smem is None else smem")
+        code("_r = _cu_launch(_var.handle, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
+             "_params, 0)[0]")
+        code("if _r:")
+        code("    _launch_failed(_r, _var.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), _smem, _stream, "
              "_params)")
+        code(f"_pending.append({signature.kernel!r})")
+        code("if _blocking:")
+        code("    _synchronize_after(_var.fn, _stream)")
 
     env["_dim3"] = _dim3
+    if not cpu:
+        env.update(cuda_env())
     header = f"def launch({', '.join(local[p] for p in params)}"
     header += (", " if params else "") + "*, grid=None, block=None, stream=None, smem=None):"
     text = header + "\n" + "\n".join(code.lines) + "\n"
@@ -351,6 +370,21 @@ def build_launcher(
     fn.__cutec_source__ = text  # for debugging: the generated code
     fn.__variants__ = env["_variants"]
     return fn, key_facts
+
+
+def cuda_env() -> dict[str, Any]:
+    """The driver entry points a GPU launch function calls, bound once."""
+    torch = sys.modules.get("torch")
+    raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    return {
+        "_cu_launch": cuda.driver().cuLaunchKernel,
+        "_launch_failed": cuda.launch_failed,
+        "_pending": cuda.PENDING,
+        "_blocking": cuda.launch_blocking(),
+        "_synchronize_after": cuda.synchronize_after,
+        # torch's current stream on the arrays' GPU, when torch arrays were passed.
+        "_torch_stream": raw_stream or (lambda dev: 0),
+    }
 
 
 def _dim3(v: Any) -> tuple[int, int, int]:
@@ -366,13 +400,13 @@ def _uses_torch(signature: KernelSignature) -> bool:
 
 def _torch_tensor_type() -> Any:
     """torch.Tensor if torch is already imported (never imported just for this)."""
-    import sys
-
     torch = sys.modules.get("torch")
     return getattr(torch, "Tensor", None)
 
 
-def _tensor_code(code: _Source, env: dict[str, Any], p: TensorParam, a: str) -> None:
+def _tensor_code(
+    code: _Source, env: dict[str, Any], p: TensorParam, a: str, first: bool, first_name: str
+) -> None:
     """A device array's fields: `s_<a>` shape, `t_<a>` strides, `p_<a>` base, `d_<a>` GPU."""
     name = p.name
     code(f"if type({a}) is _Tensor:")
@@ -396,10 +430,11 @@ def _tensor_code(code: _Source, env: dict[str, Any], p: TensorParam, a: str) -> 
     code(f"    s_{a}, t_{a}, p_{a}, d_{a} = v_{a}.shape, v_{a}.strides, v_{a}.ptr, v_{a}.device")
     code(f"    _torch = _torch or v_{a}.kind == 'torch'")
     env[f"_dt_{a}"] = _torch_dtype(p.element)
-    code("if _dev is None:")
-    code(f"    _dev, _dev_from = d_{a}, {name!r}")
-    code(f"elif d_{a} != _dev:")
-    code(f"    raise _err.device({name!r}, d_{a}, _dev_from, _dev)")
+    if first:
+        code(f"_dev = d_{a}")
+    else:
+        code(f"if d_{a} != _dev:")
+        code(f"    raise _err.device({name!r}, d_{a}, {first_name!r}, _dev)")
 
 
 def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
@@ -435,8 +470,6 @@ def _layout_code(
     flat = p.flat
     code(f"if len(s_{a}) != {len(flat)}:")
     code(f"    raise _err.rank({name!r}, {p.shape!r}, tuple(s_{a}))")
-    code(f"if min(t_{a}, default=0) < 0:")
-    code(f"    raise _err.negative_stride({name!r}, tuple(t_{a}))")
     for i, (extent, _) in enumerate(flat):
         _leaf_code(
             code, name, a, i, extent, f"s_{a}[{i}]", "extent", names, first_use, facts, deferred
@@ -485,6 +518,9 @@ def _leaf_code(
     names[declared] = var
     first_use[declared] = param
     code(f"{var} = {got}")
+    if what == "stride":
+        code(f"if {var} < 0:")
+        code(f"    raise _err.negative_stride({param!r}, {mode}, {var})")
     d = facts.get(declared, 1)
     if d > 1:
         code(f"if {var} % {d}:")
@@ -506,8 +542,6 @@ def _offset_checks(
 
 
 def _torch_dtype(element: str) -> Any:
-    import sys
-
     torch = sys.modules.get("torch")
     if torch is None:
         return None
