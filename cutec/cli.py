@@ -19,7 +19,7 @@ from cutec import __version__
 from cutec.diagnostics import CompileError, report_internal_error
 
 # Verb modules, in help order. A new verb adds its module here.
-COMMANDS = ("compile", "opt", "layout_cmd", "atoms_cmd")
+COMMANDS = ("compile", "opt", "run_cmd", "cache_cmd", "layout_cmd", "atoms_cmd")
 
 
 class _ArgumentParser(argparse.ArgumentParser):

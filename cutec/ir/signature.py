@@ -182,9 +182,7 @@ def signature_of(kernel: KernelOp) -> KernelSignature:
             abi.append((name, str(arg.type)))
             if arg not in leaf_args:
                 params.append(ScalarParam(name, str(arg.type)))
-    return KernelSignature(
-        kernel.sym_name, tuple(params), tuple(abi), tuple(sorted(facts.items()))
-    )
+    return KernelSignature(kernel.sym_name, tuple(params), tuple(abi), tuple(sorted(facts.items())))
 
 
 def launch_of(kernel: KernelOp) -> LaunchInfo:

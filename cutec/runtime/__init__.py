@@ -13,4 +13,12 @@ from cutec.runtime.arrays import DeviceArray
 from cutec.runtime.cuda import CudaError, KernelFault, NoDriverError
 from cutec.runtime.jit import Kernel, jit, synchronize
 
-__all__ = ["CudaError", "DeviceArray", "Kernel", "KernelFault", "NoDriverError", "jit", "synchronize"]
+__all__ = [
+    "CudaError",
+    "DeviceArray",
+    "Kernel",
+    "KernelFault",
+    "NoDriverError",
+    "jit",
+    "synchronize",
+]

@@ -10,6 +10,7 @@ microsecond counts there); everything else comes through here.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from dataclasses import dataclass
 from typing import Any
@@ -64,9 +65,7 @@ def view_of(x: Any) -> ArrayView | None:
         return _torch_view(x)
     if isinstance(x, np.ndarray):
         strides = tuple(s // x.itemsize for s in x.strides)
-        return ArrayView(
-            x.ctypes.data, x.shape, strides, element_name(x.dtype), None, "numpy", x
-        )
+        return ArrayView(x.ctypes.data, x.shape, strides, element_name(x.dtype), None, "numpy", x)
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
         return _cai_view(x, cai, "cupy" if module.startswith("cupy") else "cuda_array_interface")
@@ -232,9 +231,7 @@ class DeviceArray:
                 "copying an array from the GPU",
             )
         byte_strides = tuple(s * np_dtype.itemsize for s in self.strides)
-        return np.lib.stride_tricks.as_strided(buffer, self.shape, byte_strides).copy(
-            order="A"
-        )
+        return np.lib.stride_tricks.as_strided(buffer, self.shape, byte_strides).copy(order="A")
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -253,8 +250,7 @@ class DeviceArray:
     def __del__(self) -> None:
         ptr = getattr(self, "ptr", 0)
         if ptr:
-            try:
+            # At interpreter shutdown the driver may already be gone.
+            with contextlib.suppress(Exception):
                 cuda.driver().cuMemFree(ptr)
-            except Exception:  # interpreter shutdown: the driver may already be gone
-                pass
             self.ptr = 0

@@ -35,6 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
 from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda
@@ -67,8 +70,7 @@ class ArgumentErrors:
 
     def count(self, declared: list[str], got: int) -> TypeError:
         return TypeError(
-            f"{self.kernel}() takes {len(declared)} arguments ({', '.join(declared)}), "
-            f"got {got}"
+            f"{self.kernel}() takes {len(declared)} arguments ({', '.join(declared)}), got {got}"
         )
 
     def not_array(self, param: str, value: Any) -> TypeError:
@@ -89,14 +91,10 @@ class ArgumentErrors:
         )
 
     def extent(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
-        return ValueError(
-            f"{self._where(param)}: extent {mode} is declared {declared}; got {got}"
-        )
+        return ValueError(f"{self._where(param)}: extent {mode} is declared {declared}; got {got}")
 
     def stride(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
-        return ValueError(
-            f"{self._where(param)}: stride {mode} is declared {declared}; got {got}"
-        )
+        return ValueError(f"{self._where(param)}: stride {mode} is declared {declared}; got {got}")
 
     def negative_stride(self, param: str, mode: int, stride: int) -> ValueError:
         return ValueError(
@@ -188,10 +186,6 @@ def scalar_value(errors: ArgumentErrors, param: str, declared: str, value: Any) 
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise errors.scalar(param, declared, value)
         if declared in ("f16", "bf16"):
-            import numpy as np  # only half-precision scalars need it
-
-            from cutec.dtypes import DTYPES, numpy_dtype
-
             return int(np.array(value, numpy_dtype(DTYPES[declared])).view(np.uint16))
         return float(value)
     if declared == "i1":
@@ -339,8 +333,10 @@ def build_launcher(
     for name, kind in signature.abi:
         abi_values.append(f"p_{local[name]}" if kind == "ptr" else names[name])
     if cpu:
-        code(f"_launch(_var, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, "
-             f"({', '.join(abi_values)},), _arrays)")
+        code(
+            f"_launch(_var, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, "
+            f"({', '.join(abi_values)},), _arrays)"
+        )
     else:
         code("if stream is None and _torch:")
         code("    _stream = _torch_stream(_dev)")
@@ -348,11 +344,15 @@ def build_launcher(
         code("    _stream = _stream_of(stream, _torch, _dev)")
         code(f"_pack(_buf, 0, {', '.join(abi_values)})")
         code("_smem = _var.smem if smem is None else smem")
-        code("_r = _cu_launch(_var.handle, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
-             "_params, 0)[0]")
+        code(
+            "_r = _cu_launch(_var.handle, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
+            "_params, 0)[0]"
+        )
         code("if _r:")
-        code("    _launch_failed(_r, _var.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), _smem, _stream, "
-             "_params)")
+        code(
+            "    _launch_failed(_r, _var.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), _smem, _stream, "
+            "_params)"
+        )
         code(f"_pending.append({signature.kernel!r})")
         code("if _blocking:")
         code("    _synchronize_after(_var.fn, _stream)")
@@ -360,8 +360,10 @@ def build_launcher(
     env["_dim3"] = _dim3
     if not cpu:
         env.update(cuda_env())
-    header = f"def launch({', '.join(local[p] for p in params)}"
-    header += (", " if params else "") + "*, grid=None, block=None, stream=None, smem=None):"
+    # `self` first: the function becomes the kernel object's __call__ (cutec.runtime.jit).
+    header = f"def launch(self, {', '.join(local[p] for p in params)}"
+    header = header.rstrip(", ") + (", " if params else "")
+    header += "*, grid=None, block=None, stream=None, smem=None):"
     text = header + "\n" + "\n".join(code.lines) + "\n"
     if _uses_torch(signature) and not cpu:
         env["_Tensor"] = _torch_tensor_type()

@@ -167,7 +167,8 @@ def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
 FAULT = """
 import cutec.runtime as rt, numpy as np
 k = rt.jit('''module {
-  kernel @wild_store(%p: !gpu.ptr<f32, global>, %n: index) attributes {reqntid = array<i32: 32, 1, 1>, grid = ["1", "1", "1"]} {
+  kernel @wild_store(%p: !gpu.ptr<f32, global>, %n: index)
+      attributes {reqntid = array<i32: 32, 1, 1>, grid = ["1", "1", "1"]} {
     %one = arith.constant 1.0 : f32
     %q = thread.ptr_add %p, %n : !gpu.ptr<f32, global>, index
     thread.store %one, %q : f32, !gpu.ptr<f32, global>
@@ -201,7 +202,7 @@ def test_cold_compile_and_the_disk_cache(tmp_path: Path) -> None:
     from cutec.runtime import cuda
     cuda.device(0)
     t1 = time.perf_counter()
-    k = rt.jit({str(EXAMPLES / 'sgemm_2.cute')!r}, kernel="sgemm_nt")
+    k = rt.jit({str(EXAMPLES / "sgemm_2.cute")!r}, kernel="sgemm_nt")
     a = torch.randn(64, 256, device="cuda").t(); b = torch.randn(64, 128, device="cuda").t()
     c = torch.empty(128, 256, device="cuda").t()
     t2 = time.perf_counter()
