@@ -1,0 +1,308 @@
+"""The runtime without a GPU: launch signatures, specialize-args, the launch
+function's checks and packing, the disk cache, device="cpu" and the CLI verbs.
+
+The GPU launch function is exercised here with the CUDA driver replaced by a
+recorder (`_fake_gpu`): every check and the packed parameter bytes are the
+same code a GPU launch runs; tests/gpu/test_jit_gpu.py runs them for real.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+import cutec.runtime as rt
+from cutec.cli import main
+from cutec.driver import Options, Source, Stage, compile
+from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
+from cutec.runtime import cache, launcher
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_signature_of_sgemm_2() -> None:
+    result = compile(Source.from_file(EXAMPLES / "sgemm_2.cute"), Stage.CUTE, Options())
+    nt, tn = result.signatures["sgemm_nt"], result.signatures["sgemm_tn"]
+    assert nt.params == (
+        TensorParam("A", "f32", ("M", "K"), (1, "ldA"), 16),
+        TensorParam("B", "f32", ("N", "K"), (1, "ldB"), 16),
+        TensorParam("C", "f32", ("M", "N"), (1, "ldC"), 4),
+        ScalarParam("alpha", "f32"),
+        ScalarParam("beta", "f32"),
+    )
+    assert [n for n, _ in nt.abi] == ["A", "M", "K", "ldA", "B", "N", "ldB", "C", "ldC",
+                                      "alpha", "beta"]  # fmt: skip
+    assert dict(nt.facts) == {"M": 4, "N": 4, "ldA": 4, "ldB": 4}
+    assert tn.params[0].stride == ("ldA", 1)
+    assert KernelSignature.from_json(nt.to_json()) == nt
+
+
+def test_signature_names_computed_strides() -> None:
+    """transpose.cute's D: f32[N, M] has the default column-major stride (1, N)."""
+    result = compile(Source.from_file(EXAMPLES / "transpose.cute"), Stage.CUTE, Options())
+    d = result.signatures["transpose"].params[1]
+    assert (d.shape, d.stride) == (("N", "M"), (1, "N"))
+
+
+def test_specialize_args_adds_facts() -> None:
+    pipeline = "specialize-args{div=K:16 ldC:8,align=C:16}"
+    result = compile(
+        Source.from_file(EXAMPLES / "sgemm_2.cute"),
+        Stage.CUTE,
+        Options(kernel="sgemm_nt", pipeline=pipeline),
+    )
+    text = result.text
+    assert "cute.make_tensor %A, %M, %K, %ldA {div = array<i64: 4, 16, 4>, align = 16" in text
+    assert "cute.make_tensor %C, %M, %N, %ldC {div = array<i64: 4, 4, 8>, align = 16" in text
+    with pytest.raises(Exception, match="must read NAME:N"):
+        compile(Source.from_file(EXAMPLES / "sgemm_2.cute"), Stage.CUTE,
+                Options(kernel="sgemm_nt", pipeline="specialize-args{div=K16}"))  # fmt: skip
+
+
+def _col_major(rows: int, cols: int, rng: np.random.Generator) -> np.ndarray:
+    return np.asfortranarray(rng.standard_normal((rows, cols)).astype(np.float32))
+
+
+def test_cpu_sgemm_ragged_against_float64() -> None:
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_tn", device="cpu", BM=32, BN=32)
+    rng = np.random.default_rng(0)
+    m, n, kk = 36, 40, 9
+    a = np.ascontiguousarray(_col_major(m, kk, rng))  # K-major
+    b = np.ascontiguousarray(_col_major(n, kk, rng))
+    c0 = _col_major(m, n, rng)
+    c = c0.copy(order="F")
+    k(a, b, c, 1.5, 0.5)
+    ref = 1.5 * a.astype(np.float64) @ b.astype(np.float64).T + 0.5 * c0
+    assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-6
+
+
+def test_cpu_transpose() -> None:
+    k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    s = _col_major(64, 96, np.random.default_rng(1))
+    d = np.full((96, 64), np.nan, np.float32, order="F")
+    k(s, d)
+    assert np.array_equal(d, s.T)
+
+
+# --------------------------------------------------------------------------- checks
+def _errors_kernel() -> rt.Kernel:
+    return rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
+
+
+def _aligned(rows: int, cols: int) -> np.ndarray:
+    return _col_major(rows, cols, np.random.default_rng(2))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "kind", "message"),
+    [
+        (lambda a, b, c: (a.astype(np.float64), b, c), TypeError,
+         "parameter 'A' is declared f32; got an array of f64"),
+        (lambda a, b, c: (a[:, :, None], b, c), ValueError, "parameter 'A' has 2 modes"),
+        (lambda a, b, c: (a, _aligned(40, 7), c), ValueError,
+         "parameter 'B': K is 7 here but 8 in 'A'"),
+        (lambda a, b, c: (np.ascontiguousarray(a), b, c), ValueError,
+         "parameter 'A': stride 0 is declared 1; got 8"),
+        (lambda a, b, c: (_aligned(34, 8), b, c), ValueError,
+         "parameter 'A': M = 34 is not divisible by 4"),
+        (lambda a, b, c: ([[1.0]], b, c), TypeError, "parameter 'A' is a tensor; got list"),
+    ],
+)  # fmt: skip
+def test_a_bad_array_names_its_parameter(mutate: Any, kind: type, message: str) -> None:
+    k = _errors_kernel()
+    a, b, c = _aligned(36, 8), _aligned(40, 8), _aligned(36, 40)
+    a, b, c = mutate(a, b, c)
+    with pytest.raises(kind, match=message.replace("(", r"\(").replace(")", r"\)")):
+        k(a, b, c, 1.0, 0.0)
+
+
+def test_bad_scalars_and_arity() -> None:
+    k = _errors_kernel()
+    a, b, c = _aligned(36, 8), _aligned(40, 8), _aligned(36, 40)
+    with pytest.raises(TypeError, match="parameter 'alpha' is a f32 scalar; got '1'"):
+        k(a, b, c, "1", 0.0)
+    with pytest.raises(TypeError):
+        k(a, b, c, 1.0)
+
+
+def test_misaligned_base_is_refused() -> None:
+    k = _errors_kernel()
+    buf = np.zeros(36 * 8 + 1, np.float32)
+    a = np.ndarray((36, 8), np.float32, buf[1:], strides=(4, 144))  # 4 bytes off
+    if a.ctypes.data % 16 == 0:
+        a = np.ndarray((36, 8), np.float32, buf[2:], strides=(4, 144))
+    with pytest.raises(ValueError, match="is not 16-byte aligned"):
+        k(a, _aligned(40, 8), _aligned(36, 40), 1.0, 0.0)
+
+
+class _FakeCai:
+    """A device array as `__cuda_array_interface__` describes one (never dereferenced)."""
+
+    def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], ptr: int,
+                 typestr: str = "<f4", device: int = 0) -> None:  # fmt: skip
+        itemsize = int(typestr[2:])
+        self.__cuda_array_interface__ = {
+            "shape": shape, "strides": tuple(s * itemsize for s in strides),
+            "typestr": typestr, "data": (ptr, False), "version": 3,
+        }  # fmt: skip
+        self.device = SimpleNamespace(id=device)
+
+
+def _fake_gpu(monkeypatch: pytest.MonkeyPatch, k: rt.Kernel) -> list[tuple]:
+    """Launches of `k` recorded (grid, block, packed parameter bytes) instead of run."""
+    calls: list[tuple] = []
+    monkeypatch.setattr(k, "_variant", lambda key, dev: launcher.Variant(key, 0, "handle"))
+    layout = launcher.param_layout(k.signature.abi_types())
+    size = layout[-1].offset + layout[-1].size
+
+    def cu_launch(handle, g0, g1, g2, b0, b1, b2, smem, stream, params, extra):
+        pointers = (ctypes.c_void_p * len(layout)).from_address(params)
+        raw = ctypes.string_at(pointers[0], size)
+        calls.append(((g0, g1, g2), (b0, b1, b2), raw, stream))
+        return (0,)
+
+    monkeypatch.setattr(
+        launcher, "cuda_env",
+        lambda: {"_cu_launch": cu_launch, "_launch_failed": None, "_pending": [],
+                 "_blocking": False, "_synchronize_after": None,
+                 "_torch_stream": lambda dev: 0},
+    )  # fmt: skip
+    return calls
+
+
+def test_gpu_launch_packs_the_abi(monkeypatch: pytest.MonkeyPatch) -> None:
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
+    calls = _fake_gpu(monkeypatch, k)
+    m, n, kk = 260, 132, 48
+    a = _FakeCai((m, kk), (1, 264), 0x10000)
+    b = _FakeCai((n, kk), (1, 136), 0x20000)
+    c = _FakeCai((m, n), (1, m), 0x30004)
+    k(a, b, c, 1.5, -2.0, stream=7)
+    ((grid, block, raw, stream),) = calls
+    assert grid == (3, 2, 1) and block == (256, 1, 1) and stream == 7
+    expected = struct.pack("<QqqqQqqQqff", 0x10000, m, kk, 264, 0x20000, n, 136, 0x30004, m,
+                           1.5, -2.0)  # fmt: skip
+    assert raw == expected
+    # The specialisation: ldA = 264 and N = 132 are not multiples of 16, K = 48 is.
+    (key,) = {key for key, _ in k._launcher.__variants__}
+    facts = dict(k._facts(key))
+    assert facts.get("K") == 16 and "ldA" not in facts and "N" not in facts
+    assert facts.get("@C") is None  # C's base 0x30004 is not 16-byte aligned
+
+
+def test_gpu_launch_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
+    _fake_gpu(monkeypatch, k)
+    a = _FakeCai((64, 16), (1, 64), 0x10000)
+    b = _FakeCai((64, 16), (1, 64), 0x20000)
+    c = _FakeCai((64, 64), (1, 64), 0x30000)
+    with pytest.raises(ValueError, match="'B' is on GPU 1 but 'A' is on GPU 0"):
+        k(a, _FakeCai((64, 16), (1, 64), 0x20000, device=1), c, 1.0, 0.0)
+    with pytest.raises(ValueError, match="'A' is in host memory"):
+        k(np.zeros((64, 16), np.float32, order="F"), b, c, 1.0, 0.0)
+    with pytest.raises(ValueError, match="does not fit the kernel's 32-bit offsets"):
+        big = (1 << 15) + 16
+        k(_FakeCai((1 << 16, big), (1, 1 << 16), 0x10000), _FakeCai((64, big), (1, 64), 0),
+          _FakeCai((1 << 16, 64), (1, 1 << 16), 0), 1.0, 0.0)  # fmt: skip
+    with pytest.raises(ValueError, match="stride 1 is -64; negative strides"):
+        k(_FakeCai((64, 16), (1, -64), 0x10000), b, c, 1.0, 0.0)
+    calls = len(k._launcher.__variants__)
+    empty = _FakeCai((0, 16), (1, 0), 0x10000)
+    k(empty, b, _FakeCai((0, 64), (1, 0), 0x30000), 1.0, 0.0)  # M = 0: nothing to launch
+    assert len(k._launcher.__variants__) >= calls
+
+
+def test_no_driver_says_so() -> None:
+    try:
+        rt.cuda.driver()
+    except rt.NoDriverError as e:
+        assert 'device="cpu"' in str(e)
+    else:
+        pytest.skip("this machine has a CUDA driver")
+
+
+# --------------------------------------------------------------------------- cache
+def test_cache_entries_are_atomic_and_checked(tmp_path: Path) -> None:
+    key = cache.key("some", "inputs")
+    assert key != cache.key("some", "other inputs")
+    cache.store(key, cache.Entry({"ptx": "x"}, {"cubin": b"\x00\x01"}))
+    entry = cache.load(key)
+    assert entry is not None and entry.meta == {"ptx": "x"} and entry.blobs["cubin"] == b"\x00\x01"
+    (path,) = cache.directory().glob("*/*.json")
+    assert not list(cache.directory().glob("*/.tmp-*"))
+    path.write_text(path.read_text().replace('"x"', '"y"'))  # changed after writing
+    assert cache.load(key) is None
+    path.write_text("{not json")
+    assert cache.load(key) is None
+    assert cache.info()["entries"] == 1 and cache.clear() == 1 and cache.info()["entries"] == 0
+
+
+def test_cache_key_covers_imports(tmp_path: Path) -> None:
+    (tmp_path / "lib.cute").write_text("const X = 1\n")
+    main_file = tmp_path / "k.cute"
+    main_file.write_text('import "lib.cute"\n')
+    before = cache.imported_texts(main_file.read_text(), main_file)
+    (tmp_path / "lib.cute").write_text("const X = 2\n")
+    assert cache.imported_texts(main_file.read_text(), main_file) != before
+
+
+def test_jit_reuses_the_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    ptx = first.ptx
+    assert cache.info()["entries"] >= 2  # the signature and the unspecialised PTX
+    calls = []
+    monkeypatch.setattr(sys.modules["cutec.runtime.jit"], "compile", lambda *a: calls.append(a))
+    second = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    assert second.ptx == ptx and not calls
+
+
+def test_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUTEC_CACHE", "0")
+    rt.jit(EXAMPLES / "transpose.cute", device="cpu").ptx  # noqa: B018
+    assert cache.info()["entries"] == 0
+
+
+def test_inspection_on_the_cpu() -> None:
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
+    assert ".entry sgemm_nt" in k.ptx
+    assert "cute.view" in k.ir("partition")
+    with pytest.raises(ValueError, match="no stage or pass"):
+        k.ir("nonsense")
+
+
+def test_a_compile_error_is_the_located_report() -> None:
+    k = rt.jit("kernel k(A: f32[M]) grid 1 threads 32 { x = nope }", device="cpu")
+    with pytest.raises(rt.CompileError if hasattr(rt, "CompileError") else Exception) as info:
+        k.ptx  # noqa: B018
+    assert "<jit>:1:" in str(info.value) and "^" in str(info.value)
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli_run_on_the_cpu(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(EXAMPLES / "transpose.cute"), "--device", "cpu",
+                 "--shape", "S=64,32"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    lines = {line.split(":")[0]: line for line in out.splitlines()}
+    assert "strides (1, 64)" in lines["S"] and "strides (1, 32)" in lines["D"]
+    sums = [line.split("sum ")[1].split()[0] for line in out.splitlines()]
+    assert sums[0] == sums[1]  # D is S transposed: the same elements
+
+
+def test_cli_cache(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cache", "info"]) == 0
+    assert "entries:   0" in capsys.readouterr().out
+    rt.jit(EXAMPLES / "transpose.cute", device="cpu").ptx  # noqa: B018
+    assert main(["cache", "clear"]) == 0
+    assert "removed 2 entries" in capsys.readouterr().out
