@@ -153,8 +153,11 @@ def build(
             "on a machine with internet and carry .bench/cutlass"
         )
         return dict.fromkeys(names, err)
-    nvcc = find_nvcc()
-    build_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        nvcc = find_nvcc()
+        build_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return dict.fromkeys(names, exc)
     jobs = jobs or min(len(names), os.cpu_count() or 1) or 1
 
     def one(name: str) -> tuple[Path, float] | Exception:
