@@ -10,7 +10,8 @@ against float64 first, then timed with CUDA events after a warm-up (median of
 cuBLAS SGEMM (torch.matmul, TF32 off) for the GEMMs, a device-to-device copy
 (torch's ``copy_``) for the copy kernels. (The runtime issue replaces this
 launcher with cutec.jit and extends the benchmark to Triton and CuTe's own
-kernels.)
+kernels: benchmarks/gemm.py, which also covers these GEMM rows; the copy rows
+are measured only here.)
 """
 
 from __future__ import annotations

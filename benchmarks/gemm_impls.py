@@ -1,0 +1,183 @@
+"""The GEMM implementations gemm.py compares, each behind one interface.
+
+An implementation is prepared for one problem's torch tensors and returns a
+launch function (no arguments, launches on torch's current stream), or raises
+`Unsupported` when it does not run that problem (a tutorial that does not
+predicate, on a shape its tiles do not divide). Every implementation computes
+C = A @ B^T with C M-major, in cutec's conventions: A is (M,K), B is (N,K),
+C is (M,N) with strides (1, ldC); NT: A and B M-/N-major; TN: both K-major.
+alpha = 1 and beta = 0 everywhere (cuBLAS through torch.matmul has no alpha or beta).
+
+The cutec-specific code is `cutec_launcher` (and `raw_launch_args` for the
+launch-overhead comparison): the rest does not know cutec's API.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+Launch = Callable[[], None]
+
+# dtype keys: inputs and output element types
+DTYPES = {"f32": ("float32", "float32"), "f16": ("float16", "float16"),
+          "f16f32": ("float16", "float32")}  # fmt: skip
+# Normwise relative error allowed, by output dtype. f16 output: CuTe's f16
+# tutorials and cutec's f16 examples accumulate in f16, whose error grows
+# with K (a simulation of chunked f16 accumulation gives about 3e-3 at K = 8192).
+TOLERANCE = {"float32": 1e-5, "float16": 1e-2}
+
+
+class Unsupported(Exception):
+    """This implementation does not run this problem (not a failure)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    dtype: str  # a key of DTYPES
+    layout: str  # "NT" or "TN"
+    m: int
+    n: int
+    k: int
+
+
+@dataclass(frozen=True)
+class CutecKernel:
+    """One kernel of one example; `cute` names CuTe's tutorial that it transcribes."""
+
+    example: str
+    kernel: str
+    dtype: str
+    layout: str
+    cute: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.example}.{self.kernel}"
+
+
+CUTEC_KERNELS = (
+    CutecKernel("sgemm_1", "sgemm_nt", "f32", "NT", "sgemm_1"),
+    CutecKernel("sgemm_1", "sgemm_tn", "f32", "TN", "sgemm_1"),
+    CutecKernel("sgemm_2", "sgemm_nt", "f32", "NT", "sgemm_2"),
+    CutecKernel("sgemm_2", "sgemm_tn", "f32", "TN", "sgemm_2"),
+    CutecKernel("sgemm_2_shared", "sgemm_nt", "f32", "NT", "sgemm_2"),
+    CutecKernel("sgemm_sm80", "hgemm_tn", "f16", "TN", "sgemm_sm80"),
+    CutecKernel("wgmma_sm90", "hgemm_nt", "f16", "NT", "wgmma_sm90"),
+    CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
+)
+
+
+# ---- cutec -------------------------------------------------------------------------------
+
+
+_JITTED: dict[tuple[str, str], object] = {}
+
+
+def jit_kernel(example: str, kernel: str):
+    """cutec.jit of one example's kernel, once per process; a compile error is re-raised."""
+    key = (example, kernel)
+    if key not in _JITTED:
+        try:
+            import cutec
+
+            _JITTED[key] = cutec.jit(str(ROOT / "examples" / f"{example}.cute"), kernel=kernel)
+        except Exception as exc:
+            _JITTED[key] = exc
+    if isinstance(_JITTED[key], Exception):
+        raise _JITTED[key]
+    return _JITTED[key]
+
+
+def cutec_launcher(spec: CutecKernel, a, b, c) -> Launch:
+    """cutec's kernel on a, b, c: k(A, B, C, alpha, beta) on torch's current stream."""
+    k = jit_kernel(spec.example, spec.kernel)
+    return lambda: k(a, b, c, 1.0, 0.0)
+
+
+# The parameter list of the NT/TN sgemm kernels in docs/abi.md's order: each tensor's
+# pointer, then the extent and stride names it introduces, then the scalars; with the
+# .param type each has (pointers .u64, extents and strides .s64, f32 scalars .f32).
+_ABI = tuple(
+    (name, "u64" if name in ("A", "B", "C") else "f32" if name in ("alpha", "beta") else "s64")
+    for name in ("A", "M", "K", "ldA", "B", "N", "ldB", "C", "ldC", "alpha", "beta")
+)
+_ENTRY = re.compile(r"\.entry\s+(\w+)\s*\(([^)]*)\)")
+_PARAM = re.compile(r"\.param\s+\.(\w+)\s+\w+")
+_REQNTID = re.compile(r"\.reqntid\s+(\d+)")
+
+
+@dataclass(frozen=True)
+class RawLaunch:
+    """What launching `k.ptx` by hand takes: entry name, block size, typed arguments."""
+
+    name: str
+    threads: int
+    params: list[tuple[str, int | float]]  # (PTX .param type, value), in order
+
+
+def raw_launch_args(spec: CutecKernel, ptx: str, a, b, c) -> RawLaunch:
+    """The sgemm kernel's launch on a, b, c, read off its PTX and checked against _ABI."""
+    nt = spec.layout == "NT"
+    values = {
+        "A": a.data_ptr(), "M": a.shape[0], "K": a.shape[1], "ldA": a.stride(1 if nt else 0),
+        "B": b.data_ptr(), "N": b.shape[0], "ldB": b.stride(1 if nt else 0),
+        "C": c.data_ptr(), "ldC": c.stride(1), "alpha": 1.0, "beta": 0.0,
+    }  # fmt: skip
+    entry, threads = _ENTRY.search(ptx), _REQNTID.search(ptx)
+    if entry is None or threads is None:
+        raise RuntimeError("no .entry with .reqntid in the kernel's PTX")
+    types = _PARAM.findall(entry.group(2))
+    if types != [t for _, t in _ABI]:
+        raise RuntimeError(f"{entry.group(1)}'s parameters are {types}, expected {_ABI}")
+    params = [(t, values[name]) for name, t in _ABI]
+    return RawLaunch(entry.group(1), int(threads.group(1)), params)
+
+
+# ---- cuBLAS, Triton, CuTe ----------------------------------------------------------------
+
+
+def cublas_launcher(a, b, c) -> Launch:
+    """torch.mm writes C^T = B @ A^T, the (N,M) row-major storage of the M-major C."""
+    import torch
+
+    ct = c.t()
+    if a.dtype == c.dtype:
+        return lambda: torch.mm(b, a.t(), out=ct)
+    try:  # f16 inputs, f32 output: torch.mm's out_dtype (recent torch only)
+        torch.mm(b, a.t(), out_dtype=c.dtype, out=ct)
+    except (TypeError, RuntimeError) as exc:
+        raise Unsupported(f"torch.mm with out_dtype: {exc}") from exc
+    return lambda: torch.mm(b, a.t(), out_dtype=c.dtype, out=ct)
+
+
+def triton_launcher(a, b, c) -> Launch:
+    import gemm_triton
+
+    return lambda: gemm_triton.matmul(a, b, c)
+
+
+def cute_launcher(library, tutorial, problem: Problem, a, b, c) -> Launch:
+    """CuTe's tutorial through its ctypes entry point; checks the tutorial's constraints."""
+    import torch
+
+    why = tutorial.supports(problem.dtype, problem.layout, problem.m, problem.n, problem.k)
+    if why:
+        raise Unsupported(why)
+    if not tutorial.uses_stream and torch.cuda.current_stream().cuda_stream != 0:
+        raise Unsupported("launches on the legacy default stream only, not torch's current one")
+    fn = library.entry(problem.dtype, problem.layout)
+    nt = problem.layout == "NT"
+    lda, ldb = a.stride(1 if nt else 0), b.stride(1 if nt else 0)
+    m, n, k = problem.m, problem.n, problem.k
+    args = (m, n, k, 1.0, a.data_ptr(), lda, b.data_ptr(), ldb, 0.0, c.data_ptr(), c.stride(1))
+
+    def launch() -> None:
+        err = fn(*args, torch.cuda.current_stream().cuda_stream)
+        if err:
+            raise RuntimeError(f"CuTe {tutorial.name}: CUDA error {err}")
+
+    return launch
