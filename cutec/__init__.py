@@ -11,6 +11,10 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# The JIT API (cutec.runtime), imported on first use like the algebra.
+_RUNTIME = ("jit", "Kernel", "DeviceArray", "synchronize", "CudaError", "KernelFault",
+            "NoDriverError")  # fmt: skip
+
 
 def __getattr__(name: str) -> Any:
     # Re-export the layout algebra lazily (PEP 562): start-up time, `import cutec` stays cheap.
@@ -20,6 +24,8 @@ def __getattr__(name: str) -> Any:
 
     if name.startswith("__"):
         raise AttributeError(f"module 'cutec' has no attribute {name!r}")
+    if name in _RUNTIME:
+        return getattr(importlib.import_module("cutec.runtime"), name)
     layout = importlib.import_module("cutec.layout")
     if name in getattr(layout, "__all__", ()):
         return getattr(layout, name)
@@ -32,4 +38,4 @@ def __dir__() -> list[str]:
 
     layout = importlib.import_module("cutec.layout")
 
-    return sorted([*globals(), *getattr(layout, "__all__", ())])
+    return sorted([*globals(), *_RUNTIME, *getattr(layout, "__all__", ())])
