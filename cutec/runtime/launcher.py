@@ -200,8 +200,14 @@ def scalar_value(errors: ArgumentErrors, param: str, declared: str, value: Any) 
     return int(value)
 
 
+_CEIL_DIV = re.compile(r"ceil_div\(([A-Za-z_][A-Za-z0-9_]*),(\d+)\)")
+
+
 def grid_code(expr: str, names: dict[str, str]) -> str:
-    """A grid expression (`symbolic.parse_expr` text) as Python over the launch's locals."""
+    """A grid expression (`symbolic.parse_expr` text) as Python over the launch's locals.
+
+    ``ceil_div(M,128)``, the usual grid, is written inline as ``-(-M // 128)``."""
+    expr = _CEIL_DIV.sub(lambda m: f"(-(-{m[1]}//{m[2]}))", expr)
     out = []
     for tok in _EXPR_TOKEN.findall(expr):
         if tok in ("ceil_div", "min", "max"):
@@ -305,7 +311,21 @@ def build_launcher(
             bits.append(f"((p_{local[name]} % {SPECIALIZE_ALIGN} == 0) << {i})")
         else:
             bits.append(f"(({names[name]} % {SPECIALIZE_DIV} == 0) << {i})")
-    code(f"_key = {' | '.join(bits) if bits else '0'}")
+    if bits:
+        # Usually every fact holds: one test for all of them, the bits only otherwise.
+        ints = [names[n] for k, n in key_facts if k == "div"]
+        ptrs = [f"p_{local[n]}" for k, n in key_facts if k == "align"]
+        tests = []
+        if ints:
+            tests.append(f"({' | '.join(ints)}) & {SPECIALIZE_DIV - 1} == 0")
+        if ptrs:
+            tests.append(f"({' | '.join(ptrs)}) & {SPECIALIZE_ALIGN - 1} == 0")
+        code(f"if {' and '.join(tests)}:")
+        code(f"    _key = {(1 << len(bits)) - 1}")
+        code("else:")
+        code(f"    _key = {' | '.join(bits)}")
+    else:
+        code("_key = 0")
     code("_var = _variants.get((_key, _dev))")
     code("if _var is None:")
     code("    _var = _variants[(_key, _dev)] = _get_variant(_key, _dev)")
@@ -406,31 +426,49 @@ def _torch_tensor_type() -> Any:
     return getattr(torch, "Tensor", None)
 
 
+def _unpack_code(code: _Source, p: TensorParam, a: str, shape: str, strides: str) -> None:
+    """`e_<a>_<i>` extents and `t_<a>_<i>` strides by unpacking (a wrong rank raises)."""
+    if p.shape is None:
+        return
+    n = len(p.flat)
+    extents = "".join(f"e_{a}_{i}, " for i in range(n))
+    steps = "".join(f"t_{a}_{i}, " for i in range(n))
+    code("try:")
+    code(f"    {extents}= {shape}")
+    code(f"    {steps}= {strides}")
+    code("except ValueError:")
+    code(f"    raise _err.rank({p.name!r}, {p.shape!r}, tuple({shape})) from None")
+
+
 def _tensor_code(
     code: _Source, env: dict[str, Any], p: TensorParam, a: str, first: bool, first_name: str
 ) -> None:
-    """A device array's fields: `s_<a>` shape, `t_<a>` strides, `p_<a>` base, `d_<a>` GPU."""
+    """A device array's fields: `p_<a>` base, `d_<a>` GPU, its extents and strides."""
     name = p.name
     code(f"if type({a}) is _Tensor:")
-    code(f"    if {a}.dtype is not _dt_{a}:")
-    code(f"        raise _err.dtype({name!r}, {p.element!r}, str({a}.dtype)[6:])")
-    code(f"    if not {a}.is_cuda:")
-    code(f"        raise _err.host({name!r}, 'a CPU torch tensor')")
-    code(f"    s_{a} = {a}.shape")
-    code(f"    t_{a} = {a}.stride()")
-    code(f"    p_{a} = {a}.data_ptr()")
-    code(f"    d_{a} = {a}.get_device()")
-    code("    _torch = True")
+    code.depth += 1
+    code(f"if {a}.dtype is not _dt_{a}:")
+    code(f"    raise _err.dtype({name!r}, {p.element!r}, str({a}.dtype)[6:])")
+    code(f"p_{a} = {a}.data_ptr()")
+    code(f"d_{a} = {a}.get_device()")
+    code(f"if d_{a} < 0:")
+    code(f"    raise _err.host({name!r}, 'a CPU torch tensor')")
+    _unpack_code(code, p, a, f"{a}.shape", f"{a}.stride()")
+    code("_torch = True")
+    code.depth -= 1
     code("else:")
-    code(f"    v_{a} = _view({a})")
-    code(f"    if v_{a} is None:")
-    code(f"        raise _err.not_array({name!r}, {a})")
-    code(f"    if v_{a}.dtype != {p.element!r}:")
-    code(f"        raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
-    code(f"    if v_{a}.device is None:")
-    code(f"        raise _err.host({name!r}, v_{a}.kind)")
-    code(f"    s_{a}, t_{a}, p_{a}, d_{a} = v_{a}.shape, v_{a}.strides, v_{a}.ptr, v_{a}.device")
-    code(f"    _torch = _torch or v_{a}.kind == 'torch'")
+    code.depth += 1
+    code(f"v_{a} = _view({a})")
+    code(f"if v_{a} is None:")
+    code(f"    raise _err.not_array({name!r}, {a})")
+    code(f"if v_{a}.dtype != {p.element!r}:")
+    code(f"    raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
+    code(f"if v_{a}.device is None:")
+    code(f"    raise _err.host({name!r}, v_{a}.kind)")
+    code(f"p_{a}, d_{a} = v_{a}.ptr, v_{a}.device")
+    _unpack_code(code, p, a, f"v_{a}.shape", f"v_{a}.strides")
+    code(f"_torch = _torch or v_{a}.kind == 'torch'")
+    code.depth -= 1
     env[f"_dt_{a}"] = _torch_dtype(p.element)
     if first:
         code(f"_dev = d_{a}")
@@ -449,7 +487,8 @@ def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
     code(f"    raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
     code(f"if v_{a}.device is not None:")
     code(f"    raise _err.on_gpu({name!r}, v_{a}.kind)")
-    code(f"s_{a}, t_{a}, p_{a} = v_{a}.shape, v_{a}.strides, v_{a}.ptr")
+    code(f"p_{a} = v_{a}.ptr")
+    _unpack_code(code, p, a, f"v_{a}.shape", f"v_{a}.strides")
     code(f"_arrays[{name!r}] = _host_array(v_{a})")
 
 
@@ -470,17 +509,15 @@ def _layout_code(
     if p.shape is None:
         return  # a bare pointer: thread-level IR says nothing of its layout
     flat = p.flat
-    code(f"if len(s_{a}) != {len(flat)}:")
-    code(f"    raise _err.rank({name!r}, {p.shape!r}, tuple(s_{a}))")
     for i, (extent, _) in enumerate(flat):
         _leaf_code(
-            code, name, a, i, extent, f"s_{a}[{i}]", "extent", names, first_use, facts, deferred
+            code, name, a, i, extent, f"e_{a}_{i}", "extent", names, first_use, facts, deferred
         )
     for i, (_, stride) in enumerate(flat):
         # A stride of a mode of extent 1 is never used: frameworks report any value there.
         _leaf_code(
-            code, name, a, i, stride, f"t_{a}[{i}]", "stride", names, first_use, facts,
-            deferred, guard=f"s_{a}[{i}] != 1",
+            code, name, a, i, stride, f"t_{a}_{i}", "stride", names, first_use, facts,
+            deferred, guard=f"e_{a}_{i} != 1",
         )  # fmt: skip
 
 
@@ -537,7 +574,7 @@ def _offset_checks(
         if not isinstance(p, TensorParam) or p.shape is None:
             continue
         a = local[p.name]
-        terms = [f"(s_{a}[{i}] - 1) * t_{a}[{i}]" for i in range(len(p.flat))]
+        terms = [f"(e_{a}_{i} - 1) * t_{a}_{i}" for i in range(len(p.flat))]
         code(f"_largest = {' + '.join(terms) if terms else '0'}")
         code("if _largest >= 2147483648:")
         code(f"    raise _err.too_large({p.name!r}, _largest)")
