@@ -5,9 +5,12 @@
 Both launch the same loaded kernel (examples/tiled_copy.cute's copy_kernel on one
 128x64 tile, so the GPU never holds the host back for long) on torch's current
 stream. The raw launch packs its arguments once beforehand, as issue 11 defines
-it; the cutec call checks and packs its torch tensors every time. Each figure is
-the median over 7 rounds of `--calls` back-to-back launches of host time per call
-(time.perf_counter), synchronising between rounds.
+it, and checks the CUresult it gets; the cutec call checks and packs its torch
+tensors every time. A round is `--calls` back-to-back launches (200: few enough
+that the GPU's launch queue never fills, so the host time is the launch path's
+own, not the GPU's pace), timed with time.perf_counter and followed by a
+synchronisation; raw and cutec rounds alternate, and each figure is the median
+over `--rounds` rounds of host time per call.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ EXAMPLE = Path(__file__).parents[1] / "examples" / "tiled_copy.cute"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=20000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=201)
     args = parser.parse_args()
 
     k = rt.jit(EXAMPLE, kernel="copy_kernel")
@@ -50,25 +53,26 @@ def main() -> None:
     addr = params.ctypes.data
 
     def raw() -> None:
-        cu.cuLaunchKernel(fn.handle, 1, 1, 1, 256, 1, 1, 0, stream, addr, 0)
+        err = cu.cuLaunchKernel(fn.handle, 1, 1, 1, 256, 1, 1, 0, stream, addr, 0)[0]
+        if err:
+            raise RuntimeError(f"cuLaunchKernel: {err}")
 
     def jitted() -> None:
         k(s, d)
 
-    results = {}
-    for name, call in (("raw cuLaunchKernel", raw), ("cutec call", jitted)):
-        rounds = []
-        for _ in range(args.rounds):
+    rounds: dict[str, list[float]] = {"raw cuLaunchKernel": [], "cutec call": []}
+    for _ in range(args.rounds):
+        for name, call in (("raw cuLaunchKernel", raw), ("cutec call", jitted)):
             torch.cuda.synchronize()
             start = time.perf_counter()
             for _ in range(args.calls):
                 call()
-            rounds.append((time.perf_counter() - start) / args.calls * 1e6)
-        torch.cuda.synchronize()
-        results[name] = statistics.median(rounds)
+            rounds[name].append((time.perf_counter() - start) / args.calls * 1e6)
+    torch.cuda.synchronize()
+    results = {name: statistics.median(r) for name, r in rounds.items()}
     assert torch.equal(s, d)
     dev = cuda.device(0)
-    print(f"{dev.name}, {args.calls} calls x {args.rounds} rounds, median host us per call")
+    print(f"{dev.name}, {args.rounds} rounds of {args.calls} calls, median host us per call")
     for name, us in results.items():
         print(f"| {name} | {us:.2f} us |")
     print(f"| ratio | {results['cutec call'] / results['raw cuLaunchKernel']:.2f} |")

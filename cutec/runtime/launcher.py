@@ -256,7 +256,7 @@ def build_launcher(
 
     env: dict[str, Any] = {
         "_err": errors, "_view": arrays.view_of, "_pack": struct.Struct(fmt).pack_into,
-        "_buf": buffer, "_params": ctypes.addressof(pointers), "_variants": {},
+        "_buf": buffer, "_params": ctypes.addressof(pointers), "_variants": {}, "_checked": {},
         "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
         "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
         "_keep": (buffer, pointers), "_host_array": arrays.host_array,
@@ -270,10 +270,13 @@ def build_launcher(
 
     deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
     first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
+    bind, check = _Source(), _Source()  # run-time names; checks of extents and strides
+    check.depth = 2
     code("_torch = False")
-    code("_dev = None")
+    code("_dev = 0" if cpu else "_dev = None")
     if cpu:
         code("_arrays = {}")
+    layout_locals: list[str] = []  # every extent and stride read from an array
     for p in signature.params:
         a = local[p.name]
         if isinstance(p, ScalarParam):
@@ -283,7 +286,13 @@ def build_launcher(
         else:
             first_tensor = first_tensor or p.name
             _tensor_code(code, env, p, a, first_tensor == p.name, first_tensor)
-        _layout_code(code, p, a, names, first_use, facts, deferred)
+        if p.align > 1:
+            code(f"if p_{a} % {p.align}:")
+            code(f"    raise _err.align({p.name!r}, p_{a}, {p.align})")
+        if p.shape is not None:
+            _layout_code(bind, check, p, a, names, first_use, facts, deferred)
+            layout_locals += [f"e_{a}_{i}" for i in range(len(p.flat))]
+            layout_locals += [f"t_{a}_{i}" for i in range(len(p.flat))]
         if p.name in specialize and p.align % SPECIALIZE_ALIGN:
             key_facts.append(("align", p.name))
     for name in names:
@@ -297,45 +306,62 @@ def build_launcher(
                 code(f"    {a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
             else:
                 code(f"{a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
-            names.setdefault(p.name, a)
+            if p.name not in names:
+                names[p.name] = a
+                layout_locals.append(a)  # a scalar may enter the grid
+    code.lines += bind.lines
+    # Every check below depends only on the extents and strides (and scalars): done once
+    # per distinct set of them, as the grid and the specialisation key's integer bits.
+    code(f"_sk = ({''.join(v + ', ' for v in layout_locals)})")
+    code("_hit = _checked.get(_sk)")
+    code("if _hit is None:")
+    code.lines += check.lines
+    code.depth += 1
     for param, mode, what, declared, got, guard in deferred:
         value = grid_code(declared, names)
         code(f"if {got} != {value}" + (f" and {guard}:" if guard else ":"))
         code(f"    raise _err.{what}({param!r}, {mode}, f'{declared} = {{{value}}}', {got})")
     if offset_bits == 32:
-        _offset_checks(code, signature, local, names)
-    # The specialisation key: one bit per fact that holds.
-    bits = []
-    for i, (kind, name) in enumerate(key_facts):
-        if kind == "align":
-            bits.append(f"((p_{local[name]} % {SPECIALIZE_ALIGN} == 0) << {i})")
-        else:
-            bits.append(f"(({names[name]} % {SPECIALIZE_DIV} == 0) << {i})")
-    if bits:
-        # Usually every fact holds: one test for all of them, the bits only otherwise.
-        ints = [names[n] for k, n in key_facts if k == "div"]
-        ptrs = [f"p_{local[n]}" for k, n in key_facts if k == "align"]
-        tests = []
-        if ints:
-            tests.append(f"({' | '.join(ints)}) & {SPECIALIZE_DIV - 1} == 0")
-        if ptrs:
-            tests.append(f"({' | '.join(ptrs)}) & {SPECIALIZE_ALIGN - 1} == 0")
-        code(f"if {' and '.join(tests)}:")
-        code(f"    _key = {(1 << len(bits)) - 1}")
-        code("else:")
-        code(f"    _key = {' | '.join(bits)}")
+        _offset_checks(code, signature, local)
+    int_bits = [
+        f"(({names[n]} % {SPECIALIZE_DIV} == 0) << {i})"
+        for i, (k, n) in enumerate(key_facts)
+        if k == "div"
+    ]
+    code(f"_ik = {' | '.join(int_bits) if int_bits else '0'}")
+    if grid is None:
+        code("_dg = None")
     else:
-        code("_key = 0")
-    code("_var = _variants.get((_key, _dev))")
+        code(f"_dg = ({', '.join(grid_code(e, names) for e in grid)},)")
+    code("if len(_checked) > 4096:")
+    code("    _checked.clear()")
+    code("_hit = _checked[_sk] = (_ik, _dg)")
+    code.depth -= 1
+    code("_ik, _dg = _hit")
+    ptr_bits = [
+        f"((p_{local[n]} % {SPECIALIZE_ALIGN} == 0) << {i})"
+        for i, (k, n) in enumerate(key_facts)
+        if k == "align"
+    ]
+    if ptr_bits:
+        # Usually every base is aligned: one test for all, the bits only otherwise.
+        ptrs = [f"p_{local[n]}" for k, n in key_facts if k == "align"]
+        mask = sum(1 << i for i, (k, _) in enumerate(key_facts) if k == "align")
+        code(f"if ({' | '.join(ptrs)}) & {SPECIALIZE_ALIGN - 1} == 0:")
+        code(f"    _key = _ik | {mask}")
+        code("else:")
+        code(f"    _key = _ik | {' | '.join(ptr_bits)}")
+    else:
+        code("_key = _ik")
+    code("_var = _variants.get(_key << 8 | _dev)")
     code("if _var is None:")
-    code("    _var = _variants[(_key, _dev)] = _get_variant(_key, _dev)")
+    code("    _var = _variants[_key << 8 | _dev] = _get_variant(_key, _dev)")
     # Grid and block.
     code("if grid is None:")
     if grid is None:
         code(f"    raise TypeError('{signature.kernel}: the kernel declares no grid: pass grid=')")
     else:
-        for i, e in enumerate(grid):
-            code(f"    _g{i} = {grid_code(e, names)}")
+        code("    _g0, _g1, _g2 = _dg")
     code("else:")
     code("    _g0, _g1, _g2 = _dim3(grid)")
     code("if block is None:")
@@ -493,7 +519,8 @@ def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
 
 
 def _layout_code(
-    code: _Source,
+    bind: _Source,
+    check: _Source,
     p: TensorParam,
     a: str,
     names: dict[str, str],
@@ -501,30 +528,26 @@ def _layout_code(
     facts: dict[str, int],
     deferred: list[tuple[Any, ...]],
 ) -> None:
-    """Checks of a tensor's base, shape and strides; binds its run-time names."""
+    """A tensor's run-time names (`bind`) and the checks of its shape and strides."""
     name = p.name
-    if p.align > 1:
-        code(f"if p_{a} % {p.align}:")
-        code(f"    raise _err.align({name!r}, p_{a}, {p.align})")
-    if p.shape is None:
-        return  # a bare pointer: thread-level IR says nothing of its layout
     flat = p.flat
     for i, (extent, _) in enumerate(flat):
         _leaf_code(
-            code, name, a, i, extent, f"e_{a}_{i}", "extent", names, first_use, facts, deferred
-        )
+            bind, check, name, i, extent, f"e_{a}_{i}", "extent", names, first_use, facts,
+            deferred,
+        )  # fmt: skip
     for i, (_, stride) in enumerate(flat):
         # A stride of a mode of extent 1 is never used: frameworks report any value there.
         _leaf_code(
-            code, name, a, i, stride, f"t_{a}_{i}", "stride", names, first_use, facts,
+            bind, check, name, i, stride, f"t_{a}_{i}", "stride", names, first_use, facts,
             deferred, guard=f"e_{a}_{i} != 1",
         )  # fmt: skip
 
 
 def _leaf_code(
+    bind: _Source,
     code: _Source,
     param: str,
-    a: str,
     mode: int,
     declared: Any,
     got: str,
@@ -556,7 +579,7 @@ def _leaf_code(
     var = f"n_{declared}"
     names[declared] = var
     first_use[declared] = param
-    code(f"{var} = {got}")
+    bind(f"{var} = {got}")
     if what == "stride":
         code(f"if {var} < 0:")
         code(f"    raise _err.negative_stride({param!r}, {mode}, {var})")
@@ -566,9 +589,7 @@ def _leaf_code(
         code(f"    raise _err.fact({param!r}, {declared!r}, {var}, {d})")
 
 
-def _offset_checks(
-    code: _Source, signature: KernelSignature, local: dict[str, str], names: dict[str, str]
-) -> None:
+def _offset_checks(code: _Source, signature: KernelSignature, local: dict[str, str]) -> None:
     """Each tensor's largest element offset below 2^31 (the kernel's 32-bit offsets)."""
     for p in signature.params:
         if not isinstance(p, TensorParam) or p.shape is None:

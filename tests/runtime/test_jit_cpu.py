@@ -196,7 +196,7 @@ def test_gpu_launch_packs_the_abi(monkeypatch: pytest.MonkeyPatch) -> None:
                            1.5, -2.0)  # fmt: skip
     assert raw == expected
     # The specialisation: ldA = 264 and N = 132 are not multiples of 16, K = 48 is.
-    (key,) = {key for key, _ in k._launcher.__variants__}
+    (key,) = {packed >> 8 for packed in k._launcher.__variants__}  # key << 8 | GPU
     facts = dict(k._facts(key))
     assert facts.get("K") == 16 and "ldA" not in facts and "N" not in facts
     assert facts.get("@C") is None  # C's base 0x30004 is not 16-byte aligned
