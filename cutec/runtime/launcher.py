@@ -277,6 +277,7 @@ def build_launcher(
     if cpu:
         code("_arrays = {}")
     layout_locals: list[str] = []  # every extent and stride read from an array
+    aligned: list[tuple[str, str, int]] = []  # (parameter, local, bytes) of promised alignments
     for p in signature.params:
         a = local[p.name]
         if isinstance(p, ScalarParam):
@@ -287,8 +288,7 @@ def build_launcher(
             first_tensor = first_tensor or p.name
             _tensor_code(code, env, p, a, first_tensor == p.name, first_tensor)
         if p.align > 1:
-            code(f"if p_{a} % {p.align}:")
-            code(f"    raise _err.align({p.name!r}, p_{a}, {p.align})")
+            aligned.append((p.name, a, p.align))
         if p.shape is not None:
             _layout_code(bind, check, p, a, names, first_use, facts, deferred)
             layout_locals += [f"e_{a}_{i}" for i in range(len(p.flat))]
@@ -330,40 +330,50 @@ def build_launcher(
     ]
     code(f"_ik = {' | '.join(int_bits) if int_bits else '0'}")
     if grid is None:
-        code("_dg = None")
+        code("_dg = (None, None, None)")
     else:
         code(f"_dg = ({', '.join(grid_code(e, names) for e in grid)},)")
+        code("if min(_dg) < 0:")
+        code("    raise _err.grid(_dg)")
     code("if len(_checked) > 4096:")
     code("    _checked.clear()")
-    code("_hit = _checked[_sk] = (_ik, _dg)")
+    code("_hit = _checked[_sk] = (_ik, *_dg)")
     code.depth -= 1
-    code("_ik, _dg = _hit")
+    code("_ik, _g0, _g1, _g2 = _hit")
+    # The bases: usually all 16-byte aligned, which satisfies every promise up to 16 bytes
+    # and every alignment fact of the key; one test for all, the details only otherwise.
     ptr_bits = [
         f"((p_{local[n]} % {SPECIALIZE_ALIGN} == 0) << {i})"
         for i, (k, n) in enumerate(key_facts)
         if k == "align"
     ]
-    if ptr_bits:
-        # Usually every base is aligned: one test for all, the bits only otherwise.
-        ptrs = [f"p_{local[n]}" for k, n in key_facts if k == "align"]
-        mask = sum(1 << i for i, (k, _) in enumerate(key_facts) if k == "align")
+    mask = sum(1 << i for i, (k, _) in enumerate(key_facts) if k == "align")
+    small = [(n, a, b) for n, a, b in aligned if b <= SPECIALIZE_ALIGN]
+    for n, a, b in aligned:
+        if b > SPECIALIZE_ALIGN:
+            code(f"if p_{a} % {b}:")
+            code(f"    raise _err.align({n!r}, p_{a}, {b})")
+    ptrs = sorted({f"p_{local[n]}" for k, n in key_facts if k == "align"} |
+                  {f"p_{a}" for _, a, _ in small})  # fmt: skip
+    if ptrs:
         code(f"if ({' | '.join(ptrs)}) & {SPECIALIZE_ALIGN - 1} == 0:")
-        code(f"    _key = _ik | {mask}")
+        code(f"    _key = _ik | {mask}" if mask else "    _key = _ik")
         code("else:")
-        code(f"    _key = _ik | {' | '.join(ptr_bits)}")
+        for n, a, b in small:
+            code(f"    if p_{a} % {b}:")
+            code(f"        raise _err.align({n!r}, p_{a}, {b})")
+        code(f"    _key = _ik | {' | '.join(ptr_bits)}" if ptr_bits else "    _key = _ik")
     else:
         code("_key = _ik")
     code("_var = _variants.get(_key << 8 | _dev)")
     code("if _var is None:")
     code("    _var = _variants[_key << 8 | _dev] = _get_variant(_key, _dev)")
     # Grid and block.
-    code("if grid is None:")
-    if grid is None:
-        code(f"    raise TypeError('{signature.kernel}: the kernel declares no grid: pass grid=')")
-    else:
-        code("    _g0, _g1, _g2 = _dg")
-    code("else:")
+    code("if grid is not None:")
     code("    _g0, _g1, _g2 = _dim3(grid)")
+    if grid is None:
+        code("else:")
+        code(f"    raise TypeError('{signature.kernel}: the kernel declares no grid: pass grid=')")
     code("if block is None:")
     if block is None:
         code(f"    raise TypeError('{signature.kernel}: the kernel declares no block: "
@@ -372,8 +382,7 @@ def build_launcher(
         code(f"    _b0, _b1, _b2 = {block[0]}, {block[1]}, {block[2]}")
     code("else:")
     code("    _b0, _b1, _b2 = _dim3(block)")
-    code("if _g0 <= 0 or _g1 <= 0 or _g2 <= 0:")
-    code("    if min(_g0, _g1, _g2) < 0: raise _err.grid((_g0, _g1, _g2))")
+    code("if not (_g0 and _g1 and _g2):")
     code("    return  # an empty problem: nothing to launch")
     abi_values = []
     for name, kind in signature.abi:
@@ -437,8 +446,8 @@ def cuda_env() -> dict[str, Any]:
 
 def _dim3(v: Any) -> tuple[int, int, int]:
     dims = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
-    if not 1 <= len(dims) <= 3:
-        raise ValueError(f"a grid or block is 1 to 3 sizes, got {v!r}")
+    if not 1 <= len(dims) <= 3 or min(dims) < 0:
+        raise ValueError(f"a grid or block is 1 to 3 non-negative sizes, got {v!r}")
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
