@@ -81,6 +81,10 @@ def child(example: str, kernel: str) -> dict:
 
 def _run_child(example: str, kernel: str, cache: str) -> dict:
     env = dict(os.environ, CUTEC_CACHE_DIR=cache)
+    # Bytecode is written (by the warm-up process) and read: an installed cutec and lark
+    # have theirs. (The GPU machine sets PYTHONDONTWRITEBYTECODE, which would make every
+    # process compile cutec's and lark's sources again: about 0.5 s.)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     cmd = [sys.executable, str(HERE / "gemm_host.py"), "child", example, kernel]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)

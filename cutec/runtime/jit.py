@@ -21,6 +21,7 @@ numpy arrays, slowly but without a GPU.
 from __future__ import annotations
 
 import io
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.signature import KernelSignature, LaunchInfo, TensorParam, launch_of
 from cutec.passes import PASSES
 from cutec.passes.manager import Instrumentation
-from cutec.ptx.ptxas import ResourceUsage, assemble, find_ptxas, ptxas_version
+from cutec.ptx.ptxas import ResourceUsage, assemble, find_ptxas
 from cutec.runtime import cache, cuda
 from cutec.runtime.launcher import (
     SPECIALIZE_ALIGN,
@@ -240,9 +241,7 @@ class Kernel:
         if found is not None:
             return found
         facts = self._facts(key)
-        ptxas = find_ptxas()
-        version = ptxas_version(ptxas) if ptxas else None
-        k = self._key("variant", facts, target, assemble_for, version)
+        k = self._key("variant", facts, target, assemble_for, _ptxas_identity())
         entry = cache.load(k)
         if entry is not None:
             compiled = _Compiled(
@@ -390,6 +389,16 @@ class Kernel:
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"
         return f"<cutec kernel {name} of {self.source.file}>"
+
+
+def _ptxas_identity() -> tuple[str, int, int] | None:
+    """The ptxas a cubin came from, for the cache key: its path, size and modification
+    time (a stat, where asking its version costs a process: about 40 ms)."""
+    path = find_ptxas()
+    if path is None:
+        return None
+    st = os.stat(path)
+    return (path, st.st_size, st.st_mtime_ns)
 
 
 def _stream_of(stream: Any, torch_seen: bool, device: int | None) -> int:
