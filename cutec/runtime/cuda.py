@@ -262,3 +262,48 @@ def synchronize_after(fn: Function, stream: int) -> None:
     if capturing == cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
         check(cu.cuStreamSynchronize(stream), f"running kernel '{fn.name}'")
         PENDING.clear()
+
+
+def run_ptx(
+    ptx: str,
+    entry: str,
+    arrays: list[Any],
+    *,
+    grid: tuple[int, int, int] = (1, 1, 1),
+    block: tuple[int, int, int] = (32, 1, 1),
+    smem: int = 0,
+    device_ordinal: int = 0,
+) -> None:
+    """Run hand-written PTX whose parameters are one global pointer per numpy array.
+
+    Each array is copied to the GPU, `entry` is launched and waited for, and every
+    array is copied back in place. For tests of atoms and emitted code, where the
+    kernel is PTX rather than a `.cute` kernel with a signature (use `cutec.jit`).
+    """
+    import numpy as np  # only the callers' arrays need it
+
+    cu = driver()
+    dev = device(device_ordinal)
+    fn = load_function(dev, ptx.encode(), entry, ptx=True)
+    if smem > 48 * 1024:
+        fn.allow_dynamic_smem(smem)
+    pointers = []
+    try:
+        for a in arrays:
+            p = check(cu.cuMemAlloc(max(a.nbytes, 16)), "allocating device memory")
+            pointers.append(p)
+            check(cu.cuMemcpyHtoD(p, a.ctypes.data, a.nbytes), "copying an array to the GPU")
+        values = np.array([int(p) for p in pointers], dtype=np.uint64)
+        params = np.array([values.ctypes.data + 8 * i for i in range(len(pointers))], np.uint64)
+        launch_params = params.ctypes.data if pointers else 0
+        err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, 0, launch_params, 0)[0]
+        if err:
+            launch_failed(err, fn, grid, block, smem, 0, launch_params)
+        PENDING.append(entry)
+        dev.synchronize()
+        for a, p in zip(arrays, pointers, strict=True):
+            check(cu.cuMemcpyDtoH(a.ctypes.data, p, a.nbytes), "copying an array back")
+    finally:
+        for p in pointers:
+            cu.cuMemFree(p)
+        cu.cuModuleUnload(fn.module)

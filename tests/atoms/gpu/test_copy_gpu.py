@@ -219,49 +219,17 @@ def test_gpu_kernels_assemble(name: str, build) -> None:
 
 
 class _Gpu:
-    """The few driver calls the tests need (cuda.bindings.driver)."""
+    """One warp of hand-written PTX on numpy arrays, through cutec.runtime.cuda."""
 
     def __init__(self) -> None:
-        from cuda.bindings import driver
+        from cutec.runtime import cuda
 
-        self.drv = driver
-        self._ok(driver.cuInit(0))
-        dev = self._ok(driver.cuDeviceGet(0))
-        major = self._ok(
-            driver.cuDeviceGetAttribute(
-                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev
-            )
-        )
-        self.cc_major = int(major)
-        self.ctx = self._ok(driver.cuDevicePrimaryCtxRetain(dev))
-        self._ok(driver.cuCtxSetCurrent(self.ctx))
-        self.dev = dev
-
-    def _ok(self, result):
-        err, *rest = result if isinstance(result, tuple) else (result,)
-        if int(err) != 0:
-            raise RuntimeError(f"CUDA driver error {err}")
-        return rest[0] if len(rest) == 1 else (rest or None)
+        self.cuda = cuda
+        self.cc_major = cuda.device(0).capability[0]
 
     def run(self, ptx: str, entry: str, arrays: list[np.ndarray], out_index: int = 0) -> None:
-        """Launch one warp of `entry` with device copies of `arrays`; copy arrays[out] back."""
-        drv = self.drv
-        module = self._ok(drv.cuModuleLoadData(ptx.encode() + b"\0"))
-        func = self._ok(drv.cuModuleGetFunction(module, entry.encode()))
-        ptrs = []
-        for a in arrays:
-            p = self._ok(drv.cuMemAlloc(max(a.nbytes, 16)))
-            self._ok(drv.cuMemcpyHtoD(p, a.ctypes.data, a.nbytes))
-            ptrs.append(p)
-        values = [np.array([int(p)], dtype=np.uint64) for p in ptrs]
-        params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
-        self._ok(drv.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, 0, params.ctypes.data, 0))
-        self._ok(drv.cuCtxSynchronize())
-        out = arrays[out_index]
-        self._ok(drv.cuMemcpyDtoH(out.ctypes.data, ptrs[out_index], out.nbytes))
-        for p in ptrs:
-            self._ok(drv.cuMemFree(p))
-        self._ok(drv.cuModuleUnload(module))
+        """Launch one warp of `entry` with device copies of `arrays` (copied back)."""
+        self.cuda.run_ptx(ptx, entry, arrays)
 
 
 @pytest.fixture(scope="module")

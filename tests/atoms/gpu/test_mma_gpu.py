@@ -27,11 +27,12 @@ from cutec.atoms.emulate import (
 from cutec.atoms.gmma_desc import canonical_gmma_layout, make_gmma_desc
 from cutec.atoms.mma import MmaAtom, lookup_mma_atom, mma_atoms
 from cutec.dtypes import dtype as dtype_row
+from cutec.runtime import cuda
 from tests.atoms.ptx_harness import fragment_kernel
 from tests.atoms.test_mma_ptxas import WGMMA_AFTER, WGMMA_BEFORE
 
 pytestmark = pytest.mark.gpu
-driver = pytest.importorskip("cuda.bindings.driver")
+pytest.importorskip("cuda.bindings.driver")
 
 GPU_ATOMS = [
     *(
@@ -53,52 +54,22 @@ GPU_ATOMS = [
 ]
 
 
-def _check(result: tuple) -> tuple:
-    err, *rest = result
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"CUDA driver error {err}")
-    return tuple(rest)
-
-
 @pytest.fixture(scope="module")
-def context():
+def context() -> int:
+    """The GPU's major compute capability (the test skips without a GPU)."""
     try:
-        _check(driver.cuInit(0))
-        (dev,) = _check(driver.cuDeviceGet(0))
-    except RuntimeError:
-        pytest.skip("no CUDA device")
-    major = _check(
-        driver.cuDeviceGetAttribute(
-            driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev
-        )
-    )[0]
-    (ctx,) = _check(driver.cuDevicePrimaryCtxRetain(dev))
-    _check(driver.cuCtxSetCurrent(ctx))
-    yield major
-    _check(driver.cuDevicePrimaryCtxRelease(dev))
+        return cuda.device(0).capability[0]
+    except cuda.NoDriverError as e:
+        pytest.skip(str(e))
 
 
 def _launch(
     ptx: str, name: str, threads: int, buffers: list[np.ndarray], out_index: int
 ) -> np.ndarray:
     """Run kernel `name` with one pointer argument per buffer; return buffers[out_index]."""
-    (module,) = _check(driver.cuModuleLoadData(ptx.encode() + b"\0"))
-    (func,) = _check(driver.cuModuleGetFunction(module, name.encode()))
-    ptrs = []
-    for buf in buffers:
-        (ptr,) = _check(driver.cuMemAlloc(max(buf.nbytes, 8)))
-        _check(driver.cuMemcpyHtoD(ptr, buf.ctypes.data, buf.nbytes))
-        ptrs.append(ptr)
-    args = [np.array([int(p)], dtype=np.uint64) for p in ptrs]
-    params = np.array([a.ctypes.data for a in args], dtype=np.uint64)
-    _check(driver.cuLaunchKernel(func, 1, 1, 1, threads, 1, 1, 0, 0, params.ctypes.data, 0))
-    _check(driver.cuCtxSynchronize())
-    out = np.empty_like(buffers[out_index])
-    _check(driver.cuMemcpyDtoH(out.ctypes.data, ptrs[out_index], out.nbytes))
-    for p in ptrs:
-        _check(driver.cuMemFree(p))
-    _check(driver.cuModuleUnload(module))
-    return out
+    copies = [b.copy() for b in buffers]
+    cuda.run_ptx(ptx, name, copies, block=(threads, 1, 1))
+    return copies[out_index]
 
 
 def _lane_to_thread(atom: MmaAtom, lanes: int) -> list[int]:
