@@ -7,6 +7,7 @@ cutec.DeviceArray); streams, CUDA-graph capture, the disk cache, and faults.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -225,9 +226,22 @@ def test_cold_compile_and_the_disk_cache(tmp_path: Path) -> None:
     assert "TIMES" in again.stdout, again.stderr
 
 
+def test_an_sm80_kernel_runs_on_the_gpu_present() -> None:
+    """arch="sm_80" PTX (mma.sync-era features only) is assembled for this GPU and runs."""
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_tn", arch="sm_80")
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    a, b = operand(200, 40, "k", gen), operand(136, 40, "k", gen)
+    c = torch.full((136, 200), float("nan"), device="cuda").t()
+    k(a, b, c, 1.0, 0.0)
+    assert ".target sm_80" in k.ptx
+    assert normwise(c, a.double() @ b.double().t()) < 1e-5
+
+
 def test_inspection() -> None:
     k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
     assert ".entry sgemm_nt" in k.ptx
+    if shutil.which("cuobjdump"):
+        assert "FFMA" in k.sass
     assert k.resources is not None and k.resources.registers > 0 and not k.resources.spills
     assert "cute.view" in k.ir("partition")
     assert "thread.load" in k.ir("thread") or "load" in k.ir("thread")
