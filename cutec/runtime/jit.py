@@ -64,7 +64,18 @@ def jit(
     `device` a GPU ordinal or ``"cpu"``; `specialize` False (or the names not
     to specialise on, as Triton's ``do_not_specialize``) turns specialisation off.
     """
-    return Kernel(_source(source), kernel, static_params, arch, device, specialize)
+    src = _source(source)
+    spec = tuple(specialize) if isinstance(specialize, list | tuple) else specialize
+    key = (src, kernel, repr(sorted(static_params.items())), arch, device, spec)
+    found = _KERNELS.get(key)
+    if found is None:
+        found = _KERNELS[key] = Kernel(src, kernel, static_params, arch, device, specialize)
+    return found
+
+
+# Kernel objects by everything jit() was given (the source by its text): a second jit()
+# of the same kernel shares the first's compiled specialisations and loaded modules.
+_KERNELS: dict[tuple[Any, ...], Kernel] = {}
 
 
 def _source(source: str | Path) -> Source:

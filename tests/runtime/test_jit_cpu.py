@@ -29,7 +29,9 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own disk cache, and no kernel object shared with another test."""
     monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys.modules["cutec.runtime.jit"], "_KERNELS", {})
 
 
 def test_signature_of_sgemm_2() -> None:
@@ -261,6 +263,8 @@ def test_cache_key_covers_imports(tmp_path: Path) -> None:
 def test_jit_reuses_the_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     first = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
     ptx = first.ptx
+    assert rt.jit(EXAMPLES / "transpose.cute", device="cpu") is first  # kept in memory
+    monkeypatch.setattr(sys.modules["cutec.runtime.jit"], "_KERNELS", {})  # a new process
     assert cache.info()["entries"] >= 2  # the signature and the unspecialised PTX
     calls = []
     monkeypatch.setattr(sys.modules["cutec.runtime.jit"], "compile", lambda *a: calls.append(a))
