@@ -15,6 +15,7 @@ from cutec.passes.predicate import Predicate
 from cutec.passes.promote_registers import PromoteRegisters
 from cutec.passes.select_atoms import SelectAtoms
 from cutec.passes.simplify import Simplify
+from cutec.passes.sink_barriers import SinkBarriers
 from cutec.passes.vectorize import Vectorize
 
 _ALL: tuple[type[Pass], ...] = (
@@ -27,6 +28,7 @@ _ALL: tuple[type[Pass], ...] = (
     PromoteRegisters,
     SelectAtoms,
     Simplify,
+    SinkBarriers,
     Vectorize,
 )
 
