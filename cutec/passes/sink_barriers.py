@@ -61,19 +61,22 @@ def _is_cta_sync(op: Operation) -> bool:
     return trait is not None and trait.scope in (Scope.CTA, Scope.CLUSTER)
 
 
-def _barriers_in_lockstep(kernel: KernelOp) -> bool:
-    """Every CTA-collective op is a barrier whose ancestors are scf.for loops."""
+def _lockstep_barriers(kernel: KernelOp) -> list[gpu.BarrierOp] | None:
+    """The kernel's barriers, or None unless every CTA-collective op is a barrier
+    whose ancestors are scf.for loops."""
+    barriers: list[gpu.BarrierOp] = []
     for op in kernel.walk():
         if op is kernel or not _is_cta_sync(op):
             continue
         if not isinstance(op, gpu.BarrierOp):
-            return False
+            return None
         parent = op.parent_op
         while parent is not kernel:
             if not isinstance(parent, scf.ForOp):
-                return False
+                return None
             parent = parent.parent_op  # type: ignore[union-attr]
-    return True
+        barriers.append(op)
+    return barriers
 
 
 def _may_write_global(op: Operation) -> bool:
@@ -135,9 +138,9 @@ class SinkBarriers(Pass):
     summary = "issue global loads above a CTA barrier that does not order them"
 
     def run(self, module: ModuleOp) -> None:
-        for kernel in module.walk_type(KernelOp):
-            if not _barriers_in_lockstep(kernel):
+        for kernel in module.body.ops:
+            if not isinstance(kernel, KernelOp):
                 continue
-            for barrier in [op for op in kernel.walk() if isinstance(op, gpu.BarrierOp)]:
+            for barrier in _lockstep_barriers(kernel) or ():
                 with working_on(barrier):
                     sink_barrier(barrier)
