@@ -121,7 +121,12 @@ def bench_sgemm(target: str, repeat: int, size: int) -> list[tuple]:
     torch.backends.cuda.matmul.allow_tf32 = False
     rows = []
     m = n = k = size
-    kernels = (("sgemm_1", "sgemm_nt"), ("sgemm_2", "sgemm_nt"), ("sgemm_2", "sgemm_tn"))
+    kernels = (
+        ("sgemm_1", "sgemm_nt"),
+        ("sgemm_1", "sgemm_tn"),
+        ("sgemm_2", "sgemm_nt"),
+        ("sgemm_2", "sgemm_tn"),
+    )
     for example, name in kernels:
         kern = Kernel(example, name, target)
         nt = name.endswith("nt")

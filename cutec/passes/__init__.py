@@ -13,8 +13,10 @@ from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipel
 from cutec.passes.partition import Partition
 from cutec.passes.predicate import Predicate
 from cutec.passes.promote_registers import PromoteRegisters
+from cutec.passes.reassociate import Reassociate
 from cutec.passes.select_atoms import SelectAtoms
 from cutec.passes.simplify import Simplify
+from cutec.passes.sink_barriers import SinkBarriers
 from cutec.passes.specialize_args import SpecializeArgs
 from cutec.passes.vectorize import Vectorize
 
@@ -26,8 +28,10 @@ _ALL: tuple[type[Pass], ...] = (
     Partition,
     Predicate,
     PromoteRegisters,
+    Reassociate,
     SelectAtoms,
     Simplify,
+    SinkBarriers,
     SpecializeArgs,
     Vectorize,
 )

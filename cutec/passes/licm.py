@@ -79,6 +79,27 @@ def hoist_invariants(loop: scf.ForOp) -> int:
     return moved
 
 
+def loops_innermost_first(root: Operation) -> list[scf.ForOp]:
+    """The scf.for loops nested in `root`, each after the loops nested in it.
+
+    Only ops with regions are descended into, so the walk costs one step per
+    region-holding op, not one per op.
+    """
+    loops: list[scf.ForOp] = []
+
+    def visit(op: Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    if inner.regions:
+                        visit(inner)
+        if isinstance(op, scf.ForOp):
+            loops.append(op)
+
+    visit(root)
+    return loops
+
+
 @dataclass
 class LICM(Pass):
     """Hoist pure loop-invariant ops out of scf.for loops."""
@@ -87,8 +108,7 @@ class LICM(Pass):
     summary = "hoist pure loop-invariant ops out of scf.for (never loads, stores, barriers)"
 
     def run(self, module: ModuleOp) -> None:
-        # Post-order: inner loops first, so their hoisted ops can leave the outer loop too.
-        loops = [op for op in module.walk(reverse=True) if isinstance(op, scf.ForOp)]
-        for loop in loops:
+        # Inner loops first, so their hoisted ops can leave the outer loop too.
+        for loop in loops_innermost_first(module):
             with working_on(loop):
                 hoist_invariants(loop)

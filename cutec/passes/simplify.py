@@ -7,7 +7,10 @@
    the patterns of step 1, ``(x * 4) * 8`` would become two shifts, not one.
    One walk suffices: a shift or a mask matches no reduction, and the
    non-negativity facts do not change;
-3. licm — pure loop-invariant ops out of ``scf.for`` (`cutec.passes.licm`);
+3. per ``scf.for``, innermost first: licm — pure loop-invariant ops out of
+   the loop (`cutec.passes.licm`) — then reassociate — the invariant terms of
+   the index math that stayed, grouped into one value before the loop
+   (`cutec.passes.reassociate`);
 4. cse — one op per expression, hoisted ones and new constants included.
 
 Strength reduction turns index math into shifts and masks. Division and
@@ -41,8 +44,9 @@ from cutec.ir.rewrite import (
 from cutec.ir.types import VectorType, bit_width
 from cutec.passes.canonicalize import materialize
 from cutec.passes.cse import CSE
-from cutec.passes.licm import LICM
+from cutec.passes.licm import hoist_invariants, loops_innermost_first
 from cutec.passes.manager import Pass, working_on
+from cutec.passes.reassociate import reassociate_loop
 
 
 def _power_of_two(op: Operation, *, unsigned: bool) -> int | None:
@@ -170,7 +174,12 @@ class Simplify(Pass):
         )
         apply_patterns_greedily(module, PatternSet(canonicalization=True), config)
         reduce_strength(module)
-        LICM().run(module)
+        # licm, then reassociate the loop's index math around what stayed (inner loops
+        # first, so an inner loop's new invariant sums can leave the outer loop).
+        for loop in loops_innermost_first(module):
+            with working_on(loop):
+                hoist_invariants(loop)
+                reassociate_loop(loop)
         CSE().run(module)
 
 

@@ -9,10 +9,17 @@ be among them (``scf.yield %b, %a``) is a parallel copy (`parallel_move`).
 ``scf.for %i = %lb to %ub step %s``::
 
         mov %i, %lb;  mov %acc, %init
-    $L_for_0:
         setp.ge.s64 %p, %i, %ub;  @%p bra $L_for_end_1;
-        <body>;  mov %acc, <yielded>;  add.s64 %i, %i, %s;  bra $L_for_0;
+    $L_for_0:
+        <body>;  mov %acc, <yielded>;  add.s64 %i, %i, %s;
+        setp.lt.s64 %q, %i, %ub;  @%q bra $L_for_0;
     $L_for_end_1:                       // results: the %acc registers
+
+The test sits at the bottom (a guard before the loop covers a loop that runs
+no iteration): ptxas then compares ``%i + %s < %ub`` once, where a loop whose
+body computes the same comparison (CuTe's ``k_tile + 1 < K_TILE_MAX``) shares
+it; with the test at the top it compared twice (two ISETP pairs per k-tile of
+sgemm_2, whose index math is 64-bit).
 
 ``scf.if %c`` branches over the then block to the else block (``@!%c bra``);
 ``scf.while`` runs `before`, moves the values ``scf.condition`` forwards into
@@ -73,14 +80,16 @@ def _for(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"mov.{t.reg} {iv}, {ctx.reg(op.lb)};")
     parallel_move(ctx, op, carried, op.inits)
     head, end = ctx.label("for"), ctx.label("for_end")
-    ctx.place(head)
     done = ctx.temp("pred")
     ctx.emit(f"setp.ge.{t.s} {done}, {iv}, {ctx.reg(op.ub)};")
     ctx.emit(f"@{done} bra {end};")
+    ctx.place(head)
     ctx.emit_block(op.body)
     parallel_move(ctx, op, carried, op.body.terminator.operands)
     ctx.emit(f"add.{t.s} {iv}, {iv}, {ctx.reg(op.step)};")
-    ctx.emit(f"bra {head};")
+    more = ctx.temp("pred")
+    ctx.emit(f"setp.lt.{t.s} {more}, {iv}, {ctx.reg(op.ub)};")
+    ctx.emit(f"@{more} bra {head};")
     ctx.place(end)
     for r, a in zip(op.results, carried, strict=True):
         ctx.share(r, a)

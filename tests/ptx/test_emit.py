@@ -90,18 +90,23 @@ def test_kernel_directives(load_case: Callable[[str], ModuleOp]) -> None:
 
 
 def test_grid_stride_loop(load_case: Callable[[str], ModuleOp]) -> None:
-    """The loop test, the body's carried-value move, the step and the back edge."""
+    """The guard before the loop, the body's carried-value move, the step and the test
+    at the bottom, which branches back."""
     ptx = emit_ptx(load_case("vadd"), "sm_90a")
     body = re.sub(r"\t\.loc .*\n", "", ptx)
     assert (
         "\tmov.b64 %rd13, %rd11;\n"
         "\tmov.f32 %f1, %f0;\n"
-        "$L_for_0:\n"
         "\tsetp.ge.s64 %p0, %rd13, %rd6;\n"
         "\t@%p0 bra $L_for_end_1;\n"
+        "$L_for_0:\n"
     ) in body
     assert (
-        "\tmov.f32 %f1, %f5;\n\tadd.s64 %rd13, %rd13, %rd12;\n\tbra $L_for_0;\n$L_for_end_1:\n"
+        "\tmov.f32 %f1, %f5;\n"
+        "\tadd.s64 %rd13, %rd13, %rd12;\n"
+        "\tsetp.lt.s64 %p1, %rd13, %rd6;\n"
+        "\t@%p1 bra $L_for_0;\n"
+        "$L_for_end_1:\n"
     ) in body
 
 
@@ -124,6 +129,7 @@ def test_a_swapping_yield_is_a_parallel_copy() -> None:
     # %r6/%r7 carry x and y: both are read before either is written.
     assert (
         "\t@%p0 bra $L_for_end_1;\n"
+        "$L_for_0:\n"
         "\tmov.b32 %r8, %r7;\n"
         "\tmov.b32 %r9, %r6;\n"
         "\tmov.b32 %r6, %r8;\n"

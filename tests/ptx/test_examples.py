@@ -79,3 +79,20 @@ def test_sgemm_2_nt_loads_128_bits_and_keeps_its_k_loop_cheap() -> None:
     assert "ld.global.v4.f32" in loop and "fma.rn.f32" in loop
     assert not re.search(r"\b(div|rem)\.", loop)
     assert not re.search(r"\bmul\.(lo|hi|wide)\.[su]64\b|\bmad\.lo\.[su]64\b", loop)
+
+
+@pytest.mark.parametrize("kernel", ["sgemm_nt", "sgemm_tn"])
+def test_sgemm_2_issues_next_tile_loads_before_the_barrier(kernel: str) -> None:
+    """sink-barriers: the k-loop's global loads come between the smem stores and the
+    barrier that publishes them, so ptxas cannot schedule them after the FMAs."""
+    ptx = compile(
+        Source.from_file(EXAMPLES / "sgemm_2.cute"), Stage.PTX, Options(kernel=kernel)
+    ).ptx
+    assert ptx is not None
+    loop = _k_loop(ptx)
+    bars = [m.start() for m in re.finditer(r"\bbar\.sync\b", loop)]
+    loads = [m.start() for m in re.finditer(r"\bld\.global\b", loop)]
+    stores = [m.start() for m in re.finditer(r"\bst\.shared\b", loop)]
+    fmas = [m.start() for m in re.finditer(r"\bfma\.rn\.f32\b", loop)]
+    assert len(bars) == 2 and loads and stores and fmas
+    assert bars[0] < min(stores) and max(stores) < min(loads) and max(loads) < bars[1] < min(fmas)

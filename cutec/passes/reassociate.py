@@ -1,0 +1,164 @@
+"""reassociate: group the loop-invariant terms of index math in ``scf.for`` bodies.
+
+lower-to-thread writes an address as the sum its layout gives, in the order of
+the layout's modes, so a k-loop's offset mixes invariant and varying terms:
+
+    %o1 = arith.muli %k, %ld : i32          // %k varies, %ld is invariant
+    %o2 = arith.shli %o1, %c3 : i32
+    %a = arith.addi %base, %o2 : i32        // %base, %t, %v are invariant
+    %b = arith.addi %a, %t : i32
+    %c = arith.addi %b, %v : i32
+
+licm cannot hoist any of it: every add has a varying operand. Two rewrites
+make the invariant part one value computed before the loop:
+
+* a tree of single-use ``arith.addi`` in the body whose leaves include at
+  least two invariant values and one varying value becomes
+  ``varying-sum + invariant-sum``, the invariant sum built before the loop
+  (``%c = arith.addi %o2, %inv`` with ``%inv = (%base + %t) + %v`` hoisted);
+* ``shli (muli x, a), c`` with `a` and `c` invariant, `x` varying and the
+  multiply used once, becomes ``muli x, (shli a, c)``, the shift before the
+  loop.
+
+Both are exact: ``arith.addi`` and ``arith.muli`` wrap, so sums and products
+are associative and commutative modulo 2^width, and ``(x * a) << c`` and
+``x * (a << c)`` are both ``x * a * 2^c`` modulo 2^width for a shift amount
+`c` below the width, the only one whose result is defined. Only integer
+scalars are rewritten; loops are visited innermost first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cutec.ir.core import BlockArgument, Operation, Value
+from cutec.ir.dialects import arith, scf
+from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.types import IndexType, IntegerType
+from cutec.passes.licm import loops_innermost_first
+from cutec.passes.manager import Pass, working_on
+
+
+def _varies_in(value: Value, loop: scf.ForOp) -> bool:
+    """True if `value` is defined by `loop` or inside it."""
+    if isinstance(value, BlockArgument):
+        block_op = value.block.parent_op
+        return block_op is not None and loop.is_ancestor_of(block_op)
+    return loop.is_ancestor_of(value.owner)  # type: ignore[arg-type]
+
+
+def _single_use_in(value: Value, op_type: type[Operation], loop: scf.ForOp) -> Operation | None:
+    """The op of `op_type` directly in `loop`'s body that defines `value`, if `value` has
+    exactly one use."""
+    owner = value.owner
+    if isinstance(value, BlockArgument) or not isinstance(owner, op_type):
+        return None
+    if owner.parent is not loop.body or len(value.uses) != 1:
+        return None
+    return owner
+
+
+def _scalar_int(value: Value) -> bool:
+    return isinstance(value.type, (IntegerType, IndexType))
+
+
+def _add_tree(root: Operation, loop: scf.ForOp) -> tuple[list[Value], list[Operation]]:
+    """The leaves of the single-use add tree at `root` (left to right) and its adds."""
+    leaves: list[Value] = []
+    adds: list[Operation] = [root]
+    stack = list(reversed(root.operands))
+    while stack:
+        v = stack.pop()
+        inner = _single_use_in(v, arith.AddIOp, loop)
+        if inner is None:
+            leaves.append(v)
+        else:
+            adds.append(inner)
+            stack.extend(reversed(inner.operands))
+    return leaves, adds
+
+
+def _is_inner_add(op: Operation, loop: scf.ForOp) -> bool:
+    """True if `op` is an operand of another add of the tree (so not its root)."""
+    uses = op.results[0].uses
+    return (
+        len(uses) == 1
+        and isinstance(uses[0].owner, arith.AddIOp)
+        and (uses[0].owner.parent is loop.body)
+    )
+
+
+def _sum(values: list[Value], before: Operation) -> Value:
+    total = values[0]
+    for v in values[1:]:
+        add = arith.AddIOp(total, v)
+        add.location = before.location
+        before.parent.insert_before(before, add)  # type: ignore[union-attr]
+        total = add.results[0]
+    return total
+
+
+def _group_invariant_addends(op: Operation, loop: scf.ForOp) -> bool:
+    if _is_inner_add(op, loop) or not _scalar_int(op.results[0]):
+        return False
+    leaves, adds = _add_tree(op, loop)
+    invariant = [v for v in leaves if not _varies_in(v, loop)]
+    varying = [v for v in leaves if _varies_in(v, loop)]
+    if len(invariant) < 2 or not varying:
+        return False
+    inv = _sum(invariant, loop)
+    total = arith.AddIOp(_sum(varying, op), inv)
+    total.location = op.location
+    op.parent.insert_before(op, total)  # type: ignore[union-attr]
+    op.results[0].replace_all_uses_with(total.results[0])
+    for add in adds:  # root first: each add's only user is erased before it
+        add.erase()
+    return True
+
+
+def _shift_into_invariant_factor(op: Operation, loop: scf.ForOp) -> bool:
+    x_times_a, c = op.operands
+    mul = _single_use_in(x_times_a, arith.MulIOp, loop)
+    if mul is None or _varies_in(c, loop) or not _scalar_int(op.results[0]):
+        return False
+    x, a = mul.operands
+    if _varies_in(a, loop):
+        x, a = a, x
+    if _varies_in(a, loop) or not _varies_in(x, loop):
+        return False
+    shifted = arith.ShLIOp(a, c)
+    shifted.location = op.location
+    loop.parent.insert_before(loop, shifted)  # type: ignore[union-attr]
+    product = arith.MulIOp(x, shifted.results[0])
+    product.location = op.location
+    op.parent.insert_before(op, product)  # type: ignore[union-attr]
+    op.results[0].replace_all_uses_with(product.results[0])
+    op.erase()
+    mul.erase()
+    return True
+
+
+def reassociate_loop(loop: scf.ForOp) -> int:
+    """Apply both rewrites to the ops directly in `loop`'s body; the number applied."""
+    changed = 0
+    for op in list(loop.body.ops):
+        if isinstance(op, arith.ShLIOp) and op.parent is not None:
+            changed += _shift_into_invariant_factor(op, loop)
+    for op in list(loop.body.ops):
+        if isinstance(op, arith.AddIOp) and op.parent is not None:
+            changed += _group_invariant_addends(op, loop)
+    return changed
+
+
+@dataclass
+class Reassociate(Pass):
+    """Group loop-invariant addends and factors of integer math in scf.for bodies."""
+
+    name = "reassociate"
+    summary = "group loop-invariant terms of integer adds and shifted products before the loop"
+
+    def run(self, module: ModuleOp) -> None:
+        # Inner loops first: an inner loop's invariant sum lands in the outer body.
+        for loop in loops_innermost_first(module):
+            with working_on(loop):
+                reassociate_loop(loop)

@@ -1,0 +1,57 @@
+// RUN: cutec opt %s --passes reassociate
+// In an scf.for body, the invariant addends of a single-use add tree are
+// summed once before the loop and the varying part adds that sum; a shifted
+// product of a varying value by an invariant factor shifts the factor instead.
+// A tree with fewer than two invariant leaves, or an add used twice inside
+// the tree, stays.
+
+// CHECK-LABEL: kernel @offsets
+kernel @offsets(%g: !gpu.ptr<f32, global>, %s: !gpu.ptr<f32, shared>, %ld: i32, %base: i32, %t: i32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : i32
+  // CHECK: %[[LD8:.*]] = arith.shli %ld, %c3 : i32
+  // CHECK-NEXT: %[[INV:.*]] = arith.addi %base, %t : i32
+  // CHECK-NEXT: scf.for %k
+  scf.for %k = %c0 to %n step %c1 {
+    // CHECK-NEXT: %[[K:.*]] = arith.index_cast %k
+    // CHECK-NEXT: %[[M:.*]] = arith.muli %[[K]], %[[LD8]] : i32
+    // CHECK-NEXT: %[[O:.*]] = arith.addi %[[M]], %[[INV]] : i32
+    // CHECK-NEXT: thread.ptr_add %g, %[[O]]
+    %ki = arith.index_cast %k : index to i32
+    %o1 = arith.muli %ki, %ld : i32
+    %o2 = arith.shli %o1, %c3 : i32
+    %a = arith.addi %base, %o2 : i32
+    %b = arith.addi %a, %t : i32
+    %p = thread.ptr_add %g, %b : !gpu.ptr<f32, global>, i32
+    %v = thread.load %p : !gpu.ptr<f32, global> -> f32
+    thread.store %v, %s : f32, !gpu.ptr<f32, shared>
+    scf.yield
+  }
+  return
+}
+
+// CHECK-LABEL: kernel @stays
+kernel @stays(%g: !gpu.ptr<f32, global>, %base: i32, %t: i32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: scf.for %k
+  scf.for %k = %c0 to %n step %c1 {
+    // One invariant leaf: nothing to group.
+    // CHECK-NEXT: %[[K:.*]] = arith.index_cast %k
+    // CHECK-NEXT: %[[A:.*]] = arith.addi %base, %[[K]] : i32
+    // CHECK-NEXT: %[[B:.*]] = arith.addi %[[A]], %[[K]] : i32
+    %ki = arith.index_cast %k : index to i32
+    %a = arith.addi %base, %ki : i32
+    %b = arith.addi %a, %ki : i32
+    // %a is used twice, so it is a leaf of this tree: one invariant leaf (%t).
+    // CHECK-NEXT: %[[C:.*]] = arith.addi %[[A]], %t : i32
+    %c = arith.addi %a, %t : i32
+    %p = thread.ptr_add %g, %b : !gpu.ptr<f32, global>, i32
+    %q = thread.ptr_add %g, %c : !gpu.ptr<f32, global>, i32
+    %v = thread.load %p : !gpu.ptr<f32, global> -> f32
+    thread.store %v, %q : f32, !gpu.ptr<f32, global>
+    scf.yield
+  }
+  return
+}
