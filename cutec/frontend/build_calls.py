@@ -46,9 +46,9 @@ from cutec.layout.inttuple import format_tuple
 from cutec.layout.swizzle import upcast_swizzle
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.builder import BuildContext
 
-    _Base = KernelBuilder
+    _Base = BuildContext
 else:
     _Base = object
 
@@ -79,9 +79,9 @@ _GMMA_ATOMS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 
 class CallMixin(_Base):
-    """Builtins; mixed into the KernelBuilder."""
+    """Builtins; mixed into the BuildContext."""
 
-    # The registry of builtins (cutec/frontend/builtins.py), set by the KernelBuilder.
+    # The registry of builtins (cutec/frontend/builtins.py), set by the BuildContext.
     builtins: dict[str, Any]
 
     def builtin_names(self) -> list[str]:

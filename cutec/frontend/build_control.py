@@ -38,10 +38,10 @@ from cutec.ir.dialects import scf
 from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.builder import BuildContext
     from cutec.ir.core import Value
 
-    _Base = KernelBuilder
+    _Base = BuildContext
 else:
     _Base = object
 
@@ -78,7 +78,7 @@ def _names(t: ast.Expr) -> Iterator[str]:
 
 
 class ControlMixin(_Base):
-    """Statements with regions; mixed into the KernelBuilder."""
+    """Statements with regions; mixed into the BuildContext."""
 
     def carried(self, blocks: list[ast.Block], node: ast.Node) -> list[tuple[str, S.Runtime]]:
         """Outer variables the blocks assign: (name, value before the statement).

@@ -34,9 +34,9 @@ from cutec.layout.inttuple import congruent, format_tuple, leaves
 from cutec.layout.symbolic import SymInt, is_static
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.builder import BuildContext
 
-    _Base = KernelBuilder
+    _Base = BuildContext
 else:
     _Base = object
 
@@ -112,7 +112,7 @@ def _static_binop(op: str, a: Any, b: Any, node: ast.Node) -> Any:
 
 
 class ExprMixin(_Base):
-    """Evaluates expressions; mixed into the KernelBuilder."""
+    """Evaluates expressions; mixed into the BuildContext."""
 
     # ------------------------------------------------------------------ entry points
     def eval(self, node: ast.Expr) -> Any:

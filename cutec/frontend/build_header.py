@@ -22,15 +22,15 @@ from cutec.ir.core import Block
 from cutec.ir.dialects import builtin
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.builder import BuildContext
 
-    _Base = KernelBuilder
+    _Base = BuildContext
 else:
     _Base = object
 
 
 class HeaderMixin(_Base):
-    """The kernel header's clauses; mixed into the KernelBuilder."""
+    """The kernel header's clauses; mixed into the BuildContext."""
 
     def collect_facts(self, k: ast.Kernel) -> dict[str, int]:
         """Divisibility of run-time names from ``assume NAME % N == 0``."""

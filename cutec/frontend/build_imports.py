@@ -78,11 +78,11 @@ class _Globals:
     def const(self, program: ast.Program, names: dict[str, Any], item: ast.Const) -> Any:
         """A top-level const: a compile-time value (consts are evaluated in order)."""
         # Imported here to break a cycle (builder -> build_calls -> build_imports -> builder).
-        from cutec.frontend.builder import KernelBuilder
+        from cutec.frontend.builder import BuildContext
 
-        kb = KernelBuilder(program, names, None)  # type: ignore[arg-type]
+        ctx = BuildContext(program, names, None)  # type: ignore[arg-type]
         try:
-            value = kb.eval(item.value)
+            value = ctx.eval(item.value)
             if isinstance(value, S.Runtime | S.Tensor):
                 raise error(f"'const {item.name}' needs a compile-time value", item)
             return value

@@ -36,9 +36,9 @@ from cutec.layout.symbolic import SymInt, is_static
 from cutec.target import KIB, AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.builder import BuildContext
 
-    _Base = KernelBuilder
+    _Base = BuildContext
 else:
     _Base = object
 
@@ -63,7 +63,7 @@ def _instruction_partition(value: Any) -> str | None:
 
 
 class TensorMixin(_Base):
-    """Tensor views, allocations and tensor builtins; mixed into the KernelBuilder."""
+    """Tensor views, allocations and tensor builtins; mixed into the BuildContext."""
 
     # ------------------------------------------------------------------ tensors
     def tensor_type(self, t: S.Tensor, layout: Any) -> Any:

@@ -68,7 +68,7 @@ def default_target() -> Target:
     return lookup_target(DEFAULT_TARGET)
 
 
-class KernelBuilder(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin):
+class BuildContext(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
     def __init__(
@@ -589,10 +589,10 @@ def build_module(
             )
             continue
         seen[k.name] = k
-        kb = KernelBuilder(program, globals_, k, target)
-        op = kb.build({n: v for n, v in defines.items() if any(p.name == n for p in k.ct_params)})
-        errors += kb.errors
-        if op is not None and not kb.errors:
+        ctx = BuildContext(program, globals_, k, target)
+        op = ctx.build({n: v for n, v in defines.items() if any(p.name == n for p in k.ct_params)})
+        errors += ctx.errors
+        if op is not None and not ctx.errors:
             module.body.append(op)
     if errors:
         raise CompileError("", diagnostics=_unique(errors))

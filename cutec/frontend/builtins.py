@@ -1,8 +1,8 @@
 """The builtin registry: one declaration per builtin name of the language.
 
 Each `Builtin` says where docs/language.md documents it (`section`), what it is
-in one line (`summary`), and how it is built: a function ``build(kb, args,
-kwargs, node)`` over the kernel builder (`kb`), or None for a name whose value
+in one line (`summary`), and how it is built: a function ``build(ctx, args,
+kwargs, node)`` over the build context (`ctx`), or None for a name whose value
 the builder gives (``thread``, ``block_dim``, ``UniversalCopy``, the layout
 tags ...). The builder dispatches calls through `REGISTRY`; the "did you mean"
 notes, the highlighter (pygments_lexer.py) and tests/frontend/test_builtin_registry.py,
@@ -33,9 +33,9 @@ from cutec.frontend.static_eval import error
 
 if TYPE_CHECKING:
     from cutec.frontend import ast
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.builder import BuildContext
 
-Build = Callable[["KernelBuilder", list[Any], dict[str, Any], "ast.Call"], Any]
+Build = Callable[["BuildContext", list[Any], dict[str, Any], "ast.Call"], Any]
 
 
 @dataclass(frozen=True)
@@ -47,17 +47,17 @@ class Builtin:
 
 
 def _algebra(name: str) -> Build:
-    def build(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
-        return kb.algebra_call(name, args, kwargs, node)
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+        return ctx.algebra_call(name, args, kwargs, node)
 
     return build
 
 
 def _reduce(kind: str) -> Build:
-    def build(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
         if kwargs:
             raise error(f"reduce_{kind} takes no keyword arguments", node)
-        return reduce(kb, kind, args, node)
+        return reduce(ctx, kind, args, node)
 
     return build
 
