@@ -17,16 +17,21 @@ from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import convert
 from cutec.frontend.build_imports import namespace_member
+from cutec.frontend.build_scalars import as_runtime
 from cutec.frontend.build_tensors import DIVIDES
 from cutec.frontend.build_tiled import call_method
 from cutec.frontend.build_tuples import dims
 from cutec.frontend.static_eval import (
     UINT_BITS,
     algebra_errors,
+    arity,
     bits_of,
+    checked_layout,
     describe,
     error,
     is_layout,
+    require_int,
+    to_int_tuple,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import cute as C
@@ -182,7 +187,7 @@ class CallMixin(_Base):
         if isinstance(v, S.Tensor):
             return self.tensor_index(v, idx, node)
         if isinstance(v, tuple):
-            i = self.require_int(idx[0], node.indices[0], "a tuple index")
+            i = require_int(idx[0], node.indices[0], "a tuple index")
             if len(idx) != 1 or not 0 <= i < len(v):
                 raise error(f"index {i} is out of range for a tuple of {len(v)}", node)
             return v[i]
@@ -276,7 +281,7 @@ class CallMixin(_Base):
         if len(idx) == 1 and t.coord_rank:
             return self.coord_element(t, idx[0], node.indices[0])
         if len(idx) == 1:
-            i = self.as_runtime(idx[0], node.indices[0], T.index)
+            i = as_runtime(self, idx[0], node.indices[0], T.index)
             return S.Runtime(self.emit(C.LoadOp(t.value, i.value), node).result)
         raise error(
             f"an element is read with one linear index or a slice with '_'; got "
@@ -290,8 +295,8 @@ class CallMixin(_Base):
             raise error(f"only elements of data tensors can be assigned, not {describe(t)}", target)
         if len(target.indices) != 1:
             raise error("an element is written with one linear index", target)
-        i = self.as_runtime(self.eval(target.indices[0]), target.indices[0], T.index)
-        v = self.as_runtime(value, stmt, t.element)
+        i = as_runtime(self, self.eval(target.indices[0]), target.indices[0], T.index)
+        v = as_runtime(self, value, stmt, t.element)
         self.emit(C.StoreOp(v.value, t.value, i.value), stmt)
 
     # ------------------------------------------------------------------ calls
@@ -350,7 +355,7 @@ class CallMixin(_Base):
         except TypeError:
             params = inspect.signature(fn).parameters.values()
             lo = sum(1 for p in params if p.default is inspect.Parameter.empty)
-            self.arity(name, args, lo, len(params), node)
+            arity(name, args, lo, len(params), node)
         # Only composition takes a bare swizzle first (Sw o layout is a ComposedLayout).
         swizzle_ok = name == "composition" and args and isinstance(args[0], Swizzle)
         if args and not (is_layout(args[0]) or swizzle_ok):
@@ -360,20 +365,14 @@ class CallMixin(_Base):
             )
         conv = [self.layout_or_tuple(a, n) for a, n in zip(args, node.args, strict=False)]
         with algebra_errors(node, name):
-            return self.checked_layout(_ALGEBRA[name](*conv), node)
+            return checked_layout(_ALGEBRA[name](*conv), node)
 
     def layout_or_tuple(self, v: Any, node: ast.Node) -> Any:
         if is_layout(v) or isinstance(v, Swizzle):
             return v
         if isinstance(v, tuple) and all(is_layout(x) or x is None for x in v):
             return v
-        return self.to_int_tuple(v, node, "an argument of a layout function")
-
-    def arity(self, name: str, args: list[Any], lo: int, hi: int | None, node: ast.Call) -> None:
-        """`lo` to `hi` arguments (`hi` None: any number from `lo`)."""
-        if len(args) < lo or (hi is not None and len(args) > hi):
-            want = str(lo) if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}"
-            raise error(f"'{name}' takes {want} arguments, got {len(args)}", node)
+        return to_int_tuple(v, node, "an argument of a layout function")
 
 
 def _fits(coord: Any, shape: Any) -> bool:

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_exprs import POISON, Poisoned
+from cutec.frontend.build_scalars import as_runtime, static_int
+from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import UNROLL_LIMIT, describe, error, is_int
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
@@ -100,7 +101,7 @@ class ControlMixin(_Base):
                     out.append((name, v))
                 elif isinstance(v, bool) or is_int(v) or isinstance(v, float):
                     # A compile-time number changed at run time becomes a run-time value.
-                    out.append((name, self.as_runtime(v, node)))
+                    out.append((name, as_runtime(self, v, node)))
                 else:
                     # Tensors, atoms, tuples, layouts: compile-time objects that cannot
                     # change at run time; _yield_values checks they are left alone.
@@ -127,7 +128,7 @@ class ControlMixin(_Base):
                         node,
                     )
                 continue
-            r = self.as_runtime(v, node, before.type)
+            r = as_runtime(self, v, node, before.type)
             values.append(r.value)
         return values
 
@@ -169,7 +170,7 @@ class ControlMixin(_Base):
         carried_all = self.carried([stmt.body], stmt)
         scalars = [(n, v) for n, v in carried_all if isinstance(v, S.Runtime)]
         lb, ub, st = (
-            self.as_runtime(v, e, T.index).value
+            as_runtime(self, v, e, T.index).value
             for v, e in ((start, stmt.start), (stop, stmt.stop), (step, stmt.step))
         )
         attrs = {"unroll": IntegerAttr(unroll, T.i32)} if unroll is not None else None
@@ -202,7 +203,7 @@ class ControlMixin(_Base):
                     f"unrolling {trips} iterations fully; at most {UNROLL_LIMIT}", stmt.unroll
                 )
             return 0
-        f = self.static_int(stmt.unroll.factor, "the unroll factor")
+        f = static_int(self, stmt.unroll.factor, "the unroll factor")
         if not 1 <= f <= UNROLL_LIMIT:
             raise error(
                 f"the unroll factor must be between 1 and {UNROLL_LIMIT}, got {f}",

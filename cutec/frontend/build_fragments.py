@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.static_eval import algebra_errors, describe, error
+from cutec.frontend.build_scalars import as_runtime, const_index, runtime_binop
+from cutec.frontend.static_eval import algebra_errors, arity, describe, error, require_int
 from cutec.ir import types as T
 from cutec.ir.core import Value
 from cutec.ir.dialects import arith
@@ -114,7 +115,7 @@ def binop(ctx: BuildContext, op: str, a: Any, b: Any, node: ast.Node) -> S.Tenso
             where,
         )
     return element_wise(
-        ctx, [a, b], node, lambda e: ctx.runtime_binop(op, e[0], e[1], node), f"'{op}'"
+        ctx, [a, b], node, lambda e: runtime_binop(ctx, op, e[0], e[1], node), f"'{op}'"
     )
 
 
@@ -131,7 +132,7 @@ def negate(ctx: BuildContext, v: S.Tensor, node: ast.Node) -> S.Tensor:
         x = e[0]
         if isinstance(x.type, T.FloatType):
             return S.Runtime(ctx.emit(arith.NegFOp(x.value), node).result)
-        return ctx.runtime_binop("-", 0, x, node)
+        return runtime_binop(ctx, "-", 0, x, node)
 
     return element_wise(ctx, [v], node, neg, "'-'")
 
@@ -142,7 +143,7 @@ def negate(ctx: BuildContext, v: S.Tensor, node: ast.Node) -> S.Tensor:
 def _typed(ctx: BuildContext, values: list[Any], node: ast.Node) -> list[Value]:
     """Scalars of one type: that of the first run-time operand (numbers follow it)."""
     t = next((v.type for v in values if isinstance(v, S.Runtime)), None)
-    out = [ctx.as_runtime(v, node, t) for v in values]
+    out = [as_runtime(ctx, v, node, t) for v in values]
     types = {v.type for v in out}
     if len(types) > 1:
         names = ", ".join(sorted(str(x) for x in types))
@@ -174,7 +175,7 @@ def _abs(ctx: BuildContext, e: list[Any], node: ast.Node) -> S.Runtime:
     if isinstance(a.type, T.FloatType):  # max(a, -a): |a|, and NaN stays NaN
         neg = ctx.emit(arith.NegFOp(a), node).result
         return S.Runtime(ctx.emit(arith.MaximumFOp(a, neg), node).result)
-    zero = ctx.as_runtime(0, node, a.type).value
+    zero = as_runtime(ctx, 0, node, a.type).value
     neg = ctx.emit(arith.SubIOp(zero, a), node).result
     return S.Runtime(ctx.emit(arith.MaxSIOp(a, neg), node).result)
 
@@ -219,7 +220,7 @@ def fragment_function(ctx: BuildContext, name: str, args: list[Any], node: ast.C
     """``fma(a, b, c)``, ``min(a, b)``, ``max(a, b)``, ``abs(a)``, ``exp(a)`` ... on scalars
     or fragments."""
     count, rule = FUNCTIONS[name]
-    ctx.arity(name, args, count, count, node)
+    arity(name, args, count, count, node)
     if any(is_fragment(v) for v in args):
         return element_wise(ctx, args, node, lambda e: rule(ctx, e, node), f"{name}()")
     for v in args:
@@ -237,7 +238,7 @@ def fragment_function(ctx: BuildContext, name: str, args: list[Any], node: ast.C
 
 def _convert_scalar(ctx: BuildContext, v: Any, t: T.Type, node: ast.Node) -> S.Runtime:
     if not isinstance(v, S.Runtime):
-        return ctx.as_runtime(v, node, t)
+        return as_runtime(ctx, v, node, t)
     src = v.type
     if src == t:
         return v
@@ -268,7 +269,7 @@ def _conversion(src: T.Type, dst: T.Type) -> type | None:
 
 def convert(ctx: BuildContext, t: T.Type, args: list[Any], node: ast.Call) -> Any:
     """``T(x)``: a scalar or every element of a fragment, converted to T."""
-    ctx.arity(str(t), args, 1, 1, node)
+    arity(str(t), args, 1, 1, node)
     (v,) = args
     if is_fragment(v):
         return element_wise(ctx, [v], node, lambda e: _convert_scalar(ctx, e[0], t, node), f"{t}()")
@@ -283,7 +284,7 @@ def convert(ctx: BuildContext, t: T.Type, args: list[Any], node: ast.Call) -> An
 def _reducer(kind: str) -> Callable[[BuildContext, Any, Any, ast.Node], S.Runtime]:
     def combine(ctx: BuildContext, a: Any, b: Any, node: ast.Node) -> S.Runtime:
         if kind == "sum":
-            return ctx.runtime_binop("+", a, b, node)
+            return runtime_binop(ctx, "+", a, b, node)
         return _minmax(kind)(ctx, [a, b], node)
 
     return combine
@@ -295,7 +296,7 @@ def reduce(ctx: BuildContext, kind: str, args: list[Any], node: ast.Call) -> Any
     compact). The elements are combined in index order, left to right: a sum
     rounds after each add, as written."""
     name = f"reduce_{kind}"
-    ctx.arity(name, args, 1, 2, node)
+    arity(name, args, 1, 2, node)
     t = args[0]
     if not is_fragment(t):
         raise error(f"{name} reduces a register fragment, not {describe(t)}", node.args[0])
@@ -308,7 +309,7 @@ def reduce(ctx: BuildContext, kind: str, args: list[Any], node: ast.Call) -> Any
         strides.append(strides[-1] * e)
 
     def element(i: int) -> S.Runtime:
-        index = ctx.const_index(i, node).value
+        index = const_index(ctx, i, node).value
         return S.Runtime(ctx.emit(C.LoadOp(t.value, index), node).result)
 
     def fold(indices: list[int]) -> S.Runtime:
@@ -319,7 +320,7 @@ def reduce(ctx: BuildContext, kind: str, args: list[Any], node: ast.Call) -> Any
 
     if len(args) == 1:
         return fold(list(range(int(size(t.layout)))))
-    mode = ctx.require_int(args[1], node.args[1], f"{name}'s mode")
+    mode = require_int(args[1], node.args[1], f"{name}'s mode")
     if not 0 <= mode < len(extents):
         raise error(f"{name}: mode {mode} of a rank-{len(extents)} fragment", node.args[1])
     rest = [m for j, m in enumerate(shape) if j != mode]
@@ -338,5 +339,5 @@ def reduce(ctx: BuildContext, kind: str, args: list[Any], node: ast.Call) -> Any
         value = fold([base + k * strides[mode] for k in range(extents[mode])])
         if out is None:
             out = ctx.allocate(AddressSpace.REGISTER, value.type, out_layout, node)
-        ctx.emit(C.StoreOp(value.value, out.value, ctx.const_index(j, node).value), node)
+        ctx.emit(C.StoreOp(value.value, out.value, const_index(ctx, j, node).value), node)
     return out

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from cutec.diagnostics import CompileError, Diagnostic
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_exprs import Poisoned
-from cutec.frontend.static_eval import error, lcm, loc_of
+from cutec.frontend.build_scalars import static_int
+from cutec.frontend.scope import Poisoned
+from cutec.frontend.static_eval import error, lcm, loc_of, require_int
 from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr
 from cutec.ir.builder import InsertPoint
@@ -48,8 +49,8 @@ class HeaderMixin(_Base):
                     raise error("an assumption must read 'NAME % N == 0' (a divisibility fact)", a)
                 assert isinstance(a, ast.BinOp) and isinstance(a.lhs, ast.BinOp)
                 name = a.lhs.lhs.id  # type: ignore[union-attr]
-                n = self.static_int(a.lhs.rhs, "the divisor of an assumption")
-                zero = self.static_int(a.rhs, "the remainder of an assumption")
+                n = static_int(self, a.lhs.rhs, "the divisor of an assumption")
+                zero = static_int(self, a.rhs, "the remainder of an assumption")
                 if zero != 0 or n <= 0:
                     raise error("an assumption must read 'NAME % N == 0' with N > 0", a)
                 facts[name] = lcm(facts.get(name, 1), n)
@@ -74,9 +75,9 @@ class HeaderMixin(_Base):
                 dims = v if isinstance(v, tuple) else (v,)
                 if not 1 <= len(dims) <= 3:
                     raise error(f"'{clause.kind}' takes one to three sizes", clause.value)
-                xyz = [
-                    self.require_int(d, clause.value, f"the {clause.kind} size") for d in dims
-                ] + [1] * (3 - len(dims))
+                xyz = [require_int(d, clause.value, f"the {clause.kind} size") for d in dims] + [
+                    1
+                ] * (3 - len(dims))
                 if any(d < 1 for d in xyz):
                     raise error(
                         f"'{clause.kind}' sizes must be positive, got {tuple(xyz)}", clause.value
@@ -128,7 +129,7 @@ class HeaderMixin(_Base):
                             )
                         text.append(str(d.sym))
                     else:
-                        text.append(str(self.require_int(d, clause.value, "a grid size")))
+                        text.append(str(require_int(d, clause.value, "a grid size")))
                 text += ["1"] * (3 - len(text))
                 op.attributes["grid"] = ArrayAttr(tuple(StringAttr(t) for t in text))
             except CompileError as e:

@@ -24,8 +24,8 @@ from typing import Any
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_exprs import POISON, Poisoned
 from cutec.frontend.imports import Module, load_program
+from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import error
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
-from cutec.frontend.static_eval import error
+from cutec.frontend.static_eval import arity, error, require_int
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import cute as C
@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 
 
 def b_sync(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    ctx.arity("sync", args, 0, 0, node)
+    arity("sync", args, 0, 0, node)
     ctx.emit(gpu.BarrierOp(), node)
 
 
 def b_cp_async_fence(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("cp_async_fence", args, 0, 0, node)
+    arity("cp_async_fence", args, 0, 0, node)
     here = ctx.ir.point.block if ctx.ir.point is not None else None
     tokens = [t for t in ctx.pending_tokens if t.owner.parent is here]
     ctx.pending_tokens = [t for t in ctx.pending_tokens if t not in tokens]
@@ -42,8 +42,8 @@ def b_cp_async_fence(
 def b_cp_async_wait(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("cp_async_wait", args, 1, 1, node)
-    n = ctx.require_int(args[0], node.args[0], "the number of pending cp.async groups")
+    arity("cp_async_wait", args, 1, 1, node)
+    n = require_int(args[0], node.args[0], "the number of pending cp.async groups")
     if n < 0:
         raise error(f"cp_async_wait needs a non-negative count, got {n}", node.args[0])
     op = thread.CpAsyncWaitOp([], n)
@@ -54,22 +54,22 @@ def b_cp_async_wait(
 def b_warpgroup_arrive(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("warpgroup_arrive", args, 0, 0, node)
+    arity("warpgroup_arrive", args, 0, 0, node)
     ctx.emit(C.WarpgroupArriveOp(), node)
 
 
 def b_warpgroup_commit_batch(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("warpgroup_commit_batch", args, 0, 0, node)
+    arity("warpgroup_commit_batch", args, 0, 0, node)
     ctx.emit(C.WarpgroupCommitBatchOp(), node)
 
 
 def b_warpgroup_wait(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("warpgroup_wait", args, 1, 1, node)
-    n = ctx.require_int(args[0], node.args[0], "the number of pending wgmma batches")
+    arity("warpgroup_wait", args, 1, 1, node)
+    n = require_int(args[0], node.args[0], "the number of pending wgmma batches")
     if not 0 <= n <= 7:
         raise error(
             f"warpgroup_wait takes a count between 0 and 7 (wgmma.wait_group), got {n}",
@@ -81,7 +81,7 @@ def b_warpgroup_wait(
 def b_warpgroup_fence_operand(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("warpgroup_fence_operand", args, 1, 1, node)
+    arity("warpgroup_fence_operand", args, 1, 1, node)
     t = ctx.tensor_arg(args[0], node.args[0], "warpgroup_fence_operand's argument")
     if t.space is not AddressSpace.REGISTER:
         raise error(
@@ -94,5 +94,5 @@ def b_warpgroup_fence_operand(
 def b_fence_view_async_shared(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("fence_view_async_shared", args, 0, 0, node)
+    arity("fence_view_async_shared", args, 0, 0, node)
     ctx.emit(C.FenceViewAsyncSharedOp(), node)

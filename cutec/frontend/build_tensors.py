@@ -14,17 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_exprs import is_static_tuple
+from cutec.frontend.build_scalars import as_runtime
 from cutec.frontend.static_eval import (
     algebra_errors,
+    arity,
     bits_of,
+    checked_layout,
     describe,
     error,
     is_layout,
+    is_static_tuple,
+    to_int_tuple,
 )
 from cutec.ir import types as T
 from cutec.ir.attributes import StringAttr
-from cutec.ir.dialects import arith
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_infer import spec_of
@@ -73,7 +76,7 @@ class TensorMixin(_Base):
         return C.TensorType(t.element, t.space, spec_of(layout))
 
     def view(self, op: Any, src: S.Tensor, layout: Any, node: ast.Node) -> S.Tensor:
-        self.checked_layout(layout, node)
+        checked_layout(layout, node)
         self.emit(op, node)
         return S.Tensor(op.result, layout, src.element, src.space, src.coord_rank)
 
@@ -124,7 +127,7 @@ class TensorMixin(_Base):
             if x is None or x is X:
                 return x
             if isinstance(x, S.Runtime):
-                operands.append(self.as_runtime(x, n, T.index).value)
+                operands.append(as_runtime(self, x, n, T.index).value)
                 return DYN
             if isinstance(x, bool) or not is_static(x):
                 raise error(
@@ -191,7 +194,7 @@ class TensorMixin(_Base):
                 f"{space.memory} needs a compile-time layout, but {layout} has run-time leaves",
                 node,
             )
-        self.checked_layout(layout, node)
+        checked_layout(layout, node)
         with algebra_errors(node):
             n = int(cosize(layout.layout_b if isinstance(layout, ComposedLayout) else layout))
         nbytes = n * bits_of(element) // 8
@@ -238,7 +241,7 @@ class TensorMixin(_Base):
     def _like_args(
         self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> tuple[S.Tensor, T.Type]:
-        self.arity(name, args, 1, 2, node)
+        arity(name, args, 1, 2, node)
         element = kwargs.pop("dtype", args[1] if len(args) > 1 else None)
         if kwargs:
             raise error(f"{name} has no argument '{next(iter(kwargs))}'", node)
@@ -323,7 +326,7 @@ class TensorMixin(_Base):
                 "tiler": self._layout_tiler(args[1], node.args[1]),
             }
             return self.build_view(C.DivideOp, t, [], attrs, node, name)
-        tiler = self.to_int_tuple(args[1], node.args[1], "a tiler")
+        tiler = to_int_tuple(args[1], node.args[1], "a tiler")
         if not is_static_tuple(tiler):
             raise error(
                 f"the tiler {format_tuple(tiler)} must be known at compile time", node.args[1]
@@ -337,35 +340,13 @@ class TensorMixin(_Base):
         attrs = {"kind": StringAttr(name.removesuffix("_divide")), "tiler": TupleAttr(tiler)}
         return self.build_view(C.DivideOp, t, [], attrs, node, name)
 
-    def materialize(self, x: Any, node: ast.Node) -> S.Runtime:
-        """A run-time value for a static int or a kernel extent / stride (a SymInt)."""
-        if isinstance(x, S.Runtime):
-            return x
-        if isinstance(x, SymInt):
-            found = self.sym_values.get(x)
-            if found is None:
-                raise error(
-                    f"the run-time value {x} is not an extent, stride or int "
-                    "parameter of the kernel",
-                    node,
-                )
-            return found
-        return self.as_runtime(x, node, T.index)
-
     def coord_element(self, t: S.Tensor, index: Any, node: ast.Node) -> tuple[S.Runtime, ...]:
         """t[i] of a coordinate tensor: its coordinate, one `cute.load_coord` per mode."""
-        i = self.as_runtime(index, node, T.index).value
+        i = as_runtime(self, index, node, T.index).value
         return tuple(
             S.Runtime(self.emit(C.LoadCoordOp(t.value, i, k), node).result)
             for k in range(t.coord_rank)
         )
-
-    def _and(self, a: Any, b: Any, node: ast.Node) -> Any:
-        if isinstance(a, bool):
-            return b if a else False
-        if isinstance(b, bool):
-            return a if b else False
-        return S.Runtime(self.emit(arith.AndIOp(a.value, b.value), node).result)
 
 
 __all__ = ["DIVIDES", "TensorMixin"]

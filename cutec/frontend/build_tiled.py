@@ -40,7 +40,15 @@ from cutec.atoms.tiled_mma import make_fragment_like
 from cutec.dtypes import dtype
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.static_eval import algebra_errors, bits_of, check_divides, describe, error
+from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.static_eval import (
+    algebra_errors,
+    bits_of,
+    check_divides,
+    describe,
+    error,
+    to_int_tuple,
+)
 from cutec.ir import types as T
 from cutec.ir.attributes import StringAttr
 from cutec.ir.dialects import cute as C
@@ -71,7 +79,7 @@ def num_threads(obj: S.TiledCopy | S.TiledMma) -> int:
 
 def _layout(ctx: BuildContext, v: Any, node: ast.Node, what: str) -> Layout:
     if isinstance(v, tuple) or is_static(v):
-        v = Layout(ctx.to_int_tuple(v, node, what))
+        v = Layout(to_int_tuple(v, node, what))
     if not isinstance(v, Layout) or spec_of(v).dynamic_count:
         raise error(f"{what} must be a compile-time layout, got {describe(v)}", node)
     if int(size(v)) < 1:
@@ -199,7 +207,7 @@ def b_tiled_mma(
         pad = 3 - len(shape)
         atom_l = Layout(shape + (1,) * pad, stride + (0,) * pad)
     if perm is not None:
-        perm = ctx.to_int_tuple(perm, _kw_node(node, "tile", 2), "the MMA tile")
+        perm = to_int_tuple(perm, _kw_node(node, "tile", 2), "the MMA tile")
         if (
             not isinstance(perm, tuple)
             or len(perm) != 3
@@ -411,7 +419,7 @@ def _copy_method(
     if name.startswith("retile"):
         return ctx.build_view(C.RetileOp, t, [], attrs, node, name, atom=tiled.value)
     check_divides(t.layout, tuple(tiled.type.tiler), None, "TiledCopy's tile", node)
-    tid = ctx.as_runtime(obj.tid, node, T.index).value
+    tid = as_runtime(ctx, obj.tid, node, T.index).value
     return ctx.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
 
 
@@ -427,7 +435,7 @@ def _mma_method(
         )
     if name.startswith("make_fragment"):
         return make_fragment(ctx, mma, which, t, node)
-    tid = ctx.as_runtime(obj.tid, node, T.index).value
+    tid = as_runtime(ctx, obj.tid, node, T.index).value
     attrs = {"operand": StringAttr(which)}
     part = ctx.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=mma.value)
     if name.startswith("partition_fragment"):

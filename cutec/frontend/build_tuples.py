@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.static_eval import algebra_errors, describe, error, is_layout
+from cutec.frontend.build_scalars import runtime_binop
+from cutec.frontend.static_eval import (
+    algebra_errors,
+    arity,
+    describe,
+    error,
+    is_layout,
+    require_int,
+    to_int_tuple,
+)
 from cutec.ir.dialects import gpu
 from cutec.layout import ComposedLayout, Layout
 from cutec.layout import algebra as LA
@@ -38,11 +47,11 @@ def _tuple_or_layout(ctx: BuildContext, v: Any, node: ast.Node, name: str) -> An
         if isinstance(v, ComposedLayout):
             raise error(f"'{name}' of a swizzled layout: apply it to the layout inside", node)
         return v
-    return ctx.to_int_tuple(v, node, f"{name}'s argument")
+    return to_int_tuple(v, node, f"{name}'s argument")
 
 
 def _indices(ctx: BuildContext, args: list[Any], nodes: list[ast.Expr], name: str) -> list[int]:
-    return [ctx.require_int(a, n, f"{name}'s mode index") for a, n in zip(args, nodes, strict=True)]
+    return [require_int(a, n, f"{name}'s mode index") for a, n in zip(args, nodes, strict=True)]
 
 
 def _modes(name: str, layout_fn: Any, tuple_fn: Any, at_least: int) -> Build:
@@ -50,7 +59,7 @@ def _modes(name: str, layout_fn: Any, tuple_fn: Any, at_least: int) -> Build:
 
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         _no_kwargs(name, kwargs, node)
-        ctx.arity(name, args, at_least, None, node)
+        arity(name, args, at_least, None, node)
         x = _tuple_or_layout(ctx, args[0], node.args[0], name)
         idx = _indices(ctx, args[1:], list(node.args[1:]), name)
         fn = layout_fn if isinstance(x, Layout) else tuple_fn
@@ -68,7 +77,7 @@ def _adjoin(name: str, layout_fn: Any, tuple_fn: Any) -> Build:
 
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         _no_kwargs(name, kwargs, node)
-        ctx.arity(name, args, 2, 2, node)
+        arity(name, args, 2, 2, node)
         x = _tuple_or_layout(ctx, args[0], node.args[0], name)
         y = _tuple_or_layout(ctx, args[1], node.args[1], name)
         with algebra_errors(node, name):
@@ -86,7 +95,7 @@ def _adjoin(name: str, layout_fn: Any, tuple_fn: Any) -> Build:
 def b_product(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """product(t): the product of a tuple's leaves (CuTe's product; a layout's size)."""
     _no_kwargs("product", kwargs, node)
-    ctx.arity("product", args, 1, 1, node)
+    arity("product", args, 1, 1, node)
     x = _tuple_or_layout(ctx, args[0], node.args[0], "product")
     return IT.product(x.shape if isinstance(x, Layout) else x)
 
@@ -94,7 +103,7 @@ def b_product(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: 
 def b_depth(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> int:
     """depth(x): the nesting depth of a tuple or of a layout's shape (an int: 0)."""
     _no_kwargs("depth", kwargs, node)
-    ctx.arity("depth", args, 1, 1, node)
+    arity("depth", args, 1, 1, node)
     x = _tuple_or_layout(ctx, args[0], node.args[0], "depth")
     return IT.depth(x.shape if isinstance(x, Layout) else x)
 
@@ -102,7 +111,7 @@ def b_depth(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: as
 def b_flatten(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """flatten(x): a tuple's leaves, or a layout with one mode per leaf."""
     _no_kwargs("flatten", kwargs, node)
-    ctx.arity("flatten", args, 1, 1, node)
+    arity("flatten", args, 1, 1, node)
     x = _tuple_or_layout(ctx, args[0], node.args[0], "flatten")
     return LL.flatten(x) if isinstance(x, Layout) else IT.flatten(x)
 
@@ -110,7 +119,7 @@ def b_flatten(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: 
 def b_filter(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """filter(layout): without its stride-0 and size-1 modes, coalesced (CuTe's filter)."""
     _no_kwargs("filter", kwargs, node)
-    ctx.arity("filter", args, 1, 1, node)
+    arity("filter", args, 1, 1, node)
     x = _tuple_or_layout(ctx, args[0], node.args[0], "filter")
     if not isinstance(x, Layout):
         raise error(f"filter takes a layout, got {describe(args[0])}", node.args[0])
@@ -123,10 +132,10 @@ def _cast(name: str, fn: Any) -> Build:
 
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         _no_kwargs(name, kwargs, node)
-        ctx.arity(name, args, 2, 2, node)
+        arity(name, args, 2, 2, node)
         if not is_layout(args[0]):
             raise error(f"{name} takes a layout, got {describe(args[0])}", node.args[0])
-        n = ctx.require_int(args[1], node.args[1], f"{name}'s factor")
+        n = require_int(args[1], node.args[1], f"{name}'s factor")
         if n < 1:
             raise error(f"{name}'s factor must be positive, got {n}", node.args[1])
         with algebra_errors(node, name):
@@ -138,9 +147,9 @@ def _cast(name: str, fn: Any) -> Build:
 def b_round_up(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """round_up(a, b): the least multiple of b at least a (compile-time or extents)."""
     _no_kwargs("round_up", kwargs, node)
-    ctx.arity("round_up", args, 2, 2, node)
-    a = ctx.to_int_tuple(args[0], node.args[0], "round_up's value")
-    b = ctx.to_int_tuple(args[1], node.args[1], "round_up's multiple")
+    arity("round_up", args, 2, 2, node)
+    a = to_int_tuple(args[0], node.args[0], "round_up's value")
+    b = to_int_tuple(args[1], node.args[1], "round_up's multiple")
     if isinstance(a, tuple) or isinstance(b, tuple):
         raise error("round_up takes two integers", node)
     if is_static(b) and b <= 0:
@@ -208,7 +217,7 @@ def b_warpgroup_idx(
     """warpgroup_idx(): warp_idx() / 4 (CuTe's canonical_warp_group_idx)."""
     _no_args("warpgroup_idx")(args, kwargs, node)
     warp = b_warp_idx(ctx, [], {}, node)
-    return ctx.runtime_binop("/", warp, 4, node)
+    return runtime_binop(ctx, "/", warp, 4, node)
 
 
 def b_block_rank_in_cluster(

@@ -14,12 +14,17 @@ from cutec.diagnostics import SOURCES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import fragment_function, is_fragment
+from cutec.frontend.build_scalars import as_runtime
 from cutec.frontend.build_tiled import num_threads
 from cutec.frontend.static_eval import (
     algebra_errors,
+    arity,
+    checked_layout,
     describe,
     error,
     is_layout,
+    require_int,
+    to_int_tuple,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
@@ -43,18 +48,18 @@ if TYPE_CHECKING:
 def b_make_layout(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> Any:
-    ctx.arity("make_layout", args, 1, 2, node)
+    arity("make_layout", args, 1, 2, node)
     if all(is_layout(a) for a in args):
         with algebra_errors(node):
             return make_layout(*args)
-    shape = ctx.to_int_tuple(args[0], node.args[0], "a layout's shape")
+    shape = to_int_tuple(args[0], node.args[0], "a layout's shape")
     with algebra_errors(node, "make_layout"):
         if len(args) == 1:
-            return ctx.checked_layout(Layout(shape), node)
+            return checked_layout(Layout(shape), node)
         stride = args[1]
         if stride not in (LayoutLeft, LayoutRight):
-            stride = ctx.to_int_tuple(stride, node.args[1], "a layout's stride")
-        return ctx.checked_layout(make_layout(shape, stride), node)
+            stride = to_int_tuple(stride, node.args[1], "a layout's stride")
+        return checked_layout(make_layout(shape, stride), node)
 
 
 def b_make_shape(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
@@ -64,19 +69,19 @@ def b_make_shape(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], nod
 def b_swizzle(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> Swizzle:
-    ctx.arity("swizzle", args, 3, 3, node)
+    arity("swizzle", args, 3, 3, node)
     b, m, s = (
-        ctx.require_int(a, n, "a swizzle parameter") for a, n in zip(args, node.args, strict=True)
+        require_int(a, n, "a swizzle parameter") for a, n in zip(args, node.args, strict=True)
     )
     with algebra_errors(node, "swizzle"):
         return Swizzle(b, m, s)
 
 
 def b_size(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    ctx.arity("size", args, 1, 4, node)
+    arity("size", args, 1, 4, node)
     v = args[0]
     modes = [
-        ctx.require_int(a, n, "a mode index") for a, n in zip(args[1:], node.args[1:], strict=True)
+        require_int(a, n, "a mode index") for a, n in zip(args[1:], node.args[1:], strict=True)
     ]
     if isinstance(v, S.TiledCopy | S.TiledMma):
         return num_threads(v)
@@ -100,20 +105,20 @@ def b_size(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
 
 def b_layout(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """layout(t): a tensor's layout (CuTe's t.layout())."""
-    ctx.arity("layout", args, 1, 1, node)
+    arity("layout", args, 1, 1, node)
     t = ctx.tensor_arg(args[0], node.args[0], "layout's argument", coords_ok=True)
     return t.layout
 
 
 def b_rank(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> int:
-    ctx.arity("rank", args, 1, 1, node)
+    arity("rank", args, 1, 1, node)
     v = args[0]
     layout = v.layout if isinstance(v, S.Tensor) else v
     return layout.rank if is_layout(layout) else len(layout) if isinstance(layout, tuple) else 1
 
 
 def b_cosize(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    ctx.arity("cosize", args, 1, 1, node)
+    arity("cosize", args, 1, 1, node)
     v = args[0]
     layout = ctx.layout_arg(v.layout if isinstance(v, S.Tensor) else v, node.args[0])
     with algebra_errors(node, "cosize"):
@@ -133,16 +138,16 @@ def b_stride(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: a
 
 
 def b_ceil_div(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    ctx.arity("ceil_div", args, 2, 2, node)
+    arity("ceil_div", args, 2, 2, node)
     a, b = args
     if isinstance(b, int) and not isinstance(b, bool) and b == 0:
         raise error("ceil_div by zero", node)
     if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
-        ra, rb = ctx.as_runtime(a, node, T.index), ctx.as_runtime(b, node, T.index)
+        ra, rb = as_runtime(ctx, a, node, T.index), as_runtime(ctx, b, node, T.index)
         s = ceil_div(ra.sym, rb.sym) if ra.sym is not None and rb.sym is not None else None
         return S.Runtime(ctx.emit(arith.CeilDivSIOp(ra.value, rb.value), node).result, s)
-    x = ctx.require_int(a, node.args[0])
-    y = ctx.require_int(b, node.args[1])
+    x = require_int(a, node.args[0])
+    y = require_int(b, node.args[1])
     if y == 0:
         raise error("ceil_div by zero", node)
     return -(-x // y)
@@ -191,25 +196,25 @@ def b_rsqrt(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: as
 
 
 def _minmax(ctx: BuildContext, args: list[Any], node: ast.Call, fn: Any) -> Any:
-    ctx.arity(fn.__name__, args, 2, 2, node)
+    arity(fn.__name__, args, 2, 2, node)
     if any(is_fragment(v) for v in args):
         return fragment_function(ctx, fn.__name__, args, node)
     a, b = args
     if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
         t = (a if isinstance(a, S.Runtime) else b).type
-        ra, rb = ctx.as_runtime(a, node, t), ctx.as_runtime(b, node, t)
+        ra, rb = as_runtime(ctx, a, node, t), as_runtime(ctx, b, node, t)
         if isinstance(t, T.FloatType):
             cls = arith.MinimumFOp if fn is min else arith.MaximumFOp
         else:
             cls = arith.MinSIOp if fn is min else arith.MaxSIOp
         return S.Runtime(ctx.emit(cls(ra.value, rb.value), node).result)
-    return fn(ctx.require_int(a, node.args[0]), ctx.require_int(b, node.args[1]))
+    return fn(require_int(a, node.args[0]), require_int(b, node.args[1]))
 
 
 def b_static_assert(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    ctx.arity("static_assert", args, 1, 2, node)
+    arity("static_assert", args, 1, 2, node)
     cond = args[0]
     if not isinstance(cond, bool):
         raise error(

@@ -28,18 +28,22 @@ from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_calls import CallMixin
 from cutec.frontend.build_control import ControlMixin
-from cutec.frontend.build_exprs import POISON, ExprMixin, Poisoned
+from cutec.frontend.build_exprs import ExprMixin
 from cutec.frontend.build_header import HeaderMixin
 from cutec.frontend.build_imports import program_globals
+from cutec.frontend.build_scalars import as_runtime, runtime_binop
 from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.builtins import REGISTRY as BUILTIN_REGISTRY
 from cutec.frontend.parser import parse_source
+from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import (
     DTYPES,
     algebra_errors,
+    checked_layout,
     describe,
     error,
     loc_of,
+    to_int_tuple,
 )
 from cutec.ir import types as T
 from cutec.ir.attributes import (
@@ -356,8 +360,7 @@ class BuildContext(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin)
         dims = [self.eval(d) for d in p.type.dims]
         shape_nodes = list(p.type.dims)
         shape = tuple(
-            self.to_int_tuple(d, n, "a tensor's extents")
-            for d, n in zip(dims, shape_nodes, strict=True)
+            to_int_tuple(d, n, "a tensor's extents") for d, n in zip(dims, shape_nodes, strict=True)
         )
         shape_v = shape[0] if len(shape) == 1 else shape
         dims_v: Any = dims[0] if len(dims) == 1 else tuple(dims)
@@ -366,7 +369,7 @@ class BuildContext(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin)
             stride_vals: Any = self.col_major_values(dims_v, p)
         else:
             stride_vals = self.eval(p.stride)
-            stride_v = self.to_int_tuple(stride_vals, p.stride, "a tensor's strides")
+            stride_v = to_int_tuple(stride_vals, p.stride, "a tensor's strides")
         if not congruent(shape_v, stride_v):
             raise error(
                 f"tensor '{p.name}' has shape {format_tuple(shape_v)} but stride "
@@ -375,7 +378,7 @@ class BuildContext(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin)
             )
         with algebra_errors(p):
             layout = Layout(shape_v, stride_v)
-        self.checked_layout(layout, p)
+        checked_layout(layout, p)
         # The operands carrying the dynamic leaves, in the type's reading order.
         leaves: list[Any] = []
         leaves += self.dynamic_values(dims_v, shape_v, p)
@@ -417,7 +420,7 @@ class BuildContext(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin)
         for d in dims:
             out.append(current)
             if isinstance(current, S.Runtime) or isinstance(d, S.Runtime):
-                current = self.runtime_binop("*", current, d, node)
+                current = runtime_binop(self, "*", current, d, node)
             else:
                 current = current * d
         return tuple(out)
@@ -433,7 +436,7 @@ class BuildContext(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin)
         if is_static(syms):
             return []
         assert isinstance(syms, SymInt)
-        return [self.as_runtime(vals, node, T.index)]
+        return [as_runtime(self, vals, node, T.index)]
 
     # ------------------------------------------------------------------ statements
     def build_block(self, block: ast.Block, new_scope: bool = True) -> None:

@@ -13,15 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_exprs import is_static_tuple
+from cutec.frontend.build_scalars import as_runtime, const_index, logical_and, materialize
 from cutec.frontend.build_tensors import _instruction_partition
 from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
 from cutec.frontend.static_eval import (
     algebra_errors,
+    arity,
     check_divides,
     describe,
     error,
     is_layout,
+    is_static_tuple,
+    to_int_tuple,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
@@ -41,11 +44,11 @@ if TYPE_CHECKING:
 def b_local_tile(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
-    ctx.arity("local_tile", args, 3, 4, node)
+    arity("local_tile", args, 3, 4, node)
     t = ctx.tensor_arg(args[0], node.args[0], "local_tile's first argument", coords_ok=True)
     if is_layout(args[1]):
         return ctx._local_tile_by_layout(t, args, kwargs, node)
-    tiler = ctx.to_int_tuple(args[1], node.args[1], "a tiler")
+    tiler = to_int_tuple(args[1], node.args[1], "a tiler")
     if not is_static_tuple(tiler):
         raise error(f"the tiler {tiler} must be known at compile time", node.args[1])
     coord = args[2]
@@ -84,7 +87,7 @@ def b_local_tile(
 def b_local_partition(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
-    ctx.arity("local_partition", args, 3, 4, node)
+    arity("local_partition", args, 3, 4, node)
     t = ctx.tensor_arg(args[0], node.args[0], "local_partition's first argument", coords_ok=True)
     thr = ctx.layout_arg(args[1], node.args[1], "the thread layout")
     if spec_of(thr).dynamic_count or isinstance(thr, ComposedLayout):
@@ -105,7 +108,7 @@ def b_local_partition(
             node,
         )
     check_divides(t.layout, thr.shape, step, "thread layout", node)
-    tid_v = ctx.as_runtime(tid, node.args[2], T.index).value
+    tid_v = as_runtime(ctx, tid, node.args[2], T.index).value
     attrs: dict[str, Any] = {"thr_layout": LayoutAttr.of(thr)}
     if step is not None:
         attrs["proj"] = TupleAttr(step)
@@ -134,7 +137,7 @@ def b_make_fragment_like(
 
 
 def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    ctx.arity("copy", args, 2, 3, node)
+    arity("copy", args, 2, 3, node)
     pred_v = kwargs.pop("pred", None)
     if kwargs:
         raise error(f"copy has no argument '{next(iter(kwargs))}' (it takes pred = p)", node)
@@ -184,7 +187,7 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
 
 
 def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    ctx.arity("gemm", args, 3, 4, node)
+    arity("gemm", args, 3, 4, node)
     mma = args[0] if len(args) == 4 else None
     a, b, c = (
         ctx.tensor_arg(v, n, f"gemm's {w}")
@@ -214,27 +217,27 @@ def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
 
 
 def b_clear(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    ctx.arity("clear", args, 1, 1, node)
+    arity("clear", args, 1, 1, node)
     t = ctx.tensor_arg(args[0], node.args[0], "clear's argument")
     ctx.emit(C.ClearOp(t.value), node)
 
 
 def b_fill(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    ctx.arity("fill", args, 2, 2, node)
+    arity("fill", args, 2, 2, node)
     t = ctx.tensor_arg(args[0], node.args[0], "fill's tensor")
-    v = ctx.as_runtime(args[1], node.args[1], t.element)
+    v = as_runtime(ctx, args[1], node.args[1], t.element)
     ctx.emit(C.FillOp(t.value, v.value), node)
 
 
 def b_axpby(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    ctx.arity("axpby", args, 4, 4, node)
+    arity("axpby", args, 4, 4, node)
     x = ctx.tensor_arg(args[1], node.args[1], "axpby's x")
     y = ctx.tensor_arg(args[3], node.args[3], "axpby's y")
     ctx.check_same_size(x, y, node, "axpby", ("x", "y"))
     if x.element != y.element:
         raise error(f"axpby: x holds {x.element} but y holds {y.element}", node)
-    alpha = ctx.as_runtime(args[0], node.args[0], y.element)
-    beta = ctx.as_runtime(args[2], node.args[2], y.element)
+    alpha = as_runtime(ctx, args[0], node.args[0], y.element)
+    beta = as_runtime(ctx, args[2], node.args[2], y.element)
     ctx.emit(C.AxpbyOp(alpha.value, x.value, beta.value, y.value), node)
 
 
@@ -243,7 +246,7 @@ def b_make_tensor(
 ) -> S.Tensor:
     """make_tensor(t, layout): the memory of tensor t (from its first element, as
     CuTe's ``make_tensor(t.data(), layout)``) seen through another layout."""
-    ctx.arity("make_tensor", args, 2, 2, node)
+    arity("make_tensor", args, 2, 2, node)
     if kwargs:
         raise error(f"make_tensor has no argument '{next(iter(kwargs))}'", node)
     t = ctx.tensor_arg(args[0], node.args[0], "make_tensor's memory")
@@ -263,9 +266,9 @@ def b_make_tensor(
                 f"{have} elements of the tensor's memory",
                 node.args[1],
             )
-    zero = ctx.const_index(0, node).value
+    zero = const_index(ctx, 0, node).value
     dynamic = [
-        ctx.materialize(x, node.args[1]).value
+        materialize(ctx, x, node.args[1]).value
         for x in leaves((layout.shape, layout.stride))
         if not is_static(x)
     ]
@@ -277,7 +280,7 @@ def b_recast(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """recast(t, dtype): t's bytes as elements of dtype (CuTe's recast<T>(t))."""
-    ctx.arity("recast", args, 2, 2, node)
+    arity("recast", args, 2, 2, node)
     if kwargs:
         raise error(f"recast has no argument '{next(iter(kwargs))}'", node)
     t = ctx.tensor_arg(args[0], node.args[0], "recast's tensor")
@@ -306,14 +309,14 @@ def b_make_identity_tensor(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """make_identity_tensor(shape): the coordinate tensor of a flat shape."""
-    ctx.arity("make_identity_tensor", args, 1, 1, node)
-    shape = ctx.to_int_tuple(args[0], node.args[0], "an identity tensor's shape")
+    arity("make_identity_tensor", args, 1, 1, node)
+    shape = to_int_tuple(args[0], node.args[0], "an identity tensor's shape")
     if isinstance(shape, tuple) and any(isinstance(m, tuple) for m in shape):
         raise error(
             f"make_identity_tensor takes a flat shape, got {format_tuple(shape)}", node.args[0]
         )
     layout = identity_layout(shape)
-    extents = [ctx.materialize(x, node.args[0]).value for x in leaves(shape) if not is_static(x)]
+    extents = [materialize(ctx, x, node.args[0]).value for x in leaves(shape) if not is_static(x)]
     rank = len(shape) if isinstance(shape, tuple) else 1
     t = C.CoordTensorType(rank, spec_of(layout))
     op = ctx.emit(C.MakeIdentityTensorOp(extents, t), node)
@@ -322,7 +325,7 @@ def b_make_identity_tensor(
 
 def b_elem_less(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """elem_less(a, b): every mode of coordinate a is below that of b (CuTe's elem_less)."""
-    ctx.arity("elem_less", args, 2, 2, node)
+    arity("elem_less", args, 2, 2, node)
     a, b = args
     a_t, b_t = (v if isinstance(v, tuple) else (v,) for v in (a, b))
     if len(a_t) > len(b_t):
@@ -336,10 +339,10 @@ def b_elem_less(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node
         elif is_static(x) and is_static(y):
             less = x < y
         else:
-            xv = ctx.materialize(x, node.args[0]).value
-            yv = ctx.materialize(y, node.args[1]).value
+            xv = materialize(ctx, x, node.args[0]).value
+            yv = materialize(ctx, y, node.args[1]).value
             less = S.Runtime(ctx.emit(arith.CmpIOp("slt", xv, yv), node).result)
-        result = ctx._and(result, less, node)
+        result = logical_and(ctx, result, less, node)
     return result
 
 
@@ -348,7 +351,7 @@ def b_as_position_independent_swizzle_tensor(
 ) -> S.Tensor:
     """The tensor itself: cutec's smem swizzles already act on element offsets from the
     buffer's (swizzle-aligned) base, which is what CuTe's conversion produces."""
-    ctx.arity("as_position_independent_swizzle_tensor", args, 1, 1, node)
+    arity("as_position_independent_swizzle_tensor", args, 1, 1, node)
     t = ctx.tensor_arg(args[0], node.args[0], "its argument")
     if t.space is not AddressSpace.SHARED:
         raise error(
