@@ -18,7 +18,12 @@ from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import convert
 from cutec.frontend.build_imports import namespace_member
 from cutec.frontend.build_scalars import as_runtime
-from cutec.frontend.build_tensors import DIVIDES
+from cutec.frontend.build_tensors import (
+    DIVIDES,
+    tensor_compose,
+    tensor_divide,
+    tensor_index,
+)
 from cutec.frontend.build_tiled import call_method
 from cutec.frontend.build_tuples import dims
 from cutec.frontend.static_eval import (
@@ -43,7 +48,6 @@ from cutec.layout import (
     LayoutLeft,
     LayoutRight,
     Swizzle,
-    X,
 )
 from cutec.layout import algebra as LA
 from cutec.layout import divide as LD
@@ -185,7 +189,7 @@ class CallMixin(_Base):
         if isinstance(v, S.FuncRef | S.Builtin):
             return ("ct_args", v, idx, node)
         if isinstance(v, S.Tensor):
-            return self.tensor_index(v, idx, node)
+            return tensor_index(self, v, idx, node)
         if isinstance(v, tuple):
             i = require_int(idx[0], node.indices[0], "a tuple index")
             if len(idx) != 1 or not 0 <= i < len(v):
@@ -253,42 +257,6 @@ class CallMixin(_Base):
                 return layout
             return ComposedLayout(upcast_swizzle(Swizzle(b, 4, 3), bits // 8), 0, layout)
 
-    def tensor_index(self, t: S.Tensor, idx: list[Any], node: ast.Index) -> Any:
-        rank = t.layout.rank
-        for i, sub in zip(idx, node.indices, strict=True):
-            if _has_step_marker(i):
-                raise error("'X' marks a projected mode in a step; it is not a coordinate", sub)
-        if any(_has_underscore(i) for i in idx):
-            if len(idx) != rank:
-                raise error(
-                    f"slicing a rank-{rank} tensor needs {rank} coordinates, got {len(idx)}", node
-                )
-            if not _fits(tuple(idx), t.layout.shape):
-                raise error(
-                    f"the coordinate {format_tuple(tuple(idx))} does not match the modes of "
-                    f"the tensor's shape {format_tuple(t.layout.shape)}",
-                    node,
-                )
-            coord, operands = self.coord_attr(idx, node.indices)
-            try:
-                return self.build_view(C.SliceOp, t, operands, {"coord": coord}, node)
-            except ValueError:  # a coordinate the shape's nesting does not take
-                raise error(
-                    f"the coordinate {format_tuple(tuple(idx))} does not match the modes "
-                    f"of the tensor's shape {format_tuple(t.layout.shape)}",
-                    node,
-                ) from None
-        if len(idx) == 1 and t.coord_rank:
-            return self.coord_element(t, idx[0], node.indices[0])
-        if len(idx) == 1:
-            i = as_runtime(self, idx[0], node.indices[0], T.index)
-            return S.Runtime(self.emit(C.LoadOp(t.value, i.value), node).result)
-        raise error(
-            f"an element is read with one linear index or a slice with '_'; got "
-            f"{len(idx)} coordinates",
-            node,
-        )
-
     def store_element(self, target: ast.Index, value: Any, stmt: ast.Node) -> None:
         t = self.eval(target.value)
         if not isinstance(t, S.Tensor) or t.coord_rank:
@@ -344,9 +312,9 @@ class CallMixin(_Base):
         self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> Any:
         if name in DIVIDES and args and isinstance(args[0], S.Tensor):
-            return self.tensor_divide(name, args[0], args, kwargs, node)
+            return tensor_divide(self, name, args[0], args, kwargs, node)
         if name == "composition" and args and isinstance(args[0], S.Tensor) and not kwargs:
-            return self.tensor_compose(args[0], args, node)
+            return tensor_compose(self, args[0], args, node)
         if kwargs:
             raise error(f"'{name}' takes no keyword arguments", node)
         fn = _ALGEBRA[name]
@@ -373,29 +341,6 @@ class CallMixin(_Base):
         if isinstance(v, tuple) and all(is_layout(x) or x is None for x in v):
             return v
         return to_int_tuple(v, node, "an argument of a layout function")
-
-
-def _fits(coord: Any, shape: Any) -> bool:
-    """A (nested) coordinate whose tuples match the shape's modes (a leaf fits any mode)."""
-    if not isinstance(coord, tuple):
-        return True
-    return (
-        isinstance(shape, tuple)
-        and len(coord) == len(shape)
-        and all(_fits(c, s) for c, s in zip(coord, shape, strict=True))
-    )
-
-
-def _has_step_marker(c: Any) -> bool:
-    if isinstance(c, tuple):
-        return any(_has_step_marker(x) for x in c)
-    return c is X
-
-
-def _has_underscore(c: Any) -> bool:
-    if isinstance(c, tuple):
-        return any(_has_underscore(x) for x in c)
-    return c is None
 
 
 _GMMA_NAME = re.compile(r"Layout_(?P<major>MN|K)_(?P<swizzle>INTER|SW32|SW64|SW128)_Atom")

@@ -16,6 +16,7 @@ from cutec.frontend import build_fragments as fragments
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import is_fragment
 from cutec.frontend.build_scalars import as_runtime, runtime_binop
+from cutec.frontend.build_tensors import alloc
 from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import (
     DTYPES,
@@ -201,7 +202,7 @@ class ExprMixin(_Base):
         return self.call(node)
 
     def eval_Alloc(self, node: ast.Alloc) -> Any:
-        return self.alloc(node)
+        return alloc(self, node)
 
 
 def _number(v: Any) -> bool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_scalars import as_runtime, const_index, runtime_binop
+from cutec.frontend.build_tensors import allocate
 from cutec.frontend.static_eval import algebra_errors, arity, describe, error, require_int
 from cutec.ir import types as T
 from cutec.ir.core import Value
@@ -85,7 +86,7 @@ def element_wise(
         op.body.append(YieldOp(result.value))
     with algebra_errors(node):
         layout = make_layout(first.layout.shape)
-    out = ctx.allocate(AddressSpace.REGISTER, result.type, layout, node)
+    out = allocate(ctx, AddressSpace.REGISTER, result.type, layout, node)
     op.set_operands([out.value, *(f.value for f in frags)])
     ctx.emit(op, node)
     return out
@@ -338,6 +339,6 @@ def reduce(ctx: BuildContext, kind: str, args: list[Any], node: ast.Call) -> Any
             r //= e
         value = fold([base + k * strides[mode] for k in range(extents[mode])])
         if out is None:
-            out = ctx.allocate(AddressSpace.REGISTER, value.type, out_layout, node)
+            out = allocate(ctx, AddressSpace.REGISTER, value.type, out_layout, node)
         ctx.emit(C.StoreOp(value.value, out.value, const_index(ctx, j, node).value), node)
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
+from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.static_eval import arity, error, require_int
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
@@ -82,7 +83,7 @@ def b_warpgroup_fence_operand(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
     arity("warpgroup_fence_operand", args, 1, 1, node)
-    t = ctx.tensor_arg(args[0], node.args[0], "warpgroup_fence_operand's argument")
+    t = tensor_arg(args[0], node.args[0], "warpgroup_fence_operand's argument")
     if t.space is not AddressSpace.REGISTER:
         raise error(
             f"warpgroup_fence_operand fences registers, not a {t.space.memory} tensor",

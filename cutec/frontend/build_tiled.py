@@ -41,6 +41,7 @@ from cutec.dtypes import dtype
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.build_tensors import allocate, build_view, tensor_arg
 from cutec.frontend.static_eval import (
     algebra_errors,
     bits_of,
@@ -395,7 +396,7 @@ def call_method(
     if len(args) != 1:
         raise error(f"'{name}' takes one tensor, got {len(args)} arguments", where)
     coords_ok = name.startswith("partition_") and isinstance(tiled, S.TiledCopy)
-    t = ctx.tensor_arg(args[0], node.args[0], f"{name}'s argument", coords_ok=coords_ok)
+    t = tensor_arg(args[0], node.args[0], f"{name}'s argument", coords_ok=coords_ok)
     if isinstance(tiled, S.TiledCopy):
         return _copy_method(ctx, obj, tiled, name, t, node)
     return _mma_method(ctx, obj, tiled, name, t, node)
@@ -417,10 +418,10 @@ def _copy_method(
     which = name[-1]
     attrs = {"operand": StringAttr(which)}
     if name.startswith("retile"):
-        return ctx.build_view(C.RetileOp, t, [], attrs, node, name, atom=tiled.value)
+        return build_view(ctx, C.RetileOp, t, [], attrs, node, name, atom=tiled.value)
     check_divides(t.layout, tuple(tiled.type.tiler), None, "TiledCopy's tile", node)
     tid = as_runtime(ctx, obj.tid, node, T.index).value
-    return ctx.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
+    return build_view(ctx, C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
 
 
 def _mma_method(
@@ -437,7 +438,7 @@ def _mma_method(
         return make_fragment(ctx, mma, which, t, node)
     tid = as_runtime(ctx, obj.tid, node, T.index).value
     attrs = {"operand": StringAttr(which)}
-    part = ctx.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=mma.value)
+    part = build_view(ctx, C.PartitionOp, t, [tid], attrs, node, name, atom=mma.value)
     if name.startswith("partition_fragment"):
         return make_fragment(ctx, mma, which, part, node)
     return part
@@ -472,7 +473,7 @@ def make_fragment(
     with algebra_errors(node, f"make_fragment_{which}"):
         inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
         layout = Layout(inner.shape) if which == "C" else make_fragment_like(inner)
-    return ctx.allocate(AddressSpace.REGISTER, element, layout, node)
+    return allocate(ctx, AddressSpace.REGISTER, element, layout, node)
 
 
 def _operand_type(m: S.TiledMma, which: str) -> T.Type:

@@ -15,6 +15,7 @@ from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import fragment_function, is_fragment
 from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.build_tensors import layout_arg, tensor_arg
 from cutec.frontend.build_tiled import num_threads
 from cutec.frontend.static_eval import (
     algebra_errors,
@@ -106,7 +107,7 @@ def b_size(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
 def b_layout(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """layout(t): a tensor's layout (CuTe's t.layout())."""
     arity("layout", args, 1, 1, node)
-    t = ctx.tensor_arg(args[0], node.args[0], "layout's argument", coords_ok=True)
+    t = tensor_arg(args[0], node.args[0], "layout's argument", coords_ok=True)
     return t.layout
 
 
@@ -120,20 +121,20 @@ def b_rank(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
 def b_cosize(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     arity("cosize", args, 1, 1, node)
     v = args[0]
-    layout = ctx.layout_arg(v.layout if isinstance(v, S.Tensor) else v, node.args[0])
+    layout = layout_arg(v.layout if isinstance(v, S.Tensor) else v, node.args[0])
     with algebra_errors(node, "cosize"):
         return cosize(layout)
 
 
 def b_shape(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     v = args[0] if args else None
-    layout = v.layout if isinstance(v, S.Tensor) else ctx.layout_arg(v, node)
+    layout = v.layout if isinstance(v, S.Tensor) else layout_arg(v, node)
     return layout.shape
 
 
 def b_stride(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     v = args[0] if args else None
-    layout = v.layout if isinstance(v, S.Tensor) else ctx.layout_arg(v, node)
+    layout = v.layout if isinstance(v, S.Tensor) else layout_arg(v, node)
     return layout.stride
 
 

@@ -32,7 +32,6 @@ from cutec.frontend.build_exprs import ExprMixin
 from cutec.frontend.build_header import HeaderMixin
 from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_scalars import as_runtime, runtime_binop
-from cutec.frontend.build_tensors import TensorMixin
 from cutec.frontend.builtins import REGISTRY as BUILTIN_REGISTRY
 from cutec.frontend.parser import parse_source
 from cutec.frontend.scope import POISON, Poisoned
@@ -72,7 +71,7 @@ def default_target() -> Target:
     return lookup_target(DEFAULT_TARGET)
 
 
-class BuildContext(HeaderMixin, CallMixin, TensorMixin, ControlMixin, ExprMixin):
+class BuildContext(HeaderMixin, CallMixin, ControlMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
     def __init__(

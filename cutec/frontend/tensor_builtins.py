@@ -4,7 +4,7 @@ and the algorithms (copy, gemm, clear, fill, axpby).
 
 Plain functions ``(ctx, args, kwargs, node)`` of the build context `ctx`, registered
 in builtins.py; the tensor machinery they share (build_view, tensor_arg, allocate
-...) is the builder's (build_tensors.py).
+...) is in build_tensors.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,20 @@ from typing import TYPE_CHECKING, Any
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_scalars import as_runtime, const_index, logical_and, materialize
-from cutec.frontend.build_tensors import _instruction_partition
+from cutec.frontend.build_tensors import (
+    allocate,
+    build_view,
+    check_gemm_shapes,
+    check_same_size,
+    coord_attr,
+    instruction_partition,
+    layout_arg,
+    like_args,
+    local_tile_by_layout,
+    tensor_arg,
+    tensor_type,
+    view,
+)
 from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
 from cutec.frontend.static_eval import (
     algebra_errors,
@@ -45,9 +58,9 @@ def b_local_tile(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     arity("local_tile", args, 3, 4, node)
-    t = ctx.tensor_arg(args[0], node.args[0], "local_tile's first argument", coords_ok=True)
+    t = tensor_arg(args[0], node.args[0], "local_tile's first argument", coords_ok=True)
     if is_layout(args[1]):
-        return ctx._local_tile_by_layout(t, args, kwargs, node)
+        return local_tile_by_layout(ctx, t, args, kwargs, node)
     tiler = to_int_tuple(args[1], node.args[1], "a tiler")
     if not is_static_tuple(tiler):
         raise error(f"the tiler {tiler} must be known at compile time", node.args[1])
@@ -77,19 +90,19 @@ def b_local_tile(
             f"a tiler of {len(kept)} modes cannot tile a rank-{t.layout.rank} tensor {t.layout}",
             node,
         )
-    coord_attr, operands = ctx.coord_attr(coord, node.args[2])  # checks its leaves
-    attrs = {"tiler": TupleAttr(tiler), "coord": coord_attr}
+    coord_tuple, operands = coord_attr(ctx, coord, node.args[2])  # checks its leaves
+    attrs = {"tiler": TupleAttr(tiler), "coord": coord_tuple}
     if step is not None:
         attrs["proj"] = TupleAttr(step)
-    return ctx.build_view(C.LocalTileOp, t, operands, attrs, node, "local_tile")
+    return build_view(ctx, C.LocalTileOp, t, operands, attrs, node, "local_tile")
 
 
 def b_local_partition(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     arity("local_partition", args, 3, 4, node)
-    t = ctx.tensor_arg(args[0], node.args[0], "local_partition's first argument", coords_ok=True)
-    thr = ctx.layout_arg(args[1], node.args[1], "the thread layout")
+    t = tensor_arg(args[0], node.args[0], "local_partition's first argument", coords_ok=True)
+    thr = layout_arg(args[1], node.args[1], "the thread layout")
     if spec_of(thr).dynamic_count or isinstance(thr, ComposedLayout):
         raise error(f"the thread layout {thr} must be a compile-time layout", node.args[1])
     step = kwargs.pop("step", kwargs.pop("proj", args[3] if len(args) > 3 else None))
@@ -112,28 +125,28 @@ def b_local_partition(
     attrs: dict[str, Any] = {"thr_layout": LayoutAttr.of(thr)}
     if step is not None:
         attrs["proj"] = TupleAttr(step)
-    return ctx.build_view(C.LocalPartitionOp, t, [tid_v], attrs, node, "local_partition")
+    return build_view(ctx, C.LocalPartitionOp, t, [tid_v], attrs, node, "local_partition")
 
 
 def b_make_tensor_like(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """make_tensor_like(t[, dtype]): registers with t's shape, compact in its mode order."""
-    t, element = ctx._like_args("make_tensor_like", args, kwargs, node)
+    t, element = like_args("make_tensor_like", args, kwargs, node)
     with algebra_errors(node):
         inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
         layout = make_layout_like(inner)
-    return ctx.allocate(AddressSpace.REGISTER, element, layout, node)
+    return allocate(ctx, AddressSpace.REGISTER, element, layout, node)
 
 
 def b_make_fragment_like(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """make_fragment_like(t[, dtype]): registers, mode 0 compact (CuTe's FrgV first)."""
-    t, element = ctx._like_args("make_fragment_like", args, kwargs, node)
+    t, element = like_args("make_fragment_like", args, kwargs, node)
     with algebra_errors(node):
         layout = fragment_layout(t.layout)
-    return ctx.allocate(AddressSpace.REGISTER, element, layout, node)
+    return allocate(ctx, AddressSpace.REGISTER, element, layout, node)
 
 
 def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
@@ -142,9 +155,9 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     if kwargs:
         raise error(f"copy has no argument '{next(iter(kwargs))}' (it takes pred = p)", node)
     atom = args[0] if len(args) == 3 else None
-    src = ctx.tensor_arg(args[-2], node.args[-2], "the copy's source")
-    dst = ctx.tensor_arg(args[-1], node.args[-1], "the copy's destination")
-    ctx.check_same_size(src, dst, node, "copy")
+    src = tensor_arg(args[-2], node.args[-2], "the copy's source")
+    dst = tensor_arg(args[-1], node.args[-1], "the copy's destination")
+    check_same_size(src, dst, node, "copy")
     if src.element != dst.element:
         raise error(f"copy from {src.element} to {dst.element}: the element types differ", node)
     if dst.space is AddressSpace.GLOBAL and src.space is AddressSpace.GLOBAL:
@@ -155,7 +168,7 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     pred = None
     if pred_v is not None:
         pred_node = next(k.value for k in node.kwargs if k.name == "pred")
-        pred = ctx.tensor_arg(pred_v, pred_node, "the copy's predicate")
+        pred = tensor_arg(pred_v, pred_node, "the copy's predicate")
         if pred.element != T.i1 or pred.space is not AddressSpace.REGISTER:
             raise error(
                 f"the predicate must be a bool register tensor "
@@ -163,10 +176,10 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
                 f"{pred.element}",
                 pred_node,
             )
-        ctx.check_same_size(pred, src, node, "copy", ("the predicate", "the source"))
+        check_same_size(pred, src, node, "copy", ("the predicate", "the source"))
     if atom is None:
         for t, which in ((src, 0), (dst, 1)):
-            owner = _instruction_partition(t.value)
+            owner = instruction_partition(t.value)
             if owner is not None:
                 raise error(
                     f"{'the source' if which == 0 else 'the destination'} is a partition "
@@ -190,7 +203,7 @@ def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     arity("gemm", args, 3, 4, node)
     mma = args[0] if len(args) == 4 else None
     a, b, c = (
-        ctx.tensor_arg(v, n, f"gemm's {w}")
+        tensor_arg(v, n, f"gemm's {w}")
         for v, n, w in zip(args[-3:], node.args[-3:], ("A", "B", "C"), strict=True)
     )
     if c.space is AddressSpace.GLOBAL:
@@ -200,7 +213,7 @@ def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
             node.args[-1],
         )
     if mma is None:
-        ctx.check_gemm_shapes(a, b, c, node)
+        check_gemm_shapes(a, b, c, node)
         ctx.emit(C.GemmOp(a.value, b.value, c.value), node)
         return
     if not isinstance(mma, S.TiledMma):
@@ -218,22 +231,22 @@ def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
 
 def b_clear(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
     arity("clear", args, 1, 1, node)
-    t = ctx.tensor_arg(args[0], node.args[0], "clear's argument")
+    t = tensor_arg(args[0], node.args[0], "clear's argument")
     ctx.emit(C.ClearOp(t.value), node)
 
 
 def b_fill(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
     arity("fill", args, 2, 2, node)
-    t = ctx.tensor_arg(args[0], node.args[0], "fill's tensor")
+    t = tensor_arg(args[0], node.args[0], "fill's tensor")
     v = as_runtime(ctx, args[1], node.args[1], t.element)
     ctx.emit(C.FillOp(t.value, v.value), node)
 
 
 def b_axpby(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
     arity("axpby", args, 4, 4, node)
-    x = ctx.tensor_arg(args[1], node.args[1], "axpby's x")
-    y = ctx.tensor_arg(args[3], node.args[3], "axpby's y")
-    ctx.check_same_size(x, y, node, "axpby", ("x", "y"))
+    x = tensor_arg(args[1], node.args[1], "axpby's x")
+    y = tensor_arg(args[3], node.args[3], "axpby's y")
+    check_same_size(x, y, node, "axpby", ("x", "y"))
     if x.element != y.element:
         raise error(f"axpby: x holds {x.element} but y holds {y.element}", node)
     alpha = as_runtime(ctx, args[0], node.args[0], y.element)
@@ -249,8 +262,8 @@ def b_make_tensor(
     arity("make_tensor", args, 2, 2, node)
     if kwargs:
         raise error(f"make_tensor has no argument '{next(iter(kwargs))}'", node)
-    t = ctx.tensor_arg(args[0], node.args[0], "make_tensor's memory")
-    layout = ctx.layout_arg(args[1], node.args[1], "make_tensor's layout")
+    t = tensor_arg(args[0], node.args[0], "make_tensor's memory")
+    layout = layout_arg(args[1], node.args[1], "make_tensor's layout")
     if isinstance(t.layout, ComposedLayout) or isinstance(layout, ComposedLayout):
         raise error(
             "make_tensor over a swizzled tensor or with a swizzled layout is not supported "
@@ -272,8 +285,8 @@ def b_make_tensor(
         for x in leaves((layout.shape, layout.stride))
         if not is_static(x)
     ]
-    op = C.ViewOp(t.value, zero, dynamic, ctx.tensor_type(t, layout))
-    return ctx.view(op, t, layout, node)
+    op = C.ViewOp(t.value, zero, dynamic, tensor_type(t, layout))
+    return view(ctx, op, t, layout, node)
 
 
 def b_recast(
@@ -283,7 +296,7 @@ def b_recast(
     arity("recast", args, 2, 2, node)
     if kwargs:
         raise error(f"recast has no argument '{next(iter(kwargs))}'", node)
-    t = ctx.tensor_arg(args[0], node.args[0], "recast's tensor")
+    t = tensor_arg(args[0], node.args[0], "recast's tensor")
     element = args[1]
     if not isinstance(element, T.Type):
         raise error(
@@ -352,7 +365,7 @@ def b_as_position_independent_swizzle_tensor(
     """The tensor itself: cutec's smem swizzles already act on element offsets from the
     buffer's (swizzle-aligned) base, which is what CuTe's conversion produces."""
     arity("as_position_independent_swizzle_tensor", args, 1, 1, node)
-    t = ctx.tensor_arg(args[0], node.args[0], "its argument")
+    t = tensor_arg(args[0], node.args[0], "its argument")
     if t.space is not AddressSpace.SHARED:
         raise error(
             f"as_position_independent_swizzle_tensor takes an smem tensor, not {t.space.memory}",
