@@ -11,7 +11,7 @@ import inspect
 import re
 from typing import TYPE_CHECKING, Any
 
-from cutec.atoms.copy import copy_atom, copy_atoms
+from cutec.atoms.copy import copy_atom
 from cutec.atoms.mma import mma_atom_named
 from cutec.frontend import ast
 from cutec.frontend import scope as S
@@ -26,6 +26,7 @@ from cutec.frontend.build_tensors import (
 )
 from cutec.frontend.build_tiled import call_method
 from cutec.frontend.build_tuples import dims
+from cutec.frontend.builtins import REGISTRY
 from cutec.frontend.static_eval import (
     UINT_BITS,
     algebra_errors,
@@ -45,8 +46,6 @@ from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.layout import (
     ComposedLayout,
     Layout,
-    LayoutLeft,
-    LayoutRight,
     Swizzle,
 )
 from cutec.layout import algebra as LA
@@ -89,31 +88,6 @@ _GMMA_ATOMS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 class CallMixin(_Base):
     """Builtins; mixed into the BuildContext."""
-
-    # The registry of builtins (cutec/frontend/builtins.py), set by the BuildContext.
-    builtins: dict[str, Any]
-
-    def builtin_names(self) -> list[str]:
-        return list(self.builtins)
-
-    def builtin(self, name: str) -> Any:
-        if name in ("LayoutLeft", "LayoutRight"):
-            return LayoutLeft if name == "LayoutLeft" else LayoutRight
-        if name in self.builtins:
-            return S.Builtin(name)
-        return self.named_atom(name)
-
-    def named_atom(self, name: str) -> S.AtomRef | None:
-        """A bare atom name: an MMA atom (SM80_16x8x16_...) or a fixed copy atom."""
-        atom = mma_atom_named(name)
-        if atom is not None:
-            return S.AtomRef("mma", name, atom)
-        for a in copy_atoms():
-            if a.name == name:
-                return S.AtomRef("copy", name, a)
-        if any(a.name.startswith(name + "<") for a in copy_atoms()):
-            return S.AtomRef("family", name)
-        return None
 
     # ------------------------------------------------------------------ members
     def attribute(self, v: Any, node: ast.Attribute) -> Any:
@@ -283,7 +257,7 @@ class CallMixin(_Base):
         if isinstance(f, S.Builtin):
             if ct_args:
                 args = ct_args + args
-            entry = self.builtins.get(f.name)
+            entry = REGISTRY.get(f.name)
             if entry is None or entry.build is None:
                 raise error(f"'{f.name}' cannot be called", node)
             return entry.build(self, args, kwargs, node)

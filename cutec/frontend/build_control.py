@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_header import bind_ct_params
 from cutec.frontend.build_scalars import as_runtime, static_int
 from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import UNROLL_LIMIT, describe, error, is_int
@@ -258,7 +259,7 @@ class ControlMixin(_Base):
         """``while cond { body }`` is ``scf.while``: `before` evaluates the condition on
         the carried values and forwards them, `after` runs the body and yields the new
         ones. A condition false at compile time on entry builds nothing."""
-        with self.ir.at(self._scratch_point()):  # a first look, on the values before the loop
+        with self.ir.at(self.scratch_point()):  # a first look, on the values before the loop
             first = self.condition(self.eval(stmt.cond), stmt.cond, "while")
         if first is False:
             return
@@ -351,7 +352,7 @@ class ControlMixin(_Base):
             self.globals = ref.globals  # the names of the file defining the func
         self.inline_depth += 1
         try:
-            self.bind_ct_params(f.ct_params, ct, f)
+            bind_ct_params(self, f.ct_params, ct, f)
             for name, v in bound.items():
                 self.scope.bind(name, v)
             self.returned = None

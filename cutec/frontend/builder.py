@@ -29,41 +29,30 @@ from cutec.frontend import scope as S
 from cutec.frontend.build_calls import CallMixin
 from cutec.frontend.build_control import ControlMixin
 from cutec.frontend.build_exprs import ExprMixin
-from cutec.frontend.build_header import HeaderMixin
+from cutec.frontend.build_header import (
+    bind_ct_params,
+    bind_params,
+    collect_facts,
+    grid_attribute,
+    launch_attributes,
+    params_attribute,
+    signature,
+)
 from cutec.frontend.build_imports import program_globals
-from cutec.frontend.build_scalars import as_runtime, runtime_binop
 from cutec.frontend.builtins import REGISTRY as BUILTIN_REGISTRY
-from cutec.frontend.parser import parse_source
+from cutec.frontend.builtins import lookup as lookup_builtin
 from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import (
-    DTYPES,
-    algebra_errors,
-    checked_layout,
-    describe,
     error,
     loc_of,
-    to_int_tuple,
-)
-from cutec.ir import types as T
-from cutec.ir.attributes import (
-    Attribute,
-    DictAttr,
-    FloatAttr,
-    IntegerAttr,
-    StringAttr,
-    TypeAttr,
 )
 from cutec.ir.builder import Builder as IRBuilder
-from cutec.ir.core import Operation
+from cutec.ir.builder import InsertPoint
+from cutec.ir.core import Block, Operation
 from cutec.ir.dialects import builtin
-from cutec.ir.dialects.cute import MakeTensorOp, TensorType
-from cutec.ir.dialects.cute_infer import spec_of
-from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.verifier import verify
-from cutec.layout import Layout, compact_col_major
-from cutec.layout.inttuple import congruent, format_tuple
-from cutec.layout.symbolic import SymInt, is_static, sym
-from cutec.target import DEFAULT_TARGET, AddressSpace, Target
+from cutec.layout.symbolic import SymInt
+from cutec.target import DEFAULT_TARGET, Target
 from cutec.target import target as lookup_target
 
 
@@ -71,7 +60,7 @@ def default_target() -> Target:
     return lookup_target(DEFAULT_TARGET)
 
 
-class BuildContext(HeaderMixin, CallMixin, ControlMixin, ExprMixin):
+class BuildContext(CallMixin, ControlMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
     def __init__(
@@ -92,7 +81,6 @@ class BuildContext(HeaderMixin, CallMixin, ControlMixin, ExprMixin):
         self.special: dict[str, S.Runtime] = {}
         self.pending_tokens: list[Any] = []  # cp.async tokens since the last fence
         self.smem_bytes = 0
-        self.builtins = BUILTIN_REGISTRY
         self.inline_depth = 0
         self.returned: Any = None
         self.sym_values: dict[SymInt, S.Runtime] = {}  # kernel extents / strides by symbol
@@ -112,29 +100,34 @@ class BuildContext(HeaderMixin, CallMixin, ControlMixin, ExprMixin):
         self.last_entry_op = op
         return op
 
+    def scratch_point(self) -> InsertPoint:
+        """A point in a block that is thrown away: ops built there to look at a value
+        (the grid's sizes, a while condition's first test) do not reach the kernel."""
+        return InsertPoint(Block())
+
     def lookup_global(self, name: str) -> Any:
         if name in self.globals:
             value = self.globals[name]
             if value is POISON:
                 raise Poisoned()
             return value
-        return self.builtin(name)
+        return lookup_builtin(name)
 
     def similar_names(self, name: str) -> str | None:
         known = [n for frame in self.scope.frames for n in frame] + list(self.globals)
-        known += self.builtin_names()
+        known += list(BUILTIN_REGISTRY)
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
         return close[0] if close else None
 
     # ------------------------------------------------------------------ the kernel
     def build(self, defines: Mapping[str, Any]) -> builtin.KernelOp | None:
         k = self.kernel
-        self.bind_ct_params(k.ct_params, defines, k)
-        facts = self.collect_facts(k)
-        arg_names, arg_types, dyn_names = self.signature(k)
-        attrs = self.launch_attributes(k)
+        bind_ct_params(self, k.ct_params, defines, k)
+        facts = collect_facts(self, k)
+        arg_names, arg_types, dyn_names = signature(self, k)
+        attrs = launch_attributes(self, k)
         if k.ct_params and not self.errors:
-            attrs["params"] = self.params_attribute(k.ct_params)
+            attrs["params"] = params_attribute(self, k.ct_params)
         op = builtin.KernelOp(k.name, arg_types, attrs)
         op.location = loc_of(k)
         self.kernel_op = op
@@ -142,300 +135,15 @@ class BuildContext(HeaderMixin, CallMixin, ControlMixin, ExprMixin):
         for arg, name in zip(op.body.args, arg_names, strict=True):
             arg.name_hint = name
         self.ir = IRBuilder.at_end(op.body)
-        self.bind_params(k, op, arg_names, dyn_names, facts)
+        bind_params(self, k, op, arg_names, dyn_names, facts)
         if self.errors:
             return None
         self.build_block(k.body, new_scope=True)
-        self.grid_attribute(k, op)
+        grid_attribute(self, k, op)
         end = builtin.ReturnOp()
         end.location = Location(k.span.file, k.body.span.end_line, max(k.body.span.end_col - 1, 1))
         self.ir.insert(end)
         return op
-
-    def bind_ct_params(
-        self, params: tuple[ast.CtParam, ...], defines: Mapping[str, Any], owner: ast.Node
-    ) -> None:
-        for p in params:
-            try:
-                if p.name in defines:
-                    value = self.define_value(p, defines[p.name])
-                elif p.default is not None:
-                    value = self.eval(p.default)
-                else:
-                    raise error(
-                        f"compile-time parameter '{p.name}' has no default; "
-                        f"set it with -D {p.name}=VALUE",
-                        p,
-                    )
-                self.check_ct_kind(p, value)
-                self.scope.bind(p.name, value, loc_of(p), const=True)
-            except CompileError as e:
-                self.errors.extend(e.diagnostics)
-                self.scope.bind(p.name, POISON, loc_of(p))
-            except Poisoned:
-                self.scope.bind(p.name, POISON, loc_of(p))
-
-    def params_attribute(self, params: tuple[ast.CtParam, ...]) -> DictAttr:
-        """The compile-time parameters' values (defaults and -D alike): they name the
-        specialisation, so the IR (and a cache key made from it) says which one it is."""
-        entries: list[tuple[str, Attribute]] = []
-        for p in params:
-            binding = self.scope.lookup(p.name)
-            assert binding is not None
-            value = binding.value
-            if isinstance(value, bool):
-                attr: Attribute = IntegerAttr(int(value), T.i1)
-            elif isinstance(value, int):
-                attr = IntegerAttr(value, T.i64)
-            elif isinstance(value, float):
-                attr = FloatAttr(value, T.f64)
-            elif isinstance(value, T.Type):
-                attr = TypeAttr(value)
-            elif isinstance(value, S.AtomRef):
-                attr = StringAttr(value.name)
-            else:  # layouts and shapes: their CuTe text
-                attr = StringAttr(
-                    str(value) if not isinstance(value, tuple) else format_tuple(value)
-                )
-            entries.append((p.name, attr))
-        return DictAttr(tuple(entries))
-
-    def define_value(self, p: ast.CtParam, text: Any) -> Any:
-        """The value of ``-D NAME=TEXT``: TEXT is parsed as an expression of the language."""
-        if not isinstance(text, str):
-            return text
-        try:
-            prog = parse_source(f"const __define = {text}\n", f"<-D {p.name}>")
-        except CompileError as e:
-            raise CompileError(f"-D {p.name}={text}: not an expression ({e})", loc_of(p)) from None
-        const = prog.items[0]
-        assert isinstance(const, ast.Const)
-        try:
-            return self.eval(const.value)
-        except CompileError as e:
-            raise CompileError(f"-D {p.name}={text}: {e}", loc_of(p)) from None
-
-    def check_ct_kind(self, p: ast.CtParam, value: Any) -> None:
-        kind = p.kind.name if p.kind is not None else None
-        ok = {
-            None: True,
-            "int": not isinstance(value, bool) and is_static(value),
-            "bool": isinstance(value, bool),
-            "float": isinstance(value, float) or (not isinstance(value, bool) and is_static(value)),
-            "dtype": isinstance(value, T.Type),
-            "layout": isinstance(value, Layout) or type(value).__name__ == "ComposedLayout",
-            "shape": isinstance(value, tuple | int),
-            "copy_atom": isinstance(value, S.AtomRef) and value.kind in ("copy", "auto"),
-            "mma_atom": isinstance(value, S.AtomRef) and value.kind in ("mma", "auto"),
-            "atom": isinstance(value, S.AtomRef),
-        }.get(kind)
-        if ok is None:
-            raise error(
-                f"unknown kind '{kind}' of compile-time parameter '{p.name}' "
-                "(int, bool, float, dtype, layout, shape, copy_atom, mma_atom)",
-                p.kind,
-            )
-        if not ok:
-            raise error(
-                f"compile-time parameter '{p.name}' is declared {kind} "
-                f"but its value is {describe(value)}",
-                p,
-            )
-
-    def signature(self, k: ast.Kernel) -> tuple[list[str], list[T.Type], dict[str, ast.Name]]:
-        """Kernel argument names and types: a pointer per tensor, then its new extents."""
-        names: list[str] = []
-        types: list[T.Type] = []
-        dyn: dict[str, ast.Name] = {}
-        seen_params: dict[str, ast.Param] = {}
-        for p in k.params:
-            if p.name in seen_params:
-                self.errors.append(
-                    Diagnostic(
-                        f"parameter '{p.name}' is declared twice",
-                        loc_of(p),
-                        [Note("first declared here", loc_of(seen_params[p.name]))],
-                    )
-                )
-                continue
-            seen_params[p.name] = p
-            if p.type is None:
-                self.errors.append(
-                    Diagnostic(f"kernel parameter '{p.name}' needs a type", loc_of(p))
-                )
-                continue
-            if p.type.dims is None:
-                t = self.scalar_type(p.type)
-                if t is not None:
-                    names.append(p.name)
-                    types.append(t)
-                continue
-            element = self.element_type(p.type)
-            names.append(p.name)
-            types.append(PointerType(element or T.f32, AddressSpace.GLOBAL))
-            exprs = list(p.type.dims) + ([p.stride] if p.stride is not None else [])
-            for e in exprs:
-                for n in ast.walk(e):
-                    if (
-                        isinstance(n, ast.Name)
-                        and n.id not in dyn
-                        and self.scope.lookup(n.id) is None
-                        and n.id not in self.globals
-                        and n.id not in DTYPES
-                        and self.builtin(n.id) is None
-                    ):
-                        if n.id in seen_params:
-                            continue
-                        dyn[n.id] = n
-                        names.append(n.id)
-                        types.append(T.index)
-        return names, types, dyn
-
-    def scalar_type(self, ref: ast.TypeRef) -> T.Type | None:
-        if ref.name == "int":
-            return T.index
-        if ref.name == "bool":
-            return T.i1
-        t = self.element_type(ref)
-        return t
-
-    def element_type(self, ref: ast.TypeRef) -> T.Type | None:
-        binding = self.scope.lookup(ref.name)
-        if binding is not None and isinstance(binding.value, T.Type):
-            return binding.value
-        if ref.name in DTYPES:
-            return DTYPES[ref.name]
-        close = difflib.get_close_matches(ref.name, [*DTYPES, "int"], n=1)
-        notes = [Note(f"did you mean '{close[0]}'?")] if close else []
-        self.errors.append(Diagnostic(f"unknown element type '{ref.name}'", loc_of(ref), notes))
-        return None
-
-    def bind_params(
-        self,
-        k: ast.Kernel,
-        op: builtin.KernelOp,
-        arg_names: list[str],
-        dyn: dict[str, ast.Name],
-        facts: dict[str, int],
-    ) -> None:
-        args = dict(zip(arg_names, op.body.args, strict=True))
-        for name in facts:
-            if name not in dyn and not any(p.name == name for p in k.params):
-                self.errors.append(
-                    Diagnostic(
-                        f"assumption about '{name}', which is not a run-time extent, stride or "
-                        "int parameter of the kernel",
-                        loc_of(k),
-                    )
-                )
-        for name, node in dyn.items():
-            s = sym(name, divisibility=facts.get(name, 1))
-            self.sym_values[s] = S.Runtime(args[name], s)
-            self.scope.bind(name, self.sym_values[s], loc_of(node))
-        for p in k.params:
-            if p.name not in args or p.type is None:
-                continue
-            arg = args[p.name]
-            if p.type.dims is None:
-                s = (
-                    sym(p.name, divisibility=facts.get(p.name, 1), min_value=0)
-                    if arg.type == T.index
-                    else None
-                )
-                if s is not None:
-                    self.sym_values[s] = S.Runtime(arg, s)
-                self.scope.bind(p.name, S.Runtime(arg, s), loc_of(p))
-                continue
-            try:
-                self.scope.bind(p.name, self.tensor_param(p, arg), loc_of(p))
-            except CompileError as e:
-                self.errors.extend(e.diagnostics)
-                self.scope.bind(p.name, POISON, loc_of(p))
-            except Poisoned:
-                self.scope.bind(p.name, POISON, loc_of(p))
-
-    def tensor_param(self, p: ast.Param, ptr: Any) -> S.Tensor:
-        assert p.type is not None and p.type.dims is not None
-        dims = [self.eval(d) for d in p.type.dims]
-        shape_nodes = list(p.type.dims)
-        shape = tuple(
-            to_int_tuple(d, n, "a tensor's extents") for d, n in zip(dims, shape_nodes, strict=True)
-        )
-        shape_v = shape[0] if len(shape) == 1 else shape
-        dims_v: Any = dims[0] if len(dims) == 1 else tuple(dims)
-        if p.stride is None:
-            stride_v: Any = compact_col_major(shape_v)
-            stride_vals: Any = self.col_major_values(dims_v, p)
-        else:
-            stride_vals = self.eval(p.stride)
-            stride_v = to_int_tuple(stride_vals, p.stride, "a tensor's strides")
-        if not congruent(shape_v, stride_v):
-            raise error(
-                f"tensor '{p.name}' has shape {format_tuple(shape_v)} but stride "
-                f"{format_tuple(stride_v)}; they must be congruent (same nesting)",
-                p.stride or p,
-            )
-        with algebra_errors(p):
-            layout = Layout(shape_v, stride_v)
-        checked_layout(layout, p)
-        # The operands carrying the dynamic leaves, in the type's reading order.
-        leaves: list[Any] = []
-        leaves += self.dynamic_values(dims_v, shape_v, p)
-        leaves += self.dynamic_values(stride_vals, stride_v, p.stride or p)
-        element = ptr.type.element
-        t = TensorType(element, AddressSpace.GLOBAL, spec_of(layout))
-        div = [x.sym.divisibility() if x.sym is not None else 1 for x in leaves]
-        align = self.pointer_alignment(p, element)
-        mk = self.emit(MakeTensorOp(ptr, [x.value for x in leaves], t, div, align), p)
-        mk.result.name_hint = p.name
-        return S.Tensor(mk.result, layout, element, AddressSpace.GLOBAL)
-
-    def pointer_alignment(self, p: ast.Param, element: T.Type) -> int | None:
-        """The `align N` of a tensor parameter, checked: a power of two, whole elements."""
-        if p.align is None:
-            return None
-        n = p.align.value
-        element_bytes = max(1, T.dtype_of(element).bits // 8)
-        if n & (n - 1) or n == 0:
-            raise error(f"align {n} is not a power of two", p.align)
-        if n % element_bytes:
-            raise error(
-                f"align {n} is less than one {element} element ({element_bytes} bytes); a "
-                f"pointer is always aligned to its element",
-                p.align,
-            )
-        if n > 256:
-            raise error(f"align {n} is more than any access needs (at most 256)", p.align)
-        return n
-
-    def col_major_values(self, dims: Any, node: ast.Node) -> Any:
-        """CuTe's default (column-major) stride, as values: (1, M, M*N, ...)."""
-        if not isinstance(dims, tuple):
-            return 1
-        if any(isinstance(d, tuple) for d in dims):
-            raise error("a nested tensor shape needs an explicit stride", node)
-        out: list[Any] = []
-        current: Any = 1
-        for d in dims:
-            out.append(current)
-            if isinstance(current, S.Runtime) or isinstance(d, S.Runtime):
-                current = runtime_binop(self, "*", current, d, node)
-            else:
-                current = current * d
-        return tuple(out)
-
-    def dynamic_values(self, vals: Any, syms: Any, node: ast.Node) -> list[S.Runtime]:
-        """The run-time values of the dynamic leaves of a shape or stride."""
-        if isinstance(syms, tuple):
-            out: list[S.Runtime] = []
-            vals_t = vals if isinstance(vals, tuple) else (vals,) * len(syms)
-            for v, s in zip(vals_t, syms, strict=True):
-                out += self.dynamic_values(v, s, node)
-            return out
-        if is_static(syms):
-            return []
-        assert isinstance(syms, SymInt)
-        return [as_runtime(self, vals, node, T.index)]
 
     # ------------------------------------------------------------------ statements
     def build_block(self, block: ast.Block, new_scope: bool = True) -> None:

@@ -23,13 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cutec.atoms.copy import copy_atoms
+from cutec.atoms.mma import mma_atom_named
 from cutec.frontend import build_sync as sync
 from cutec.frontend import build_values as values
+from cutec.frontend import scope as S
 from cutec.frontend import tensor_builtins as tensors
 from cutec.frontend.build_fragments import reduce
 from cutec.frontend.build_tiled import TILED_BUILTINS
 from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS
 from cutec.frontend.static_eval import error
+from cutec.layout import LayoutLeft, LayoutRight
 
 if TYPE_CHECKING:
     from cutec.frontend import ast
@@ -200,6 +204,29 @@ _DECLARATIONS: tuple[Builtin, ...] = (
 )
 
 REGISTRY: dict[str, Builtin] = {b.name: b for b in _DECLARATIONS}
+
+
+def lookup(name: str) -> Any:
+    """What a builtin name denotes, or None: the layout tags, a registered builtin, or an
+    atom named bare (an MMA atom, a fixed copy atom, a copy atom family)."""
+    if name in ("LayoutLeft", "LayoutRight"):
+        return LayoutLeft if name == "LayoutLeft" else LayoutRight
+    if name in REGISTRY:
+        return S.Builtin(name)
+    return named_atom(name)
+
+
+def named_atom(name: str) -> S.AtomRef | None:
+    """A bare atom name: an MMA atom (SM80_16x8x16_...) or a fixed copy atom."""
+    atom = mma_atom_named(name)
+    if atom is not None:
+        return S.AtomRef("mma", name, atom)
+    for a in copy_atoms():
+        if a.name == name:
+            return S.AtomRef("copy", name, a)
+    if any(a.name.startswith(name + "<") for a in copy_atoms()):
+        return S.AtomRef("family", name)
+    return None
 
 
 def _unique() -> None:
