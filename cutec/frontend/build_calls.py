@@ -16,8 +16,9 @@ from cutec.atoms.mma import mma_atom_named
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import convert
+from cutec.frontend.build_header import bind_ct_params
 from cutec.frontend.build_imports import namespace_member
-from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.build_stmts import build_stmt
 from cutec.frontend.build_tensors import (
     DIVIDES,
     tensor_compose,
@@ -40,7 +41,6 @@ from cutec.frontend.static_eval import (
     to_int_tuple,
 )
 from cutec.ir import types as T
-from cutec.ir.dialects import cute as C
 from cutec.ir.dialects import gpu
 from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.layout import (
@@ -62,6 +62,8 @@ else:
 
 
 # Layout functions of the algebra callable from a kernel, by CuTe's names.
+MAX_INLINE_DEPTH = 16
+
 _ALGEBRA = {
     "composition": LA.composition,
     "complement": LA.complement,
@@ -231,16 +233,6 @@ class CallMixin(_Base):
                 return layout
             return ComposedLayout(upcast_swizzle(Swizzle(b, 4, 3), bits // 8), 0, layout)
 
-    def store_element(self, target: ast.Index, value: Any, stmt: ast.Node) -> None:
-        t = self.eval(target.value)
-        if not isinstance(t, S.Tensor) or t.coord_rank:
-            raise error(f"only elements of data tensors can be assigned, not {describe(t)}", target)
-        if len(target.indices) != 1:
-            raise error("an element is written with one linear index", target)
-        i = as_runtime(self, self.eval(target.indices[0]), target.indices[0], T.index)
-        v = as_runtime(self, value, stmt, t.element)
-        self.emit(C.StoreOp(v.value, t.value, i.value), stmt)
-
     # ------------------------------------------------------------------ calls
     def call(self, node: ast.Call) -> Any:
         f = self.eval(node.func)
@@ -281,6 +273,54 @@ class CallMixin(_Base):
             )
         ct = dict(zip((p.name for p in params), ct_args, strict=False))
         return self.inline_call(f, node, args, kwargs, ct)
+
+    def inline_call(
+        self,
+        ref: S.FuncRef,
+        node: ast.Call,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        ct: dict[str, Any],
+    ) -> Any:
+        """A func is inlined: its body is built with the parameters bound to the arguments."""
+        f: ast.Func = ref.node
+        if self.inline_depth >= MAX_INLINE_DEPTH:
+            raise error(
+                f"calls nest deeper than {MAX_INLINE_DEPTH} (is '{f.name}' recursive?)", node
+            )
+        params = list(f.params)
+        if len(args) > len(params):
+            raise error(f"'{f.name}' takes {len(params)} arguments, got {len(args)}", node)
+        bound: dict[str, Any] = {}
+        for p, a in zip(params, args, strict=False):
+            bound[p.name] = a
+        for k, v in kwargs.items():
+            if k not in {p.name for p in params}:
+                raise error(f"'{f.name}' has no parameter '{k}'", node)
+            bound[k] = v
+        missing = [p.name for p in params if p.name not in bound]
+        if missing:
+            raise error(f"'{f.name}' is missing argument(s) {', '.join(missing)}", node)
+        saved_frames, saved_ret, saved_globals = self.scope.frames, self.returned, self.globals
+        self.scope = S.Scope([dict(self.scope.frames[0]), {}])  # kernel params stay visible
+        if ref.globals is not None:
+            self.globals = ref.globals  # the names of the file defining the func
+        self.inline_depth += 1
+        try:
+            bind_ct_params(self, f.ct_params, ct, f)
+            for name, v in bound.items():
+                self.scope.bind(name, v)
+            self.returned = None
+            for s in f.body.stmts:
+                build_stmt(self, s)  # an error inside a func is reported at its statement
+                if isinstance(s, ast.Return):
+                    break
+            return self.returned
+        finally:
+            self.inline_depth -= 1
+            self.scope = S.Scope(saved_frames)
+            self.returned = saved_ret
+            self.globals = saved_globals
 
     def algebra_call(
         self, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call

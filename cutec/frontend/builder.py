@@ -20,14 +20,13 @@ reported as an internal compiler error at the statement.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError, Location, Note
-from cutec.frontend import ast
+from cutec.frontend import ast, build_stmts
 from cutec.frontend import scope as S
 from cutec.frontend.build_calls import CallMixin
-from cutec.frontend.build_control import ControlMixin
 from cutec.frontend.build_exprs import ExprMixin
 from cutec.frontend.build_header import (
     bind_ct_params,
@@ -43,7 +42,6 @@ from cutec.frontend.builtins import REGISTRY as BUILTIN_REGISTRY
 from cutec.frontend.builtins import lookup as lookup_builtin
 from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import (
-    error,
     loc_of,
 )
 from cutec.ir.builder import Builder as IRBuilder
@@ -60,7 +58,7 @@ def default_target() -> Target:
     return lookup_target(DEFAULT_TARGET)
 
 
-class BuildContext(CallMixin, ControlMixin, ExprMixin):
+class BuildContext(CallMixin, ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
     def __init__(
@@ -99,6 +97,10 @@ class BuildContext(CallMixin, ControlMixin, ExprMixin):
             self.body_block.insert_after(self.last_entry_op, op)
         self.last_entry_op = op
         return op
+
+    def build_block(self, block: ast.Block, new_scope: bool = True) -> None:
+        """The statements of `block` (build_stmts.py); control flow recurses through here."""
+        build_stmts.build_block(self, block, new_scope)
 
     def scratch_point(self) -> InsertPoint:
         """A point in a block that is thrown away: ops built there to look at a value
@@ -144,116 +146,6 @@ class BuildContext(CallMixin, ControlMixin, ExprMixin):
         end.location = Location(k.span.file, k.body.span.end_line, max(k.body.span.end_col - 1, 1))
         self.ir.insert(end)
         return op
-
-    # ------------------------------------------------------------------ statements
-    def build_block(self, block: ast.Block, new_scope: bool = True) -> None:
-        if new_scope:
-            self.scope.push()
-        try:
-            for stmt in block.stmts:
-                self.build_stmt_safely(stmt)
-        finally:
-            if new_scope:
-                self.scope.pop()
-
-    def build_stmt_safely(self, stmt: ast.Stmt) -> None:
-        try:
-            self.build_stmt(stmt)
-        except CompileError as e:
-            self.errors.extend(e.diagnostics)
-            self.poison(stmt)
-        except Poisoned:
-            self.poison(stmt)
-        except RecursionError:
-            self.errors.append(Diagnostic("this statement is nested too deeply", loc_of(stmt)))
-            self.poison(stmt)
-        except Exception as e:  # a bug in cutec, not the user's mistake
-            raise InternalCompilerError(
-                e, stage="frontend", op=f"statement at {loc_of(stmt)}"
-            ) from e
-
-    def poison(self, stmt: ast.Stmt) -> None:
-        if isinstance(stmt, ast.Assign):
-            for n in _target_names(stmt.target):
-                self.scope.assign(n, POISON)
-
-    def build_stmt(self, stmt: ast.Stmt) -> None:
-        method = getattr(self, "stmt_" + type(stmt).__name__, None)
-        if method is None:
-            raise error(f"{type(stmt).__name__} statements are not supported", stmt)
-        method(stmt)
-
-    def stmt_ExprStmt(self, stmt: ast.ExprStmt) -> None:
-        self.eval(stmt.expr)
-
-    def stmt_Assign(self, stmt: ast.Assign) -> None:
-        value = self.eval(stmt.value)
-        target = stmt.target
-        if isinstance(target, ast.Name):
-            self.assign_name(target, value, stmt.const, stmt)
-        elif isinstance(target, ast.Tuple):
-            if not isinstance(value, tuple) or len(value) != len(target.elts):
-                n = len(value) if isinstance(value, tuple) else 1
-                raise error(f"cannot unpack {n} value(s) into {len(target.elts)} names", stmt)
-            for t, v in zip(target.elts, value, strict=True):
-                if not isinstance(t, ast.Name):
-                    raise error("only names can be unpacked into", t)
-                self.assign_name(t, v, stmt.const, stmt)
-        elif isinstance(target, ast.Index):
-            self.store_element(target, value, stmt)
-        else:
-            raise error("cannot assign to this expression", target)
-
-    def assign_name(self, target: ast.Name, value: Any, const: bool, stmt: ast.Node) -> None:
-        # 'const' makes the name immutable; a run-time value (a dynamic size) is allowed,
-        # as CuTe's `auto const K_TILE_MAX = size<3>(tAgA)` is.
-        if const and isinstance(value, S.Tensor):
-            raise error(
-                f"'const {target.id}' needs a compile-time value or a run-time "
-                "scalar, not a tensor",
-                stmt,
-            )
-        existing = self.scope.lookup(target.id)
-        if existing is not None and existing.const:
-            raise error(
-                f"'{target.id}' is a compile-time constant and cannot be reassigned",
-                target,
-                [Note("declared here", existing.loc)] if existing.loc else None,
-            )
-        if (
-            existing is not None
-            and isinstance(value, S.Runtime)
-            and isinstance(existing.value, S.Runtime)
-            and existing.value.type != value.type
-        ):
-            raise error(
-                f"'{target.id}' holds a {existing.value.type} value; cannot assign a "
-                f"{value.type} value",
-                stmt,
-            )
-        if isinstance(value, S.Tensor | S.Runtime) and value.value.name_hint is None:
-            value.value.name_hint = target.id
-        if existing is None or const:
-            self.scope.bind(target.id, value, loc_of(target), const)
-        else:
-            self.scope.assign(target.id, value)
-
-    def stmt_AugAssign(self, stmt: ast.AugAssign) -> None:
-        as_binop = ast.BinOp(stmt.op, stmt.target, stmt.value, stmt.span)
-        self.stmt_Assign(ast.Assign(stmt.target, as_binop, False, stmt.span))
-
-    def stmt_Return(self, stmt: ast.Return) -> None:
-        if self.inline_depth == 0:
-            raise error("'return' is only allowed in a func", stmt)
-        self.returned = self.eval(stmt.value) if stmt.value is not None else None
-
-
-def _target_names(t: ast.Expr) -> Iterator[str]:
-    if isinstance(t, ast.Name):
-        yield t.id
-    elif isinstance(t, ast.Tuple):
-        for e in t.elts:
-            yield from _target_names(e)
 
 
 # --------------------------------------------------------------------------- the module
