@@ -14,6 +14,7 @@ from cutec.diagnostics import CompileError, Note
 from cutec.frontend import ast
 from cutec.frontend import build_fragments as fragments
 from cutec.frontend import scope as S
+from cutec.frontend.build_calls import attribute, call, index
 from cutec.frontend.build_fragments import is_fragment
 from cutec.frontend.build_scalars import as_runtime, runtime_binop
 from cutec.frontend.build_tensors import alloc
@@ -193,13 +194,13 @@ class ExprMixin(_Base):
         return S.Runtime(self.emit(arith.SelectOp(c.value, av.value, bv.value), node).result)
 
     def eval_Attribute(self, node: ast.Attribute) -> Any:
-        return self.attribute(self.eval(node.value), node)
+        return attribute(self, self.eval(node.value), node)
 
     def eval_Index(self, node: ast.Index) -> Any:
-        return self.index(self.eval(node.value), node)
+        return index(self, self.eval(node.value), node)
 
     def eval_Call(self, node: ast.Call) -> Any:
-        return self.call(node)
+        return call(self, node)
 
     def eval_Alloc(self, node: ast.Alloc) -> Any:
         return alloc(self, node)

@@ -1,6 +1,7 @@
-"""Builtins on layouts, integers and scalars: make_layout, swizzle, size, rank, cosize,
-shape, stride, layout, ceil_div, min, max, the element-wise functions' scalar entry
-points and static_assert.
+"""Builtins on layouts, integers and scalars: the layout algebra's functions (composition,
+the divides and products ...), make_layout, swizzle, size, rank, cosize, shape, stride,
+layout, ceil_div, min, max, the element-wise functions' scalar entry points and
+static_assert.
 
 Plain functions ``(ctx, args, kwargs, node)`` of the build context `ctx`, registered
 in builtins.py.
@@ -8,6 +9,7 @@ in builtins.py.
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from cutec.diagnostics import SOURCES
@@ -15,7 +17,13 @@ from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import fragment_function, is_fragment
 from cutec.frontend.build_scalars import as_runtime
-from cutec.frontend.build_tensors import layout_arg, tensor_arg
+from cutec.frontend.build_tensors import (
+    DIVIDES,
+    layout_arg,
+    tensor_arg,
+    tensor_compose,
+    tensor_divide,
+)
 from cutec.frontend.build_tiled import num_threads
 from cutec.frontend.static_eval import (
     algebra_errors,
@@ -40,10 +48,69 @@ from cutec.layout import (
     make_layout,
     size,
 )
+from cutec.layout import algebra as LA
+from cutec.layout import divide as LD
 from cutec.layout.symbolic import ceil_div, is_static
 
 if TYPE_CHECKING:
     from cutec.frontend.builder import BuildContext
+
+# Layout functions of the algebra callable from a kernel, by CuTe's names.
+_ALGEBRA = {
+    "composition": LA.composition,
+    "complement": LA.complement,
+    "coalesce": LA.coalesce,
+    "right_inverse": LA.right_inverse,
+    "left_inverse": LA.left_inverse,
+    "logical_divide": LD.logical_divide,
+    "zipped_divide": LD.zipped_divide,
+    "tiled_divide": LD.tiled_divide,
+    "flat_divide": LD.flat_divide,
+    "logical_product": LD.logical_product,
+    "zipped_product": LD.zipped_product,
+    "tiled_product": LD.tiled_product,
+    "blocked_product": LD.blocked_product,
+    "raked_product": LD.raked_product,
+    "tile_to_shape": LD.tile_to_shape,
+}
+
+
+def algebra_call(
+    ctx: BuildContext, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> Any:
+    """`name` of the layout algebra on compile-time layouts and tuples; the divides and
+    composition of a tensor are views of it (build_tensors.py)."""
+    if name in DIVIDES and args and isinstance(args[0], S.Tensor):
+        return tensor_divide(ctx, name, args[0], args, kwargs, node)
+    if name == "composition" and args and isinstance(args[0], S.Tensor) and not kwargs:
+        return tensor_compose(ctx, args[0], args, node)
+    if kwargs:
+        raise error(f"'{name}' takes no keyword arguments", node)
+    fn = _ALGEBRA[name]
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        params = inspect.signature(fn).parameters.values()
+        lo = sum(1 for p in params if p.default is inspect.Parameter.empty)
+        arity(name, args, lo, len(params), node)
+    # Only composition takes a bare swizzle first (Sw o layout is a ComposedLayout).
+    swizzle_ok = name == "composition" and args and isinstance(args[0], Swizzle)
+    if args and not (is_layout(args[0]) or swizzle_ok):
+        raise error(
+            f"the first argument of '{name}' must be a layout, got {describe(args[0])}",
+            node.args[0] if node.args else node,
+        )
+    conv = [layout_or_tuple(a, n) for a, n in zip(args, node.args, strict=False)]
+    with algebra_errors(node, name):
+        return checked_layout(_ALGEBRA[name](*conv), node)
+
+
+def layout_or_tuple(v: Any, node: ast.Node) -> Any:
+    if is_layout(v) or isinstance(v, Swizzle):
+        return v
+    if isinstance(v, tuple) and all(is_layout(x) or x is None for x in v):
+        return v
+    return to_int_tuple(v, node, "an argument of a layout function")
 
 
 def b_make_layout(

@@ -26,7 +26,6 @@ from typing import Any
 from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError, Location, Note
 from cutec.frontend import ast, build_stmts
 from cutec.frontend import scope as S
-from cutec.frontend.build_calls import CallMixin
 from cutec.frontend.build_exprs import ExprMixin
 from cutec.frontend.build_header import (
     bind_ct_params,
@@ -58,7 +57,7 @@ def default_target() -> Target:
     return lookup_target(DEFAULT_TARGET)
 
 
-class BuildContext(CallMixin, ExprMixin):
+class BuildContext(ExprMixin):
     """Builds one kernel; `errors` collects the diagnostics of failed statements."""
 
     def __init__(

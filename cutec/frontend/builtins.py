@@ -52,7 +52,7 @@ class Builtin:
 
 def _algebra(name: str) -> Build:
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
-        return ctx.algebra_call(name, args, kwargs, node)
+        return values.algebra_call(ctx, name, args, kwargs, node)
 
     return build
 
