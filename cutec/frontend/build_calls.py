@@ -50,7 +50,7 @@ from cutec.layout.inttuple import format_tuple
 from cutec.layout.swizzle import upcast_swizzle
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 
 MAX_INLINE_DEPTH = 16  # funcs inlined into funcs: deeper is (almost surely) recursion

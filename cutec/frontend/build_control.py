@@ -43,7 +43,7 @@ from cutec.ir.dialects import scf
 from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
     from cutec.ir.core import Value
 
 
@@ -102,12 +102,14 @@ def carried_values(
                 out.append((name, as_runtime(ctx, v, node)))
             else:
                 # Tensors, atoms, tuples, layouts: compile-time objects that cannot
-                # change at run time; _yield_values checks they are left alone.
+                # change at run time; yield_values checks they are left alone.
                 out.append((name, v))  # type: ignore[arg-type]
     return out
 
 
 def yield_values(ctx: BuildContext, carried: list[tuple[str, Any]], node: ast.Node) -> list[Any]:
+    """The carried scalars' values at the end of a region, for its scf.yield; a
+    compile-time object rebound in the region is an error."""
     values = []
     for name, before in carried:
         now = ctx.scope.lookup(name)
@@ -156,7 +158,9 @@ def rebind_results(ctx: BuildContext, scalars: list, results: Sequence[Value]) -
         ctx.scope.assign(name, S.Runtime(r))
 
 
-# ------------------------------------------------------------------ for
+# --------------------------------------------------------------------------- for
+
+
 def build_for(ctx: BuildContext, stmt: ast.For) -> None:
     start, stop, step = (ctx.eval(e) for e in (stmt.start, stmt.stop, stmt.step))
     if is_static(step) and step <= 0:
@@ -217,7 +221,9 @@ def unroll_factor(ctx: BuildContext, stmt: ast.For, start: Any, stop: Any, step:
     return f
 
 
-# ------------------------------------------------------------------ if
+# --------------------------------------------------------------------------- if
+
+
 def build_if(ctx: BuildContext, stmt: ast.If) -> None:
     c = condition(ctx, ctx.eval(stmt.cond), stmt.cond, "if")
     if isinstance(c, bool):
@@ -260,7 +266,9 @@ def build_if(ctx: BuildContext, stmt: ast.If) -> None:
         ctx.scope.assign(name, S.Runtime(r))
 
 
-# ------------------------------------------------------------------ while
+# --------------------------------------------------------------------------- while
+
+
 def build_while(ctx: BuildContext, stmt: ast.While) -> None:
     """``while cond { body }`` is ``scf.while``: `before` evaluates the condition on
     the carried values and forwards them, `after` runs the body and yields the new

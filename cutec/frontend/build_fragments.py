@@ -39,7 +39,7 @@ from cutec.layout import make_layout, size
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 
 def is_fragment(v: Any) -> bool:

@@ -58,12 +58,17 @@ from cutec.layout.symbolic import SymInt, is_static, sym
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
+
+
+# -------------------------------------------------------------- compile-time parameters
 
 
 def bind_ct_params(
     ctx: BuildContext, params: tuple[ast.CtParam, ...], defines: Mapping[str, Any], owner: ast.Node
 ) -> None:
+    """Bind each compile-time parameter to its -D value or its default (a kernel's, or
+    a func's with the call's ``[...]`` values as `defines`); a failed one is poisoned."""
     for p in params:
         try:
             if p.name in defines:
@@ -151,6 +156,9 @@ def check_ct_kind(p: ast.CtParam, value: Any) -> None:
             f"but its value is {describe(value)}",
             p,
         )
+
+
+# ------------------------------------------------------------------ run-time parameters
 
 
 def signature(
@@ -354,6 +362,9 @@ def dynamic_values(ctx: BuildContext, vals: Any, syms: Any, node: ast.Node) -> l
         return []
     assert isinstance(syms, SymInt)
     return [as_runtime(ctx, vals, node, T.index)]
+
+
+# ------------------------------------------------------- assumptions and launch clauses
 
 
 def collect_facts(ctx: BuildContext, k: ast.Kernel) -> dict[str, int]:

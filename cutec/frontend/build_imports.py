@@ -72,15 +72,17 @@ class _Globals:
                 out[item.name] = S.FuncRef(item, out)
         for item in items:
             if isinstance(item, ast.Const):
-                out[item.name] = self.const(module.program, out, item)
+                out[item.name] = self.const(out, item)
         return out
 
-    def const(self, program: ast.Program, names: dict[str, Any], item: ast.Const) -> Any:
-        """A top-level const: a compile-time value (consts are evaluated in order)."""
-        # Imported here to break a cycle (builder -> build_calls -> build_imports -> builder).
-        from cutec.frontend.builder import BuildContext
+    def const(self, names: dict[str, Any], item: ast.Const) -> Any:
+        """A top-level const: a compile-time value (consts are evaluated in order), in a
+        build context of its own (no kernel)."""
+        # Imported here to break a cycle (context -> build_exprs -> build_calls ->
+        # build_imports -> context).
+        from cutec.frontend.context import BuildContext, default_target
 
-        ctx = BuildContext(program, names, None)  # type: ignore[arg-type]
+        ctx = BuildContext(names, default_target())
         try:
             value = ctx.eval(item.value)
             if isinstance(value, S.Runtime | S.Tensor):

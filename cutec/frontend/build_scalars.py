@@ -23,7 +23,7 @@ from cutec.ir.dialects import arith
 from cutec.layout.symbolic import SymInt, is_static
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 _INT_OPS = {
     "+": arith.AddIOp,

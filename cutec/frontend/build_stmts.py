@@ -29,7 +29,7 @@ from cutec.ir import types as T
 from cutec.ir.dialects import cute as C
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 
 def build_block(ctx: BuildContext, block: ast.Block, new_scope: bool = True) -> None:

@@ -22,7 +22,7 @@ from cutec.ir.dialects import gpu, thread
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 
 def b_sync(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:

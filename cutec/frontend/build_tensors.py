@@ -39,7 +39,7 @@ from cutec.layout.symbolic import is_static
 from cutec.target import KIB, AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
 

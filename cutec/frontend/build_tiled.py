@@ -61,7 +61,7 @@ from cutec.layout.symbolic import is_static
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 _ACCUMULATOR = {"f64": T.f64, "s8": T.i32, "s32": T.i32}  # every other float: f32
 
@@ -139,7 +139,7 @@ def check_threads(
     """A tiled object needs no more threads than the kernel's block has: thread indices
     past it would own parts of the tile no thread runs (fewer is fine: the others idle,
     or specialise)."""
-    block = getattr(ctx, "num_threads", None)
+    block = ctx.num_threads
     have = num_threads(obj)
     if block is not None and have > block:
         raise error(
@@ -152,11 +152,11 @@ def check_threads(
 def typed_copy(ctx: BuildContext, tc: S.TiledCopy, element: T.Type, node: ast.Node) -> S.TiledCopy:
     """The tiled copy for `element`, its make op emitted once at the kernel entry."""
     key = (tc.type.atom, tc.type.layout_tv, tc.type.tiler, element)
-    cache = ctx.__dict__.setdefault("_tiled_copies", {})
+    cache = ctx.tiled_copies
     if tc.value is None:  # remember which types an untyped copy was given
-        ctx.__dict__.setdefault("_copy_typings", {}).setdefault(
-            (tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()
-        ).add(element)
+        ctx.copy_typings.setdefault((tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()).add(
+            element
+        )
     if key in cache:
         return cache[key]
     t = TiledCopyType(tc.type.atom, element, tc.type.layout_tv, tc.type.tiler)
@@ -172,9 +172,7 @@ def copy_for_coords(ctx: BuildContext, tc: S.TiledCopy, node: ast.Node) -> S.Til
     """The typed copy that partitions a coordinate tensor like the data it guards."""
     if tc.value is not None:
         return tc
-    seen = ctx.__dict__.get("_copy_typings", {}).get(
-        (tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()
-    )
+    seen = ctx.copy_typings.get((tc.type.atom, tc.type.layout_tv, tc.type.tiler), set())
     if len(seen) != 1:
         raise error(
             "a coordinate tensor is partitioned like the data of the copy's element "
@@ -234,7 +232,7 @@ def typed_mma(ctx: BuildContext, m: S.TiledMma, node: ast.Node, **given: T.Type)
 
     `given` holds the element types of the operands this use sees (a, b, c).
     """
-    cache = ctx.__dict__.setdefault("_typed_mmas", {})
+    cache = ctx.typed_mmas
     key = m.origin.span if m.origin is not None else id(m)
     if m.value is None and key not in cache:
         if not given:

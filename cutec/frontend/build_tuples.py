@@ -32,7 +32,7 @@ from cutec.layout import layout as LL
 from cutec.layout.symbolic import is_static
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 Build = Any  # (ctx, args, kwargs, node) -> value
 

@@ -53,7 +53,7 @@ from cutec.layout import divide as LD
 from cutec.layout.symbolic import ceil_div, is_static
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 # Layout functions of the algebra callable from a kernel, by CuTe's names.
 _ALGEBRA = {

@@ -13,8 +13,10 @@ The build functions are plain functions of the build context, one module per
 language feature: build_values.py (layouts, integers, scalars), tensor_builtins.py
 (views, fragments, algorithms), build_tuples.py (tuple algebra, launch geometry),
 build_fragments.py (element-wise arithmetic), build_tiled.py (atoms, TiledCopy,
-TiledMMA), build_sync.py (barriers and fences). The builder's mixins keep the
-machinery they share (expressions, calls, views, control flow).
+TiledMMA), build_sync.py (barriers and fences). The machinery they share is plain
+functions of the same context too: build_scalars.py (run-time scalars),
+build_tensors.py (views, allocation), static_eval.py (checks of compile-time
+values); context.py lists every module of the builder.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from cutec.layout import LayoutLeft, LayoutRight
 
 if TYPE_CHECKING:
     from cutec.frontend import ast
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 Build = Callable[["BuildContext", list[Any], dict[str, Any], "ast.Call"], Any]
 

@@ -51,7 +51,7 @@ from cutec.layout.symbolic import is_static
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import BuildContext
+    from cutec.frontend.context import BuildContext
 
 
 def b_local_tile(
