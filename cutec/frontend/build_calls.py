@@ -65,6 +65,7 @@ _GMMA_ATOMS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 
 def attribute(ctx: BuildContext, v: Any, node: ast.Attribute) -> Any:
+    """``v.attr`` for the value `v` of ``node.value``."""
     if isinstance(v, S.Namespace):
         return namespace_member(v, node)
     if isinstance(v, S.Builtin) and v.name in ("thread", "block", "threadIdx", "blockIdx"):
@@ -117,6 +118,7 @@ def special_register(ctx: BuildContext, ns: str, dim: str, node: ast.Node) -> S.
 
 
 def index(ctx: BuildContext, v: Any, node: ast.Index) -> Any:
+    """``v[indices]`` for the value `v` of ``node.value``."""
     family = (isinstance(v, S.Builtin) and v.name in ("UniversalCopy", "UniversalFMA")) or (
         isinstance(v, S.AtomRef) and v.kind == "family"
     )
@@ -212,6 +214,8 @@ def gmma_layout_atom(name: str, idx: list[Any], node: ast.Index) -> Any:
 
 
 def call(ctx: BuildContext, node: ast.Call) -> Any:
+    """``f[ct](args, k = v)``: a tiled object's method, a func (inlined), a builtin (by
+    the registry) or a conversion ``T(x)``."""
     f = ctx.eval(node.func)
     ct_args: list[Any] = []
     if isinstance(f, tuple) and f and f[0] == "ct_args":
