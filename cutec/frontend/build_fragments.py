@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.static_eval import algebra_errors, describe, error
+from cutec.frontend.build_scalars import as_runtime, const_index, runtime_binop
+from cutec.frontend.build_tensors import allocate
+from cutec.frontend.static_eval import algebra_errors, arity, describe, error, require_int
 from cutec.ir import types as T
 from cutec.ir.core import Value
 from cutec.ir.dialects import arith
@@ -37,7 +39,7 @@ from cutec.layout import make_layout, size
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.context import BuildContext
 
 
 def is_fragment(v: Any) -> bool:
@@ -46,7 +48,7 @@ def is_fragment(v: Any) -> bool:
 
 
 def element_wise(
-    kb: KernelBuilder,
+    ctx: BuildContext,
     operands: Sequence[Any],
     node: ast.Node,
     scalar_op: Callable[[list[Any]], S.Runtime],
@@ -73,24 +75,24 @@ def element_wise(
             )
     # Scalars the body reads are made outside it, at the map's point, so they stay
     # visible to every element.
-    scalars = [v if is_fragment(v) else _scalar_outside(kb, v, frags, node) for v in operands]
+    scalars = [v if is_fragment(v) else _scalar_outside(ctx, v, frags, node) for v in operands]
     body_args: dict[int, Value] = {}
     op = MapOp(first.value, [f.value for f in frags])  # out set below
     for i, f in enumerate(frags):
         body_args[id(f)] = op.body.args[i]
-    with kb.ir.at_end_of(op.body):
+    with ctx.ir.at_end_of(op.body):
         elems = [S.Runtime(body_args[id(v)]) if is_fragment(v) else v for v in scalars]
         result = scalar_op(elems)
         op.body.append(YieldOp(result.value))
     with algebra_errors(node):
         layout = make_layout(first.layout.shape)
-    out = kb.allocate(AddressSpace.REGISTER, result.type, layout, node)
+    out = allocate(ctx, AddressSpace.REGISTER, result.type, layout, node)
     op.set_operands([out.value, *(f.value for f in frags)])
-    kb.emit(op, node)
+    ctx.emit(op, node)
     return out
 
 
-def _scalar_outside(kb: KernelBuilder, v: Any, frags: list[S.Tensor], node: ast.Node) -> Any:
+def _scalar_outside(ctx: BuildContext, v: Any, frags: list[S.Tensor], node: ast.Node) -> Any:
     """A scalar operand: a compile-time number stays one (the body's operation types it);
     a run-time value is used as it is."""
     if isinstance(v, S.Runtime) or _is_number(v):
@@ -102,7 +104,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def binop(kb: KernelBuilder, op: str, a: Any, b: Any, node: ast.Node) -> S.Tensor:
+def binop(ctx: BuildContext, op: str, a: Any, b: Any, node: ast.Node) -> S.Tensor:
     """``a op b`` with at least one fragment: element-wise."""
     ta, tb = _element_type(a), _element_type(b)
     if ta is not None and tb is not None and ta != tb:
@@ -114,7 +116,7 @@ def binop(kb: KernelBuilder, op: str, a: Any, b: Any, node: ast.Node) -> S.Tenso
             where,
         )
     return element_wise(
-        kb, [a, b], node, lambda e: kb.runtime_binop(op, e[0], e[1], node), f"'{op}'"
+        ctx, [a, b], node, lambda e: runtime_binop(ctx, op, e[0], e[1], node), f"'{op}'"
     )
 
 
@@ -126,23 +128,23 @@ def _element_type(v: Any) -> T.Type | None:
     return None
 
 
-def negate(kb: KernelBuilder, v: S.Tensor, node: ast.Node) -> S.Tensor:
+def negate(ctx: BuildContext, v: S.Tensor, node: ast.Node) -> S.Tensor:
     def neg(e: list[Any]) -> S.Runtime:
         x = e[0]
         if isinstance(x.type, T.FloatType):
-            return S.Runtime(kb.emit(arith.NegFOp(x.value), node).result)
-        return kb.runtime_binop("-", 0, x, node)
+            return S.Runtime(ctx.emit(arith.NegFOp(x.value), node).result)
+        return runtime_binop(ctx, "-", 0, x, node)
 
-    return element_wise(kb, [v], node, neg, "'-'")
+    return element_wise(ctx, [v], node, neg, "'-'")
 
 
 # --------------------------------------------------------------------------- functions
 
 
-def _typed(kb: KernelBuilder, values: list[Any], node: ast.Node) -> list[Value]:
+def _typed(ctx: BuildContext, values: list[Any], node: ast.Node) -> list[Value]:
     """Scalars of one type: that of the first run-time operand (numbers follow it)."""
     t = next((v.type for v in values if isinstance(v, S.Runtime)), None)
-    out = [kb.as_runtime(v, node, t) for v in values]
+    out = [as_runtime(ctx, v, node, t) for v in values]
     types = {v.type for v in out}
     if len(types) > 1:
         names = ", ".join(sorted(str(x) for x in types))
@@ -150,48 +152,48 @@ def _typed(kb: KernelBuilder, values: list[Any], node: ast.Node) -> list[Value]:
     return [v.value for v in out]
 
 
-def _fma(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
-    a, b, c = _typed(kb, e, node)
+def _fma(ctx: BuildContext, e: list[Any], node: ast.Node) -> S.Runtime:
+    a, b, c = _typed(ctx, e, node)
     if not isinstance(a.type, T.FloatType):
         raise error(f"fma computes in floating point, not {a.type}", node)
-    return S.Runtime(kb.emit(arith.FmaOp(a, b, c), node).result)
+    return S.Runtime(ctx.emit(arith.FmaOp(a, b, c), node).result)
 
 
-def _minmax(kind: str) -> Callable[[KernelBuilder, list[Any], ast.Node], S.Runtime]:
-    def rule(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
-        a, b = _typed(kb, e, node)
+def _minmax(kind: str) -> Callable[[BuildContext, list[Any], ast.Node], S.Runtime]:
+    def rule(ctx: BuildContext, e: list[Any], node: ast.Node) -> S.Runtime:
+        a, b = _typed(ctx, e, node)
         if isinstance(a.type, T.FloatType):
             cls = arith.MinimumFOp if kind == "min" else arith.MaximumFOp
         else:
             cls = arith.MinSIOp if kind == "min" else arith.MaxSIOp
-        return S.Runtime(kb.emit(cls(a, b), node).result)
+        return S.Runtime(ctx.emit(cls(a, b), node).result)
 
     return rule
 
 
-def _abs(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
-    (a,) = _typed(kb, e, node)
+def _abs(ctx: BuildContext, e: list[Any], node: ast.Node) -> S.Runtime:
+    (a,) = _typed(ctx, e, node)
     if isinstance(a.type, T.FloatType):  # max(a, -a): |a|, and NaN stays NaN
-        neg = kb.emit(arith.NegFOp(a), node).result
-        return S.Runtime(kb.emit(arith.MaximumFOp(a, neg), node).result)
-    zero = kb.as_runtime(0, node, a.type).value
-    neg = kb.emit(arith.SubIOp(zero, a), node).result
-    return S.Runtime(kb.emit(arith.MaxSIOp(a, neg), node).result)
+        neg = ctx.emit(arith.NegFOp(a), node).result
+        return S.Runtime(ctx.emit(arith.MaximumFOp(a, neg), node).result)
+    zero = as_runtime(ctx, 0, node, a.type).value
+    neg = ctx.emit(arith.SubIOp(zero, a), node).result
+    return S.Runtime(ctx.emit(arith.MaxSIOp(a, neg), node).result)
 
 
 def _math(
     name: str, cls: type[math_ops.UnaryMathOp]
-) -> Callable[[KernelBuilder, list[Any], ast.Node], S.Runtime]:
+) -> Callable[[BuildContext, list[Any], ast.Node], S.Runtime]:
     """``exp(x)`` ...: one math op on a float; an integer is an error at the argument."""
 
-    def rule(kb: KernelBuilder, e: list[Any], node: ast.Node) -> S.Runtime:
-        (a,) = _typed(kb, e, node)
+    def rule(ctx: BuildContext, e: list[Any], node: ast.Node) -> S.Runtime:
+        (a,) = _typed(ctx, e, node)
         if not isinstance(a.type, T.FloatType):
             where = node.args[0] if isinstance(node, ast.Call) and node.args else node
             raise error(
                 f"{name}() computes on floats, not {a.type}; convert it first (f32(x))", where
             )
-        return S.Runtime(kb.emit(cls(a), node).result)
+        return S.Runtime(ctx.emit(cls(a), node).result)
 
     return rule
 
@@ -206,7 +208,7 @@ MATH_FUNCTIONS: dict[str, type[math_ops.UnaryMathOp]] = {
     "rsqrt": math_ops.RsqrtOp,
 }
 
-FUNCTIONS: dict[str, tuple[int, Callable[[KernelBuilder, list[Any], ast.Node], S.Runtime]]] = {
+FUNCTIONS: dict[str, tuple[int, Callable[[BuildContext, list[Any], ast.Node], S.Runtime]]] = {
     "fma": (3, _fma),
     "min": (2, _minmax("min")),
     "max": (2, _minmax("max")),
@@ -215,13 +217,13 @@ FUNCTIONS: dict[str, tuple[int, Callable[[KernelBuilder, list[Any], ast.Node], S
 }
 
 
-def fragment_function(kb: KernelBuilder, name: str, args: list[Any], node: ast.Call) -> Any:
+def fragment_function(ctx: BuildContext, name: str, args: list[Any], node: ast.Call) -> Any:
     """``fma(a, b, c)``, ``min(a, b)``, ``max(a, b)``, ``abs(a)``, ``exp(a)`` ... on scalars
     or fragments."""
     count, rule = FUNCTIONS[name]
-    kb.arity(name, args, count, count, node)
+    arity(name, args, count, count, node)
     if any(is_fragment(v) for v in args):
-        return element_wise(kb, args, node, lambda e: rule(kb, e, node), f"{name}()")
+        return element_wise(ctx, args, node, lambda e: rule(ctx, e, node), f"{name}()")
     for v in args:
         if isinstance(v, S.Tensor):
             raise error(
@@ -229,26 +231,26 @@ def fragment_function(kb: KernelBuilder, name: str, args: list[Any], node: ast.C
             )
     if all(_is_number(v) for v in args):
         raise error(f"{name}() of compile-time numbers: write the value", node)
-    return rule(kb, args, node)
+    return rule(ctx, args, node)
 
 
 # --------------------------------------------------------------------------- conversions
 
 
-def _convert_scalar(kb: KernelBuilder, v: Any, t: T.Type, node: ast.Node) -> S.Runtime:
+def _convert_scalar(ctx: BuildContext, v: Any, t: T.Type, node: ast.Node) -> S.Runtime:
     if not isinstance(v, S.Runtime):
-        return kb.as_runtime(v, node, t)
+        return as_runtime(ctx, v, node, t)
     src = v.type
     if src == t:
         return v
     if isinstance(src, T.IndexType) and isinstance(t, T.FloatType):
         # index has no float conversion of its own: through its 64-bit integer.
-        v = S.Runtime(kb.emit(arith.IndexCastOp(v.value, T.i64), node).result)
+        v = S.Runtime(ctx.emit(arith.IndexCastOp(v.value, T.i64), node).result)
         src = T.i64
     cls = _conversion(src, t)
     if cls is None:
         raise error(f"no conversion from {src} to {t}", node)
-    return S.Runtime(kb.emit(cls(v.value, t), node).result)
+    return S.Runtime(ctx.emit(cls(v.value, t), node).result)
 
 
 def _conversion(src: T.Type, dst: T.Type) -> type | None:
@@ -266,36 +268,36 @@ def _conversion(src: T.Type, dst: T.Type) -> type | None:
     return None
 
 
-def convert(kb: KernelBuilder, t: T.Type, args: list[Any], node: ast.Call) -> Any:
+def convert(ctx: BuildContext, t: T.Type, args: list[Any], node: ast.Call) -> Any:
     """``T(x)``: a scalar or every element of a fragment, converted to T."""
-    kb.arity(str(t), args, 1, 1, node)
+    arity(str(t), args, 1, 1, node)
     (v,) = args
     if is_fragment(v):
-        return element_wise(kb, [v], node, lambda e: _convert_scalar(kb, e[0], t, node), f"{t}()")
+        return element_wise(ctx, [v], node, lambda e: _convert_scalar(ctx, e[0], t, node), f"{t}()")
     if isinstance(v, S.Tensor):
         raise error(f"{t}() converts scalars and register fragments, not {describe(v)}", node)
-    return _convert_scalar(kb, v, t, node)
+    return _convert_scalar(ctx, v, t, node)
 
 
 # --------------------------------------------------------------------------- reductions
 
 
-def _reducer(kind: str) -> Callable[[KernelBuilder, Any, Any, ast.Node], S.Runtime]:
-    def combine(kb: KernelBuilder, a: Any, b: Any, node: ast.Node) -> S.Runtime:
+def _reducer(kind: str) -> Callable[[BuildContext, Any, Any, ast.Node], S.Runtime]:
+    def combine(ctx: BuildContext, a: Any, b: Any, node: ast.Node) -> S.Runtime:
         if kind == "sum":
-            return kb.runtime_binop("+", a, b, node)
-        return _minmax(kind)(kb, [a, b], node)
+            return runtime_binop(ctx, "+", a, b, node)
+        return _minmax(kind)(ctx, [a, b], node)
 
     return combine
 
 
-def reduce(kb: KernelBuilder, kind: str, args: list[Any], node: ast.Call) -> Any:
+def reduce(ctx: BuildContext, kind: str, args: list[Any], node: ast.Call) -> Any:
     """reduce_sum / reduce_max / reduce_min(t[, mode]): over every element of a
     register fragment (a scalar), or over one mode (a fragment of the other modes,
     compact). The elements are combined in index order, left to right: a sum
     rounds after each add, as written."""
     name = f"reduce_{kind}"
-    kb.arity(name, args, 1, 2, node)
+    arity(name, args, 1, 2, node)
     t = args[0]
     if not is_fragment(t):
         raise error(f"{name} reduces a register fragment, not {describe(t)}", node.args[0])
@@ -308,18 +310,18 @@ def reduce(kb: KernelBuilder, kind: str, args: list[Any], node: ast.Call) -> Any
         strides.append(strides[-1] * e)
 
     def element(i: int) -> S.Runtime:
-        index = kb.const_index(i, node).value
-        return S.Runtime(kb.emit(C.LoadOp(t.value, index), node).result)
+        index = const_index(ctx, i, node).value
+        return S.Runtime(ctx.emit(C.LoadOp(t.value, index), node).result)
 
     def fold(indices: list[int]) -> S.Runtime:
         acc = element(indices[0])
         for i in indices[1:]:
-            acc = combine(kb, acc, element(i), node)
+            acc = combine(ctx, acc, element(i), node)
         return acc
 
     if len(args) == 1:
         return fold(list(range(int(size(t.layout)))))
-    mode = kb.require_int(args[1], node.args[1], f"{name}'s mode")
+    mode = require_int(args[1], node.args[1], f"{name}'s mode")
     if not 0 <= mode < len(extents):
         raise error(f"{name}: mode {mode} of a rank-{len(extents)} fragment", node.args[1])
     rest = [m for j, m in enumerate(shape) if j != mode]
@@ -337,6 +339,6 @@ def reduce(kb: KernelBuilder, kind: str, args: list[Any], node: ast.Call) -> Any
             r //= e
         value = fold([base + k * strides[mode] for k in range(extents[mode])])
         if out is None:
-            out = kb.allocate(AddressSpace.REGISTER, value.type, out_layout, node)
-        kb.emit(C.StoreOp(value.value, out.value, kb.const_index(j, node).value), node)
+            out = allocate(ctx, AddressSpace.REGISTER, value.type, out_layout, node)
+        ctx.emit(C.StoreOp(value.value, out.value, const_index(ctx, j, node).value), node)
     return out

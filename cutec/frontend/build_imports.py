@@ -24,8 +24,8 @@ from typing import Any
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_exprs import POISON, Poisoned
 from cutec.frontend.imports import Module, load_program
+from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import error
 
 
@@ -72,17 +72,19 @@ class _Globals:
                 out[item.name] = S.FuncRef(item, out)
         for item in items:
             if isinstance(item, ast.Const):
-                out[item.name] = self.const(module.program, out, item)
+                out[item.name] = self.const(out, item)
         return out
 
-    def const(self, program: ast.Program, names: dict[str, Any], item: ast.Const) -> Any:
-        """A top-level const: a compile-time value (consts are evaluated in order)."""
-        # Imported here to break a cycle (builder -> build_calls -> build_imports -> builder).
-        from cutec.frontend.builder import KernelBuilder
+    def const(self, names: dict[str, Any], item: ast.Const) -> Any:
+        """A top-level const: a compile-time value (consts are evaluated in order), in a
+        build context of its own (no kernel)."""
+        # Imported here to break a cycle (context -> build_exprs -> build_calls ->
+        # build_imports -> context).
+        from cutec.frontend.context import BuildContext, default_target
 
-        kb = KernelBuilder(program, names, None)  # type: ignore[arg-type]
+        ctx = BuildContext(names, default_target())
         try:
-            value = kb.eval(item.value)
+            value = ctx.eval(item.value)
             if isinstance(value, S.Runtime | S.Tensor):
                 raise error(f"'const {item.name}' needs a compile-time value", item)
             return value

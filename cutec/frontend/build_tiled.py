@@ -40,7 +40,16 @@ from cutec.atoms.tiled_mma import make_fragment_like
 from cutec.dtypes import dtype
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.static_eval import algebra_errors, bits_of, check_divides, describe, error
+from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.build_tensors import allocate, build_view, tensor_arg
+from cutec.frontend.static_eval import (
+    algebra_errors,
+    bits_of,
+    check_divides,
+    describe,
+    error,
+    to_int_tuple,
+)
 from cutec.ir import types as T
 from cutec.ir.attributes import StringAttr
 from cutec.ir.dialects import cute as C
@@ -52,7 +61,7 @@ from cutec.layout.symbolic import is_static
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.context import BuildContext
 
 _ACCUMULATOR = {"f64": T.f64, "s8": T.i32, "s32": T.i32}  # every other float: f32
 
@@ -69,9 +78,9 @@ def num_threads(obj: S.TiledCopy | S.TiledMma) -> int:
 # --------------------------------------------------------------------------- construction
 
 
-def _layout(kb: KernelBuilder, v: Any, node: ast.Node, what: str) -> Layout:
+def _layout(ctx: BuildContext, v: Any, node: ast.Node, what: str) -> Layout:
     if isinstance(v, tuple) or is_static(v):
-        v = Layout(kb.to_int_tuple(v, node, what))
+        v = Layout(to_int_tuple(v, node, what))
     if not isinstance(v, Layout) or spec_of(v).dynamic_count:
         raise error(f"{what} must be a compile-time layout, got {describe(v)}", node)
     if int(size(v)) < 1:
@@ -87,7 +96,7 @@ def _kw_node(node: ast.Call, name: str, index: int) -> ast.Node:
 
 
 def b_tiled_copy(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.TiledCopy:
     """tiled_copy(atom, thr=layout, val=layout[, dtype]): CuTe's make_tiled_copy."""
     atom = args[0] if args else kwargs.pop("atom", None)
@@ -103,8 +112,8 @@ def b_tiled_copy(
         )
     if thr is None:
         raise error("tiled_copy needs a thread layout (thr=...)", node)
-    thr_l = _layout(kb, thr, _kw_node(node, "thr", 1), "the thread layout")
-    val_l = _layout(kb, val, _kw_node(node, "val", 2), "the value layout")
+    thr_l = _layout(ctx, thr, _kw_node(node, "thr", 1), "the thread layout")
+    val_l = _layout(ctx, val, _kw_node(node, "val", 2), "the value layout")
     with algebra_errors(node, "tiled_copy"):
         tiler, layout_tv = make_layout_tv(thr_l, val_l)
     element = element if isinstance(element, T.Type) else atom.element
@@ -118,19 +127,19 @@ def b_tiled_copy(
         ),
         atom.record,
     )
-    check_threads(kb, proto, "TiledCopy", node)
+    check_threads(ctx, proto, "TiledCopy", node)
     if element is None:
         return proto  # typed (and emitted) at its first use, by the tensors' element type
-    return typed_copy(kb, proto, element, node)
+    return typed_copy(ctx, proto, element, node)
 
 
 def check_threads(
-    kb: KernelBuilder, obj: S.TiledCopy | S.TiledMma, what: str, node: ast.Node
+    ctx: BuildContext, obj: S.TiledCopy | S.TiledMma, what: str, node: ast.Node
 ) -> None:
     """A tiled object needs no more threads than the kernel's block has: thread indices
     past it would own parts of the tile no thread runs (fewer is fine: the others idle,
     or specialise)."""
-    block = getattr(kb, "num_threads", None)
+    block = ctx.num_threads
     have = num_threads(obj)
     if block is not None and have > block:
         raise error(
@@ -140,32 +149,30 @@ def check_threads(
         )
 
 
-def typed_copy(kb: KernelBuilder, tc: S.TiledCopy, element: T.Type, node: ast.Node) -> S.TiledCopy:
+def typed_copy(ctx: BuildContext, tc: S.TiledCopy, element: T.Type, node: ast.Node) -> S.TiledCopy:
     """The tiled copy for `element`, its make op emitted once at the kernel entry."""
     key = (tc.type.atom, tc.type.layout_tv, tc.type.tiler, element)
-    cache = kb.__dict__.setdefault("_tiled_copies", {})
+    cache = ctx.tiled_copies
     if tc.value is None:  # remember which types an untyped copy was given
-        kb.__dict__.setdefault("_copy_typings", {}).setdefault(
-            (tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()
-        ).add(element)
+        ctx.copy_typings.setdefault((tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()).add(
+            element
+        )
     if key in cache:
         return cache[key]
     t = TiledCopyType(tc.type.atom, element, tc.type.layout_tv, tc.type.tiler)
     typed = S.TiledCopy(None, t, tc.record)  # type: ignore[arg-type]
     with algebra_errors(node, "tiled_copy"):
         typed.type.library()  # CuTe's checks: the atom's value width, thread and value counts
-    op = kb.emit_at_entry(C.MakeTiledCopyOp(t), node)
+    op = ctx.emit_at_entry(C.MakeTiledCopyOp(t), node)
     cache[key] = S.TiledCopy(op.result, t, tc.record)
     return cache[key]
 
 
-def copy_for_coords(kb: KernelBuilder, tc: S.TiledCopy, node: ast.Node) -> S.TiledCopy:
+def copy_for_coords(ctx: BuildContext, tc: S.TiledCopy, node: ast.Node) -> S.TiledCopy:
     """The typed copy that partitions a coordinate tensor like the data it guards."""
     if tc.value is not None:
         return tc
-    seen = kb.__dict__.get("_copy_typings", {}).get(
-        (tc.type.atom, tc.type.layout_tv, tc.type.tiler), set()
-    )
+    seen = ctx.copy_typings.get((tc.type.atom, tc.type.layout_tv, tc.type.tiler), set())
     if len(seen) != 1:
         raise error(
             "a coordinate tensor is partitioned like the data of the copy's element "
@@ -173,11 +180,11 @@ def copy_for_coords(kb: KernelBuilder, tc: S.TiledCopy, node: ast.Node) -> S.Til
             "partition a data tensor first",
             node,
         )
-    return typed_copy(kb, tc, next(iter(seen)), node)
+    return typed_copy(ctx, tc, next(iter(seen)), node)
 
 
 def b_tiled_mma(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.TiledMma:
     """tiled_mma(atom, atoms=(M,N[,K]), tile=(M,N,K)): CuTe's make_tiled_mma."""
     atom = args[0] if args else None
@@ -190,7 +197,7 @@ def b_tiled_mma(
             f"tiled_mma needs an MMA atom, got {describe(atom)}",
             node.args[0] if node.args else node,
         )
-    atom_l = _layout(kb, atoms, _kw_node(node, "atoms", 1), "the atom layout")
+    atom_l = _layout(ctx, atoms, _kw_node(node, "atoms", 1), "the atom layout")
     if atom_l.rank > 3:
         raise error(f"the atom layout {atom_l} has more than three (M,N,K) modes", node)
     if atom_l.rank < 3:
@@ -199,7 +206,7 @@ def b_tiled_mma(
         pad = 3 - len(shape)
         atom_l = Layout(shape + (1,) * pad, stride + (0,) * pad)
     if perm is not None:
-        perm = kb.to_int_tuple(perm, _kw_node(node, "tile", 2), "the MMA tile")
+        perm = to_int_tuple(perm, _kw_node(node, "tile", 2), "the MMA tile")
         if (
             not isinstance(perm, tuple)
             or len(perm) != 3
@@ -215,17 +222,17 @@ def b_tiled_mma(
     mma = S.TiledMma(None, t, rec, node)  # type: ignore[arg-type]
     with algebra_errors(node, "tiled_mma"):
         mma.type.library()
-    check_threads(kb, mma, "TiledMMA", node)
-    op = kb.emit(C.MakeTiledMmaOp(t), node)
+    check_threads(ctx, mma, "TiledMMA", node)
+    op = ctx.emit(C.MakeTiledMmaOp(t), node)
     return S.TiledMma(op.result, t, rec, node)
 
 
-def typed_mma(kb: KernelBuilder, m: S.TiledMma, node: ast.Node, **given: T.Type) -> S.TiledMma:
+def typed_mma(ctx: BuildContext, m: S.TiledMma, node: ast.Node, **given: T.Type) -> S.TiledMma:
     """An auto MMA with its element types (see the module docstring); named ones as they are.
 
     `given` holds the element types of the operands this use sees (a, b, c).
     """
-    cache = kb.__dict__.setdefault("_typed_mmas", {})
+    cache = ctx.typed_mmas
     key = m.origin.span if m.origin is not None else id(m)
     if m.value is None and key not in cache:
         if not given:
@@ -240,7 +247,7 @@ def typed_mma(kb: KernelBuilder, m: S.TiledMma, node: ast.Node, **given: T.Type)
         b = given.get("b") or first or acc
         c = given.get("c") or acc
         t = replace(m.type, d_type=c, a_type=a, b_type=b, c_type=c)
-        op = kb.emit_at_entry(C.MakeTiledMmaOp(t), node)
+        op = ctx.emit_at_entry(C.MakeTiledMmaOp(t), node)
         cache[key] = (S.TiledMma(op.result, t, None, m.origin), node)
     if m.value is None:
         m, first_use = cache[key]
@@ -257,7 +264,7 @@ def typed_mma(kb: KernelBuilder, m: S.TiledMma, node: ast.Node, **given: T.Type)
 
 
 def b_copy_atom(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.AtomRef:
     """copy_atom(ATOM, dtype): CuTe's Copy_Atom<ATOM, T>."""
     if (
@@ -277,7 +284,7 @@ def _tiled_copy_of_mma(which: str) -> Any:
     make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}[which]
 
     def fn(
-        kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+        ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
     ) -> S.TiledCopy:
         name = f"tiled_copy_{which}"
         if kwargs or len(args) != 2:
@@ -287,7 +294,7 @@ def _tiled_copy_of_mma(which: str) -> Any:
             raise error(f"{name} needs a copy atom, got {describe(atom)}", node.args[0])
         if not isinstance(mma, S.TiledMma):
             raise error(f"{name} needs a tiled MMA, got {describe(mma)}", node.args[1])
-        mma = typed_mma(kb, mma, node)
+        mma = typed_mma(ctx, mma, node)
         element = _operand_type(mma, which)
         if atom.element is not None and atom.element != element:
             raise error(
@@ -308,7 +315,7 @@ def _tiled_copy_of_mma(which: str) -> Any:
             tuple(int(x) for x in tiled.tiler_mn),
         )
         return typed_copy(
-            kb,
+            ctx,
             S.TiledCopy(
                 None,
                 t,
@@ -351,7 +358,7 @@ _MMA_METHODS = (
 
 
 def call_method(
-    kb: KernelBuilder,
+    ctx: BuildContext,
     obj: Any,
     name: str,
     args: list[Any],
@@ -387,19 +394,19 @@ def call_method(
     if len(args) != 1:
         raise error(f"'{name}' takes one tensor, got {len(args)} arguments", where)
     coords_ok = name.startswith("partition_") and isinstance(tiled, S.TiledCopy)
-    t = kb.tensor_arg(args[0], node.args[0], f"{name}'s argument", coords_ok=coords_ok)
+    t = tensor_arg(args[0], node.args[0], f"{name}'s argument", coords_ok=coords_ok)
     if isinstance(tiled, S.TiledCopy):
-        return _copy_method(kb, obj, tiled, name, t, node)
-    return _mma_method(kb, obj, tiled, name, t, node)
+        return _copy_method(ctx, obj, tiled, name, t, node)
+    return _mma_method(ctx, obj, tiled, name, t, node)
 
 
 def _copy_method(
-    kb: KernelBuilder, obj: S.ThrSlice, tiled: S.TiledCopy, name: str, t: S.Tensor, node: ast.Call
+    ctx: BuildContext, obj: S.ThrSlice, tiled: S.TiledCopy, name: str, t: S.Tensor, node: ast.Call
 ) -> S.Tensor:
     if t.coord_rank:
-        tiled = copy_for_coords(kb, tiled, node)
+        tiled = copy_for_coords(ctx, tiled, node)
     else:
-        tiled = typed_copy(kb, tiled, t.element, node)
+        tiled = typed_copy(ctx, tiled, t.element, node)
         if t.element != tiled.type.element:
             raise error(
                 f"{name}: the tiled copy moves {tiled.type.element} but the tensor "
@@ -409,34 +416,34 @@ def _copy_method(
     which = name[-1]
     attrs = {"operand": StringAttr(which)}
     if name.startswith("retile"):
-        return kb.build_view(C.RetileOp, t, [], attrs, node, name, atom=tiled.value)
+        return build_view(ctx, C.RetileOp, t, [], attrs, node, name, atom=tiled.value)
     check_divides(t.layout, tuple(tiled.type.tiler), None, "TiledCopy's tile", node)
-    tid = kb.as_runtime(obj.tid, node, T.index).value
-    return kb.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
+    tid = as_runtime(ctx, obj.tid, node, T.index).value
+    return build_view(ctx, C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
 
 
 def _mma_method(
-    kb: KernelBuilder, obj: S.ThrSlice, mma: S.TiledMma, name: str, t: S.Tensor, node: ast.Call
+    ctx: BuildContext, obj: S.ThrSlice, mma: S.TiledMma, name: str, t: S.Tensor, node: ast.Call
 ) -> S.Tensor:
     which = name[-1]
-    mma = typed_mma(kb, mma, node, **{which.lower(): t.element})
+    mma = typed_mma(ctx, mma, node, **{which.lower(): t.element})
     want = _operand_type(mma, which)
     if t.element != want and not (want == T.tf32 and t.element == T.f32):
         raise error(
             f"{name}: the MMA takes {want} for {which} but the tensor holds {t.element}", node
         )
     if name.startswith("make_fragment"):
-        return make_fragment(kb, mma, which, t, node)
-    tid = kb.as_runtime(obj.tid, node, T.index).value
+        return make_fragment(ctx, mma, which, t, node)
+    tid = as_runtime(ctx, obj.tid, node, T.index).value
     attrs = {"operand": StringAttr(which)}
-    part = kb.build_view(C.PartitionOp, t, [tid], attrs, node, name, atom=mma.value)
+    part = build_view(ctx, C.PartitionOp, t, [tid], attrs, node, name, atom=mma.value)
     if name.startswith("partition_fragment"):
-        return make_fragment(kb, mma, which, part, node)
+        return make_fragment(ctx, mma, which, part, node)
     return part
 
 
 def make_fragment(
-    kb: KernelBuilder, mma: S.TiledMma, which: str, t: S.Tensor, node: ast.Node
+    ctx: BuildContext, mma: S.TiledMma, which: str, t: S.Tensor, node: ast.Node
 ) -> S.Tensor:
     """ThrMMA::make_fragment_A/B/C of a partitioned (V, M|N, K|N, ...) tensor."""
     lib = mma.type.library()
@@ -464,7 +471,7 @@ def make_fragment(
     with algebra_errors(node, f"make_fragment_{which}"):
         inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
         layout = Layout(inner.shape) if which == "C" else make_fragment_like(inner)
-    return kb.allocate(AddressSpace.REGISTER, element, layout, node)
+    return allocate(ctx, AddressSpace.REGISTER, element, layout, node)
 
 
 def _operand_type(m: S.TiledMma, which: str) -> T.Type:
@@ -472,10 +479,10 @@ def _operand_type(m: S.TiledMma, which: str) -> T.Type:
 
 
 def resolve_gemm_mma(
-    kb: KernelBuilder, mma: S.TiledMma, a: S.Tensor, b: S.Tensor, c: S.Tensor, node: ast.Node
+    ctx: BuildContext, mma: S.TiledMma, a: S.Tensor, b: S.Tensor, c: S.Tensor, node: ast.Node
 ) -> S.TiledMma:
     """The typed MMA of gemm(mma, A, B, C); an auto MMA is typed here if not before."""
-    mma = typed_mma(kb, mma, node, a=a.element, b=b.element, c=c.element)
+    mma = typed_mma(ctx, mma, node, a=a.element, b=b.element, c=c.element)
     rec = mma.record
     for name, t, in_smem in (
         ("A", a, rec is not None and rec.a_in_smem),
@@ -491,7 +498,7 @@ def resolve_gemm_mma(
 
 
 def emit_copy(
-    kb: KernelBuilder,
+    ctx: BuildContext,
     atom: Any,
     src: S.Tensor,
     dst: S.Tensor,
@@ -500,7 +507,7 @@ def emit_copy(
 ) -> None:
     """copy(tiled_copy, src, dst[, pred]): synchronous, cp.async, or predicated."""
     if isinstance(atom, S.TiledCopy):
-        atom = typed_copy(kb, atom, src.element, node)
+        atom = typed_copy(ctx, atom, src.element, node)
         if atom.type.element != src.element:
             raise error(
                 f"the tiled copy moves {atom.type.element} but the tensors hold {src.element}", node
@@ -512,12 +519,12 @@ def emit_copy(
             # CuTe's copy_if with a cp.async atom: a predicated cute.copy_async (a _ZFILL
             # atom zero-fills the masked-off elements, any other skips them)
             p = pred.value if pred is not None else None
-            op = kb.emit(C.CopyAsyncOp(atom.value, src.value, dst.value, p), node)
-            kb.pending_tokens.append(op.result)
+            op = ctx.emit(C.CopyAsyncOp(atom.value, src.value, dst.value, p), node)
+            ctx.pending_tokens.append(op.result)
         elif pred is not None:
-            kb.emit(C.CopyIfOp(pred.value, src.value, dst.value, atom.value), node)
+            ctx.emit(C.CopyIfOp(pred.value, src.value, dst.value, atom.value), node)
         else:
-            kb.emit(C.CopyOp(src.value, dst.value, atom.value), node)
+            ctx.emit(C.CopyOp(src.value, dst.value, atom.value), node)
         return
     if isinstance(atom, S.AtomRef) and atom.kind == "copy":
         if atom.element is not None and atom.element != src.element:
@@ -535,7 +542,7 @@ def emit_copy(
             raise error(f"{atom.name} is asynchronous; copy with a tiled copy made from it", node)
         op = C.CopyOp(src.value, dst.value)
         op.attributes["atom"] = StringAttr(atom.name)
-        kb.emit(op, node)
+        ctx.emit(op, node)
         return
     raise error(
         f"copy's first argument must be a tiled copy or a copy atom, got {describe(atom)}",

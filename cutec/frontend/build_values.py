@@ -1,25 +1,39 @@
-"""Builtins on layouts, integers and scalars: make_layout, swizzle, size, rank, cosize,
-shape, stride, layout, ceil_div, min, max, the element-wise functions' scalar entry
-points and static_assert.
+"""Builtins on layouts, integers and scalars: the layout algebra's functions (composition,
+the divides and products ...), make_layout, swizzle, size, rank, cosize, shape, stride,
+layout, ceil_div, min, max, the element-wise functions' scalar entry points and
+static_assert.
 
-Plain functions ``(kb, args, kwargs, node)`` of the kernel builder `kb`, registered
+Plain functions ``(ctx, args, kwargs, node)`` of the build context `ctx`, registered
 in builtins.py.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from cutec.diagnostics import SOURCES
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import fragment_function, is_fragment
+from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.build_tensors import (
+    DIVIDES,
+    layout_arg,
+    tensor_arg,
+    tensor_compose,
+    tensor_divide,
+)
 from cutec.frontend.build_tiled import num_threads
 from cutec.frontend.static_eval import (
     algebra_errors,
+    arity,
+    checked_layout,
     describe,
     error,
     is_layout,
+    require_int,
+    to_int_tuple,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
@@ -34,49 +48,108 @@ from cutec.layout import (
     make_layout,
     size,
 )
+from cutec.layout import algebra as LA
+from cutec.layout import divide as LD
 from cutec.layout.symbolic import ceil_div, is_static
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.context import BuildContext
+
+# Layout functions of the algebra callable from a kernel, by CuTe's names.
+_ALGEBRA = {
+    "composition": LA.composition,
+    "complement": LA.complement,
+    "coalesce": LA.coalesce,
+    "right_inverse": LA.right_inverse,
+    "left_inverse": LA.left_inverse,
+    "logical_divide": LD.logical_divide,
+    "zipped_divide": LD.zipped_divide,
+    "tiled_divide": LD.tiled_divide,
+    "flat_divide": LD.flat_divide,
+    "logical_product": LD.logical_product,
+    "zipped_product": LD.zipped_product,
+    "tiled_product": LD.tiled_product,
+    "blocked_product": LD.blocked_product,
+    "raked_product": LD.raked_product,
+    "tile_to_shape": LD.tile_to_shape,
+}
+
+
+def algebra_call(
+    ctx: BuildContext, name: str, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> Any:
+    """`name` of the layout algebra on compile-time layouts and tuples; the divides and
+    composition of a tensor are views of it (build_tensors.py)."""
+    if name in DIVIDES and args and isinstance(args[0], S.Tensor):
+        return tensor_divide(ctx, name, args[0], args, kwargs, node)
+    if name == "composition" and args and isinstance(args[0], S.Tensor) and not kwargs:
+        return tensor_compose(ctx, args[0], args, node)
+    if kwargs:
+        raise error(f"'{name}' takes no keyword arguments", node)
+    fn = _ALGEBRA[name]
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        params = inspect.signature(fn).parameters.values()
+        lo = sum(1 for p in params if p.default is inspect.Parameter.empty)
+        arity(name, args, lo, len(params), node)
+    # Only composition takes a bare swizzle first (Sw o layout is a ComposedLayout).
+    swizzle_ok = name == "composition" and args and isinstance(args[0], Swizzle)
+    if args and not (is_layout(args[0]) or swizzle_ok):
+        raise error(
+            f"the first argument of '{name}' must be a layout, got {describe(args[0])}",
+            node.args[0] if node.args else node,
+        )
+    conv = [layout_or_tuple(a, n) for a, n in zip(args, node.args, strict=False)]
+    with algebra_errors(node, name):
+        return checked_layout(_ALGEBRA[name](*conv), node)
+
+
+def layout_or_tuple(v: Any, node: ast.Node) -> Any:
+    if is_layout(v) or isinstance(v, Swizzle):
+        return v
+    if isinstance(v, tuple) and all(is_layout(x) or x is None for x in v):
+        return v
+    return to_int_tuple(v, node, "an argument of a layout function")
 
 
 def b_make_layout(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> Any:
-    kb.arity("make_layout", args, 1, 2, node)
+    arity("make_layout", args, 1, 2, node)
     if all(is_layout(a) for a in args):
         with algebra_errors(node):
             return make_layout(*args)
-    shape = kb.to_int_tuple(args[0], node.args[0], "a layout's shape")
+    shape = to_int_tuple(args[0], node.args[0], "a layout's shape")
     with algebra_errors(node, "make_layout"):
         if len(args) == 1:
-            return kb.checked_layout(Layout(shape), node)
+            return checked_layout(Layout(shape), node)
         stride = args[1]
         if stride not in (LayoutLeft, LayoutRight):
-            stride = kb.to_int_tuple(stride, node.args[1], "a layout's stride")
-        return kb.checked_layout(make_layout(shape, stride), node)
+            stride = to_int_tuple(stride, node.args[1], "a layout's stride")
+        return checked_layout(make_layout(shape, stride), node)
 
 
-def b_make_shape(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+def b_make_shape(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     return tuple(args)
 
 
 def b_swizzle(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> Swizzle:
-    kb.arity("swizzle", args, 3, 3, node)
+    arity("swizzle", args, 3, 3, node)
     b, m, s = (
-        kb.require_int(a, n, "a swizzle parameter") for a, n in zip(args, node.args, strict=True)
+        require_int(a, n, "a swizzle parameter") for a, n in zip(args, node.args, strict=True)
     )
     with algebra_errors(node, "swizzle"):
         return Swizzle(b, m, s)
 
 
-def b_size(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    kb.arity("size", args, 1, 4, node)
+def b_size(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    arity("size", args, 1, 4, node)
     v = args[0]
     modes = [
-        kb.require_int(a, n, "a mode index") for a, n in zip(args[1:], node.args[1:], strict=True)
+        require_int(a, n, "a mode index") for a, n in zip(args[1:], node.args[1:], strict=True)
     ]
     if isinstance(v, S.TiledCopy | S.TiledMma):
         return num_threads(v)
@@ -94,122 +167,122 @@ def b_size(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast
         op = C.SizeOp(
             v.value, TupleAttr(tuple(modes) if len(modes) > 1 else modes[0]) if modes else None
         )
-        return S.Runtime(kb.emit(op, node).result, n)
+        return S.Runtime(ctx.emit(op, node).result, n)
     raise error(f"size of {describe(v)} is only known at run time", node)
 
 
-def b_layout(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+def b_layout(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """layout(t): a tensor's layout (CuTe's t.layout())."""
-    kb.arity("layout", args, 1, 1, node)
-    t = kb.tensor_arg(args[0], node.args[0], "layout's argument", coords_ok=True)
+    arity("layout", args, 1, 1, node)
+    t = tensor_arg(args[0], node.args[0], "layout's argument", coords_ok=True)
     return t.layout
 
 
-def b_rank(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> int:
-    kb.arity("rank", args, 1, 1, node)
+def b_rank(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> int:
+    arity("rank", args, 1, 1, node)
     v = args[0]
     layout = v.layout if isinstance(v, S.Tensor) else v
     return layout.rank if is_layout(layout) else len(layout) if isinstance(layout, tuple) else 1
 
 
-def b_cosize(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    kb.arity("cosize", args, 1, 1, node)
+def b_cosize(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    arity("cosize", args, 1, 1, node)
     v = args[0]
-    layout = kb.layout_arg(v.layout if isinstance(v, S.Tensor) else v, node.args[0])
+    layout = layout_arg(v.layout if isinstance(v, S.Tensor) else v, node.args[0])
     with algebra_errors(node, "cosize"):
         return cosize(layout)
 
 
-def b_shape(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+def b_shape(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     v = args[0] if args else None
-    layout = v.layout if isinstance(v, S.Tensor) else kb.layout_arg(v, node)
+    layout = v.layout if isinstance(v, S.Tensor) else layout_arg(v, node)
     return layout.shape
 
 
-def b_stride(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+def b_stride(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     v = args[0] if args else None
-    layout = v.layout if isinstance(v, S.Tensor) else kb.layout_arg(v, node)
+    layout = v.layout if isinstance(v, S.Tensor) else layout_arg(v, node)
     return layout.stride
 
 
-def b_ceil_div(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    kb.arity("ceil_div", args, 2, 2, node)
+def b_ceil_div(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    arity("ceil_div", args, 2, 2, node)
     a, b = args
     if isinstance(b, int) and not isinstance(b, bool) and b == 0:
         raise error("ceil_div by zero", node)
     if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
-        ra, rb = kb.as_runtime(a, node, T.index), kb.as_runtime(b, node, T.index)
+        ra, rb = as_runtime(ctx, a, node, T.index), as_runtime(ctx, b, node, T.index)
         s = ceil_div(ra.sym, rb.sym) if ra.sym is not None and rb.sym is not None else None
-        return S.Runtime(kb.emit(arith.CeilDivSIOp(ra.value, rb.value), node).result, s)
-    x = kb.require_int(a, node.args[0])
-    y = kb.require_int(b, node.args[1])
+        return S.Runtime(ctx.emit(arith.CeilDivSIOp(ra.value, rb.value), node).result, s)
+    x = require_int(a, node.args[0])
+    y = require_int(b, node.args[1])
     if y == 0:
         raise error("ceil_div by zero", node)
     return -(-x // y)
 
 
-def b_min(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return _minmax(kb, args, node, min)
+def b_min(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return _minmax(ctx, args, node, min)
 
 
-def b_max(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return _minmax(kb, args, node, max)
+def b_max(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return _minmax(ctx, args, node, max)
 
 
-def b_fma(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return fragment_function(kb, "fma", args, node)
+def b_fma(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return fragment_function(ctx, "fma", args, node)
 
 
-def b_abs(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+def b_abs(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     if len(args) == 1 and isinstance(args[0], int | float) and not isinstance(args[0], bool):
         return abs(args[0])
-    return fragment_function(kb, "abs", args, node)
+    return fragment_function(ctx, "abs", args, node)
 
 
-def b_exp(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return fragment_function(kb, "exp", args, node)
+def b_exp(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return fragment_function(ctx, "exp", args, node)
 
 
-def b_exp2(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return fragment_function(kb, "exp2", args, node)
+def b_exp2(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return fragment_function(ctx, "exp2", args, node)
 
 
-def b_log(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return fragment_function(kb, "log", args, node)
+def b_log(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return fragment_function(ctx, "log", args, node)
 
 
-def b_log2(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return fragment_function(kb, "log2", args, node)
+def b_log2(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return fragment_function(ctx, "log2", args, node)
 
 
-def b_sqrt(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return fragment_function(kb, "sqrt", args, node)
+def b_sqrt(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return fragment_function(ctx, "sqrt", args, node)
 
 
-def b_rsqrt(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    return fragment_function(kb, "rsqrt", args, node)
+def b_rsqrt(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    return fragment_function(ctx, "rsqrt", args, node)
 
 
-def _minmax(kb: KernelBuilder, args: list[Any], node: ast.Call, fn: Any) -> Any:
-    kb.arity(fn.__name__, args, 2, 2, node)
+def _minmax(ctx: BuildContext, args: list[Any], node: ast.Call, fn: Any) -> Any:
+    arity(fn.__name__, args, 2, 2, node)
     if any(is_fragment(v) for v in args):
-        return fragment_function(kb, fn.__name__, args, node)
+        return fragment_function(ctx, fn.__name__, args, node)
     a, b = args
     if isinstance(a, S.Runtime) or isinstance(b, S.Runtime):
         t = (a if isinstance(a, S.Runtime) else b).type
-        ra, rb = kb.as_runtime(a, node, t), kb.as_runtime(b, node, t)
+        ra, rb = as_runtime(ctx, a, node, t), as_runtime(ctx, b, node, t)
         if isinstance(t, T.FloatType):
             cls = arith.MinimumFOp if fn is min else arith.MaximumFOp
         else:
             cls = arith.MinSIOp if fn is min else arith.MaxSIOp
-        return S.Runtime(kb.emit(cls(ra.value, rb.value), node).result)
-    return fn(kb.require_int(a, node.args[0]), kb.require_int(b, node.args[1]))
+        return S.Runtime(ctx.emit(cls(ra.value, rb.value), node).result)
+    return fn(require_int(a, node.args[0]), require_int(b, node.args[1]))
 
 
 def b_static_assert(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    kb.arity("static_assert", args, 1, 2, node)
+    arity("static_assert", args, 1, 2, node)
     cond = args[0]
     if not isinstance(cond, bool):
         raise error(

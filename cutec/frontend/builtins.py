@@ -1,8 +1,8 @@
 """The builtin registry: one declaration per builtin name of the language.
 
 Each `Builtin` says where docs/language.md documents it (`section`), what it is
-in one line (`summary`), and how it is built: a function ``build(kb, args,
-kwargs, node)`` over the kernel builder (`kb`), or None for a name whose value
+in one line (`summary`), and how it is built: a function ``build(ctx, args,
+kwargs, node)`` over the build context (`ctx`), or None for a name whose value
 the builder gives (``thread``, ``block_dim``, ``UniversalCopy``, the layout
 tags ...). The builder dispatches calls through `REGISTRY`; the "did you mean"
 notes, the highlighter (pygments_lexer.py) and tests/frontend/test_builtin_registry.py,
@@ -13,8 +13,10 @@ The build functions are plain functions of the build context, one module per
 language feature: build_values.py (layouts, integers, scalars), tensor_builtins.py
 (views, fragments, algorithms), build_tuples.py (tuple algebra, launch geometry),
 build_fragments.py (element-wise arithmetic), build_tiled.py (atoms, TiledCopy,
-TiledMMA), build_sync.py (barriers and fences). The builder's mixins keep the
-machinery they share (expressions, calls, views, control flow).
+TiledMMA), build_sync.py (barriers and fences). The machinery they share is plain
+functions of the same context too: build_scalars.py (run-time scalars),
+build_tensors.py (views, allocation), static_eval.py (checks of compile-time
+values); context.py lists every module of the builder.
 """
 
 from __future__ import annotations
@@ -23,19 +25,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cutec.atoms.copy import copy_atoms
+from cutec.atoms.mma import mma_atom_named
 from cutec.frontend import build_sync as sync
 from cutec.frontend import build_values as values
+from cutec.frontend import scope as S
 from cutec.frontend import tensor_builtins as tensors
 from cutec.frontend.build_fragments import reduce
 from cutec.frontend.build_tiled import TILED_BUILTINS
 from cutec.frontend.build_tuples import GEOMETRY_BUILTINS, TUPLE_BUILTINS
 from cutec.frontend.static_eval import error
+from cutec.layout import LayoutLeft, LayoutRight
 
 if TYPE_CHECKING:
     from cutec.frontend import ast
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.context import BuildContext
 
-Build = Callable[["KernelBuilder", list[Any], dict[str, Any], "ast.Call"], Any]
+Build = Callable[["BuildContext", list[Any], dict[str, Any], "ast.Call"], Any]
 
 
 @dataclass(frozen=True)
@@ -47,17 +53,17 @@ class Builtin:
 
 
 def _algebra(name: str) -> Build:
-    def build(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
-        return kb.algebra_call(name, args, kwargs, node)
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+        return values.algebra_call(ctx, name, args, kwargs, node)
 
     return build
 
 
 def _reduce(kind: str) -> Build:
-    def build(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: Any) -> Any:
         if kwargs:
             raise error(f"reduce_{kind} takes no keyword arguments", node)
-        return reduce(kb, kind, args, node)
+        return reduce(ctx, kind, args, node)
 
     return build
 
@@ -200,6 +206,29 @@ _DECLARATIONS: tuple[Builtin, ...] = (
 )
 
 REGISTRY: dict[str, Builtin] = {b.name: b for b in _DECLARATIONS}
+
+
+def lookup(name: str) -> Any:
+    """What a builtin name denotes, or None: the layout tags, a registered builtin, or an
+    atom named bare (an MMA atom, a fixed copy atom, a copy atom family)."""
+    if name in ("LayoutLeft", "LayoutRight"):
+        return LayoutLeft if name == "LayoutLeft" else LayoutRight
+    if name in REGISTRY:
+        return S.Builtin(name)
+    return named_atom(name)
+
+
+def named_atom(name: str) -> S.AtomRef | None:
+    """A bare atom name: an MMA atom (SM80_16x8x16_...) or a fixed copy atom."""
+    atom = mma_atom_named(name)
+    if atom is not None:
+        return S.AtomRef("mma", name, atom)
+    for a in copy_atoms():
+        if a.name == name:
+            return S.AtomRef("copy", name, a)
+    if any(a.name.startswith(name + "<") for a in copy_atoms()):
+        return S.AtomRef("family", name)
+    return None
 
 
 def _unique() -> None:

@@ -139,10 +139,19 @@ class _Loader:
             target = base / imp.path
             if not imp.path.endswith(".cute"):
                 raise CompileError(f"imported files end in .cute; got '{imp.path}'", _path_loc(imp))
-            if not (base / imp.path).resolve().is_file():
+            if not _is_file(base / imp.path):
                 raise CompileError(f"cannot find '{imp.path}' (looked in {base})", _path_loc(imp))
             out.append((imp, self.load(target, imp, chain)))
         return tuple(out)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` names a file; one the OS cannot look up (a name longer than it
+    allows) names none."""
+    try:
+        return path.resolve().is_file()
+    except OSError:
+        return False
 
 
 def _path_loc(imp: ast.Import) -> Location:

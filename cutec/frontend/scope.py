@@ -20,6 +20,14 @@ from cutec.ir.types import Type
 from cutec.target import AddressSpace
 
 
+class Poisoned(Exception):
+    """A name whose defining statement already failed: stop without a second message."""
+
+
+# The value of a name whose defining statement failed (reading it raises Poisoned).
+POISON = object()
+
+
 @dataclass(frozen=True)
 class Runtime:
     """A run-time scalar: an IR value of an integer, index or float type.

@@ -1,4 +1,5 @@
-"""Compile-time helpers of the builder: dtypes, C integer arithmetic, limits, errors.
+"""Compile-time helpers of the builder: dtypes, C integer arithmetic, limits, errors,
+and the checks that a compile-time value is what a builtin takes (none emits IR).
 
 Everything static in a kernel is evaluated here or in the layout algebra; the
 IR only ever sees the results.
@@ -32,7 +33,7 @@ from cutec.layout import (
     X,
     size,
 )
-from cutec.layout.inttuple import format_tuple
+from cutec.layout.inttuple import format_tuple, leaves
 from cutec.layout.symbolic import SymInt, is_static
 
 # Limits that keep every input fast to build (the hardware's are the target's: cutec.target).
@@ -217,3 +218,94 @@ def lang_type(t: Any) -> str:
     if isinstance(t, T.IntegerType) and t.width == 1:
         return "bool"
     return str(t)
+
+
+def is_static_tuple(v: Any) -> bool:
+    return is_int_tuple(v) and all(is_static(x) for x in leaves(v))
+
+
+def require_int(v: Any, node: ast.Node, what: str = "this value") -> int:
+    if isinstance(v, bool) or not is_static(v):
+        if isinstance(v, S.Runtime | SymInt):
+            raise error(f"{what} must be known at compile time, but it is a run-time value", node)
+        raise error(f"{what} must be a compile-time integer, got {describe(v)}", node)
+    return v
+
+
+def to_int_tuple(v: Any, node: ast.Node, what: str) -> Any:
+    """`v` as an IntTuple: static ints, or the SymInts of run-time extents and strides."""
+    if isinstance(v, tuple):
+        elts = node.elts if isinstance(node, ast.Tuple) else [node] * len(v)
+        return tuple(to_int_tuple(x, n, what) for x, n in zip(v, elts, strict=True))
+    if isinstance(v, S.Runtime) and v.sym is not None:
+        return v.sym
+    if isinstance(v, bool) or not (is_static(v) or isinstance(v, SymInt)):
+        if isinstance(v, S.Runtime):
+            raise error(
+                f"{what} must be an integer known to the compiler; this run-time "
+                "value has no symbolic form (only tensor extents and strides do)",
+                node,
+            )
+        raise error(f"{what} must be integers, got {describe(v)}", node)
+    if is_static(v) and v < 0:
+        raise error(f"{what} must not be negative, got {v}", node)
+    return v
+
+
+def checked_layout(layout: Any, node: ast.Node) -> Any:
+    check_layout_size(layout, node)
+    return layout
+
+
+def arity(name: str, args: list[Any], lo: int, hi: int | None, node: ast.Node) -> None:
+    """`lo` to `hi` arguments (`hi` None: any number from `lo`)."""
+    if len(args) < lo or (hi is not None and len(args) > hi):
+        want = str(lo) if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}"
+        raise error(f"'{name}' takes {want} arguments, got {len(args)}", node)
+
+
+def static_binop(op: str, a: Any, b: Any, node: ast.Node) -> Any:
+    """op on two compile-time numbers (ints are C's, SymInts the algebra's)."""
+    if op in ("/", "%") and is_static(b) and b == 0:
+        raise error(f"division by zero in {a} {op} {b}", node)
+    both_int = is_static(a) and is_static(b)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        if both_int:
+            return c_div(a, b)
+        if isinstance(a, float) or isinstance(b, float):
+            return a / b
+        return a // b  # SymInt: extents are non-negative, where C and floor agree
+    if op == "%":
+        return c_rem(a, b) if both_int else a % b
+    if not both_int:
+        if op in ("==", "!=", "<", "<=", ">", ">=") and not (
+            isinstance(a, SymInt) or isinstance(b, SymInt)
+        ):
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[
+                op
+            ]
+        raise error(
+            f"'{op}' needs compile-time integers, got {describe(a)} and {describe(b)}", node
+        )
+    if op in ("<<", ">>") and (b < 0 or b > 63):
+        raise error(f"shift by {b} is out of range (0..63)", node)
+    ops = {
+        "&": lambda: a & b,
+        "|": lambda: a | b,
+        "^": lambda: a ^ b,
+        "<<": lambda: a << b,
+        ">>": lambda: a >> b,
+        "==": lambda: a == b,
+        "!=": lambda: a != b,
+        "<": lambda: a < b,
+        "<=": lambda: a <= b,
+        ">": lambda: a > b,
+        ">=": lambda: a >= b,
+    }
+    return ops[op]()

@@ -2,9 +2,9 @@
 fragments (make_fragment_like ...), coordinates (make_identity_tensor, elem_less)
 and the algorithms (copy, gemm, clear, fill, axpby).
 
-Plain functions ``(kb, args, kwargs, node)`` of the kernel builder `kb`, registered
+Plain functions ``(ctx, args, kwargs, node)`` of the build context `ctx`, registered
 in builtins.py; the tensor machinery they share (build_view, tensor_arg, allocate
-...) is the builder's (build_tensors.py).
+...) is in build_tensors.py.
 """
 
 from __future__ import annotations
@@ -13,15 +13,31 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_exprs import is_static_tuple
-from cutec.frontend.build_tensors import _instruction_partition
+from cutec.frontend.build_scalars import as_runtime, const_index, logical_and, materialize
+from cutec.frontend.build_tensors import (
+    allocate,
+    build_view,
+    check_gemm_shapes,
+    check_same_size,
+    coord_attr,
+    instruction_partition,
+    layout_arg,
+    like_args,
+    local_tile_by_layout,
+    tensor_arg,
+    tensor_type,
+    view,
+)
 from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
 from cutec.frontend.static_eval import (
     algebra_errors,
+    arity,
     check_divides,
     describe,
     error,
     is_layout,
+    is_static_tuple,
+    to_int_tuple,
 )
 from cutec.ir import types as T
 from cutec.ir.dialects import arith
@@ -35,17 +51,17 @@ from cutec.layout.symbolic import is_static
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
-    from cutec.frontend.builder import KernelBuilder
+    from cutec.frontend.context import BuildContext
 
 
 def b_local_tile(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
-    kb.arity("local_tile", args, 3, 4, node)
-    t = kb.tensor_arg(args[0], node.args[0], "local_tile's first argument", coords_ok=True)
+    arity("local_tile", args, 3, 4, node)
+    t = tensor_arg(args[0], node.args[0], "local_tile's first argument", coords_ok=True)
     if is_layout(args[1]):
-        return kb._local_tile_by_layout(t, args, kwargs, node)
-    tiler = kb.to_int_tuple(args[1], node.args[1], "a tiler")
+        return local_tile_by_layout(ctx, t, args, kwargs, node)
+    tiler = to_int_tuple(args[1], node.args[1], "a tiler")
     if not is_static_tuple(tiler):
         raise error(f"the tiler {tiler} must be known at compile time", node.args[1])
     coord = args[2]
@@ -74,19 +90,19 @@ def b_local_tile(
             f"a tiler of {len(kept)} modes cannot tile a rank-{t.layout.rank} tensor {t.layout}",
             node,
         )
-    coord_attr, operands = kb.coord_attr(coord, node.args[2])  # checks its leaves
-    attrs = {"tiler": TupleAttr(tiler), "coord": coord_attr}
+    coord_tuple, operands = coord_attr(ctx, coord, node.args[2])  # checks its leaves
+    attrs = {"tiler": TupleAttr(tiler), "coord": coord_tuple}
     if step is not None:
         attrs["proj"] = TupleAttr(step)
-    return kb.build_view(C.LocalTileOp, t, operands, attrs, node, "local_tile")
+    return build_view(ctx, C.LocalTileOp, t, operands, attrs, node, "local_tile")
 
 
 def b_local_partition(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
-    kb.arity("local_partition", args, 3, 4, node)
-    t = kb.tensor_arg(args[0], node.args[0], "local_partition's first argument", coords_ok=True)
-    thr = kb.layout_arg(args[1], node.args[1], "the thread layout")
+    arity("local_partition", args, 3, 4, node)
+    t = tensor_arg(args[0], node.args[0], "local_partition's first argument", coords_ok=True)
+    thr = layout_arg(args[1], node.args[1], "the thread layout")
     if spec_of(thr).dynamic_count or isinstance(thr, ComposedLayout):
         raise error(f"the thread layout {thr} must be a compile-time layout", node.args[1])
     step = kwargs.pop("step", kwargs.pop("proj", args[3] if len(args) > 3 else None))
@@ -105,43 +121,43 @@ def b_local_partition(
             node,
         )
     check_divides(t.layout, thr.shape, step, "thread layout", node)
-    tid_v = kb.as_runtime(tid, node.args[2], T.index).value
+    tid_v = as_runtime(ctx, tid, node.args[2], T.index).value
     attrs: dict[str, Any] = {"thr_layout": LayoutAttr.of(thr)}
     if step is not None:
         attrs["proj"] = TupleAttr(step)
-    return kb.build_view(C.LocalPartitionOp, t, [tid_v], attrs, node, "local_partition")
+    return build_view(ctx, C.LocalPartitionOp, t, [tid_v], attrs, node, "local_partition")
 
 
 def b_make_tensor_like(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """make_tensor_like(t[, dtype]): registers with t's shape, compact in its mode order."""
-    t, element = kb._like_args("make_tensor_like", args, kwargs, node)
+    t, element = like_args("make_tensor_like", args, kwargs, node)
     with algebra_errors(node):
         inner = t.layout.layout_b if isinstance(t.layout, ComposedLayout) else t.layout
         layout = make_layout_like(inner)
-    return kb.allocate(AddressSpace.REGISTER, element, layout, node)
+    return allocate(ctx, AddressSpace.REGISTER, element, layout, node)
 
 
 def b_make_fragment_like(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """make_fragment_like(t[, dtype]): registers, mode 0 compact (CuTe's FrgV first)."""
-    t, element = kb._like_args("make_fragment_like", args, kwargs, node)
+    t, element = like_args("make_fragment_like", args, kwargs, node)
     with algebra_errors(node):
         layout = fragment_layout(t.layout)
-    return kb.allocate(AddressSpace.REGISTER, element, layout, node)
+    return allocate(ctx, AddressSpace.REGISTER, element, layout, node)
 
 
-def b_copy(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    kb.arity("copy", args, 2, 3, node)
+def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+    arity("copy", args, 2, 3, node)
     pred_v = kwargs.pop("pred", None)
     if kwargs:
         raise error(f"copy has no argument '{next(iter(kwargs))}' (it takes pred = p)", node)
     atom = args[0] if len(args) == 3 else None
-    src = kb.tensor_arg(args[-2], node.args[-2], "the copy's source")
-    dst = kb.tensor_arg(args[-1], node.args[-1], "the copy's destination")
-    kb.check_same_size(src, dst, node, "copy")
+    src = tensor_arg(args[-2], node.args[-2], "the copy's source")
+    dst = tensor_arg(args[-1], node.args[-1], "the copy's destination")
+    check_same_size(src, dst, node, "copy")
     if src.element != dst.element:
         raise error(f"copy from {src.element} to {dst.element}: the element types differ", node)
     if dst.space is AddressSpace.GLOBAL and src.space is AddressSpace.GLOBAL:
@@ -152,7 +168,7 @@ def b_copy(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast
     pred = None
     if pred_v is not None:
         pred_node = next(k.value for k in node.kwargs if k.name == "pred")
-        pred = kb.tensor_arg(pred_v, pred_node, "the copy's predicate")
+        pred = tensor_arg(pred_v, pred_node, "the copy's predicate")
         if pred.element != T.i1 or pred.space is not AddressSpace.REGISTER:
             raise error(
                 f"the predicate must be a bool register tensor "
@@ -160,10 +176,10 @@ def b_copy(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast
                 f"{pred.element}",
                 pred_node,
             )
-        kb.check_same_size(pred, src, node, "copy", ("the predicate", "the source"))
+        check_same_size(pred, src, node, "copy", ("the predicate", "the source"))
     if atom is None:
         for t, which in ((src, 0), (dst, 1)):
-            owner = _instruction_partition(t.value)
+            owner = instruction_partition(t.value)
             if owner is not None:
                 raise error(
                     f"{'the source' if which == 0 else 'the destination'} is a partition "
@@ -178,16 +194,16 @@ def b_copy(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast
             if pred is None
             else C.CopyIfOp(pred.value, src.value, dst.value)
         )
-        kb.emit(op, node)
+        ctx.emit(op, node)
         return
-    emit_copy(kb, atom, src, dst, node, pred)
+    emit_copy(ctx, atom, src, dst, node, pred)
 
 
-def b_gemm(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    kb.arity("gemm", args, 3, 4, node)
+def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+    arity("gemm", args, 3, 4, node)
     mma = args[0] if len(args) == 4 else None
     a, b, c = (
-        kb.tensor_arg(v, n, f"gemm's {w}")
+        tensor_arg(v, n, f"gemm's {w}")
         for v, n, w in zip(args[-3:], node.args[-3:], ("A", "B", "C"), strict=True)
     )
     if c.space is AddressSpace.GLOBAL:
@@ -197,12 +213,12 @@ def b_gemm(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast
             node.args[-1],
         )
     if mma is None:
-        kb.check_gemm_shapes(a, b, c, node)
-        kb.emit(C.GemmOp(a.value, b.value, c.value), node)
+        check_gemm_shapes(a, b, c, node)
+        ctx.emit(C.GemmOp(a.value, b.value, c.value), node)
         return
     if not isinstance(mma, S.TiledMma):
         raise error(f"gemm's first argument must be a tiled MMA, got {describe(mma)}", node.args[0])
-    mma = resolve_gemm_mma(kb, mma, a, b, c, node)
+    mma = resolve_gemm_mma(ctx, mma, a, b, c, node)
     for name, t, want in (
         ("A", a, mma.type.a_type),
         ("B", b, mma.type.b_type),
@@ -210,44 +226,44 @@ def b_gemm(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast
     ):
         if t.element != want and not (str(want) == "tf32" and t.element == T.f32):
             raise error(f"gemm's {name} holds {t.element} but the MMA atom takes {want}", node)
-    kb.emit(C.GemmOp(a.value, b.value, c.value, mma.value), node)
+    ctx.emit(C.GemmOp(a.value, b.value, c.value, mma.value), node)
 
 
-def b_clear(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    kb.arity("clear", args, 1, 1, node)
-    t = kb.tensor_arg(args[0], node.args[0], "clear's argument")
-    kb.emit(C.ClearOp(t.value), node)
+def b_clear(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+    arity("clear", args, 1, 1, node)
+    t = tensor_arg(args[0], node.args[0], "clear's argument")
+    ctx.emit(C.ClearOp(t.value), node)
 
 
-def b_fill(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    kb.arity("fill", args, 2, 2, node)
-    t = kb.tensor_arg(args[0], node.args[0], "fill's tensor")
-    v = kb.as_runtime(args[1], node.args[1], t.element)
-    kb.emit(C.FillOp(t.value, v.value), node)
+def b_fill(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+    arity("fill", args, 2, 2, node)
+    t = tensor_arg(args[0], node.args[0], "fill's tensor")
+    v = as_runtime(ctx, args[1], node.args[1], t.element)
+    ctx.emit(C.FillOp(t.value, v.value), node)
 
 
-def b_axpby(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-    kb.arity("axpby", args, 4, 4, node)
-    x = kb.tensor_arg(args[1], node.args[1], "axpby's x")
-    y = kb.tensor_arg(args[3], node.args[3], "axpby's y")
-    kb.check_same_size(x, y, node, "axpby", ("x", "y"))
+def b_axpby(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+    arity("axpby", args, 4, 4, node)
+    x = tensor_arg(args[1], node.args[1], "axpby's x")
+    y = tensor_arg(args[3], node.args[3], "axpby's y")
+    check_same_size(x, y, node, "axpby", ("x", "y"))
     if x.element != y.element:
         raise error(f"axpby: x holds {x.element} but y holds {y.element}", node)
-    alpha = kb.as_runtime(args[0], node.args[0], y.element)
-    beta = kb.as_runtime(args[2], node.args[2], y.element)
-    kb.emit(C.AxpbyOp(alpha.value, x.value, beta.value, y.value), node)
+    alpha = as_runtime(ctx, args[0], node.args[0], y.element)
+    beta = as_runtime(ctx, args[2], node.args[2], y.element)
+    ctx.emit(C.AxpbyOp(alpha.value, x.value, beta.value, y.value), node)
 
 
 def b_make_tensor(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """make_tensor(t, layout): the memory of tensor t (from its first element, as
     CuTe's ``make_tensor(t.data(), layout)``) seen through another layout."""
-    kb.arity("make_tensor", args, 2, 2, node)
+    arity("make_tensor", args, 2, 2, node)
     if kwargs:
         raise error(f"make_tensor has no argument '{next(iter(kwargs))}'", node)
-    t = kb.tensor_arg(args[0], node.args[0], "make_tensor's memory")
-    layout = kb.layout_arg(args[1], node.args[1], "make_tensor's layout")
+    t = tensor_arg(args[0], node.args[0], "make_tensor's memory")
+    layout = layout_arg(args[1], node.args[1], "make_tensor's layout")
     if isinstance(t.layout, ComposedLayout) or isinstance(layout, ComposedLayout):
         raise error(
             "make_tensor over a swizzled tensor or with a swizzled layout is not supported "
@@ -263,24 +279,24 @@ def b_make_tensor(
                 f"{have} elements of the tensor's memory",
                 node.args[1],
             )
-    zero = kb.const_index(0, node).value
+    zero = const_index(ctx, 0, node).value
     dynamic = [
-        kb.materialize(x, node.args[1]).value
+        materialize(ctx, x, node.args[1]).value
         for x in leaves((layout.shape, layout.stride))
         if not is_static(x)
     ]
-    op = C.ViewOp(t.value, zero, dynamic, kb.tensor_type(t, layout))
-    return kb.view(op, t, layout, node)
+    op = C.ViewOp(t.value, zero, dynamic, tensor_type(t, layout))
+    return view(ctx, op, t, layout, node)
 
 
 def b_recast(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """recast(t, dtype): t's bytes as elements of dtype (CuTe's recast<T>(t))."""
-    kb.arity("recast", args, 2, 2, node)
+    arity("recast", args, 2, 2, node)
     if kwargs:
         raise error(f"recast has no argument '{next(iter(kwargs))}'", node)
-    t = kb.tensor_arg(args[0], node.args[0], "recast's tensor")
+    t = tensor_arg(args[0], node.args[0], "recast's tensor")
     element = args[1]
     if not isinstance(element, T.Type):
         raise error(
@@ -298,31 +314,31 @@ def b_recast(
     with algebra_errors(node, "recast"):
         layout = C.RecastOp.recast(t.layout, old, new)
     op = C.RecastOp(t.value, C.TensorType(element, t.space, spec_of(layout)))
-    kb.emit(op, node)
+    ctx.emit(op, node)
     return S.Tensor(op.result, layout, element, t.space)
 
 
 def b_make_identity_tensor(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """make_identity_tensor(shape): the coordinate tensor of a flat shape."""
-    kb.arity("make_identity_tensor", args, 1, 1, node)
-    shape = kb.to_int_tuple(args[0], node.args[0], "an identity tensor's shape")
+    arity("make_identity_tensor", args, 1, 1, node)
+    shape = to_int_tuple(args[0], node.args[0], "an identity tensor's shape")
     if isinstance(shape, tuple) and any(isinstance(m, tuple) for m in shape):
         raise error(
             f"make_identity_tensor takes a flat shape, got {format_tuple(shape)}", node.args[0]
         )
     layout = identity_layout(shape)
-    extents = [kb.materialize(x, node.args[0]).value for x in leaves(shape) if not is_static(x)]
+    extents = [materialize(ctx, x, node.args[0]).value for x in leaves(shape) if not is_static(x)]
     rank = len(shape) if isinstance(shape, tuple) else 1
     t = C.CoordTensorType(rank, spec_of(layout))
-    op = kb.emit(C.MakeIdentityTensorOp(extents, t), node)
+    op = ctx.emit(C.MakeIdentityTensorOp(extents, t), node)
     return S.Tensor(op.result, layout, T.index, "coord", rank)
 
 
-def b_elem_less(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+def b_elem_less(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
     """elem_less(a, b): every mode of coordinate a is below that of b (CuTe's elem_less)."""
-    kb.arity("elem_less", args, 2, 2, node)
+    arity("elem_less", args, 2, 2, node)
     a, b = args
     a_t, b_t = (v if isinstance(v, tuple) else (v,) for v in (a, b))
     if len(a_t) > len(b_t):
@@ -332,24 +348,24 @@ def b_elem_less(kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node
     result: Any = True
     for x, y in zip(a_t, b_t, strict=False):
         if isinstance(x, tuple) or isinstance(y, tuple):
-            less = b_elem_less(kb, [x, y], {}, node)
+            less = b_elem_less(ctx, [x, y], {}, node)
         elif is_static(x) and is_static(y):
             less = x < y
         else:
-            xv = kb.materialize(x, node.args[0]).value
-            yv = kb.materialize(y, node.args[1]).value
-            less = S.Runtime(kb.emit(arith.CmpIOp("slt", xv, yv), node).result)
-        result = kb._and(result, less, node)
+            xv = materialize(ctx, x, node.args[0]).value
+            yv = materialize(ctx, y, node.args[1]).value
+            less = S.Runtime(ctx.emit(arith.CmpIOp("slt", xv, yv), node).result)
+        result = logical_and(ctx, result, less, node)
     return result
 
 
 def b_as_position_independent_swizzle_tensor(
-    kb: KernelBuilder, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.Tensor:
     """The tensor itself: cutec's smem swizzles already act on element offsets from the
     buffer's (swizzle-aligned) base, which is what CuTe's conversion produces."""
-    kb.arity("as_position_independent_swizzle_tensor", args, 1, 1, node)
-    t = kb.tensor_arg(args[0], node.args[0], "its argument")
+    arity("as_position_independent_swizzle_tensor", args, 1, 1, node)
+    t = tensor_arg(args[0], node.args[0], "its argument")
     if t.space is not AddressSpace.SHARED:
         raise error(
             f"as_position_independent_swizzle_tensor takes an smem tensor, not {t.space.memory}",

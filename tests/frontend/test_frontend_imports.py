@@ -48,6 +48,15 @@ def test_missing_file_points_at_the_path(tmp_path: Path) -> None:
     assert msg == f"cannot find 'nope.cute' (looked in {tmp_path})"
 
 
+def test_path_the_os_cannot_look_up_is_not_found(tmp_path: Path) -> None:
+    # A name longer than the file system allows makes the lookup itself fail (OSError).
+    long = "1" * 3000 + ".cute"
+    _write(tmp_path, {"main.cute": f'import "{long}"\n'})
+    name, line, col, msg = _error(load_file, tmp_path / "main.cute")
+    assert (name, line, col) == ("main.cute", 1, 8)
+    assert msg == f"cannot find '{long}' (looked in {tmp_path})"
+
+
 def test_cycle(tmp_path: Path) -> None:
     _write(tmp_path, {"a.cute": 'import "b.cute"\n', "b.cute": '\nimport "a.cute"\n'})
     assert _error(load_file, tmp_path / "a.cute") == (
