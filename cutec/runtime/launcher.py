@@ -3,25 +3,32 @@
 A call of a compiled kernel must cost little more than the ``cuLaunchKernel``
 it makes (within 1.5x of a raw launch through cuda.bindings). So, as Triton
 does, cutec writes one Python function per kernel signature, straight-line
-code with the signature's facts as constants, and compiles it once:
+code with the signature's facts as constants, compiles it once, and makes it
+the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it reads:
 
-    def launch(A, B, C, alpha, beta, *, grid=None, block=None, stream=None, smem=None):
-        if type(A) is _Tensor:                        # torch: read its fields directly
-            if A.dtype is not _dt_f32: raise _err.dtype('A', ...)
-            _s, _t = A.shape, A.stride() ...
+    def launch(self, a_0, ..., *, grid=None, block=None, stream=None, smem=None):
+        if type(a_0) is _Tensor:                  # torch: its fields, read directly
+            if a_0.dtype is not _dt_a_0: raise _err.dtype('A', 'f32', ...)
+            p_a_0 = a_0.data_ptr(); d_a_0 = a_0.get_device() ...
+            e_a_0_0, e_a_0_1, = a_0.shape         # a wrong rank fails to unpack
+            t_a_0_0, t_a_0_1, = a_0.stride()
         else:
-            _v = _view(A, 'A') ...                     # any other array, slower
-        n_M = _s[0]; n_K = _s[1]; n_ldA = _t[1]        # run-time names from the array
-        if _t[0] != 1 and n_M != 1: raise ...           # the static stride 1
-        if n_M % 4: raise _err.fact('A', 'M', n_M, 4)   # assume M % 4 == 0
-        ...
-        _key = (n_M % 16 == 0) | (n_K % 16 == 0) << 1 | ...   # the specialisation
-        _var = _variants.get(_key) or _specialize(_key)
-        _pack(_buf, 0, p_A, n_M, n_K, n_ldA, ...)      # the .param buffer (docs/abi.md)
-        _launch(_var.fn, _grid, _block, _var.smem, _stream, _params)
+            v_a_0 = _view(a_0) ...                 # CuPy, DLPack, DeviceArray: slower
+        n_M = e_a_0_0; n_K = e_a_0_1; n_ldA = t_a_0_1   # run-time names
+        _sk = (e_a_0_0, e_a_0_1, t_a_0_0, t_a_0_1, ...)
+        _hit = _checked.get(_sk)                  # the checks below, once per shape
+        if _hit is None:
+            if n_M % 4: raise _err.fact('A', 'M', n_M, 4)   # assume M % 4 == 0
+            if t_a_0_0 != 1 and e_a_0_0 != 1: raise ...     # the static stride 1
+            ...                                   # same names equal, offsets < 2^31
+            _hit = _checked[_sk] = (key bits of the extents, default grid)
+        if (p_a_0 | ...) & 15 == 0: _key = ...    # alignment: promised and specialised
+        _var = _variants.get(_key << 8 | _dev) or a compile
+        _pack(_buf, 0, p_a_0, n_M, n_K, n_ldA, ...)     # the .param buffer (docs/abi.md)
+        _cu_launch(_var.handle, grid..., block..., smem, stream, _params, 0)
 
 Every mistake raises a TypeError or ValueError naming the parameter, what was
-declared and what was passed (`ArgumentErrors`).
+declared and what was passed (`cutec.runtime.errors.ArgumentErrors`).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
 from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda
+from cutec.runtime.errors import ArgumentErrors
 
 # The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
 # base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
@@ -57,107 +65,6 @@ _EXPR_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|//|[-+*%(),\s]")
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
-
-
-class ArgumentErrors:
-    """The messages of a bad launch, each naming the parameter."""
-
-    def __init__(self, kernel: str) -> None:
-        self.kernel = kernel
-
-    def _where(self, param: str) -> str:
-        return f"{self.kernel}: parameter '{param}'"
-
-    def count(self, declared: list[str], got: int) -> TypeError:
-        return TypeError(
-            f"{self.kernel}() takes {len(declared)} arguments ({', '.join(declared)}), got {got}"
-        )
-
-    def not_array(self, param: str, value: Any) -> TypeError:
-        return TypeError(
-            f"{self._where(param)} is a tensor; got {type(value).__name__} (pass a torch tensor, "
-            "a CuPy array, a cutec.DeviceArray, or anything with DLPack or "
-            "__cuda_array_interface__)"
-        )
-
-    def dtype(self, param: str, declared: str, got: str) -> TypeError:
-        got = arrays.TORCH_DTYPES.get(got, got)  # torch's float16 is cutec's f16
-        return TypeError(f"{self._where(param)} is declared {declared}; got an array of {got}")
-
-    def rank(self, param: str, declared: Any, got: tuple[int, ...]) -> ValueError:
-        return ValueError(
-            f"{self._where(param)} has {len(_leaves(declared))} modes, shape {declared}; "
-            f"got an array of shape {got}"
-        )
-
-    def extent(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
-        return ValueError(f"{self._where(param)}: extent {mode} is declared {declared}; got {got}")
-
-    def stride(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
-        return ValueError(f"{self._where(param)}: stride {mode} is declared {declared}; got {got}")
-
-    def negative_stride(self, param: str, mode: int, stride: int) -> ValueError:
-        return ValueError(
-            f"{self._where(param)}: stride {mode} is {stride}; negative strides are not supported"
-        )
-
-    def mismatch(self, param: str, name: str, got: int, first: str, bound: int) -> ValueError:
-        return ValueError(
-            f"{self._where(param)}: {name} is {got} here but {bound} in '{first}' "
-            f"(the declarations use the same name, so the values must be equal)"
-        )
-
-    def fact(self, param: str, name: str, value: int, divisor: int) -> ValueError:
-        return ValueError(
-            f"{self._where(param)}: {name} = {value} is not divisible by {divisor}, which the "
-            f"kernel assumes ('assume {name} % {divisor} == 0')"
-        )
-
-    def align(self, param: str, ptr: int, align: int) -> ValueError:
-        return ValueError(
-            f"{self._where(param)}: the base address {ptr:#x} is not {align}-byte aligned, "
-            f"which the kernel was compiled for ('align {align}')"
-        )
-
-    def on_gpu(self, param: str, kind: str) -> ValueError:
-        return ValueError(
-            f"{self._where(param)} is in GPU memory ({kind}); device='cpu' runs on host arrays "
-            "(numpy, CPU torch tensors)"
-        )
-
-    def host(self, param: str, kind: str) -> ValueError:
-        return ValueError(
-            f"{self._where(param)} is in host memory ({kind}); a GPU launch needs device memory "
-            "(torch.Tensor.cuda(), cutec.DeviceArray.from_numpy(a)), or use device='cpu'"
-        )
-
-    def device(self, param: str, got: int | None, first: str, expected: int | None) -> ValueError:
-        return ValueError(
-            f"{self._where(param)} is on GPU {got} but '{first}' is on GPU {expected}; "
-            "all arrays of a launch must be on one GPU"
-        )
-
-    def too_large(self, param: str, largest: int) -> ValueError:
-        return ValueError(
-            f"{self._where(param)}: its largest element offset {largest} does not fit the "
-            "kernel's 32-bit offsets (< 2^31); compile with 64-bit offsets "
-            "(lower-to-thread{offset-bits=64})"
-        )
-
-    def scalar(self, param: str, declared: str, value: Any) -> TypeError:
-        return TypeError(f"{self._where(param)} is a {declared} scalar; got {value!r}")
-
-    def scalar_range(self, param: str, declared: str, value: int) -> ValueError:
-        return ValueError(f"{self._where(param)}: {value} does not fit {declared}")
-
-    def grid(self, grid: tuple[int, ...]) -> ValueError:
-        return ValueError(f"{self.kernel}: the grid {grid} must be 1 to 3 non-negative sizes")
-
-
-def _leaves(t: Any) -> list[Any]:
-    if isinstance(t, tuple):
-        return [x for e in t for x in _leaves(e)]
-    return [t]
 
 
 @dataclass
