@@ -151,13 +151,13 @@ def launch_overhead(spec, calls: int = 200, rounds: int = 101, size: int = 64) -
     packed = np.array([ctypes.addressof(h) for h in holders], dtype=np.uint64)
     stream = torch.cuda.current_stream().cuda_stream
     grid = ((size + 127) // 128, (size + 127) // 128, 1)  # the sgemm examples' 128x128 tiles
-    success = driver.CUresult.CUDA_SUCCESS
+
+    address = packed.ctypes.data
 
     def raw_call() -> None:
-        err, *_ = driver.cuLaunchKernel(
-            func, *grid, raw.threads, 1, 1, 0, stream, packed.ctypes.data, 0
-        )
-        if err != success:
+        # The leanest correct raw launch: CUresult is an int, CUDA_SUCCESS is 0.
+        err = driver.cuLaunchKernel(func, *grid, raw.threads, 1, 1, 0, stream, address, 0)[0]
+        if err:
             raise RuntimeError(f"cuLaunchKernel: {err}")
 
     ref = a.double() @ b.double().t()
