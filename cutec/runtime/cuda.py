@@ -119,8 +119,8 @@ def error(err: Any, doing: str) -> CudaError:
             names = ", ".join(dict.fromkeys(pending))
             where = (
                 "a kernel faulted; faults are reported asynchronously, so it is one of the "
-                f"kernels launched since the last synchronisation: {names} "
-                "(set CUTEC_LAUNCH_BLOCKING=1 to name it exactly)"
+                f"kernels cutec launched since its last synchronisation: {names} (or work "
+                "launched outside cutec; set CUTEC_LAUNCH_BLOCKING=1 to name it exactly)"
             )
         else:
             where = "a kernel faulted (launched outside cutec, or before the last check)"
