@@ -95,7 +95,7 @@ class ArgumentErrors:
         )
 
     def scalar(self, param: str, declared: str, value: Any) -> TypeError:
-        return TypeError(f"{self._where(param)} is a {declared} scalar; got {value!r}")
+        return TypeError(f"{self._where(param)} is a scalar of type {declared}; got {value!r}")
 
     def scalar_range(self, param: str, declared: str, value: int) -> ValueError:
         return ValueError(f"{self._where(param)}: {value} does not fit {declared}")

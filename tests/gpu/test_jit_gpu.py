@@ -120,6 +120,28 @@ def test_device_array_and_cupy() -> None:
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-5
 
 
+class _DLPackOnly:
+    """A device array known only through DLPack."""
+
+    def __init__(self, array: torch.Tensor) -> None:
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_arrays() -> None:
+    k = rt.jit(EXAMPLES / "transpose.cute")
+    s = torch.randn(96, 64, device="cuda").t()
+    d = torch.full((64, 96), float("nan"), device="cuda").t()
+    k(_DLPackOnly(s), _DLPackOnly(d))
+    torch.cuda.synchronize()
+    assert torch.equal(d, s.t())
+
+
 def test_streams_and_graph_capture() -> None:
     k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
     gen = torch.Generator(device="cuda").manual_seed(3)
@@ -153,7 +175,7 @@ def test_bad_arguments_on_the_gpu() -> None:
         k(a.cpu(), b, c, 1.0, 0.0)
     with pytest.raises(ValueError, match="not 16-byte aligned"):
         k(torch.randn(64 * 256 + 1, device="cuda")[1:].view(64, 256).t(), b, c, 1.0, 0.0)
-    with pytest.raises(TypeError, match="parameter 'alpha' is a f32 scalar"):
+    with pytest.raises(TypeError, match="parameter 'alpha' is a scalar of type f32"):
         k(a, b, c, "1", 0.0)
 
 

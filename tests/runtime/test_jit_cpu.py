@@ -98,6 +98,27 @@ def test_cpu_transpose() -> None:
     assert np.array_equal(d, s.T)
 
 
+class _DLPackOnly:
+    """An array known only through DLPack (as JAX's or any framework's would be)."""
+
+    def __init__(self, array: Any) -> None:
+        self._array = array
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._array.__dlpack_device__()
+
+
+def test_cpu_dlpack_arrays() -> None:
+    k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    s = _col_major(64, 96, np.random.default_rng(1))
+    d = np.full((96, 64), np.nan, np.float32, order="F")
+    k(_DLPackOnly(s), _DLPackOnly(d))
+    assert np.array_equal(d, s.T)
+
+
 # --------------------------------------------------------------------------- checks
 def _errors_kernel() -> rt.Kernel:
     return rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
@@ -133,7 +154,7 @@ def test_a_bad_array_names_its_parameter(mutate: Any, kind: type, message: str) 
 def test_bad_scalars_and_arity() -> None:
     k = _errors_kernel()
     a, b, c = _aligned(36, 8), _aligned(40, 8), _aligned(36, 40)
-    with pytest.raises(TypeError, match="parameter 'alpha' is a f32 scalar; got '1'"):
+    with pytest.raises(TypeError, match="parameter 'alpha' is a scalar of type f32; got '1'"):
         k(a, b, c, "1", 0.0)
     with pytest.raises(TypeError):
         k(a, b, c, 1.0)
@@ -310,3 +331,17 @@ def test_cli_cache(capsys: pytest.CaptureFixture[str]) -> None:
     rt.jit(EXAMPLES / "transpose.cute", device="cpu").ptx  # noqa: B018
     assert main(["cache", "clear"]) == 0
     assert "removed 2 entries" in capsys.readouterr().out
+
+
+def test_scalar_conversions() -> None:
+    errors = launcher.ArgumentErrors("k")
+    assert launcher.scalar_value(errors, "h", "f16", 1.5) == 0x3E00  # 1.5 in binary16
+    assert launcher.scalar_value(errors, "b", "bf16", -2.0) == 0xC000
+    assert launcher.scalar_value(errors, "p", "i1", True) == 1
+    assert launcher.scalar_value(errors, "n", "i32", -(2**31)) == -(2**31)
+    with pytest.raises(ValueError, match="parameter 'n': 2147483648 does not fit i32"):
+        launcher.scalar_value(errors, "n", "i32", 2**31)
+    with pytest.raises(TypeError, match="parameter 'n' is a scalar of type int; got 1.5"):
+        launcher.scalar_value(errors, "n", "i32", 1.5)
+    with pytest.raises(TypeError, match="parameter 'x' is a scalar of type f32; got True"):
+        launcher.scalar_value(errors, "x", "f32", True)
