@@ -341,7 +341,7 @@ def test_scalar_conversions() -> None:
     assert launcher.scalar_value(errors, "n", "i32", -(2**31)) == -(2**31)
     with pytest.raises(ValueError, match="parameter 'n': 2147483648 does not fit i32"):
         launcher.scalar_value(errors, "n", "i32", 2**31)
-    with pytest.raises(TypeError, match="parameter 'n' is a scalar of type int; got 1.5"):
+    with pytest.raises(TypeError, match=r"parameter .n. is a scalar of type int; got 1\.5"):
         launcher.scalar_value(errors, "n", "i32", 1.5)
     with pytest.raises(TypeError, match="parameter 'x' is a scalar of type f32; got True"):
         launcher.scalar_value(errors, "x", "f32", True)
