@@ -4,7 +4,7 @@ An entry is one JSON file named by the SHA-256 of everything the compile read:
 the kernel's source and every ``.cute`` file it imports, the kernel's name,
 its static parameters and specialisation facts, the target and the GPU's
 architecture, a hash of cutec's own code (not its version string: an edited
-checkout must not load stale code) and the ptxas version. So an entry never
+checkout must not load stale code) and the ptxas binary (path, size, mtime). So an entry never
 needs invalidating; a changed input is a different file.
 
 Entries are written to a temporary file in the same directory and renamed
