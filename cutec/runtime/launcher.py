@@ -34,6 +34,7 @@ declared and what was passed (`cutec.runtime.errors.ArgumentErrors`).
 from __future__ import annotations
 
 import ctypes
+import keyword
 import numbers
 import re
 import struct
@@ -173,7 +174,7 @@ def build_launcher(
     first_use: dict[str, str] = {}  # run-time name -> the parameter that bound it
     key_facts: list[tuple[str, str]] = []  # (kind, name) per key bit
     params = [p.name for p in signature.params]
-    local = {p: f"a_{i}" for i, p in enumerate(params)}
+    local = _parameter_names(params)
 
     deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
     first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
@@ -323,14 +324,18 @@ def build_launcher(
     if not cpu:
         env.update(cuda_env())
     # `self` first: the function becomes the kernel object's __call__ (cutec.runtime.jit).
-    header = f"def launch(self, {', '.join(local[p] for p in params)}"
+    # Named after the kernel and its parameters: Python's own messages for a missing or
+    # an unknown argument then read "sgemm_nt() missing 1 required positional argument:
+    # 'beta'", and arguments may be passed by name.
+    fn_name = signature.kernel if _plain_name(signature.kernel) else "launch"
+    header = f"def {fn_name}(self, {', '.join(local[p] for p in params)}"
     header = header.rstrip(", ") + (", " if params else "")
     header += "*, grid=None, block=None, stream=None, smem=None):"
     text = header + "\n" + "\n".join(code.lines) + "\n"
     if _uses_torch(signature) and not cpu:
         env["_Tensor"] = _torch_tensor_type()
     exec(compile(text, f"<cutec launcher for {signature.kernel}>", "exec"), env)
-    fn = env["launch"]
+    fn = env[fn_name]
     fn.__cutec_source__ = text  # for debugging: the generated code
     fn.__variants__ = env["_variants"]
     return fn, key_facts
@@ -349,6 +354,25 @@ def cuda_env() -> dict[str, Any]:
         # torch's current stream on the arrays' GPU, when torch arrays were passed.
         "_torch_stream": raw_stream or (lambda dev: 0),
     }
+
+
+# Names the launch function uses for itself, and the prefixes of its per-parameter locals.
+# (and the builtins it calls, which a parameter of the same name would hide).
+_RESERVED = frozenset({"self", "grid", "block", "stream", "smem", "type", "min", "len", "str",
+                       "tuple", "ValueError", "TypeError"})  # fmt: skip
+_LOCAL_PREFIX = re.compile(r"^(?:[pdvetns])_")
+
+
+def _plain_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
+def _parameter_names(params: list[str]) -> dict[str, str]:
+    """The launch function's parameter names: the kernel's own, unless one could collide
+    with the function's locals (then a_0, a_1, ... for all)."""
+    if all(_plain_name(p) and p not in _RESERVED and not _LOCAL_PREFIX.match(p) for p in params):
+        return {p: p for p in params}
+    return {p: f"a_{i}" for i, p in enumerate(params)}
 
 
 def _dim3(v: Any) -> tuple[int, int, int]:

@@ -94,7 +94,7 @@ def test_cpu_transpose() -> None:
     k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
     s = _col_major(64, 96, np.random.default_rng(1))
     d = np.full((96, 64), np.nan, np.float32, order="F")
-    k(s, d)
+    k(D=d, S=s)  # by the kernel's parameter names
     assert np.array_equal(d, s.T)
 
 
@@ -156,7 +156,9 @@ def test_bad_scalars_and_arity() -> None:
     a, b, c = _aligned(36, 8), _aligned(40, 8), _aligned(36, 40)
     with pytest.raises(TypeError, match="parameter 'alpha' is a scalar of type f32; got '1'"):
         k(a, b, c, "1", 0.0)
-    with pytest.raises(TypeError):
+    with pytest.raises(
+        TypeError, match="sgemm_nt\\(\\) missing 1 required positional argument: 'beta'"
+    ):
         k(a, b, c, 1.0)
 
 
