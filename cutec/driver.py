@@ -66,7 +66,9 @@ DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize,select-atoms"
 # The lowering to one thread's program and its clean-up (docs/passes.md), run for
 # --emit=thread and beyond.
 # simplify is canonicalize, strength reduction, licm and cse in one pass.
-LOWERING_PIPELINE = "partition,lower-to-thread,promote-registers,simplify,sink-barriers"
+LOWERING_PIPELINE = (
+    "partition,lower-to-thread,promote-registers,simplify,sink-barriers,order-shared-loads"
+)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from cutec.passes.cse import CSE
 from cutec.passes.licm import LICM
 from cutec.passes.lower_to_thread import LowerToThread
 from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipeline
+from cutec.passes.order_shared_loads import OrderSharedLoads
 from cutec.passes.partition import Partition
 from cutec.passes.predicate import Predicate
 from cutec.passes.promote_registers import PromoteRegisters
@@ -25,6 +26,7 @@ _ALL: tuple[type[Pass], ...] = (
     CSE,
     LICM,
     LowerToThread,
+    OrderSharedLoads,
     Partition,
     Predicate,
     PromoteRegisters,

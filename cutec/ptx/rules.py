@@ -310,8 +310,12 @@ def _predicated(pred: str | None) -> str:
 def _emit_load(
     ctx: KernelEmitter, op: Operation, ptr: Value, result: Value, pred: str | None = None
 ) -> None:
-    """``[@%p] ld.<space>[.vN].<type> %d, [%a];`` into `result`'s registers (defined before)."""
+    """``[@%p] ld[.relaxed.cta].<space>[.vN].<type> %d, [%a];`` into `result`'s registers
+    (defined before). A shared load marked ``{ordered}`` (order-shared-loads) is a relaxed
+    load at CTA scope: the same value, and ptxas keeps it where it is among the others."""
     space = _space(ctx, op, ptr)
+    if "ordered" in op.attributes and space == ".shared":
+        space = ".relaxed.cta.shared"
     vec, t = _access(ctx, op, result)
     addr, guard = ctx.reg(ptr), _predicated(pred)
     if t.reg == "pred":  # a byte in memory

@@ -96,3 +96,31 @@ def test_sgemm_2_issues_next_tile_loads_before_the_barrier(kernel: str) -> None:
     fmas = [m.start() for m in re.finditer(r"\bfma\.rn\.f32\b", loop)]
     assert len(bars) == 2 and loads and stores and fmas
     assert bars[0] < min(stores) and max(stores) < min(loads) and max(loads) < bars[1] < min(fmas)
+
+
+@pytest.mark.parametrize(
+    ("example", "kernel", "ordered"),
+    [
+        ("sgemm_2", "sgemm_nt", 128),
+        ("sgemm_2", "sgemm_tn", 128),
+        ("sgemm_1", "sgemm_nt", 128),
+        # K-major fragments of 4 contiguous, 16-byte aligned elements: ptxas merges them
+        # into LDS.128, which it cannot do with relaxed loads, so they stay plain.
+        ("sgemm_1", "sgemm_tn", 0),
+    ],
+)
+def test_k_loop_shared_loads_are_relaxed_unless_mergeable(
+    example: str, kernel: str, ordered: int
+) -> None:
+    """order-shared-loads: the k-loop's fragment loads are ld.relaxed.cta.shared, which
+    ptxas keeps early (spread among the previous k-block's FMAs), unless ptxas could
+    merge them into vectors."""
+    ptx = compile(
+        Source.from_file(EXAMPLES / f"{example}.cute"), Stage.PTX, Options(kernel=kernel)
+    ).ptx
+    assert ptx is not None
+    loop = _k_loop(ptx)
+    relaxed = len(re.findall(r"\bld\.relaxed\.cta\.shared\.f32\b", loop))
+    plain = len(re.findall(r"\bld\.shared\.f32\b", loop))
+    assert (relaxed, plain) == (ordered, 128 - ordered)
+    assert "ld.relaxed" not in ptx.replace(loop, "")

@@ -118,6 +118,26 @@ def test_cvta_and_generic_accesses(load_case: Callable[[str], ModuleOp]) -> None
     ) in body
 
 
+def test_an_ordered_shared_load_is_relaxed_at_cta_scope(
+    load_case: Callable[[str], ModuleOp],
+) -> None:
+    body = _body(emit_ptx(load_case("smem"), "sm_80"))
+    assert "\tld.relaxed.cta.shared.f32 %f5, [%rd20];\n" in body
+    assert "\tld.relaxed.cta.shared.v4.f32 {%f6, %f7, %f8, %f9}, [%rd20];\n" in body
+
+
+def test_ordered_is_for_shared_loads() -> None:
+    text = (
+        "kernel @k(%p: !gpu.ptr<f32, global>) {\n"
+        "  %x = thread.load %p {ordered} : !gpu.ptr<f32, global> -> f32\n"
+        "  return\n}\n"
+    )
+    with pytest.raises(CompileError) as err:
+        verify(parse_module(text, "e.mlir"))
+    assert str(err.value.location) == "e.mlir:2:8"
+    assert "{ordered} is for shared-memory loads" in str(err.value)
+
+
 def test_cp_async_cache_levels_and_zero_fill(load_case: Callable[[str], ModuleOp]) -> None:
     body = _body(emit_ptx(load_case("smem"), "sm_80"))
     assert "\tcp.async.ca.shared.global [%rd10], [%rd11], 4;\n" in body

@@ -286,6 +286,9 @@ class LoadOp(Operation):
 
     ``%v = thread.load %p : !gpu.ptr<f32, shared> -> f32``,
     ``%q = thread.load %p : !gpu.ptr<f32, global> -> vector<4xf32>``
+
+    ``{ordered}`` (shared memory only; set by order-shared-loads) makes it a relaxed
+    load at CTA scope in PTX (``ld.relaxed.cta.shared``): the same value.
     """
 
     name = "thread.load"
@@ -306,6 +309,11 @@ class LoadOp(Operation):
         problem = access_problem(self.ptr, self.result.type)
         if problem is not None:
             raise self.error(problem)
+        t = self.ptr.type
+        if "ordered" in self.attributes and (
+            not isinstance(t, PointerType) or t.space is not AddressSpace.SHARED
+        ):
+            raise self.error("{ordered} is for shared-memory loads")
 
 
 class StoreOp(Operation):

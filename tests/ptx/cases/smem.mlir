@@ -53,6 +53,12 @@ module {
     thread.store %x, %go : f32, !gpu.ptr<f32, generic>
     %gi = thread.cvta %go : !gpu.ptr<f32, generic> to !gpu.ptr<f32, global>
     thread.store %x, %gi : f32, !gpu.ptr<f32, global>
+    // {ordered} shared loads (order-shared-loads): relaxed loads at CTA scope
+    %r1 = thread.load %dd {ordered} : !gpu.ptr<f32, shared> -> f32
+    %r4 = thread.load %dd {ordered} : !gpu.ptr<f32, shared> -> vector<4xf32>
+    %r40 = thread.extract %r4 {pos = 0 : i64} : vector<4xf32>
+    %rs = arith.addf %r1, %r40 : f32
+    thread.store %rs, %gi : f32, !gpu.ptr<f32, global>
     return
   }
 }
