@@ -165,7 +165,9 @@ class Kernel:
             signature,
             info.block,
             info.grid,
-            32,  # the lowering's default (docs/abi.md): checked against each variant
+            # The lowering's default (docs/abi.md): offsets are 32-bit, so the launch
+            # function checks each tensor's largest offset against 2^31.
+            32,
             allowed,
             self._variant,
             self._run_cpu,
@@ -292,6 +294,11 @@ class Kernel:
             compiled = self._build(key, None)
             assert compiled.launch is not None
             return Variant(compiled, compiled.launch.dynamic_smem)
+        if self.device_ordinal is not None and ordinal not in (None, self.device_ordinal):
+            raise ValueError(
+                f"{self.name}: the arrays are on GPU {ordinal}, but the kernel was made for "
+                f"GPU {self.device_ordinal} (cutec.jit(..., device={self.device_ordinal}))"
+            )
         dev = cuda.device(self.device_ordinal if ordinal is None else ordinal)
         if self.arch == "sm_90a" and dev.arch != "sm_90a":
             raise cuda.CudaError(
