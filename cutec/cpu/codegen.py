@@ -87,6 +87,16 @@ class _Gen:
             self.shared.append((op, op.bytes.value))
         self.dynamic_id = self.num_ptr + len(self.shared)
         self.num_bufs = self.dynamic_id + 1
+        # Lazy stores: a result's slot is written only if a use is still to be generated
+        # when control leaves the straight-line code (a temporary used only nearby
+        # stays in a register). slot -> (type, register); slot -> the values it holds.
+        self.dirty: dict[int, tuple[str, str]] = {}
+        self.slot_values: dict[int, list[Value]] = {}
+        self.done: set[Operation] = set()
+        # Pointer values whose buffer is known at compile time -> its buffer id.
+        self.roots: dict[Value, int] = {}
+        ptr_args = [a for a in kernel.body.args if isinstance(a.type, gpu.PointerType)]
+        self.roots.update({a: k for k, a in enumerate(ptr_args)})
         self.mask = self.new_slot("i1")  # the current execution mask's slot
         self.full_mask = self.mask
 
@@ -104,9 +114,26 @@ class _Gen:
         return r
 
     def label(self, name: str, keep_cache: bool = False) -> None:
+        assert keep_cache or not self.dirty, "flush before leaving straight-line code"
         self.st.lines.append(f"{name}:")
         if not keep_cache:
             self.st.cache = {}
+
+    def flush(self) -> None:
+        """Store the pending results that an op not yet generated still reads."""
+        for off, (ty, value) in self.dirty.items():
+            needed = any(
+                use.owner not in self.done for v in self.slot_values[off] for use in v.uses
+            )
+            if needed:
+                p = self.op(f"getelementptr i8, ptr %frame, i64 {off}")
+                self.emit(f"store {vec(ty)} {value}, ptr {p}, align 64")
+        self.dirty = {}
+
+    def branch(self, text: str) -> None:
+        """A branch out of straight-line code (pending results stored first)."""
+        self.flush()
+        self.emit(text)
 
     def fresh(self, stem: str) -> str:
         self.labels += 1
@@ -155,13 +182,20 @@ class _Gen:
         """Store `value` as component `i` of `v` (a new slot on first definition)."""
         ty = self.ty(v)
         loc = self.locs.get((v, i))
-        if loc is None or loc.slot is None:
+        if loc is None or loc.slot is None:  # a fresh result: stored lazily
             loc = self.locs[(v, i)] = Loc(self.new_slot(ty), None, ty)
+            assert loc.slot is not None
+            self.slot_values[loc.slot] = [v]
+            self.dirty[loc.slot] = (ty, value)
+            self.st.cache[loc.slot] = value
+            return
         assert loc.slot is not None
         self.store_slot(loc.slot, ty, value)
 
     def alias(self, v: Value, i: int, src: Loc) -> None:
         self.locs[(v, i)] = src
+        if src.slot is not None and src.slot in self.slot_values:
+            self.slot_values[src.slot].append(v)
 
     def slots_for(self, v: Value) -> None:
         """Give every component of `v` its own slot (block arguments, results)."""
@@ -229,6 +263,7 @@ class _Gen:
         live = self.op(f"icmp slt {vec('i64')} {lin}, {self.splat_reg(count, 'i64')}")
         self.store_slot(self.mask, "i1", live)
         self.block(body)
+        self.dirty = {}
         self.emit("ret i32 0")
         cases = " ".join(f"i32 {k + 1}, label %resume{k + 1}" for k in range(len(self.barriers)))
         head = [
@@ -251,8 +286,10 @@ class _Gen:
         """Generate the ops of `block`; returns its terminator (not generated)."""
         for op in block.ops:
             if isinstance(op, scf.YieldOp | scf.ConditionOp | builtin.ReturnOp):
+                self.done.add(op)  # the caller reads its operands before any branch
                 return op
             self.operation(op)
+            self.done.add(op)
         return None
 
     def operation(self, op: Operation) -> None:

@@ -65,7 +65,7 @@ def _if(g: _Gen, op: scf.IfOp) -> None:
         e_slot = g.new_slot("i1")
         g.store_slot(e_slot, "i1", g.op(f"and {vec('i1')} {mask}, {inverse}"))
     then, other, done = g.fresh("then"), g.fresh("else"), g.fresh("endif")
-    g.emit(f"br i1 {g.any_lane(then_mask)}, label %{then}, label %{other}")
+    g.branch(f"br i1 {g.any_lane(then_mask)}, label %{then}, label %{other}")
     g.label(then)
 
     def run_then() -> None:
@@ -75,11 +75,11 @@ def _if(g: _Gen, op: scf.IfOp) -> None:
             _assign(g, list(op.results), list(term.operands), None)
 
     _with_mask(g, t_slot, run_then)
-    g.emit(f"br label %{other}")
+    g.branch(f"br label %{other}")
     g.label(other)
     if op.else_block is not None and e_slot is not None:
         body = g.fresh("elsebody")
-        g.emit(f"br i1 {g.any_lane(g.load_slot(e_slot, 'i1'))}, label %{body}, label %{done}")
+        g.branch(f"br i1 {g.any_lane(g.load_slot(e_slot, 'i1'))}, label %{body}, label %{done}")
         g.label(body)
 
         def run_else() -> None:
@@ -89,7 +89,7 @@ def _if(g: _Gen, op: scf.IfOp) -> None:
                 _assign(g, list(op.results), list(term.operands), g.mask_now())
 
         _with_mask(g, e_slot, run_else)
-    g.emit(f"br label %{done}")
+    g.branch(f"br label %{done}")
     g.label(done)
 
 
@@ -107,12 +107,12 @@ def _for(g: _Gen, op: scf.ForOp) -> None:
     loop_slot = g.new_slot("i1")
     outer = g.mask
     head, run, done = g.fresh("for"), g.fresh("body"), g.fresh("endfor")
-    g.emit(f"br label %{head}")
+    g.branch(f"br label %{head}")
     g.label(head)
     more = g.op(f"icmp slt {vec(ty)} {g.get(iv)}, {g.get(op.ub)}")
     live = g.op(f"and {vec('i1')} {g.load_slot(outer, 'i1')}, {more}")
     g.store_slot(loop_slot, "i1", live)
-    g.emit(f"br i1 {g.any_lane(live)}, label %{run}, label %{done}")
+    g.branch(f"br i1 {g.any_lane(live)}, label %{run}, label %{done}")
     g.label(run)
 
     def run_body() -> None:
@@ -125,7 +125,7 @@ def _for(g: _Gen, op: scf.ForOp) -> None:
                              f"{g.get(iv)}"))  # fmt: skip
 
     _with_mask(g, loop_slot, run_body)
-    g.emit(f"br label %{head}")
+    g.branch(f"br label %{head}")
     g.label(done)
 
 
@@ -137,7 +137,7 @@ def _while(g: _Gen, op: scf.WhileOp) -> None:
     loop_slot = g.new_slot("i1")
     g.store_slot(loop_slot, "i1", g.mask_now())
     head, run, done = g.fresh("while"), g.fresh("do"), g.fresh("endwhile")
-    g.emit(f"br label %{head}")
+    g.branch(f"br label %{head}")
     g.label(head)
 
     def run_loop() -> None:
@@ -151,12 +151,12 @@ def _while(g: _Gen, op: scf.WhileOp) -> None:
         _assign(g, list(after.args), list(term.values), None)
         staying = g.op(f"and {vec('i1')} {live}, {cond}")
         g.store_slot(loop_slot, "i1", staying)
-        g.emit(f"br i1 {g.any_lane(staying)}, label %{run}, label %{done}")
+        g.branch(f"br i1 {g.any_lane(staying)}, label %{run}, label %{done}")
         g.label(run)
         term = g.block(after)
         assert term is not None
         _assign(g, list(before.args), list(term.operands), None)
-        g.emit(f"br label %{head}")
+        g.branch(f"br label %{head}")
 
     _with_mask(g, loop_slot, run_loop)
     g.label(done)
@@ -168,6 +168,7 @@ def _barrier(g: _Gen, op: Operation) -> None:
     g.fail_if(diverged, g.op_index(op), ERR_BARRIER)
     g.barriers.append(op)
     state = len(g.barriers)
+    g.flush()
     g.emit(f"store i32 {state}, ptr %frame, align 64")
     g.emit("ret i32 1")
     g.label(f"resume{state}")

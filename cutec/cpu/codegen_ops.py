@@ -302,17 +302,22 @@ def _ptr_add(g: _Gen, op: thread.PtrAddOp) -> None:
     if step != 1:
         off = g.op(f"mul {vec('i64')} {off}, {splat(step, 'i64')}")
     g.define(op.result, 0, g.op(f"add {vec('i64')} {g.get(op.ptr)}, {off}"))
+    if op.ptr in g.roots:
+        g.roots[op.result] = g.roots[op.ptr]
 
 
 @_on("thread.ptr_cast", "thread.cvta")
 def _same_pointer(g: _Gen, op: Operation) -> None:
     g.alias(op.results[0], 0, g.loc(op.operands[0]))
+    if op.operands[0] in g.roots:
+        g.roots[op.results[0]] = g.roots[op.operands[0]]
 
 
 @_on("thread.alloc_shared", "thread.dynamic_shared")
 def _shared(g: _Gen, op: Operation) -> None:
     buf = g.shared_ids[op] if op.name == "thread.alloc_shared" else g.dynamic_id
     g.alias(op.results[0], 0, _loc_const(splat(buf << OFFSET_BITS, "i64"), "i64"))
+    g.roots[op.results[0]] = buf
 
 
 @_on("thread.extract")
@@ -327,25 +332,40 @@ def _from_elements(g: _Gen, op: thread.FromElementsOp) -> None:
 
 
 # ---------------------------------------------------------------------- memory
-def _address(g: _Gen, op: Operation, ptr: str, mask: str, nbytes: int, err: int) -> str:
-    """`<32 x ptr>` host addresses of `ptr`'s lanes, checked (bounds, alignment) in the
-    lanes of `mask`."""
+def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: int) -> str:
+    """`<32 x ptr>` host addresses of pointer `ptr_v`'s lanes, checked (bounds, alignment)
+    in the lanes of `mask`. A pointer whose buffer is known statically (derived from an
+    argument or a shared allocation by ptr_add / ptr_cast / cvta) reads its buffer's
+    base and size once; any other decodes the buffer id of each lane."""
     i64 = vec("i64")
-    high = g.op(f"shl {i64} {ptr}, {splat(64 - OFFSET_BITS, 'i64')}")
-    off = g.op(f"ashr {i64} {high}, {splat(64 - OFFSET_BITS, 'i64')}")
-    diff = g.op(f"sub {i64} {ptr}, {off}")
-    ids = g.op(f"lshr {i64} {diff}, {splat(OFFSET_BITS, 'i64')}")
-    id_ok = g.op(f"icmp ult {i64} {ids}, {splat(g.num_bufs, 'i64')}")
-    safe = g.op(f"select {vec('i1')} {id_ok}, {i64} {ids}, {i64} zeroinitializer")
-    entry = g.op(f"mul {i64} {safe}, {splat(16, 'i64')}")
-    at = g.op(f"getelementptr i8, ptr %bufs, {i64} {entry}")
-    base = _gather(g, at, "i64", splat(1, "i1"), 8)
-    if g.bounds_check:
+    ptr = g.get(ptr_v)
+    root = g.roots.get(ptr_v)
+    if root is not None:
+        off = g.op(f"sub {i64} {ptr}, {splat(root << OFFSET_BITS, 'i64')}")
+        ids = splat(root, "i64")
+        at = g.op(f"getelementptr i8, ptr %bufs, i64 {16 * root}")
+        base = g.splat_reg(g.op(f"load i64, ptr {at}"), "i64")
+        size = g.splat_reg(g.op(f"load i64, ptr {g.op(f'getelementptr i8, ptr {at}, i64 8')}"),
+                           "i64")  # fmt: skip
+        bad = "zeroinitializer"
+    else:
+        high = g.op(f"shl {i64} {ptr}, {splat(64 - OFFSET_BITS, 'i64')}")
+        off = g.op(f"ashr {i64} {high}, {splat(64 - OFFSET_BITS, 'i64')}")
+        diff = g.op(f"sub {i64} {ptr}, {off}")
+        ids = g.op(f"lshr {i64} {diff}, {splat(OFFSET_BITS, 'i64')}")
+        id_ok = g.op(f"icmp ult {i64} {ids}, {splat(g.num_bufs, 'i64')}")
+        safe = g.op(f"select {vec('i1')} {id_ok}, {i64} {ids}, {i64} zeroinitializer")
+        entry = g.op(f"mul {i64} {safe}, {splat(16, 'i64')}")
+        at = g.op(f"getelementptr i8, ptr %bufs, {i64} {entry}")
+        base = _gather(g, at, "i64", splat(1, "i1"), 8)
         at8 = g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 8")
         size = _gather(g, at8, "i64", splat(1, "i1"), 8)
-        end = g.op(f"add {i64} {off}, {splat(nbytes, 'i64')}")
         bad = g.op(f"xor {vec('i1')} {id_ok}, {splat(1, 'i1')}")
-        misaligned = g.op(f"urem {i64} {off}, {splat(nbytes, 'i64')}")
+    if g.bounds_check:
+        end = g.op(f"add {i64} {off}, {splat(nbytes, 'i64')}")
+        misaligned = g.op(f"and {i64} {off}, {splat(nbytes - 1, 'i64')}")
+        if nbytes & (nbytes - 1):
+            misaligned = g.op(f"urem {i64} {off}, {splat(nbytes, 'i64')}")
         for cond in (f"icmp slt {i64} {off}, zeroinitializer", f"icmp sgt {i64} {end}, {size}",
                      f"icmp ne {i64} {misaligned}, zeroinitializer"):  # fmt: skip
             bad = g.op(f"or {vec('i1')} {bad}, {g.op(cond)}")
@@ -390,7 +410,7 @@ def _load(g: _Gen, op: Operation) -> None:
     mask = g.mask_now()
     if op.name == "thread.load_if":
         mask = g.op(f"and {vec('i1')} {mask}, {g.get(op.pred)}")
-    addr = _address(g, op, g.get(op.ptr), mask, n * step, ERR_LOAD)
+    addr = _address(g, op, op.ptr, mask, n * step, ERR_LOAD)
     for i in range(n):
         passthru = g.get(op.default, i) if op.name == "thread.load_if" else ""
         g.define(result, i, _gather(g, _offset(g, addr, i * step), ty, mask, step, passthru))
@@ -402,7 +422,7 @@ def _store(g: _Gen, op: Operation) -> None:
     mask = g.mask_now()
     if op.name == "thread.store_if":
         mask = g.op(f"and {vec('i1')} {mask}, {g.get(op.pred)}")
-    addr = _address(g, op, g.get(op.ptr), mask, n * step, ERR_STORE)
+    addr = _address(g, op, op.ptr, mask, n * step, ERR_STORE)
     for i in range(n):
         _scatter(g, g.get(op.value, i), _offset(g, addr, i * step), ty, mask, step)
 
@@ -428,7 +448,7 @@ def _atom(g: _Gen, op: thread.AtomOp) -> None:
         types = [_memory_type(r) for r in registers]
         total = sum(n * step for _, n, step in types)
         mask = g.mask_now()
-        addr = _address(g, op, g.get(op.args[0]), mask, total, ERR_LOAD if load else ERR_STORE)
+        addr = _address(g, op, op.args[0], mask, total, ERR_LOAD if load else ERR_STORE)
         k = 0
         for r, (ty, n, step) in zip(registers, types, strict=True):
             for i in range(n):
