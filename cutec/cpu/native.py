@@ -34,21 +34,22 @@ __all__ = ["NativeKernel", "Unsupported", "compile_kernel", "run_kernel"]
 _WARP_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p)  # fmt: skip
 _LOCK = threading.Lock()
-_TARGET: Any = None
+_INITIALIZED = False
 
 
 def _target_machine() -> Any:
-    global _TARGET
+    """A new target machine for the host: an execution engine owns (and frees) its own."""
+    global _INITIALIZED
     with _LOCK:
-        if _TARGET is None:
+        if not _INITIALIZED:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            target = llvm.Target.from_default_triple()
-            _TARGET = target.create_target_machine(
-                cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                opt=0, jit=True,
-            )  # fmt: skip
-        return _TARGET
+            _INITIALIZED = True
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        opt=0, jit=True,
+    )  # fmt: skip
 
 
 @dataclass
