@@ -321,7 +321,7 @@ class Kernel:
         """Run on the CPU: the lowered kernel compiled by the llvmlite backend, or in the
         reference interpreter when it uses an op the backend does not run yet."""
         from cutec.cpu import native  # the CPU path only (llvmlite)
-        from cutec.cpu.reference import run_kernel
+        from cutec.cpu.reference import run_kernel  # the fallback, for ops native lacks
 
         compiled: _Compiled = variant.fn
         module = self._lowered(compiled)

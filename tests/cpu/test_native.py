@@ -135,19 +135,27 @@ def test_transpose_example() -> None:
         ("sgemm_2_shared", "sgemm_nt", (128, 128, 16), 0.25),
     ],
 )
-@pytest.mark.slow
 def test_sgemm_examples_match_float64(example: str, kernel: str, shape: tuple, beta: float) -> None:
-    """Sizes the tiles divide and sizes they do not; C poisoned with NaN when beta is 0;
-    the reference's bits exactly."""
+    """Sizes the tiles divide and sizes they do not; C poisoned with NaN when beta is 0."""
     from tests.passes.test_lowering_values import _gemm_args
 
     k = _kernels(Source.from_file(EXAMPLES / f"{example}.cute"))[kernel]
     m, n, kk = shape
     args, want = _gemm_args(kernel, m, n, kk, beta)
-    ref, got = _both(k, (-(-m // 128), -(-n // 128)), args)
-    c = got["C"].T.astype(np.float64)
+    native.run_kernel(k, (-(-m // 128), -(-n // 128)), args)
+    c = args["C"].T.astype(np.float64)
     assert np.linalg.norm(c - want) / np.linalg.norm(want) < 1e-6
-    _same_bits(ref, got)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("example", "kernel"), [("sgemm_1", "sgemm_tn"), ("sgemm_2", "sgemm_nt")])
+def test_sgemm_gives_the_reference_bits(example: str, kernel: str) -> None:
+    """A ragged case, bit for bit against the interpreter (about 10 s there)."""
+    from tests.passes.test_lowering_values import _gemm_args
+
+    k = _kernels(Source.from_file(EXAMPLES / f"{example}.cute"))[kernel]
+    args, _ = _gemm_args(kernel, 132, 20, 11, 0.5)
+    _same_bits(*_both(k, (2, 1), args))
 
 
 def test_elementwise_example() -> None:
