@@ -1,6 +1,7 @@
 """The CPU back end of the thread dialect.
 
-So far its oracle: `cutec.cpu.reference`, a Python interpreter of one kernel's
-thread IR over a small grid (docs/cpu-backend.md). The llvmlite backend comes
-later and is checked against it.
+`cutec.cpu.native` compiles a kernel's thread IR with llvmlite into a warp
+function (32 lanes as vectors, masks from structured control flow, barriers as
+resume states) and runs a grid on the host; `cutec.cpu.reference` is the
+Python interpreter that is its oracle (docs/cpu-backend.md).
 """

@@ -14,13 +14,16 @@ them (extents and strides divisible by 16, 16-byte aligned pointers, unless
 from the disk cache across processes, and assembled by ptxas for the GPU
 present (an sm_80 kernel on a Hopper GPU is assembled for sm_90a).
 
-``device="cpu"`` runs the lowered kernel in cutec's reference interpreter on
-numpy arrays, slowly but without a GPU.
+``device="cpu"`` runs the lowered kernel on numpy arrays without a GPU: compiled
+by the llvmlite backend (`cutec.cpu.native`), or, when the kernel uses an op that
+backend does not run yet, in the reference interpreter (slowly);
+``k.cpu_backend`` and the ``cutec.runtime`` debug log say which.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -42,6 +45,8 @@ from cutec.runtime.launcher import (
     build_launcher,
 )
 from cutec.target import DEFAULT_TARGET
+
+_log = logging.getLogger("cutec.runtime")
 
 # Dynamic shared memory above this needs cuFuncSetAttribute before a launch.
 _DEFAULT_DYNAMIC_SMEM = 48 * 1024
@@ -123,6 +128,8 @@ class Kernel:
         self._key_facts: list[tuple[str, str]] = []
         self._compiled: dict[tuple[int, str, str], _Compiled] = {}
         self._last: _Compiled | None = None
+        # On the CPU: "native", or "reference (<what the backend cannot run>)".
+        self.cpu_backend: str | None = None
 
     # ------------------------------------------------------------------ launch
     def __call__(self, *args: Any, **kwargs: Any) -> None:
@@ -318,8 +325,10 @@ class Kernel:
 
     def _run_cpu(self, variant: Variant, grid: Any, block: Any, smem: int, values: Any,
                  arrays: Any) -> None:  # fmt: skip
-        """Run on the CPU: the lowered kernel in the reference interpreter."""
-        from cutec.cpu.reference import run_kernel  # the CPU path only
+        """Run on the CPU: the lowered kernel compiled by the llvmlite backend, or in the
+        reference interpreter when it uses an op the backend does not run yet."""
+        from cutec.cpu import native  # the CPU path only (llvmlite)
+        from cutec.cpu.reference import run_kernel  # the fallback, for ops native lacks
 
         compiled: _Compiled = variant.fn
         module = self._lowered(compiled)
@@ -327,7 +336,20 @@ class Kernel:
         args = []
         for (name, kind), value in zip(self.signature.abi, values, strict=True):
             args.append(arrays[name] if kind == "ptr" else value)
-        run_kernel(op, grid, args, block=block)
+        runner = getattr(compiled, "cpu_runner", None)
+        if runner is None:
+            try:
+                runner = native.compile_kernel(op)
+                self.cpu_backend = "native"
+            except native.Unsupported as e:
+                runner = None
+                self.cpu_backend = f"reference ({e})"
+            _log.debug("kernel %s on the CPU: %s", self.name, self.cpu_backend)
+            compiled.cpu_runner = runner or "reference"  # type: ignore[attr-defined]
+        if isinstance(runner, native.NativeKernel):
+            native.run_kernel(op, grid, args, block=block, native=runner)
+        else:
+            run_kernel(op, grid, args, block=block)
 
     def _lowered(self, compiled: _Compiled) -> Any:
         cached = getattr(compiled, "module", None)

@@ -1,0 +1,307 @@
+"""Thread IR -> LLVM IR text: one function that runs one warp of a kernel.
+
+    i32 @warp(ptr %frame, ptr %bufs, ptr %info, ptr %err)
+
+* **Lanes.** Each SSA value is a `<32 x T>` per warp (cutec/cpu/lanes.py); ops
+  run on all 32 lanes, and an execution mask (`<32 x i1>`) says which lanes are
+  live. Memory ops, checks and loop-carried values honour the mask; pure ops
+  compute garbage in dead lanes, which nothing live reads.
+* **Structured control flow under masks.** `scf.if` runs its then-region under
+  ``mask & cond`` and its else-region under ``mask & !cond``, each only if some
+  lane is live, and merges results with a select. `scf.for` / `scf.while` loop
+  until no lane is live; a lane's carried values stop changing when it leaves.
+* **The frame.** Every value lives in a slot of the warp's frame (a `noalias`
+  byte array): an op loads its operands and stores its result. So a barrier
+  needs no saving: ``gpu.barrier`` stores its state number in the frame's first
+  word and returns 1; on the next call the entry `switch` jumps to the code
+  after it. LLVM forwards stored values to later loads, so the slots cost
+  little more than the stores.
+* **Buffers.** ``bufs`` holds (base address, size) per buffer: the pointer
+  arguments, then one per `thread.alloc_shared`, then the dynamic shared
+  memory. ``info`` holds block id, block dim, grid dim (i64 x 3 each) and the
+  warp's index. A failed check writes (op number, lane, buffer, offset, kind,
+  bytes) to ``err`` and returns 2; finishing returns 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cutec.cpu.codegen_control import CONTROL_HANDLERS
+from cutec.cpu.codegen_ops import OP_HANDLERS
+from cutec.cpu.lanes import (
+    LANES,
+    Loc,
+    Unsupported,
+    components,
+    lane_ids,
+    scalar_type,
+    slot_bytes,
+    vec,
+)
+from cutec.ir.core import Block, Operation, Value
+from cutec.ir.dialects import builtin, gpu, scf, thread
+
+FRAME_HEADER = 64  # bytes before the first slot: the state number
+
+
+@dataclass
+class WarpProgram:
+    """The LLVM text of a kernel's warp function and what running it needs."""
+
+    text: str
+    frame_bytes: int
+    ops: list[Operation]  # op number (in err) -> op
+    barriers: list[Operation]  # state number - 1 -> the barrier op
+    param_slots: list[list[int]]  # kernel argument -> frame offsets of its components
+    shared: list[tuple[Operation, int]]  # one buffer per alloc_shared op: (op, bytes)
+    num_pointer_args: int
+    uses_dynamic_shared: bool
+
+
+@dataclass
+class _State:
+    lines: list[str] = field(default_factory=list)
+    cache: dict[int, str] = field(default_factory=dict)  # slot -> register, this block
+
+
+class _Gen:
+    def __init__(self, kernel: builtin.KernelOp, bounds_check: bool) -> None:
+        self.kernel = kernel
+        self.bounds_check = bounds_check
+        self.st = _State()
+        self.decls: set[str] = set()
+        self.locs: dict[tuple[Value, int], Loc] = {}
+        self.frame = FRAME_HEADER
+        self.tmp = 0
+        self.labels = 0
+        self.ops: list[Operation] = []
+        self.barriers: list[Operation] = []
+        self.shared: list[tuple[Operation, int]] = []
+        self.shared_ids: dict[Operation, int] = {}
+        params = kernel.body.args
+        self.num_ptr = sum(isinstance(a.type, gpu.PointerType) for a in params)
+        self.uses_dynamic = any(True for _ in kernel.walk_type(thread.DynamicSharedOp))
+        for op in kernel.walk_type(thread.AllocSharedOp):
+            self.shared_ids[op] = self.num_ptr + len(self.shared)
+            self.shared.append((op, op.bytes.value))
+        self.dynamic_id = self.num_ptr + len(self.shared)
+        self.num_bufs = self.dynamic_id + 1
+        # Lazy stores: a result's slot is written only if a use is still to be generated
+        # when control leaves the straight-line code (a temporary used only nearby
+        # stays in a register). slot -> (type, register); slot -> the values it holds.
+        self.dirty: dict[int, tuple[str, str]] = {}
+        self.slot_values: dict[int, list[Value]] = {}
+        self.done: set[Operation] = set()
+        # Pointer values whose buffer is known at compile time -> its buffer id.
+        self.roots: dict[Value, int] = {}
+        ptr_args = [a for a in kernel.body.args if isinstance(a.type, gpu.PointerType)]
+        self.roots.update({a: k for k, a in enumerate(ptr_args)})
+        self.mask = self.new_slot("i1")  # the current execution mask's slot
+        self.full_mask = self.mask
+
+    # ------------------------------------------------------------------ emission
+    def emit(self, line: str) -> None:
+        self.st.lines.append("  " + line)
+
+    def reg(self) -> str:
+        self.tmp += 1
+        return f"%t{self.tmp}"
+
+    def op(self, text: str) -> str:
+        r = self.reg()
+        self.emit(f"{r} = {text}")
+        return r
+
+    def label(self, name: str, keep_cache: bool = False) -> None:
+        assert keep_cache or not self.dirty, "flush before leaving straight-line code"
+        self.st.lines.append(f"{name}:")
+        if not keep_cache:
+            self.st.cache = {}
+
+    def flush(self) -> None:
+        """Store the pending results that an op not yet generated still reads."""
+        for off, (ty, value) in self.dirty.items():
+            needed = any(
+                use.owner not in self.done for v in self.slot_values[off] for use in v.uses
+            )
+            if needed:
+                p = self.op(f"getelementptr i8, ptr %frame, i64 {off}")
+                self.emit(f"store {vec(ty)} {value}, ptr {p}, align 64")
+        self.dirty = {}
+
+    def branch(self, text: str) -> None:
+        """A branch out of straight-line code (pending results stored first)."""
+        self.flush()
+        self.emit(text)
+
+    def fresh(self, stem: str) -> str:
+        self.labels += 1
+        return f"{stem}{self.labels}"
+
+    def declare(self, text: str) -> None:
+        self.decls.add(f"declare {text}")
+
+    # ------------------------------------------------------------------ values
+    def new_slot(self, ty: str) -> int:
+        off = self.frame
+        self.frame += slot_bytes(ty)
+        return off
+
+    def load_slot(self, off: int, ty: str) -> str:
+        found = self.st.cache.get(off)
+        if found is not None:
+            return found
+        p = self.op(f"getelementptr i8, ptr %frame, i64 {off}")
+        r = self.op(f"load {vec(ty)}, ptr {p}, align 64")
+        self.st.cache[off] = r
+        return r
+
+    def store_slot(self, off: int, ty: str, value: str) -> None:
+        p = self.op(f"getelementptr i8, ptr %frame, i64 {off}")
+        self.emit(f"store {vec(ty)} {value}, ptr {p}, align 64")
+        self.st.cache[off] = value
+
+    def loc(self, v: Value, i: int = 0) -> Loc:
+        found = self.locs.get((v, i))
+        if found is None:
+            raise Unsupported(f"a value of {v.type} defined where the backend cannot see it")
+        return found
+
+    def get(self, v: Value, i: int = 0) -> str:
+        loc = self.loc(v, i)
+        if loc.const is not None:
+            return loc.const
+        assert loc.slot is not None
+        return self.load_slot(loc.slot, loc.ty)
+
+    def ty(self, v: Value) -> str:
+        return scalar_type(components(v.type)[0])
+
+    def define(self, v: Value, i: int, value: str) -> None:
+        """Store `value` as component `i` of `v` (a new slot on first definition)."""
+        ty = self.ty(v)
+        loc = self.locs.get((v, i))
+        if loc is None or loc.slot is None:  # a fresh result: stored lazily
+            loc = self.locs[(v, i)] = Loc(self.new_slot(ty), None, ty)
+            assert loc.slot is not None
+            self.slot_values[loc.slot] = [v]
+            self.dirty[loc.slot] = (ty, value)
+            self.st.cache[loc.slot] = value
+            return
+        assert loc.slot is not None
+        self.store_slot(loc.slot, ty, value)
+
+    def alias(self, v: Value, i: int, src: Loc) -> None:
+        self.locs[(v, i)] = src
+        if src.slot is not None and src.slot in self.slot_values:
+            self.slot_values[src.slot].append(v)
+
+    def slots_for(self, v: Value) -> None:
+        """Give every component of `v` its own slot (block arguments, results)."""
+        elem, n = components(v.type)
+        ty = scalar_type(elem)
+        for i in range(n):
+            self.locs[(v, i)] = Loc(self.new_slot(ty), None, ty)
+
+    def mask_now(self) -> str:
+        return self.load_slot(self.mask, "i1")
+
+    def splat_reg(self, scalar: str, ty: str) -> str:
+        one = self.op(f"insertelement {vec(ty)} poison, {ty} {scalar}, i64 0")
+        return self.op(f"shufflevector {vec(ty)} {one}, {vec(ty)} poison, "
+                       f"<{LANES} x i32> zeroinitializer")  # fmt: skip
+
+    def any_lane(self, m: str) -> str:
+        bits = self.op(f"bitcast {vec('i1')} {m} to i{LANES}")
+        return self.op(f"icmp ne i{LANES} {bits}, 0")
+
+    def fail_if(self, bad: str, op_index: int, kind: int, fields: list[str] | None = None,
+                nbytes: int = 0) -> None:  # fmt: skip
+        """Return 2 with the first bad lane's details in ``err`` if any lane of `bad` is set.
+        `fields`: `<32 x i64>` buffer ids and offsets to report, or None."""
+        bits = self.op(f"bitcast {vec('i1')} {bad} to i{LANES}")
+        anyb = self.op(f"icmp ne i{LANES} {bits}, 0")
+        fail, ok = self.fresh("fail"), self.fresh("ok")
+        self.emit(f"br i1 {anyb}, label %{fail}, label %{ok}, !prof !0")
+        saved = dict(self.st.cache)
+        self.label(fail, keep_cache=True)
+        self.declare("i32 @llvm.cttz.i32(i32, i1)")
+        lane = self.op(f"call i32 @llvm.cttz.i32(i32 {bits}, i1 true)")
+        lane64 = self.op(f"zext i32 {lane} to i64")
+        values = [str(op_index), lane64, "0", "0", str(kind), str(nbytes)]
+        if fields is not None:
+            values[2] = self.op(f"extractelement {vec('i64')} {fields[0]}, i32 {lane}")
+            values[3] = self.op(f"extractelement {vec('i64')} {fields[1]}, i32 {lane}")
+        for k, value in enumerate(values):
+            p = self.op(f"getelementptr i64, ptr %err, i64 {k}")
+            self.emit(f"store i64 {value}, ptr {p}")
+        self.emit("ret i32 2")
+        self.label(ok, keep_cache=True)
+        self.st.cache = saved
+
+    def op_index(self, op: Operation) -> int:
+        self.ops.append(op)
+        return len(self.ops) - 1
+
+    def info(self, k: int) -> str:
+        p = self.op(f"getelementptr i64, ptr %info, i64 {k}")
+        return self.op(f"load i64, ptr {p}")
+
+    # ------------------------------------------------------------------ the function
+    def generate(self) -> WarpProgram:
+        body = self.kernel.body
+        param_slots: list[list[int]] = []
+        for arg in body.args:
+            self.slots_for(arg)
+            n = components(arg.type)[1]
+            param_slots.append([self.locs[(arg, i)].slot for i in range(n)])  # type: ignore[misc]
+        self.label("start")
+        lin = self.linear_tid()
+        count = self.op(f"mul i64 {self.info(3)}, {self.info(4)}")
+        count = self.op(f"mul i64 {count}, {self.info(5)}")
+        live = self.op(f"icmp slt {vec('i64')} {lin}, {self.splat_reg(count, 'i64')}")
+        self.store_slot(self.mask, "i1", live)
+        self.block(body)
+        self.dirty = {}
+        self.emit("ret i32 0")
+        cases = " ".join(f"i32 {k + 1}, label %resume{k + 1}" for k in range(len(self.barriers)))
+        head = [
+            "define i32 @warp(ptr noalias align 64 %frame, ptr noalias %bufs, "
+            "ptr noalias %info, ptr noalias %err) {",
+            "entry:",
+            "  %state = load i32, ptr %frame, align 64",
+            f"  switch i32 %state, label %start [{cases}]",
+        ]
+        weights = '!0 = !{!"branch_weights", i32 1, i32 1000}'  # checks rarely fail
+        text = "\n".join([*sorted(self.decls), *head, *self.st.lines, "}", weights, ""])
+        return WarpProgram(text, self.frame, self.ops, self.barriers, param_slots, self.shared,
+                           self.num_ptr, self.uses_dynamic)  # fmt: skip
+
+    def linear_tid(self) -> str:
+        w = self.op(f"mul i64 {self.info(9)}, {LANES}")
+        return self.op(f"add {vec('i64')} {self.splat_reg(w, 'i64')}, {lane_ids()}")
+
+    def block(self, block: Block) -> Operation | None:
+        """Generate the ops of `block`; returns its terminator (not generated)."""
+        for op in block.ops:
+            if isinstance(op, scf.YieldOp | scf.ConditionOp | builtin.ReturnOp):
+                self.done.add(op)  # the caller reads its operands before any branch
+                return op
+            self.operation(op)
+            self.done.add(op)
+        return None
+
+    def operation(self, op: Operation) -> None:
+        handler = OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
+        if handler is None:
+            raise Unsupported(f"op {op.name}")
+        handler(self, op)
+
+
+def generate(kernel: builtin.KernelOp, bounds_check: bool = True) -> WarpProgram:
+    """The warp function of `kernel`; raises `Unsupported` naming what it cannot run."""
+    return _Gen(kernel, bounds_check).generate()
+
+
+__all__ = ["WarpProgram", "generate"]

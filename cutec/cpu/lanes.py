@@ -1,0 +1,94 @@
+"""LLVM text for 32-lane values: types, constants and the intrinsics the warp code declares.
+
+Every SSA value of the thread IR is, per warp, a vector of 32 lanes: `<32 x T>`.
+A `vector<NxT>` value is N such lane vectors (its components). Pointers are
+i64 lanes holding ``buffer id << 48 | byte offset`` (the offset sign-extended
+from 48 bits), so one number carries what the bounds check needs.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.types import FloatType, IndexType, IntegerType, Type, VectorType
+
+LANES = 32
+OFFSET_BITS = 48  # a pointer's low bits: its byte offset in its buffer
+
+# err[4] of a failed check: what failed.
+ERR_LOAD, ERR_STORE, ERR_BARRIER, ERR_DIVIDE = 1, 2, 3, 4
+
+
+@dataclass
+class Loc:
+    """Where a value's component lives: a frame slot (byte offset) or a constant."""
+
+    slot: int | None = None
+    const: str | None = None
+    ty: str = "i64"
+
+
+class Unsupported(Exception):
+    """The kernel uses something the native backend does not run (the caller falls back)."""
+
+
+def scalar_type(t: Type) -> str:
+    """The LLVM scalar type of a thread-IR scalar type."""
+    if isinstance(t, IndexType | PointerType):
+        return "i64"
+    if isinstance(t, IntegerType) and t.width in (1, 8, 16, 32, 64):
+        return f"i{t.width}"
+    if isinstance(t, FloatType) and t.kind in ("f16", "f32", "f64"):
+        return {"f16": "half", "f32": "float", "f64": "double"}[t.kind]
+    raise Unsupported(f"type {t}")
+
+
+def components(t: Type) -> tuple[Type, int]:
+    """(element type, number of lane vectors) of a value type."""
+    if isinstance(t, VectorType):
+        if len(t.shape) != 1:
+            raise Unsupported(f"type {t}")
+        return t.element, t.shape[0]
+    return t, 1
+
+
+def vec(t: str) -> str:
+    return f"<{LANES} x {t}>"
+
+
+def suffix(t: str) -> str:
+    """The overload suffix of an intrinsic on `<32 x t>`: v32f32, v32i64 ..."""
+    short = {"half": "f16", "float": "f32", "double": "f64"}.get(t, t)
+    return f"v{LANES}{short}"
+
+
+def slot_bytes(t: str) -> int:
+    """Frame bytes of one `<32 x t>` slot (64-byte aligned)."""
+    size = {"i1": 1, "i8": 1, "i16": 2, "half": 2, "i32": 4, "float": 4}.get(t, 8)
+    return max(64, LANES * size)
+
+
+def scalar_literal(value: int | float, t: str) -> str:
+    if t == "i1":
+        return "true" if value else "false"
+    if t.startswith("i"):
+        return str(int(value))
+    if t == "half":
+        bits = int(np.array([value], dtype=np.float16).view(np.uint16)[0])
+        return f"0xH{bits:04X}"
+    # float and double take a double's hex; a float's value is exact in a double.
+    return "0x" + struct.pack(">d", float(value)).hex().upper()
+
+
+def splat(value: int | float, t: str) -> str:
+    """A `<32 x t>` constant of `value` in every lane."""
+    return f"splat ({t} {scalar_literal(value, t)})"
+
+
+def lane_ids() -> str:
+    """The constant <0, 1, ..., 31> as i64."""
+    return "<" + ", ".join(f"i64 {i}" for i in range(LANES)) + ">"

@@ -1,0 +1,245 @@
+"""Compile a kernel's warp function with llvmlite and run a grid of CTAs on the host.
+
+`run_kernel(kernel, grid, args, block=..., bounds_check=True)` takes what the
+reference interpreter takes (`cutec.cpu.reference.run_kernel`): numpy arrays
+for pointer arguments (updated in place) and Python numbers. Each CTA gets
+fresh shared memory filled with 0xFF bytes (NaN as floats), as the reference;
+its warps run one after another up to the next barrier (each warp function call
+runs to a barrier or the end), until all are done. A check that fails becomes the
+reference's `AccessError` / `InterpreterError`, naming the op's location, the
+thread and the block.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import llvmlite.binding as llvm
+import numpy as np
+
+from cutec.cpu.codegen import WarpProgram, generate
+from cutec.cpu.lanes import ERR_BARRIER, ERR_DIVIDE, ERR_LOAD, LANES, Unsupported
+from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError, argument
+from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
+from cutec.ir.dialects import builtin
+from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.types import FloatType, IndexType, IntegerType, Type
+
+__all__ = ["NativeKernel", "Unsupported", "compile_kernel", "run_kernel"]
+
+_WARP_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_void_p)  # fmt: skip
+_LOCK = threading.Lock()
+_INITIALIZED = False
+
+
+def _target_machine() -> Any:
+    """A new target machine for the host: an execution engine owns (and frees) its own."""
+    global _INITIALIZED
+    with _LOCK:
+        if not _INITIALIZED:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _INITIALIZED = True
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        opt=0, jit=True,
+    )  # fmt: skip
+
+
+@dataclass
+class NativeKernel:
+    """One kernel compiled to a warp function (keep it alive while `fn` is used)."""
+
+    kernel: builtin.KernelOp
+    program: WarpProgram
+    engine: Any
+    fn: Any
+
+
+def compile_kernel(kernel: builtin.KernelOp, bounds_check: bool = True) -> NativeKernel:
+    """The kernel's warp function, compiled; raises `Unsupported` for what it cannot run."""
+    program = generate(kernel, bounds_check)
+    tm = _target_machine()
+    module = llvm.parse_assembly(program.text)
+    module.verify()
+    # No IR passes and instruction selection at -O0: the warp code is already lean
+    # (results in registers between branches), and sgemm_2 runs in about 10 ms at
+    # any level while compiling takes 0.5 s at -O0 and 2 s at -O2 (docs/cpu-backend.md).
+    engine = llvm.create_mcjit_compiler(module, tm)
+    engine.finalize_object()
+    fn = _WARP_FN(engine.get_function_address("warp"))
+    return NativeKernel(kernel, program, engine, fn)
+
+
+# Compiled kernels by kernel op (the op kept alive with its entry, so its id is not reused).
+_CACHE: dict[tuple[int, bool], NativeKernel] = {}
+
+
+def cached(kernel: builtin.KernelOp, bounds_check: bool = True) -> NativeKernel:
+    key = (id(kernel), bounds_check)
+    found = _CACHE.get(key)
+    if found is None or found.kernel is not kernel:
+        found = _CACHE[key] = compile_kernel(kernel, bounds_check)
+    return found
+
+
+def _dim3(values: Sequence[int] | int) -> Dim3:
+    v = [values] if isinstance(values, int) else list(values)
+    v += [1] * (3 - len(v))
+    return (int(v[0]), int(v[1]), int(v[2]))
+
+
+def _block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
+    if block is not None:
+        return _dim3(block)
+    for key in ("reqntid", "maxntid"):
+        attr = kernel.attributes.get(key)
+        if isinstance(attr, DenseArrayAttr):
+            return _dim3(list(attr.values))
+    raise InterpreterError(f"kernel @{kernel.sym_name} has no reqntid: pass block=(x, y, z)")
+
+
+def _lanes(value: Any, t: Type) -> np.ndarray:
+    """A scalar argument as the 32 lanes of its frame slot."""
+    if isinstance(t, FloatType):
+        return np.full(
+            LANES, value, dtype={"f16": np.float16, "f32": np.float32}.get(t.kind, np.float64)
+        )
+    if isinstance(t, IntegerType | IndexType):
+        width = 64 if isinstance(t, IndexType) else t.width
+        dtype = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width]
+        return np.full(LANES, value, dtype=dtype)
+    raise Unsupported(f"an argument of type {t}")
+
+
+def _aligned_zeros(nbytes: int) -> np.ndarray:
+    raw = np.zeros(nbytes + 64, dtype=np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start : start + nbytes]
+
+
+def run_kernel(
+    kernel: builtin.KernelOp,
+    grid: Sequence[int] | int,
+    args: Sequence[Any] | Mapping[str, Any],
+    *,
+    block: Sequence[int] | int | None = None,
+    bounds_check: bool = True,
+    native: NativeKernel | None = None,
+) -> None:
+    """Run `kernel` on `grid` CTAs natively (see the module docstring)."""
+    nk = native or cached(kernel, bounds_check)
+    prog = nk.program
+    params = kernel.body.args
+    if isinstance(args, Mapping):
+        missing = [p.name_hint for p in params if p.name_hint not in args]
+        if missing:
+            raise TypeError(f"no value for argument(s) {', '.join(map(str, missing))}")
+        values = [args[str(p.name_hint)] for p in params]
+    else:
+        values = list(args)
+        if len(values) != len(params):
+            raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
+    grid3, block3 = _dim3(grid), _block_dim(kernel, block)
+    nthreads = block3[0] * block3[1] * block3[2]
+    nwarps = -(-nthreads // LANES)
+
+    names: list[str] = []
+    arrays: list[np.ndarray] = []
+    frame0 = _aligned_zeros(prog.frame_bytes)
+    for i, (v, p) in enumerate(zip(values, params, strict=True)):
+        bound = argument(v, p.type, p.name_hint or f"#{i}")
+        slots = prog.param_slots[i]
+        if isinstance(p.type, PointerType):
+            names.append(bound.buffer.name)
+            arrays.append(bound.buffer.data)
+            lanes = np.full(LANES, len(arrays) - 1 << 48, dtype=np.int64)
+        else:
+            lanes = _lanes(bound, p.type)
+        raw = lanes.view(np.uint8)
+        frame0[slots[0] : slots[0] + raw.size] = raw
+    shared = [np.empty(nbytes, np.uint8) for _, nbytes in prog.shared]
+    names += [f"shared@{op.location or op.parsed_at}" for op, _ in prog.shared]
+    attr = kernel.attributes.get("dynamic_smem")
+    dynamic = np.empty(attr.value if isinstance(attr, IntegerAttr) else 0, np.uint8)
+    names.append("dynamic_shared")
+    buffers = [*arrays, *shared, dynamic]
+    table = np.zeros((len(buffers), 2), dtype=np.int64)
+    for k, b in enumerate(buffers):
+        table[k] = (b.ctypes.data if b.size else 0, b.size)
+
+    frames = [_aligned_zeros(prog.frame_bytes) for _ in range(nwarps)]
+    infos = np.zeros((nwarps, 16), dtype=np.int64)
+    infos[:, 3:6] = block3
+    infos[:, 6:9] = grid3
+    infos[:, 9] = np.arange(nwarps)
+    err = np.zeros(8, dtype=np.int64)
+    p_table, p_err = table.ctypes.data, err.ctypes.data
+    p_frames = [f.ctypes.data for f in frames]
+    p_infos = [infos[w].ctypes.data for w in range(nwarps)]
+    fn = nk.fn
+    for bz in range(grid3[2]):
+        for by in range(grid3[1]):
+            for bx in range(grid3[0]):
+                for s in (*shared, dynamic):
+                    s.fill(0xFF)
+                infos[:, 0:3] = (bx, by, bz)
+                for f in frames:
+                    f[: prog.frame_bytes] = frame0  # state 0 and the arguments
+                running = list(range(nwarps))
+                while running:
+                    waiting, finished = [], []
+                    for w in running:
+                        rc = fn(p_frames[w], p_table, p_infos[w], p_err)
+                        if rc == 2:
+                            raise _error(prog, err, w, (bx, by, bz), block3, names, buffers)
+                        (waiting if rc == 1 else finished).append(w)
+                    if waiting and finished:
+                        state = int(frames[waiting[0]][:4].view(np.int32)[0])
+                        op = prog.barriers[state - 1]
+                        raise InterpreterError(
+                            f"{_where(op)}divergent barrier in block {(bx, by, bz)}: warp "
+                            f"{finished[0]} (threads {finished[0] * LANES}..) finished while "
+                            f"warp {waiting[0]} waits at this barrier"
+                        )
+                    running = waiting
+
+
+def _where(op: Any) -> str:
+    loc = op.location or op.parsed_at
+    return f"{loc}: " if loc is not None else ""
+
+
+def _tid(linear: int, block: Dim3) -> Dim3:
+    return (linear % block[0], linear // block[0] % block[1], linear // (block[0] * block[1]))
+
+
+def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block: Dim3,
+           names: list[str], buffers: list[np.ndarray]) -> Exception:  # fmt: skip
+    index, lane, buf, off, kind, nbytes = (int(x) for x in err[:6])
+    op = prog.ops[index]
+    tid = _tid(warp * LANES + lane, block)
+    if kind == ERR_BARRIER:
+        return InterpreterError(
+            f"{_where(op)}divergent barrier: thread {tid} of block {block_id} does not "
+            "reach it while other threads of its warp do"
+        )
+    if kind == ERR_DIVIDE:
+        return InterpreterError(f"{_where(op)}{op.name}: division by zero in thread {tid} of "
+                                f"block {block_id}")  # fmt: skip
+    what = "load" if kind == ERR_LOAD else "store"
+    if not 0 <= buf < len(buffers):
+        return AccessError(f"{what} through a pointer into no buffer", op, tid, block_id)
+    size = buffers[buf].size
+    if off < 0 or off + nbytes > size:
+        message = (f"out-of-bounds {what} of {nbytes} bytes at byte offset {off} of "
+                   f"{names[buf]} ({size} bytes)")  # fmt: skip
+    else:
+        message = f"misaligned {what} of {nbytes} bytes at byte offset {off} of {names[buf]}"
+    return AccessError(message, op, tid, block_id)
