@@ -103,6 +103,14 @@ class _Compiled:
     launch: LaunchInfo | None = None
 
 
+@dataclass
+class _CpuVariant:
+    """One specialisation for device="cpu": its thread-level IR and how it runs."""
+
+    module: Any
+    runner: Any = None  # a native.NativeKernel, "reference", or None until the first run
+
+
 class Kernel:
     """A `.cute` kernel, compiled on first use; calling it launches it."""
 
@@ -298,9 +306,11 @@ class Kernel:
     def _variant(self, key: int, ordinal: int | None) -> Variant:
         """The loaded specialisation `key` for GPU `ordinal` (the launcher caches it)."""
         if self.cpu:
-            compiled = self._build(key, None)
-            assert compiled.launch is not None
-            return Variant(compiled, compiled.launch.dynamic_smem)
+            # The CPU runs the thread-level IR: no PTX, no ptxas.
+            target = self._target(None)
+            result = self._compile(Stage.THREAD, self._options(target, self._facts(key)))
+            launch = result.launches[self.name]
+            return Variant(_CpuVariant(result.module), launch.dynamic_smem)
         if self.device_ordinal is not None and ordinal not in (None, self.device_ordinal):
             raise ValueError(
                 f"{self.name}: the arrays are on GPU {ordinal}, but the kernel was made for "
@@ -330,35 +340,23 @@ class Kernel:
         from cutec.cpu import native  # the CPU path only (llvmlite)
         from cutec.cpu.reference import run_kernel  # the fallback, for ops native lacks
 
-        compiled: _Compiled = variant.fn
-        module = self._lowered(compiled)
-        (op,) = [k for k in module.walk_type(KernelOp) if k.sym_name == self.name]
+        compiled: _CpuVariant = variant.fn
+        (op,) = [k for k in compiled.module.walk_type(KernelOp) if k.sym_name == self.name]
         args = []
         for (name, kind), value in zip(self.signature.abi, values, strict=True):
             args.append(arrays[name] if kind == "ptr" else value)
-        runner = getattr(compiled, "cpu_runner", None)
-        if runner is None:
+        if compiled.runner is None:
             try:
-                runner = native.compile_kernel(op)
+                compiled.runner = native.compile_kernel(op)
                 self.cpu_backend = "native"
             except native.Unsupported as e:
-                runner = None
+                compiled.runner = "reference"
                 self.cpu_backend = f"reference ({e})"
             _log.debug("kernel %s on the CPU: %s", self.name, self.cpu_backend)
-            compiled.cpu_runner = runner or "reference"  # type: ignore[attr-defined]
-        if isinstance(runner, native.NativeKernel):
-            native.run_kernel(op, grid, args, block=block, native=runner)
+        if isinstance(compiled.runner, native.NativeKernel):
+            native.run_kernel(op, grid, args, block=block, native=compiled.runner)
         else:
             run_kernel(op, grid, args, block=block)
-
-    def _lowered(self, compiled: _Compiled) -> Any:
-        cached = getattr(compiled, "module", None)
-        if cached is None:
-            # The interpreter runs the thread-level IR, not PTX: compile to that stage.
-            key = next(k for k, c in self._compiled.items() if c is compiled)
-            result = self._compile(Stage.THREAD, self._options(key[1], self._facts(key[0])))
-            cached = compiled.module = result.module  # type: ignore[attr-defined]
-        return cached
 
     # ------------------------------------------------------------------ inspect
     @property
