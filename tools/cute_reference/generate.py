@@ -3,6 +3,7 @@
 Run by hand when cases are added (never in CI)::
 
     python tools/cute_reference/generate.py --include DIR [--cuda-include DIR] [--compiler g++]
+        [--cases FILE --out FILE] [--reuse] [--predict]
 
 CuTe's headers come from the ``nvidia-cutlass`` wheel on PyPI::
 
@@ -13,14 +14,17 @@ CuTe's headers come from the ``nvidia-cutlass`` wheel on PyPI::
 The include dir may also be given as ``$CUTE_INCLUDE``. Every case becomes one C++ function that
 builds its arguments, calls the CuTe function named by the case's op (see OPS) and prints the result
 with ``cute::print``. The functions are compiled in chunks, in parallel, as host-only C++ (``g++``
-with the CUDA toolkit's headers and a precompiled header, or ``nvcc -x cu``; both run the same host
-compiler over the same CuTe code). A chunk that fails to compile is split: cases blamed by the
-compiler's diagnostics (or, failing that, halves) are compiled alone, so each case that CuTe rejects
-at compile time (a static_assert: the operation is impossible) is recorded as ``ERROR``. A case that
-aborts at run time (a CuTe assert on dynamic values) is also recorded as ``ERROR``; the chunk is
+or ``clang++`` with the CUDA toolkit's headers and a precompiled header, or ``nvcc -x cu``, which
+runs g++ over the same CuTe code; clang++ is the fastest and prints the same results). A chunk
+that fails to compile is split: cases blamed by the compiler's diagnostics (or, failing that,
+halves) are compiled alone, so each case that CuTe rejects at compile time (a static_assert: the
+operation is impossible) is recorded as ``ERROR``. A case that aborts at run time (a CuTe assert
+on dynamic values, or a division by a run-time 0) is also recorded as ``ERROR``; the chunk is
 rerun from the next case. The generated C++ lives in a temporary directory, never in git.
 With ``--reuse``, a case already recorded in the output (same id and arguments) keeps its recorded
 outcome and only the new cases are built: adding cases costs only their own compilations.
+With ``--predict``, the cases that cutec's algebra rejects are built alone from the start, so that
+they do not fail the chunks of the others (only the batching follows cutec, never an outcome).
 
 Output: ``tests/layout/data/cute_reference.tsv`` (``id, op, args, result``) and
 ``tests/layout/data/cute_reference_errors.tsv`` (``id, kind, first diagnostic line``); the format is
@@ -252,12 +256,21 @@ class Toolchain:
             flags += [f"-I{self.cuda_include}", f"-I{self.cuda_include / 'cccl'}"]
         return flags
 
+    @property
+    def clang(self) -> bool:
+        return "clang" in Path(self.compiler).name
+
+    def pch(self) -> list[str]:
+        """Flags that use the precompiled prelude (g++ finds prelude.hpp.gch by itself)."""
+        return ["-include-pch", str(self.workdir / "prelude.hpp.pch")] if self.clang else []
+
     def prepare(self) -> None:
-        """Write the prelude header; with g++, precompile it."""
+        """Write the prelude header; with g++ or clang++, precompile it."""
         header = self.workdir / "prelude.hpp"
         header.write_text(PRELUDE)
         if self.compiler != "nvcc":
-            cmd = [*self.flags(), "-x", "c++-header", str(header), "-o", f"{header}.gch"]
+            out = f"{header}.pch" if self.clang else f"{header}.gch"
+            cmd = [*self.flags(), "-x", "c++-header", str(header), "-o", out]
             subprocess.run(cmd, check=True)
 
 
@@ -306,7 +319,9 @@ def first_error(stderr: str) -> str:
     for pat in (r"static assertion failed[^\n]*", r"static_assert[^\n]*", r"error:[^\n]*"):
         m = re.search(pat, stderr)
         if m:
-            return m.group(0).strip()
+            # clang writes `static_assert failed due to requirement '...' "msg"`: g++'s form.
+            clang = re.fullmatch(r"static_assert failed(?: due to requirement .*)? \"(.*)\"", m[0])
+            return f"static assertion failed: {clang[1]}" if clang else m[0].strip()
     return stderr.strip().splitlines()[0] if stderr.strip() else "compile error"
 
 
@@ -325,7 +340,8 @@ class Builder:
         src = self.tc.workdir / f"{name}.cpp"
         exe = self.tc.workdir / name
         starts = write_source(cases, src)
-        cmd = [*self.tc.flags(), "-I", str(self.tc.workdir), str(src), "-o", str(exe)]
+        cmd = [*self.tc.flags(), *self.tc.pch(), "-I", str(self.tc.workdir), str(src)]
+        cmd += ["-o", str(exe)]
         if self.tc.compiler != "nvcc":
             cmd[1:1] = ["-x", "c++"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -437,6 +453,30 @@ def read_outputs(out: Path) -> dict[str, tuple[str, Outcome]]:
     return recorded
 
 
+def predicted_errors(cases: Sequence[Case]) -> set[str]:
+    """Ids of the cases that cutec's algebra rejects (or fails on).
+
+    Such a case would most likely fail to compile and make its whole chunk fail, costing a
+    compilation of the chunk, one of the rest and one of the case; compiled alone from the
+    start, it costs only its own. Only the batching follows the prediction, never an outcome.
+    """
+    import warnings
+
+    sys.path[:0] = [str(REPO), str(REPO / "tests" / "layout")]
+    from test_cute_reference import run_case
+
+    ids: set[str] = set()
+    for case in cases:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                run_case(case.op, case.args_text)
+        except Exception:  # any failure: build it alone, CuTe decides
+            ids.add(case.id)
+    print(f"{len(ids)} of {len(cases)} cases predicted to fail, built alone", file=sys.stderr)
+    return ids
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
@@ -451,12 +491,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="CUDA toolkit include dir, for g++ (default: found from nvcc)",
     )
-    ap.add_argument("--compiler", default="g++", help="g++ (default, with a PCH) or nvcc")
+    ap.add_argument(
+        "--compiler",
+        default="g++",
+        help="g++ (default) or clang++ (faster), each with a PCH, or nvcc",
+    )
     ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--chunk", type=int, default=60, help="cases per compiled program")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", action="store_true", help="keep the generated C++ (prints the dir)")
+    ap.add_argument(
+        "--predict",
+        action="store_true",
+        help="build alone the cases cutec's algebra rejects (faster; outcomes are CuTe's)",
+    )
     ap.add_argument(
         "--reuse",
         action="store_true",
@@ -491,7 +540,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return builder.outcomes
 
         Toolchain(args.compiler, args.include, cuda_include, workdir).prepare()
-        parts = chunks([c for c in cases if c.id not in outcomes], args.chunk)
+        todo = [c for c in cases if c.id not in outcomes]
+        alone = predicted_errors(todo) if args.predict else set()
+        parts = chunks([c for c in todo if c.id not in alone], args.chunk)
+        parts += [[c] for c in todo if c.id in alone]
         with ThreadPoolExecutor(args.jobs) as pool:
             for done, result in enumerate(pool.map(work, range(len(parts)), parts), 1):
                 outcomes.update(result)
