@@ -463,7 +463,9 @@ def _upcast_mode(s: Any, d: Any, n: int) -> Layout:
             it.ceil_div(s, it.ceil_div_leaf(n, abs(d))),
             it.signum(d) * it.ceil_div_leaf(abs(d), n),
         )
-    return Layout(s, d // n)  # dynamic strides are assumed to be multiples of n
+    # Dynamic strides are assumed to be multiples of n; the quotient is a run-time int (a
+    # run-time 0 stays the dynamic 0, not the static _0).
+    return Layout(s, it.idiv(d, n))
 
 
 def upcast(layout: Any, n: int) -> Any:

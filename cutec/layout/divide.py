@@ -153,6 +153,13 @@ def tile_to_shape(block: Any, trg_shape: IntTuple, ord_shape: Any = LayoutLeft) 
     padded = append(block, n=r)
     block_shape = it.product_each(padded.shape)
     target_shape = it.product_each(trg_shape)
+    if it.is_static(target_shape) and not it.is_static(block_shape):
+        # CuTe asserts the division at compile time whenever the target is static, which a
+        # run-time block extent cannot answer: its static_assert fails to compile.
+        raise LayoutError(
+            f"tile_to_shape: a static target shape {it.format_tuple(trg_shape)} needs a static "
+            f"block shape, and {block} has run-time extents"
+        )
     static = it.is_static(target_shape) and it.is_static(block_shape)
     if static and not it.evenly_divides(target_shape, block_shape):
         raise LayoutError(

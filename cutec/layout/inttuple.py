@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeAlias
 
+from cutec.layout.divisors import note_divisor
 from cutec.layout.errors import LayoutError
 from cutec.layout.symbolic import SymInt, opaque, smax, smin
 from cutec.layout.symbolic import ceil_div as sym_ceil_div
@@ -86,6 +87,7 @@ def _dynamic(result: Integer, kind: str, a: Integer, b: Integer) -> Integer:
 
 
 def _guard(fn: Callable[[], Integer], a: Integer, b: Integer) -> Integer:
+    note_divisor(b)  # CuTe divides by b at run time
     try:
         return fn()
     except ZeroDivisionError:

@@ -15,6 +15,7 @@ from cutec.layout import coords as co
 from cutec.layout import inttuple as it
 from cutec.layout.errors import LayoutError
 from cutec.layout.inttuple import Coord, Integer, IntTuple
+from cutec.layout.symbolic import SymInt
 
 
 def _normalise(t: Any) -> IntTuple:
@@ -99,6 +100,13 @@ class Layout:
         # Imported here to break a cycle: algebra is built on Layout.
         from cutec.layout.algebra import composition
 
+        if len(shape) == 1 and isinstance(shape[0], SymInt):
+            # CuTe's one-shape with_shape calls make_layout(shape) unqualified, which a plain
+            # run-time int does not find (no argument-dependent lookup): it does not compile.
+            raise LayoutError(
+                f"with_shape of {self} by the run-time integer {shape[0]}: CuTe takes a tuple "
+                f"here, e.g. with_shape(({shape[0]},))"
+            )
         return composition(self, Layout(shape[0] if len(shape) == 1 else tuple(shape)))
 
     def tile(self, *tiler: Any) -> Layout:

@@ -230,7 +230,10 @@ def recast_composed(layout: Any, n: int, up: bool, recast_layout: Callable[..., 
     if isinstance(layout, Swizzle):
         return upcast_swizzle(layout, n) if up else downcast_swizzle(layout, n)
     off = it.idiv(layout.offset, n) if up else it.imul(layout.offset, n)
-    return make_composed(
+    # Not make_composed: CuTe's recast offset is an unsigned constant (its safe_div by C<N>
+    # with N unsigned), which its rule "Sw<0,M,S> o Int<0> o B is B" does not match, so an
+    # upcast that leaves no swizzle bits still prints Sw<0,M,S> o _0 o B.
+    return ComposedLayout(
         recast_composed(layout.layout_a, n, up, recast_layout)
         if isinstance(layout.layout_a, Swizzle | ComposedLayout)
         else recast_layout(layout.layout_a, n),

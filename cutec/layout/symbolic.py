@@ -16,7 +16,9 @@ interval, extents and strides default to ``>= 1``) and never guesses: a
 question the facts cannot answer raises ``DynamicValueError``. Integer
 semantics are Python's (floor division, ``%`` with the divisor's sign) and
 ``ceil_div`` is the exact ceiling, which is ``(a+b-1)//b`` for ``b > 0``.
-Divisors are assumed non-zero: ``(M*N)//N`` is ``M``.
+Divisors are assumed non-zero: ``(M*N)//N`` is ``M``, and a divisor known to be
+``>= 0`` (such as ``4//M``) is taken to be ``>= 1`` when bounding a quotient, as
+CuTe divides by it at run time (``cutec.layout.divisors`` notes such divisors).
 """
 
 from __future__ import annotations
@@ -117,6 +119,8 @@ class _Apply(_Keyed):
             return min(alo, blo), min(ahi, bhi)
         if self.kind == "max":
             return max(alo, blo), max(ahi, bhi)
+        if blo == 0 and bhi >= 1:  # divisors are assumed non-zero: a divisor >= 0 is >= 1
+            blo = 1
         if blo < 1:  # divisor of unknown sign: no claim
             return -_INF, _INF
         if self.kind == "mod":  # 0 <= a % b <= b-1, and <= a when a >= 0

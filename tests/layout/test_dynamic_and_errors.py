@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutec.layout import (
@@ -18,6 +18,7 @@ from cutec.layout import (
     left_inverse,
     local_tile,
     logical_divide,
+    logical_product,
     parse_layout,
     print_layout,
     shape_div,
@@ -25,10 +26,14 @@ from cutec.layout import (
     upcast,
     zipped_divide,
 )
+from cutec.layout import inttuple as it
+from cutec.layout.divisors import watch_divisors
 from cutec.layout.symbolic import evaluate, sym
 from cutec.layout.text import format_layout
 
 
+# No deadline: the symbolic evaluation of every index takes ~0.1 s, over 0.2 s on a busy machine.
+@settings(deadline=None)
 @given(st.sampled_from([1, 2, 4, 8]), st.integers(1, 6), st.integers(1, 9))
 def test_dynamic_rest_mode_equals_static_after_substitution(tile: int, m: int, k: int) -> None:
     mm, ld = sym("M", divisibility=tile), sym("ld")
@@ -120,3 +125,25 @@ def test_a_swizzle_wider_than_cutes_int_masks_is_an_error() -> None:
     assert Swizzle(3, 4, 24).size() == 1 << 31
     with pytest.raises(LayoutError, match=r"B \+ M \+ \|S\| must be at most 31"):
         Swizzle(3, 3, 1000000007)
+
+
+def test_product_of_dynamic_block_matches_cute_after_substitution() -> None:
+    # CuTe's complement of (d0,d1,d2):(_3,_1,_1) divides static strides by dynamic ones
+    # (1/d1, 3/d2); the product's composition then divides by those quotients, which may be
+    # 0 by the facts alone but are assumed non-zero (CuTe divides by them at run time).
+    d = [sym(f"d{i}") for i in range(3)]
+    product = logical_product(Layout(tuple(d), (3, 1, 1)), Layout(2, 6))
+    env = {"d0": 3, "d1": 1, "d2": 3}
+    assert format_layout(product, env=env) == "((3,1,3),(1,1,2)):((_3,_1,_1),(6,18,54))"
+
+
+def test_watch_divisors_notes_the_dynamic_divisors_that_may_be_zero() -> None:
+    m = sym("M")
+    with watch_divisors() as seen:
+        it.idiv(8, m)  # M >= 1: never 0, not noted
+        it.ceil_div_leaf(3, 4 // m)  # 4//M is 0 for M > 4: noted
+        it.idiv(0, 4 // m)  # CuTe's _0 / x is the static _0: no division
+        it.imod(m, 2 // m)
+    assert seen == [4 // m, 2 // m]
+    it.idiv(1, 4 // m)  # outside a watch: nothing to note, no error
+    assert seen == [4 // m, 2 // m]

@@ -16,10 +16,12 @@ from cutec.layout.errors import DynamicValueError, LayoutError
 from cutec.layout.symbolic import (
     Integer,
     SymInt,
+    bounds,
     ceil_div,
     evaluate,
     is_static,
     known_divisible,
+    opaque,
     parse_expr,
     smax,
     smin,
@@ -188,6 +190,15 @@ def test_comparisons_raise_when_unknown(question: Callable[[], Any]) -> None:
 
 
 # -- divisibility -------------------------------------------------------------
+
+
+def test_a_divisor_that_may_be_zero_is_taken_as_non_zero() -> None:
+    # 4//M is 0 for M > 4; as a divisor it is assumed non-zero, so it lies in [1, 4].
+    assert bounds(ceil_div(6, 4 // M)) == (2, 6)
+    assert bounds(6 // (4 // M)) == (1, 6) and 6 // (4 // M) >= 1
+    # A divisor that is 0 whatever M is (opaque keeps it symbolic) gives no claim.
+    zero = opaque("floordiv", 1, 2 * M)
+    assert bounds(ceil_div(6, zero)) == (-math.inf, math.inf)
 
 
 def test_divisibility_propagation() -> None:

@@ -3,6 +3,7 @@
 Run by hand when cases are added (never in CI)::
 
     python tools/cute_reference/generate.py --include DIR [--cuda-include DIR] [--compiler g++]
+        [--cases FILE --out FILE] [--reuse] [--predict]
 
 CuTe's headers come from the ``nvidia-cutlass`` wheel on PyPI::
 
@@ -13,12 +14,17 @@ CuTe's headers come from the ``nvidia-cutlass`` wheel on PyPI::
 The include dir may also be given as ``$CUTE_INCLUDE``. Every case becomes one C++ function that
 builds its arguments, calls the CuTe function named by the case's op (see OPS) and prints the result
 with ``cute::print``. The functions are compiled in chunks, in parallel, as host-only C++ (``g++``
-with the CUDA toolkit's headers and a precompiled header, or ``nvcc -x cu``; both run the same host
-compiler over the same CuTe code). A chunk that fails to compile is split: cases blamed by the
-compiler's diagnostics (or, failing that, halves) are compiled alone, so each case that CuTe rejects
-at compile time (a static_assert: the operation is impossible) is recorded as ``ERROR``. A case that
-aborts at run time (a CuTe assert on dynamic values) is also recorded as ``ERROR``; the chunk is
+or ``clang++`` with the CUDA toolkit's headers and a precompiled header, or ``nvcc -x cu``, which
+runs g++ over the same CuTe code; clang++ is the fastest and prints the same results). A chunk
+that fails to compile is split: cases blamed by the compiler's diagnostics (or, failing that,
+halves) are compiled alone, so each case that CuTe rejects at compile time (a static_assert: the
+operation is impossible) is recorded as ``ERROR``. A case that aborts at run time (a CuTe assert
+on dynamic values, or a division by a run-time 0) is also recorded as ``ERROR``; the chunk is
 rerun from the next case. The generated C++ lives in a temporary directory, never in git.
+With ``--reuse``, a case already recorded in the output (same id and arguments) keeps its recorded
+outcome and only the new cases are built: adding cases costs only their own compilations.
+With ``--predict``, the cases that cutec's algebra rejects are built alone from the start, so that
+they do not fail the chunks of the others (only the batching follows cutec, never an outcome).
 
 Output: ``tests/layout/data/cute_reference.tsv`` (``id, op, args, result``) and
 ``tests/layout/data/cute_reference_errors.tsv`` (``id, kind, first diagnostic line``); the format is
@@ -40,228 +46,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from cute_args import Arg, ParseError, cpp, cpp_template_int, cpp_type, parse_arg, show
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DEFAULT_CASES = HERE / "cases.txt"
 DEFAULT_OUT = REPO / "tests" / "layout" / "data" / "cute_reference.tsv"
-
-# ---------------------------------------------------------------------------------------------
-# Arguments: CuTe's print form.
-#   _8 static leaf (Int<8>{})     8 dynamic leaf (int)      _ or X  Underscore
-#   (a,b,...) tuple               shape:stride  layout      Sw<B,M,S>  swizzle
-#   A o O o B  composed layout    identifier  a type (uint16_t) or tag (LayoutRight)
-# A tuple whose elements include a layout is a tiler (cute::Tile); otherwise an IntTuple.
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Int:
-    value: int
-    static: bool
-
-
-@dataclass(frozen=True)
-class Under:
-    pass
-
-
-@dataclass(frozen=True)
-class Tup:
-    items: tuple[Arg, ...]
-
-
-@dataclass(frozen=True)
-class Lay:
-    shape: Arg
-    stride: Arg
-
-
-@dataclass(frozen=True)
-class Swz:
-    b: int
-    m: int
-    s: int
-
-
-@dataclass(frozen=True)
-class Composed:
-    inner: Arg
-    offset: Arg
-    outer: Arg
-
-
-@dataclass(frozen=True)
-class Name:
-    name: str
-
-
-Arg = Int | Under | Tup | Lay | Swz | Composed | Name
-
-_TOKEN = re.compile(
-    r"(?P<o>\s+o\s+)|\s*(?:(?P<sw>Sw<-?\d+,-?\d+,-?\d+>)|(?P<sint>_-?\d+)"
-    r"|(?P<dint>-?\d+)|(?P<name>[A-Za-z][A-Za-z0-9_:]*)|(?P<under>_)|(?P<p>[(),:]))"
-)
-
-
-class ParseError(ValueError):
-    pass
-
-
-def tokenize(text: str) -> list[tuple[str, str]]:
-    tokens: list[tuple[str, str]] = []
-    pos = 0
-    text = text.strip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            raise ParseError(f"cannot tokenize {text!r} at {pos}: {text[pos:]!r}")
-        kind = m.lastgroup
-        assert kind is not None
-        tokens.append((kind, m.group(kind)))
-        pos = m.end()
-    return tokens
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens = tokenize(text)
-        self.pos = 0
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
-    def take(self) -> tuple[str, str]:
-        tok = self.peek()
-        if tok is None:
-            raise ParseError(f"unexpected end of {self.text!r}")
-        self.pos += 1
-        return tok
-
-    def expect(self, value: str) -> None:
-        tok = self.take()
-        if tok[1] != value:
-            raise ParseError(f"expected {value!r} in {self.text!r}, got {tok[1]!r}")
-
-    def parse(self) -> Arg:
-        parts = [self.term()]
-        while self.peek() is not None and self.peek()[0] == "o":  # type: ignore[index]
-            self.take()
-            parts.append(self.term())
-        if self.peek() is not None:
-            raise ParseError(f"trailing text in {self.text!r}")
-        if len(parts) == 1:
-            return parts[0]
-        if len(parts) != 3:
-            raise ParseError(f"a composed layout is `A o offset o B`: {self.text!r}")
-        return Composed(parts[0], parts[1], parts[2])
-
-    def term(self) -> Arg:
-        atom = self.atom()
-        tok = self.peek()
-        if tok is not None and tok[1] == ":":
-            self.take()
-            return Lay(atom, self.atom())
-        return atom
-
-    def atom(self) -> Arg:
-        kind, value = self.take()
-        if kind == "sint":
-            return Int(int(value[1:]), True)
-        if kind == "dint":
-            return Int(int(value), False)
-        if kind == "under" or (kind == "name" and value == "X"):
-            return Under()
-        if kind == "sw":
-            b, m, s = (int(v) for v in value[3:-1].split(","))
-            return Swz(b, m, s)
-        if kind == "name":
-            return Name(value)
-        if value == "(":
-            items = [self.term()]
-            while self.peek() is not None and self.peek()[1] == ",":  # type: ignore[index]
-                self.take()
-                items.append(self.term())
-            self.expect(")")
-            return Tup(tuple(items))
-        raise ParseError(f"unexpected {value!r} in {self.text!r}")
-
-
-def parse_arg(text: str) -> Arg:
-    return _Parser(text).parse()
-
-
-def show(arg: Arg) -> str:
-    """The canonical (CuTe print) text of an argument."""
-    match arg:
-        case Int(value, static):
-            return f"_{value}" if static else str(value)
-        case Under():
-            return "_"
-        case Tup(items):
-            return "(" + ",".join(show(i) for i in items) + ")"
-        case Lay(shape, stride):
-            return f"{show(shape)}:{show(stride)}"
-        case Swz(b, m, s):
-            return f"Sw<{b},{m},{s}>"
-        case Composed(inner, offset, outer):
-            return f"{show(inner)} o {show(offset)} o {show(outer)}"
-        case Name(name):
-            return name
-    raise TypeError(arg)
-
-
-# C++ spellings of the names an argument may use.
-TAGS = {"LayoutLeft": "cute::LayoutLeft{}", "LayoutRight": "cute::LayoutRight{}"}
-TYPES = {
-    "uint1_t": "cute::uint1_t",
-    "uint2_t": "cute::uint2_t",
-    "uint4_t": "cute::uint4_t",
-    "uint8_t": "uint8_t",
-    "uint16_t": "uint16_t",
-    "uint32_t": "uint32_t",
-    "uint64_t": "uint64_t",
-    "uint128_t": "cute::uint128_t",
-    "half_t": "cute::half_t",
-    "float": "float",
-    "double": "double",
-}
-
-
-def cpp(arg: Arg) -> str:
-    """A C++ expression constructing the argument."""
-    match arg:
-        case Int(value, static):
-            return f"Int<{value}>{{}}" if static else f"int({value})"
-        case Under():
-            return "_"
-        case Tup(items):
-            return "cute::make_tuple(" + ", ".join(cpp(i) for i in items) + ")"
-        case Lay(shape, stride):
-            return f"make_layout({cpp(shape)}, {cpp(stride)})"
-        case Swz(b, m, s):
-            return f"Swizzle<{b},{m},{s}>{{}}"
-        case Composed(inner, offset, outer):
-            return f"make_composed_layout({cpp(inner)}, {cpp(offset)}, {cpp(outer)})"
-        case Name(name):
-            if name in TAGS:
-                return TAGS[name]
-            if name in TYPES:
-                return TYPES[name]
-            raise ParseError(f"unknown name {name!r}")
-    raise TypeError(arg)
-
-
-def cpp_type(arg: Arg) -> str:
-    if not isinstance(arg, Name) or arg.name not in TYPES:
-        raise ParseError(f"expected an element type, got {show(arg)!r}")
-    return TYPES[arg.name]
-
-
-def cpp_template_int(arg: Arg) -> str:
-    if not isinstance(arg, Int):
-        raise ParseError(f"expected an integer template argument, got {show(arg)!r}")
-    return str(arg.value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,12 +256,21 @@ class Toolchain:
             flags += [f"-I{self.cuda_include}", f"-I{self.cuda_include / 'cccl'}"]
         return flags
 
+    @property
+    def clang(self) -> bool:
+        return "clang" in Path(self.compiler).name
+
+    def pch(self) -> list[str]:
+        """Flags that use the precompiled prelude (g++ finds prelude.hpp.gch by itself)."""
+        return ["-include-pch", str(self.workdir / "prelude.hpp.pch")] if self.clang else []
+
     def prepare(self) -> None:
-        """Write the prelude header; with g++, precompile it."""
+        """Write the prelude header; with g++ or clang++, precompile it."""
         header = self.workdir / "prelude.hpp"
         header.write_text(PRELUDE)
         if self.compiler != "nvcc":
-            cmd = [*self.flags(), "-x", "c++-header", str(header), "-o", f"{header}.gch"]
+            out = f"{header}.pch" if self.clang else f"{header}.gch"
+            cmd = [*self.flags(), "-x", "c++-header", str(header), "-o", out]
             subprocess.run(cmd, check=True)
 
 
@@ -520,7 +319,9 @@ def first_error(stderr: str) -> str:
     for pat in (r"static assertion failed[^\n]*", r"static_assert[^\n]*", r"error:[^\n]*"):
         m = re.search(pat, stderr)
         if m:
-            return m.group(0).strip()
+            # clang writes `static_assert failed due to requirement '...' "msg"`: g++'s form.
+            clang = re.fullmatch(r"static_assert failed(?: due to requirement .*)? \"(.*)\"", m[0])
+            return f"static assertion failed: {clang[1]}" if clang else m[0].strip()
     return stderr.strip().splitlines()[0] if stderr.strip() else "compile error"
 
 
@@ -539,7 +340,8 @@ class Builder:
         src = self.tc.workdir / f"{name}.cpp"
         exe = self.tc.workdir / name
         starts = write_source(cases, src)
-        cmd = [*self.tc.flags(), "-I", str(self.tc.workdir), str(src), "-o", str(exe)]
+        cmd = [*self.tc.flags(), *self.tc.pch(), "-I", str(self.tc.workdir), str(src)]
+        cmd += ["-o", str(exe)]
         if self.tc.compiler != "nvcc":
             cmd[1:1] = ["-x", "c++"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -620,6 +422,8 @@ def write_outputs(cases: Sequence[Case], outcomes: dict[str, Outcome], out: Path
     rows = ["# id\top\targs\tresult"]
     errors = ["# id\tkind\tdiagnostic"]
     for case in cases:
+        if case.id not in outcomes:  # a partial write, during a long run
+            continue
         o = outcomes[case.id]
         rows.append(f"{case.id}\t{case.op}\t{case.args_text}\t{o.result}")
         if o.error_kind:
@@ -627,6 +431,50 @@ def write_outputs(cases: Sequence[Case], outcomes: dict[str, Outcome], out: Path
             errors.append(f"{case.id}\t{o.error_kind}\t{text}")
     out.write_text("\n".join(rows) + "\n")
     out.with_name(out.stem + "_errors.tsv").write_text("\n".join(errors) + "\n")
+
+
+def read_outputs(out: Path) -> dict[str, tuple[str, Outcome]]:
+    """The outcomes recorded in an earlier output (and its errors file): id -> (args, outcome)."""
+    if not out.exists():
+        return {}
+    diagnostics: dict[str, tuple[str, str]] = {}
+    errors = out.with_name(out.stem + "_errors.tsv")
+    if errors.exists():
+        for line in errors.read_text().splitlines():
+            if line and not line.startswith("#"):
+                rid, kind, text = line.split("\t", 2)
+                diagnostics[rid] = (kind, text)
+    recorded: dict[str, tuple[str, Outcome]] = {}
+    for line in out.read_text().splitlines():
+        if line and not line.startswith("#"):
+            rid, _, args, result = line.split("\t")
+            kind, text = diagnostics.get(rid, ("", ""))
+            recorded[rid] = (args, Outcome(result, kind, text))
+    return recorded
+
+
+def predicted_errors(cases: Sequence[Case]) -> set[str]:
+    """Ids of the cases that cutec's algebra rejects (or fails on).
+
+    Such a case would most likely fail to compile and make its whole chunk fail, costing a
+    compilation of the chunk, one of the rest and one of the case; compiled alone from the
+    start, it costs only its own. Only the batching follows the prediction, never an outcome.
+    """
+    import warnings
+
+    sys.path[:0] = [str(REPO), str(REPO / "tests" / "layout")]
+    from test_cute_reference import run_case
+
+    ids: set[str] = set()
+    for case in cases:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                run_case(case.op, case.args_text)
+        except Exception:  # any failure: build it alone, CuTe decides
+            ids.add(case.id)
+    print(f"{len(ids)} of {len(cases)} cases predicted to fail, built alone", file=sys.stderr)
+    return ids
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -643,12 +491,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="CUDA toolkit include dir, for g++ (default: found from nvcc)",
     )
-    ap.add_argument("--compiler", default="g++", help="g++ (default, with a PCH) or nvcc")
+    ap.add_argument(
+        "--compiler",
+        default="g++",
+        help="g++ (default) or clang++ (faster), each with a PCH, or nvcc",
+    )
     ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--chunk", type=int, default=60, help="cases per compiled program")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", action="store_true", help="keep the generated C++ (prints the dir)")
+    ap.add_argument(
+        "--predict",
+        action="store_true",
+        help="build alone the cases cutec's algebra rejects (faster; outcomes are CuTe's)",
+    )
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="take the outcome of a case already in --out from there; build only the new cases",
+    )
     args = ap.parse_args(argv)
     if args.include is None or not (args.include / "cute" / "layout.hpp").exists():
         ap.error("--include (or $CUTE_INCLUDE) must name a dir holding cute/layout.hpp")
@@ -660,6 +522,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="cute_reference_"))
     try:
         outcomes: dict[str, Outcome] = {}
+        if args.reuse:
+            recorded = read_outputs(args.out)
+            for case in cases:
+                if case.id in recorded and recorded[case.id][0] == case.args_text:
+                    outcomes[case.id] = recorded[case.id][1]
+            print(f"{len(outcomes)} outcomes reused from {args.out}", file=sys.stderr)
 
         def work(index: int, part: Sequence[Case]) -> dict[str, Outcome]:
             sub = workdir / f"part_{index}"
@@ -668,13 +536,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (sub / f.name).symlink_to(f)
             builder = Builder(Toolchain(args.compiler, args.include, cuda_include, sub))
             builder.build_and_run(part)
+            print(f"chunk {index + 1} of {len(parts)} done", file=sys.stderr, flush=True)
             return builder.outcomes
 
         Toolchain(args.compiler, args.include, cuda_include, workdir).prepare()
-        parts = chunks(cases, args.chunk)
+        todo = [c for c in cases if c.id not in outcomes]
+        alone = predicted_errors(todo) if args.predict else set()
+        parts = chunks([c for c in todo if c.id not in alone], args.chunk)
+        parts += [[c] for c in todo if c.id in alone]
         with ThreadPoolExecutor(args.jobs) as pool:
-            for result in pool.map(work, *zip(*enumerate(parts), strict=True)):
+            for done, result in enumerate(pool.map(work, range(len(parts)), parts), 1):
                 outcomes.update(result)
+                if args.reuse and done % 20 == 0:  # an interrupted run resumes from here
+                    write_outputs(cases, outcomes, args.out)
         missing = [c.id for c in cases if c.id not in outcomes]
         if missing:
             raise RuntimeError(f"no outcome for {missing}")

@@ -8,7 +8,7 @@ configuration with ``cutec.atoms.tiled`` and compares each printed value exactly
     python tools/cute_reference/tiled_reference.py [--include DIR] [--out FILE]
 
 Layout arguments are written in CuTe's print form (``_8`` static, ``8`` a run-time int);
-the C++ for them comes from ``generate.py``. Thread indices are run-time ``int``s, as in
+the C++ for them comes from ``cute_args.py``. Thread indices are run-time ``int``s, as in
 a kernel. Tensors are ``make_tensor(make_inttuple_iter(Int<0>{}), layout)``, so a
 partition prints as ``offset o layout`` (the offset of the thread's first element).
 
@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from atoms_reference import atoms as mma_cxx_names  # noqa: E402
-from generate import Lay, cpp, parse_arg  # noqa: E402
+from cute_args import Lay, cpp, parse_arg  # noqa: E402
 
 REPO = HERE.parents[1]
 OUTPUT = REPO / "tests" / "atoms" / "data" / "tiled_reference.txt"
