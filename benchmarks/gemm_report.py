@@ -186,6 +186,8 @@ def write_png(rows: list[Row], path: Path, title: str) -> str:
     fig, axes = plt.subplots(len(series), 1, figsize=(11, 4.8 * len(series)), squeeze=False)
     styles = {"cutec": "-", "CuTe": "--", "Triton": "-.", "cuBLAS": ":"}
     for ax, (dtype, (xs, lines)) in zip(axes[:, 0], series.items(), strict=True):
+        # 20 distinct colours: with matplotlib's default 10, two implementations share one.
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)
         for key, ys in lines.items():
             family = key.split(" ", 1)[0]
             ax.plot(range(len(xs)), ys, styles.get(family, "-"), marker="o", ms=4, label=key)
