@@ -246,6 +246,7 @@ def launch_failed(err: Any, fn: Function, grid: Any, block: Any, smem: int, stre
     """After a failed ``cuLaunchKernel``: retry once where the thread had no current
     context (threads torch made never set one), else raise naming the kernel."""
     cu = driver()
+    err = cu.CUresult(int(err))  # the C launch (fastlaunch) returns a plain int
     if err == cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
         fn.device.make_current()
         err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]

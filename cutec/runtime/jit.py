@@ -331,7 +331,7 @@ class Kernel:
         smem = compiled.launch.dynamic_smem
         if smem > _DEFAULT_DYNAMIC_SMEM:
             fn.allow_dynamic_smem(smem)
-        return Variant(fn, smem, fn.handle)
+        return Variant(fn, smem, fn.handle, int(fn.handle))
 
     def _run_cpu(self, variant: Variant, grid: Any, block: Any, smem: int, values: Any,
                  arrays: Any) -> None:  # fmt: skip

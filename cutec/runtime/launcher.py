@@ -48,7 +48,7 @@ import numpy as np
 from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
 from cutec.ptx.tables import param_layout
-from cutec.runtime import arrays, cuda
+from cutec.runtime import arrays, cuda, fastlaunch
 from cutec.runtime.errors import ArgumentErrors
 
 # The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
@@ -75,6 +75,7 @@ class Variant:
     fn: Any  # cutec.runtime.cuda.Function (the compiled kernel on the CPU path)
     smem: int  # dynamic shared memory bytes
     handle: Any = None  # the CUfunction
+    address: int = 0  # the CUfunction's address, for the C launch (fastlaunch)
 
 
 class _Source:
@@ -176,6 +177,7 @@ def build_launcher(
     params = [p.name for p in signature.params]
     local = _parameter_names(params)
 
+    gpu_env: dict[str, Any] = {"_fast": False} if cpu else cuda_env()
     deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
     first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
     bind, check = _Source(), _Source()  # run-time names; checks of extents and strides
@@ -321,8 +323,7 @@ def build_launcher(
         code("    _synchronize_after(_var.fn, _stream)")
 
     env["_dim3"] = _dim3
-    if not cpu:
-        env.update(cuda_env())
+    env.update(gpu_env)
     # `self` first: the function becomes the kernel object's __call__ (cutec.runtime.jit).
     # Named after the kernel and its parameters: Python's own messages for a missing or
     # an unknown argument then read "sgemm_nt() missing 1 required positional argument:
@@ -345,8 +346,10 @@ def cuda_env() -> dict[str, Any]:
     """The driver entry points a GPU launch function calls, bound once."""
     torch = sys.modules.get("torch")
     raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    fast = fastlaunch.load()
     return {
-        "_cu_launch": cuda.driver().cuLaunchKernel,
+        "_fast": fast is not None,
+        "_cu_launch": fast.launch if fast is not None else cuda.driver().cuLaunchKernel,
         "_launch_failed": cuda.launch_failed,
         "_pending": cuda.PENDING,
         "_blocking": cuda.launch_blocking(),

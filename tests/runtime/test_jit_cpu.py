@@ -200,7 +200,7 @@ def _fake_gpu(monkeypatch: pytest.MonkeyPatch, k: rt.Kernel) -> list[tuple]:
 
     monkeypatch.setattr(
         launcher, "cuda_env",
-        lambda: {"_cu_launch": cu_launch, "_launch_failed": None, "_pending": [],
+        lambda: {"_fast": False, "_cu_launch": cu_launch, "_launch_failed": None, "_pending": [],
                  "_blocking": False, "_synchronize_after": None,
                  "_torch_stream": lambda dev: 0},
     )  # fmt: skip
@@ -391,3 +391,21 @@ kernel stage(S: f32[M, N] align 16, D: f32[M, N] align 16)
   copy(r, t.partition_D(gD), pred = p)
 }
 """
+
+
+def test_the_c_launch_builds(tmp_path: Path) -> None:
+    """The C launch helper compiles with this machine's compiler and Python headers; where
+    libcuda is missing its import fails and load() falls back to cuda.bindings (None)."""
+    import shutil
+
+    from cutec.runtime import fastlaunch
+
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    target = tmp_path / "cutec_fastlaunch_test.so"
+    assert fastlaunch._build(target) and target.stat().st_size > 0
+    try:
+        rt.cuda.driver()
+    except rt.NoDriverError:
+        fastlaunch.load.cache_clear()
+        assert fastlaunch.load() is None
