@@ -25,7 +25,7 @@ the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it re
         if (p_a_0 | ...) & 15 == 0: _key = ...    # alignment: promised and specialised
         _var = _variants.get(_key << 8 | _dev) or a compile
         _pack(_buf, 0, p_a_0, n_M, n_K, n_ldA, ...)     # the .param buffer (docs/abi.md)
-        _cu_launch(_var.handle, grid..., block..., smem, stream, _params, 0)
+        _cu_launch(_var.address, grid..., block..., smem, stream, _params)   # C (fastlaunch)
 
 Every mistake raises a TypeError or ValueError naming the parameter, what was
 declared and what was passed (`cutec.runtime.errors.ArgumentErrors`).
@@ -309,10 +309,16 @@ def build_launcher(
         code("    _stream = _stream_of(stream, _torch, _dev)")
         code(f"_pack(_buf, 0, {', '.join(abi_values)})")
         code("_smem = _var.smem if smem is None else smem")
-        code(
-            "_r = _cu_launch(_var.handle, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
-            "_params, 0)[0]"
-        )
+        if gpu_env["_fast"]:  # the C launch (fastlaunch): plain ints in, an int out
+            code(
+                "_r = _cu_launch(_var.address, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
+                "_params)"
+            )
+        else:
+            code(
+                "_r = _cu_launch(_var.handle, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
+                "_params, 0)[0]"
+            )
         code("if _r:")
         code(
             "    _launch_failed(_r, _var.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), _smem, _stream, "

@@ -185,38 +185,44 @@ class _FakeCai:
         self.device = SimpleNamespace(id=device)
 
 
-def _fake_gpu(monkeypatch: pytest.MonkeyPatch, k: rt.Kernel) -> list[tuple]:
-    """Launches of `k` recorded (grid, block, packed parameter bytes) instead of run."""
+def _fake_gpu(monkeypatch: pytest.MonkeyPatch, k: rt.Kernel, fast: bool = False) -> list[tuple]:
+    """Launches of `k` recorded (grid, block, packed parameter bytes) instead of run; with
+    `fast`, through the C launch's calling convention (fastlaunch), else cuda.bindings'."""
     calls: list[tuple] = []
-    monkeypatch.setattr(k, "_variant", lambda key, dev: launcher.Variant(key, 0, "handle"))
+    monkeypatch.setattr(k, "_variant", lambda key, dev: launcher.Variant(key, 0, "handle", 0xF00D))
     layout = launcher.param_layout(k.signature.abi_types())
     size = layout[-1].offset + layout[-1].size
 
-    def cu_launch(handle, g0, g1, g2, b0, b1, b2, smem, stream, params, extra):
+    def record(function, g0, g1, g2, b0, b1, b2, smem, stream, params):
         pointers = (ctypes.c_void_p * len(layout)).from_address(params)
         raw = ctypes.string_at(pointers[0], size)
-        calls.append(((g0, g1, g2), (b0, b1, b2), raw, stream))
-        return (0,)
+        calls.append(((g0, g1, g2), (b0, b1, b2), raw, stream, function))
+        return 0
+
+    def bindings_launch(handle, g0, g1, g2, b0, b1, b2, smem, stream, params, extra):
+        return (record(handle, g0, g1, g2, b0, b1, b2, smem, stream, params),)
 
     monkeypatch.setattr(
         launcher, "cuda_env",
-        lambda: {"_fast": False, "_cu_launch": cu_launch, "_launch_failed": None, "_pending": [],
-                 "_blocking": False, "_synchronize_after": None,
-                 "_torch_stream": lambda dev: 0},
+        lambda: {"_fast": fast, "_cu_launch": record if fast else bindings_launch,
+                 "_launch_failed": None, "_pending": [], "_blocking": False,
+                 "_synchronize_after": None, "_torch_stream": lambda dev: 0},
     )  # fmt: skip
     return calls
 
 
-def test_gpu_launch_packs_the_abi(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fast", [False, True])
+def test_gpu_launch_packs_the_abi(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
     k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
-    calls = _fake_gpu(monkeypatch, k)
+    calls = _fake_gpu(monkeypatch, k, fast)
     m, n, kk = 260, 132, 48
     a = _FakeCai((m, kk), (1, 264), 0x10000)
     b = _FakeCai((n, kk), (1, 136), 0x20000)
     c = _FakeCai((m, n), (1, m), 0x30004)
     k(a, b, c, 1.5, -2.0, stream=7)
-    ((grid, block, raw, stream),) = calls
+    ((grid, block, raw, stream, function),) = calls
     assert grid == (3, 2, 1) and block == (256, 1, 1) and stream == 7
+    assert function == (0xF00D if fast else "handle")
     expected = struct.pack("<QqqqQqqQqff", 0x10000, m, kk, 264, 0x20000, n, 136, 0x30004, m,
                            1.5, -2.0)  # fmt: skip
     assert raw == expected
