@@ -85,7 +85,9 @@ PyMODINIT_FUNC PyInit_cutec_fastlaunch(void) {
 def _library_path() -> Path:
     tag = hashlib.sha256((_SOURCE + sys.version).encode()).hexdigest()[:16]
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return disk_cache.directory() / "fastlaunch" / f"cutec_fastlaunch_{tag}{suffix}"
+    # With the disk cache off (CUTEC_CACHE=0), the library lives for this process only.
+    root = disk_cache.directory() if disk_cache.enabled() else Path(tempfile.mkdtemp())
+    return root / "fastlaunch" / f"cutec_fastlaunch_{tag}{suffix}"
 
 
 def _build(target: Path) -> bool:
