@@ -23,8 +23,9 @@ import numpy as np
 
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import ERR_BARRIER, ERR_DIVIDE, ERR_LOAD, LANES, Unsupported
+from cutec.cpu.reference import block_dim, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError, argument
-from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
+from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import builtin
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
@@ -89,22 +90,6 @@ def cached(kernel: builtin.KernelOp, bounds_check: bool = True) -> NativeKernel:
     return found
 
 
-def _dim3(values: Sequence[int] | int) -> Dim3:
-    v = [values] if isinstance(values, int) else list(values)
-    v += [1] * (3 - len(v))
-    return (int(v[0]), int(v[1]), int(v[2]))
-
-
-def _block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
-    if block is not None:
-        return _dim3(block)
-    for key in ("reqntid", "maxntid"):
-        attr = kernel.attributes.get(key)
-        if isinstance(attr, DenseArrayAttr):
-            return _dim3(list(attr.values))
-    raise InterpreterError(f"kernel @{kernel.sym_name} has no reqntid: pass block=(x, y, z)")
-
-
 def _lanes(value: Any, t: Type) -> np.ndarray:
     """A scalar argument as the 32 lanes of its frame slot."""
     if isinstance(t, FloatType):
@@ -146,7 +131,7 @@ def run_kernel(
         values = list(args)
         if len(values) != len(params):
             raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
-    grid3, block3 = _dim3(grid), _block_dim(kernel, block)
+    grid3, block3 = dim3(grid), block_dim(kernel, block)
     nthreads = block3[0] * block3[1] * block3[2]
     nwarps = -(-nthreads // LANES)
 

@@ -77,19 +77,21 @@ __all__ = ["Access", "AccessError", "InterpreterError", "Run", "run_kernel"]
 # --------------------------------------------------------------------------- the run
 
 
-def _dim3(values: Sequence[int] | int) -> Dim3:
+def dim3(values: Sequence[int] | int) -> Dim3:
+    """(x, y, z) of an int or a sequence of up to three (missing sizes are 1)."""
     v = [values] if isinstance(values, int) else list(values)
     v += [1] * (3 - len(v))
     return (int(v[0]), int(v[1]), int(v[2]))
 
 
-def _block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
+def block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
+    """The CTA shape: `block` if given, else the kernel's reqntid or maxntid."""
     if block is not None:
-        return _dim3(block)
+        return dim3(block)
     for key in ("reqntid", "maxntid"):
         attr = kernel.attributes.get(key)
         if isinstance(attr, DenseArrayAttr):
-            return _dim3(list(attr.values))
+            return dim3(list(attr.values))
     raise InterpreterError(f"kernel @{kernel.sym_name} has no reqntid: pass block=(x, y, z)")
 
 
@@ -122,7 +124,7 @@ def run_kernel(
         for i, (v, p) in enumerate(zip(values, params, strict=True))
     ]
     run = Run()
-    grid3, block3 = _dim3(grid), _block_dim(kernel, block)
+    grid3, block3 = dim3(grid), block_dim(kernel, block)
     for bz in range(grid3[2]):
         for by in range(grid3[1]):
             for bx in range(grid3[0]):
@@ -312,7 +314,7 @@ class _Thread:
 
     def _cluster(self) -> Dim3:
         attr = self.cta.kernel.attributes.get("cluster_dim")
-        return _dim3(list(attr.values)) if isinstance(attr, DenseArrayAttr) else (1, 1, 1)
+        return dim3(list(attr.values)) if isinstance(attr, DenseArrayAttr) else (1, 1, 1)
 
     @_handles(gpu.ClusterIdOp, gpu.ClusterDimOp, gpu.ClusterBlockIdOp, gpu.ClusterDimBlocksOp)
     def cluster_register(self, op: Operation) -> None:

@@ -23,6 +23,7 @@ from cutec.cli import main
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
 from cutec.runtime import cache, launcher
+from tests.passes.test_lowering_values import CP_ASYNC  # one staging kernel for both
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -361,42 +362,12 @@ def test_cpu_kernels_run_natively_or_fall_back() -> None:
     d = np.full((32, 64), np.nan, np.float32, order="F")
     k(s, d)
     assert np.array_equal(d, s.T) and k.cpu_backend == "native"
-    staged = rt.jit(CP_ASYNC_STAGE, device="cpu")
+    staged = rt.jit(CP_ASYNC, device="cpu")
     s = _col_major(36, 10, np.random.default_rng(6))
     d = np.full((36, 10), np.nan, np.float32, order="F")
     staged(s, d)
     assert np.array_equal(d, s)
     assert staged.cpu_backend == "reference (op thread.cp_async)"
-
-
-CP_ASYNC_STAGE = """
-kernel stage(S: f32[M, N] align 16, D: f32[M, N] align 16)
-  assume M % 4 == 0
-  grid (ceil_div(M, 32), ceil_div(N, 8)) threads 64
-{
-  cp = tiled_copy(SM80_CP_ASYNC_CACHEGLOBAL_ZFILL[u128], thr = (8, 8), val = (4, 1))
-  cS = make_identity_tensor(shape(S))
-  gS = local_tile(S, (32, 8), (block.x, block.y))
-  gD = local_tile(D, (32, 8), (block.x, block.y))
-  gC = local_tile(cS, (32, 8), (block.x, block.y))
-  sT = smem f32[(32, 8)]
-  t = cp.slice(thread.x)
-  tS = t.partition_S(gS)
-  tT = t.partition_D(sT)
-  tC = t.partition_S(gC)
-  p = make_fragment_like(tC, dtype = bool)
-  for i in range(size(p)) unroll {
-    p[i] = elem_less(tC[i], shape(S))
-  }
-  copy(cp, tS, tT, pred = p)
-  cp_async_fence()
-  cp_async_wait(0)
-  sync()
-  r = make_fragment_like(tS)
-  copy(t.partition_S(sT), r)
-  copy(r, t.partition_D(gD), pred = p)
-}
-"""
 
 
 def test_the_c_launch_builds(tmp_path: Path) -> None:
