@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import logging
 import os
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -439,14 +438,9 @@ def _ptxas_identity() -> tuple[str, int, int] | None:
     return (path, st.st_size, st.st_mtime_ns)
 
 
-def _stream_of(stream: Any, torch_seen: bool, device: int | None) -> int:
-    """The CUstream handle of `stream` (None: torch's current stream if torch arrays
-    were passed, else the default stream)."""
-    if stream is None:
-        if torch_seen:
-            torch = sys.modules["torch"]
-            return torch._C._cuda_getCurrentRawStream(device or 0)
-        return 0
+def _stream_of(stream: Any) -> int:
+    """The CUstream handle of a `stream=` argument: a torch or CuPy stream, a CUstream,
+    or an int (None, the default, is resolved by the launch function)."""
     if isinstance(stream, int):
         return stream
     for attr in ("cuda_stream", "ptr", "handle"):

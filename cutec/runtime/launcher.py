@@ -39,6 +39,7 @@ import numbers
 import re
 import struct
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -140,7 +141,7 @@ def build_launcher(
     specialize: frozenset[str],
     get_variant: Callable[[int, int | None], Variant],
     launch: Callable[..., None],
-    current_stream: Callable[[Any, bool, int | None], int],
+    current_stream: Callable[[Any], int],
     *,
     cpu: bool = False,
 ) -> tuple[Callable[..., None], list[tuple[str, str]]]:
@@ -169,6 +170,7 @@ def build_launcher(
         "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
         "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
         "_keep": (buffer, pointers), "_host_array": arrays.host_array,
+        "_lock": threading.Lock(),
     }  # fmt: skip
     code = _Source()
     names: dict[str, str] = {}  # run-time name -> local variable
@@ -303,12 +305,17 @@ def build_launcher(
             f"({', '.join(abi_values)},), _arrays)"
         )
     else:
-        code("if stream is None and _torch:")
-        code("    _stream = _torch_stream(_dev)")
+        code("if stream is None:")
+        code("    _stream = _torch_stream(_dev) if _torch else 0")
         code("else:")
-        code("    _stream = _stream_of(stream, _torch, _dev)")
-        code(f"_pack(_buf, 0, {', '.join(abi_values)})")
+        code("    _stream = _stream_of(stream)")
         code("_smem = _var.smem if smem is None else smem")
+        # One parameter buffer per kernel object: packing it and launching from it is
+        # one step under a lock, or a second thread could repack it in between (the
+        # driver reads it during cuLaunchKernel).
+        code("with _lock:")
+        code.depth += 1
+        code(f"_pack(_buf, 0, {', '.join(abi_values)})")
         if gpu_env["_fast"]:  # the C launch (fastlaunch): plain ints in, an int out
             code(
                 "_r = _cu_launch(_var.address, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
@@ -324,6 +331,7 @@ def build_launcher(
             "    _launch_failed(_r, _var.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), _smem, _stream, "
             "_params)"
         )
+        code.depth -= 1
         code(f"_pending.append({signature.kernel!r})")
         code("if _blocking:")
         code("    _synchronize_after(_var.fn, _stream)")
