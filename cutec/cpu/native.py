@@ -23,8 +23,8 @@ import numpy as np
 
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import ERR_BARRIER, ERR_DIVIDE, ERR_LOAD, LANES, Unsupported
-from cutec.cpu.reference import block_dim, dim3
-from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError, argument
+from cutec.cpu.reference import bind_arguments, block_dim, dim3
+from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import builtin
 from cutec.ir.dialects.gpu import PointerType
@@ -122,15 +122,7 @@ def run_kernel(
     nk = native or cached(kernel, bounds_check)
     prog = nk.program
     params = kernel.body.args
-    if isinstance(args, Mapping):
-        missing = [p.name_hint for p in params if p.name_hint not in args]
-        if missing:
-            raise TypeError(f"no value for argument(s) {', '.join(map(str, missing))}")
-        values = [args[str(p.name_hint)] for p in params]
-    else:
-        values = list(args)
-        if len(values) != len(params):
-            raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
+    bound_args = bind_arguments(kernel, args)
     grid3, block3 = dim3(grid), block_dim(kernel, block)
     nthreads = block3[0] * block3[1] * block3[2]
     nwarps = -(-nthreads // LANES)
@@ -138,8 +130,7 @@ def run_kernel(
     names: list[str] = []
     arrays: list[np.ndarray] = []
     frame0 = _aligned_zeros(prog.frame_bytes)
-    for i, (v, p) in enumerate(zip(values, params, strict=True)):
-        bound = argument(v, p.type, p.name_hint or f"#{i}")
+    for i, (bound, p) in enumerate(zip(bound_args, params, strict=True)):
         slots = prog.param_slots[i]
         if isinstance(p.type, PointerType):
             names.append(bound.buffer.name)

@@ -95,6 +95,25 @@ def block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Di
     raise InterpreterError(f"kernel @{kernel.sym_name} has no reqntid: pass block=(x, y, z)")
 
 
+def bind_arguments(kernel: builtin.KernelOp, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+    """Each kernel argument's value (`args` in argument order or by name): pointers as
+    `Pointer`s over their numpy arrays, scalars rounded or wrapped to their type."""
+    params = kernel.body.args
+    if isinstance(args, Mapping):
+        missing = [p.name_hint for p in params if p.name_hint not in args]
+        if missing:
+            raise TypeError(f"no value for argument(s) {', '.join(map(str, missing))}")
+        values = [args[str(p.name_hint)] for p in params]
+    else:
+        values = list(args)
+        if len(values) != len(params):
+            raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
+    return [
+        argument(v, p.type, p.name_hint or f"#{i}")
+        for i, (v, p) in enumerate(zip(values, params, strict=True))
+    ]
+
+
 def run_kernel(
     kernel: builtin.KernelOp,
     grid: Sequence[int] | int,
@@ -109,20 +128,7 @@ def run_kernel(
     argument name. The CTA shape is `block`, else the kernel's ``reqntid``/``maxntid``.
     With `check_races`, two threads touching one shared byte between two barriers, one
     of them writing, is an `AccessError`."""
-    params = kernel.body.args
-    if isinstance(args, Mapping):
-        missing = [p.name_hint for p in params if p.name_hint not in args]
-        if missing:
-            raise TypeError(f"no value for argument(s) {', '.join(map(str, missing))}")
-        values = [args[str(p.name_hint)] for p in params]
-    else:
-        values = list(args)
-        if len(values) != len(params):
-            raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
-    bound = [
-        argument(v, p.type, p.name_hint or f"#{i}")
-        for i, (v, p) in enumerate(zip(values, params, strict=True))
-    ]
+    bound = bind_arguments(kernel, args)
     run = Run()
     grid3, block3 = dim3(grid), block_dim(kernel, block)
     for bz in range(grid3[2]):
