@@ -11,7 +11,7 @@ from names already bound (``K`` of A binds K of B); scalars and run-time names
 from ``--set NAME=VALUE`` (floats default to 1). It prints a checksum of each
 tensor after the launch (sum and sum of absolute values, in float64) and the
 median time of ``--repeat`` launches measured with CUDA events (``--device
-cpu`` runs once in the reference interpreter, untimed).
+cpu`` runs once on the CPU backend, untimed).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from cutec.commands.compile import _defines
 from cutec.diagnostics import CompileError
 from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.signature import ScalarParam, TensorParam
+from cutec.layout.symbolic import parse_expr
 from cutec.runtime import cuda
 from cutec.runtime.arrays import DeviceArray
 from cutec.runtime.jit import jit
-from cutec.runtime.launcher import grid_code
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -95,9 +95,10 @@ def layouts(params: list[Any], shapes: dict[str, list[int]], values: dict[str, i
             elif s in values:
                 stride = values[s]
             elif not s.isidentifier():
-                names = {n: f"values[{n!r}]" for n in values}
-                stride = eval(grid_code(s, names), {"_ceil_div": lambda a, b: -(-a // b)},
-                              {"values": values})  # fmt: skip
+                # An expression of run-time names (a default compact stride).
+                stride = parse_expr(s, values)
+                if not isinstance(stride, int):
+                    raise CompileError(f"--shape {p.name}: the stride {s} is not known yet")
             else:
                 stride = values[s] = step
             strides[i] = stride

@@ -441,15 +441,8 @@ def _tensor_code(
     code.depth -= 1
     code("else:")
     code.depth += 1
-    code(f"v_{a} = _view({a})")
-    code(f"if v_{a} is None:")
-    code(f"    raise _err.not_array({name!r}, {a})")
-    code(f"if v_{a}.dtype != {p.element!r}:")
-    code(f"    raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
-    code(f"if v_{a}.device is None:")
-    code(f"    raise _err.host({name!r}, v_{a}.kind)")
-    code(f"p_{a}, d_{a} = v_{a}.ptr, v_{a}.device")
-    _unpack_code(code, p, a, f"v_{a}.shape", f"v_{a}.strides")
+    _view_code(code, p, a, on_gpu=True)
+    code(f"d_{a} = v_{a}.device")
     code(f"_torch = _torch or v_{a}.kind == 'torch'")
     code.depth -= 1
     env[f"_dt_{a}"] = _torch_dtype(p.element)
@@ -462,17 +455,27 @@ def _tensor_code(
 
 def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
     """A host array's fields (device="cpu"); `_arrays[name]` the numpy array to run on."""
+    _view_code(code, p, a, on_gpu=False)
+    code(f"_arrays[{p.name!r}] = _host_array(v_{a})")
+
+
+def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool) -> None:
+    """Any array through `arrays.view_of`: `v_<a>`, its base `p_<a>`, extents and
+    strides; its memory must be the GPU's (`on_gpu`) or the host's."""
     name = p.name
     code(f"v_{a} = _view({a})")
     code(f"if v_{a} is None:")
     code(f"    raise _err.not_array({name!r}, {a})")
     code(f"if v_{a}.dtype != {p.element!r}:")
     code(f"    raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
-    code(f"if v_{a}.device is not None:")
-    code(f"    raise _err.on_gpu({name!r}, v_{a}.kind)")
+    if on_gpu:
+        code(f"if v_{a}.device is None:")
+        code(f"    raise _err.host({name!r}, v_{a}.kind)")
+    else:
+        code(f"if v_{a}.device is not None:")
+        code(f"    raise _err.on_gpu({name!r}, v_{a}.kind)")
     code(f"p_{a} = v_{a}.ptr")
     _unpack_code(code, p, a, f"v_{a}.shape", f"v_{a}.strides")
-    code(f"_arrays[{name!r}] = _host_array(v_{a})")
 
 
 def _layout_code(

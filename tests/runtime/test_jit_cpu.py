@@ -386,3 +386,15 @@ def test_the_c_launch_builds(tmp_path: Path) -> None:
     except rt.NoDriverError:
         fastlaunch.load.cache_clear()
         assert fastlaunch.load() is None
+
+
+def test_cli_run_lays_out_tensors_as_declared() -> None:
+    """Static strides as written, run-time ones compact, expressions evaluated."""
+    from cutec.commands.run_cmd import layouts
+
+    a = TensorParam("A", "f32", ("M", "N", "K"), (1, "M", "M*N"), 4)
+    b = TensorParam("B", "f32", ("K", "M"), ("ldB", 1), 4)
+    values: dict[str, int] = {}
+    laid = layouts([a, b], {"A": [3, 5, 7]}, values)
+    assert laid == {"A": ((3, 5, 7), (1, 3, 15)), "B": ((7, 3), (3, 1))}
+    assert values == {"M": 3, "N": 5, "K": 7, "ldB": 3}
