@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from cutec.ir.signature import ScalarParam, TensorParam
 from cutec.layout.symbolic import parse_expr
 from cutec.runtime import cuda
 from cutec.runtime.arrays import DeviceArray
+from cutec.runtime.errors import ArgumentError
 from cutec.runtime.jit import jit
 
 
@@ -118,11 +120,32 @@ def _random(dtype: str, n: int, rng: np.random.Generator) -> np.ndarray:
     return values.astype(np_dtype)
 
 
+def _number(text: str, kind: type, what: str) -> Any:
+    """`text` as an int or a float; a CompileError (exit 1) naming the flag if it is not."""
+    try:
+        return kind(text)
+    except ValueError:
+        noun = "an integer" if kind is int else "a number"
+        raise CompileError(f"{what}: expected {noun}, got '{text}'") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    device = "cpu" if args.device == "cpu" else int(args.device)
+    # A launch argument the kernel refuses, or no GPU, is the user's mistake (exit 1).
+    try:
+        return _run(args)
+    except (ArgumentError, cuda.NoDriverError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    device = "cpu" if args.device == "cpu" else _number(args.device, int, "--device")
     k = jit(args.file, args.kernel, arch=args.arch, device=device, **_defines(args.defines))
     sig = k.signature
-    shapes = {n: [int(x) for x in v.split(",")] for n, v in _pairs(args.shape, "--shape").items()}
+    shapes = {
+        n: [_number(x, int, f"--shape {n}={v}") for x in v.split(",")]
+        for n, v in _pairs(args.shape, "--shape").items()
+    }
     sets = _pairs(args.set, "--set")
     values: dict[str, int] = {n: int(v) for n, v in sets.items() if v.lstrip("-").isdigit()}
     laid = layouts(list(sig.params), shapes, values)
@@ -132,11 +155,12 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(p, ScalarParam):
             text = sets.get(p.name)
             if p.type in ("f32", "f64", "f16", "bf16"):
-                call_args.append(float(text) if text is not None else 1.0)
+                value = 1.0 if text is None else _number(text, float, f"--set {p.name}")
+                call_args.append(value)
             elif text is None:
                 raise CompileError(f"the scalar {p.name} ({p.type}) needs --set {p.name}=VALUE")
             else:
-                call_args.append(int(text))
+                call_args.append(_number(text, int, f"--set {p.name}"))
             continue
         shape, strides = laid[p.name]
         span = (

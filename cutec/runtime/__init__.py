@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from cutec.runtime.arrays import DeviceArray
 from cutec.runtime.cuda import CudaError, KernelFault, NoDriverError
+from cutec.runtime.errors import ArgumentError
 from cutec.runtime.jit import Kernel, jit, synchronize
 
 __all__ = [
+    "ArgumentError",
     "CudaError",
     "DeviceArray",
     "Kernel",

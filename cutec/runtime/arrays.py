@@ -74,17 +74,16 @@ def view_of(x: Any) -> ArrayView | None:
     return None
 
 
-def host_array(v: ArrayView) -> np.ndarray:
-    """The numpy array over a host array's memory (device="cpu" runs on it in place)."""
+def host_array(v: ArrayView) -> np.ndarray | None:
+    """The numpy array over a host array's memory (device="cpu" runs on it in place);
+    None where that memory is not one contiguous block (C or Fortran order)."""
     owner = v.owner
     if v.kind == "torch":
         owner = owner.detach().numpy()
     if not isinstance(owner, np.ndarray):
         owner = np.from_dlpack(owner[0] if isinstance(owner, tuple) else owner)
     if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
-        raise ValueError(
-            f"device='cpu' needs contiguous arrays (C or Fortran order); got strides {v.strides}"
-        )
+        return None
     return owner
 
 

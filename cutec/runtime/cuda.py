@@ -52,7 +52,7 @@ class CudaError(RuntimeError):
 
 
 class NoDriverError(CudaError):
-    """No CUDA driver (or no cuda-python bindings, or no GPU) on this machine."""
+    """No CUDA driver (or no cuda-python bindings, or no such GPU) on this machine."""
 
 
 class KernelFault(CudaError):
@@ -171,7 +171,7 @@ def device(ordinal: int = 0) -> Device:
     if count == 0:
         raise NoDriverError(f"the CUDA driver sees no GPU; {NO_DRIVER_HINT}")
     if not 0 <= ordinal < count:
-        raise ValueError(f"there is no GPU {ordinal}: this machine has {count}")
+        raise NoDriverError(f"there is no GPU {ordinal}: this machine has {count}")
     handle = check(cu.cuDeviceGet(ordinal), f"getting GPU {ordinal}")
     attr = cu.CUdevice_attribute
     major = check(

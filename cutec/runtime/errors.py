@@ -9,6 +9,22 @@ from typing import Any
 from cutec.runtime import arrays
 
 
+class ArgumentError(Exception):
+    """A launch argument the kernel cannot take: the user's mistake, never cutec's.
+
+    Raised as `ArgumentTypeError` (a TypeError: the wrong kind of value) or
+    `ArgumentValueError` (a ValueError: the right kind, a wrong value), so callers
+    may catch either the built-in class or this one (the CLI does: exit code 1)."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    pass
+
+
+class ArgumentValueError(ArgumentError, ValueError):
+    pass
+
+
 class ArgumentErrors:
     """The messages of a bad launch, each naming the parameter."""
 
@@ -18,90 +34,113 @@ class ArgumentErrors:
     def _where(self, param: str) -> str:
         return f"{self.kernel}: parameter '{param}'"
 
-    def count(self, declared: list[str], got: int) -> TypeError:
-        return TypeError(
+    def count(self, declared: list[str], got: int) -> ArgumentTypeError:
+        return ArgumentTypeError(
             f"{self.kernel}() takes {len(declared)} arguments ({', '.join(declared)}), got {got}"
         )
 
-    def not_array(self, param: str, value: Any) -> TypeError:
-        return TypeError(
+    def not_array(self, param: str, value: Any) -> ArgumentTypeError:
+        return ArgumentTypeError(
             f"{self._where(param)} is a tensor; got {type(value).__name__} (pass a torch tensor, "
             "a CuPy array, a cutec.DeviceArray, or anything with DLPack or "
             "__cuda_array_interface__)"
         )
 
-    def dtype(self, param: str, declared: str, got: str) -> TypeError:
+    def dtype(self, param: str, declared: str, got: str) -> ArgumentTypeError:
         got = arrays.TORCH_DTYPES.get(got, got)  # torch's float16 is cutec's f16
-        return TypeError(f"{self._where(param)} is declared {declared}; got an array of {got}")
+        return ArgumentTypeError(
+            f"{self._where(param)} is declared {declared}; got an array of {got}"
+        )
 
-    def rank(self, param: str, declared: Any, got: tuple[int, ...]) -> ValueError:
-        return ValueError(
+    def rank(self, param: str, declared: Any, got: tuple[int, ...]) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)} has {len(_leaves(declared))} modes, shape {declared}; "
             f"got an array of shape {got}"
         )
 
-    def extent(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
-        return ValueError(f"{self._where(param)}: extent {mode} is declared {declared}; got {got}")
+    def extent(self, param: str, mode: int, declared: Any, got: int) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)}: extent {mode} is declared {declared}; got {got}"
+        )
 
-    def stride(self, param: str, mode: int, declared: Any, got: int) -> ValueError:
-        return ValueError(f"{self._where(param)}: stride {mode} is declared {declared}; got {got}")
+    def stride(self, param: str, mode: int, declared: Any, got: int) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)}: stride {mode} is declared {declared}; got {got}"
+        )
 
-    def negative_stride(self, param: str, mode: int, stride: int) -> ValueError:
-        return ValueError(
+    def negative_stride(self, param: str, mode: int, stride: int) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)}: stride {mode} is {stride}; negative strides are not supported"
         )
 
-    def mismatch(self, param: str, name: str, got: int, first: str, bound: int) -> ValueError:
-        return ValueError(
+    def mismatch(
+        self, param: str, name: str, got: int, first: str, bound: int
+    ) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)}: {name} is {got} here but {bound} in '{first}' "
             f"(the declarations use the same name, so the values must be equal)"
         )
 
-    def fact(self, param: str, name: str, value: int, divisor: int) -> ValueError:
-        return ValueError(
+    def fact(self, param: str, name: str, value: int, divisor: int) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)}: {name} = {value} is not divisible by {divisor}, which the "
             f"kernel assumes ('assume {name} % {divisor} == 0')"
         )
 
-    def align(self, param: str, ptr: int, align: int) -> ValueError:
-        return ValueError(
+    def align(self, param: str, ptr: int, align: int) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)}: the base address {ptr:#x} is not {align}-byte aligned, "
             f"which the kernel was compiled for ('align {align}')"
         )
 
-    def on_gpu(self, param: str, kind: str) -> ValueError:
-        return ValueError(
+    def on_gpu(self, param: str, kind: str) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)} is in GPU memory ({kind}); device='cpu' runs on host arrays "
             "(numpy, CPU torch tensors)"
         )
 
-    def host(self, param: str, kind: str) -> ValueError:
-        return ValueError(
+    def not_contiguous(self, param: str, strides: tuple[int, ...]) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)}: device='cpu' runs on contiguous arrays (C or Fortran "
+            f"order); got strides {strides}"
+        )
+
+    def host(self, param: str, kind: str) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)} is in host memory ({kind}); a GPU launch needs device memory "
             "(torch.Tensor.cuda(), cutec.DeviceArray.from_numpy(a)), or use device='cpu'"
         )
 
-    def device(self, param: str, got: int | None, first: str, expected: int | None) -> ValueError:
-        return ValueError(
+    def device(
+        self, param: str, got: int | None, first: str, expected: int | None
+    ) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)} is on GPU {got} but '{first}' is on GPU {expected}; "
             "all arrays of a launch must be on one GPU"
         )
 
-    def too_large(self, param: str, largest: int) -> ValueError:
-        return ValueError(
+    def too_large(self, param: str, largest: int) -> ArgumentValueError:
+        return ArgumentValueError(
             f"{self._where(param)}: its largest element offset {largest} does not fit the "
             "kernel's 32-bit offsets (< 2^31); compile with 64-bit offsets "
             "(lower-to-thread{offset-bits=64})"
         )
 
-    def scalar(self, param: str, declared: str, value: Any) -> TypeError:
-        return TypeError(f"{self._where(param)} is a scalar of type {declared}; got {value!r}")
+    def scalar(self, param: str, declared: str, value: Any) -> ArgumentTypeError:
+        return ArgumentTypeError(
+            f"{self._where(param)} is a scalar of type {declared}; got {value!r}"
+        )
 
-    def scalar_range(self, param: str, declared: str, value: int) -> ValueError:
-        return ValueError(f"{self._where(param)}: {value} does not fit {declared}")
+    def scalar_range(self, param: str, declared: str, value: int) -> ArgumentValueError:
+        return ArgumentValueError(f"{self._where(param)}: {value} does not fit {declared}")
 
-    def grid(self, grid: tuple[int, ...]) -> ValueError:
-        return ValueError(f"{self.kernel}: the grid {grid} must be 1 to 3 non-negative sizes")
+    def no_launch_shape(self, what: str) -> ArgumentTypeError:
+        return ArgumentTypeError(f"{self.kernel}: the kernel declares no {what}: pass {what}=")
+
+    def grid(self, grid: tuple[int, ...]) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self.kernel}: the grid {grid} must be 1 to 3 non-negative sizes"
+        )
 
 
 def _leaves(t: Any) -> list[Any]:

@@ -37,6 +37,7 @@ from cutec.passes import PASSES
 from cutec.passes.manager import Instrumentation
 from cutec.ptx.ptxas import ResourceUsage, assemble, find_ptxas
 from cutec.runtime import cache, cuda
+from cutec.runtime.errors import ArgumentTypeError, ArgumentValueError
 from cutec.runtime.launcher import (
     SPECIALIZE_ALIGN,
     SPECIALIZE_DIV,
@@ -311,7 +312,7 @@ class Kernel:
             launch = result.launches[self.name]
             return Variant(_CpuVariant(result.module), launch.dynamic_smem)
         if self.device_ordinal is not None and ordinal not in (None, self.device_ordinal):
-            raise ValueError(
+            raise ArgumentValueError(
                 f"{self.name}: the arrays are on GPU {ordinal}, but the kernel was made for "
                 f"GPU {self.device_ordinal} (cutec.jit(..., device={self.device_ordinal}))"
             )
@@ -450,7 +451,7 @@ def _stream_of(stream: Any) -> int:
     try:
         return int(stream)  # a cuda.bindings CUstream
     except (TypeError, ValueError):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"stream: expected a torch/CuPy stream, a CUstream or an int, got {stream!r}"
         ) from None
 

@@ -50,7 +50,7 @@ from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
 from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda, fastlaunch
-from cutec.runtime.errors import ArgumentErrors
+from cutec.runtime.errors import ArgumentErrors, ArgumentValueError
 
 # The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
 # base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
@@ -285,11 +285,10 @@ def build_launcher(
     code("    _g0, _g1, _g2 = _dim3(grid)")
     if grid is None:
         code("else:")
-        code(f"    raise TypeError('{signature.kernel}: the kernel declares no grid: pass grid=')")
+        code("    raise _err.no_launch_shape('grid')")
     code("if block is None:")
     if block is None:
-        code(f"    raise TypeError('{signature.kernel}: the kernel declares no block: "
-             "pass block=')")  # fmt: skip
+        code("    raise _err.no_launch_shape('block')")
     else:
         code(f"    _b0, _b1, _b2 = {block[0]}, {block[1]}, {block[2]}")
     code("else:")
@@ -395,7 +394,7 @@ def _parameter_names(params: list[str]) -> dict[str, str]:
 def _dim3(v: Any) -> tuple[int, int, int]:
     dims = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
     if not 1 <= len(dims) <= 3 or min(dims) < 0:
-        raise ValueError(f"a grid or block is 1 to 3 non-negative sizes, got {v!r}")
+        raise ArgumentValueError(f"a grid or block is 1 to 3 non-negative sizes, got {v!r}")
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
 
 
@@ -456,7 +455,9 @@ def _tensor_code(
 def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
     """A host array's fields (device="cpu"); `_arrays[name]` the numpy array to run on."""
     _view_code(code, p, a, on_gpu=False)
-    code(f"_arrays[{p.name!r}] = _host_array(v_{a})")
+    code(f"_arrays[{p.name!r}] = _h = _host_array(v_{a})")
+    code("if _h is None:")
+    code(f"    raise _err.not_contiguous({p.name!r}, v_{a}.strides)")
 
 
 def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool) -> None:

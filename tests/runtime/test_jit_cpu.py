@@ -398,3 +398,31 @@ def test_cli_run_lays_out_tensors_as_declared() -> None:
     laid = layouts([a, b], {"A": [3, 5, 7]}, values)
     assert laid == {"A": ((3, 5, 7), (1, 3, 15)), "B": ((7, 3), (3, 1))}
     assert values == {"M": 3, "N": 5, "K": 7, "ldB": 3}
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--shape", "A=34,8", "--shape", "B=40,8"], "parameter 'A': M = 34 is not divisible by 4"),
+        (["--shape", "A=36,8", "--shape", "B=40,8", "--set", "alpha=abc"],
+         "--set alpha: expected a number, got 'abc'"),
+        (["--shape", "A=3x6,8"], "--shape A=3x6,8: expected an integer, got '3x6'"),
+    ],
+)  # fmt: skip
+def test_cli_run_mistakes_are_user_errors(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A launch argument the kernel refuses is one message and exit code 1, not an
+    internal compiler error."""
+    argv = ["run", str(EXAMPLES / "sgemm_2.cute"), "--kernel", "sgemm_nt", "--device", "cpu"]
+    assert main(argv + flags) == 1
+    err = capsys.readouterr().err
+    assert message in err and "internal compiler error" not in err
+
+
+def test_cpu_refuses_a_strided_host_array() -> None:
+    k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    s = _col_major(64, 64, np.random.default_rng(1))[:, ::2]  # (64, 32), not contiguous
+    d = np.full((32, 64), np.nan, np.float32, order="F")
+    with pytest.raises(rt.ArgumentError, match="parameter 'S': device='cpu' runs on contiguous"):
+        k(s, d)
