@@ -43,6 +43,7 @@ from cutec.runtime.launcher import (
     SPECIALIZE_DIV,
     Variant,
     build_launcher,
+    fast_call,
 )
 from cutec.target import DEFAULT_TARGET
 
@@ -146,10 +147,16 @@ class Kernel:
         The launch function becomes this object's ``__call__`` (a class of its own
         per kernel object): a call then costs one Python call, not two and the
         forwarding of ``*args`` (about 1.5 us, a third of the host's launch cost).
+        Where it can, the C launcher (`cutec.runtime.launcher.fast_call`) becomes ``__call__``
+        instead: torch tensors with shapes seen before then never enter Python.
         """
         if self._launcher is None:
             self._prepare()
-            self.__class__ = type(type(self).__name__, (type(self),), {"__call__": self._launcher})
+            fast = fast_call(self, self._launcher)
+            call = self._launcher if fast is None else fast
+            self.__class__ = type(type(self).__name__, (type(self),), {"__call__": call})
+            if fast is not None:  # a C object, not a function: called without `self`
+                return fast(*args, **kwargs)
         return self._launcher(self, *args, **kwargs)
 
     @property

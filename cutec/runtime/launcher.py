@@ -42,6 +42,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -175,6 +176,7 @@ def build_launcher(
     code = _Source()
     names: dict[str, str] = {}  # run-time name -> local variable
     first_use: dict[str, str] = {}  # run-time name -> the parameter that bound it
+    origins: dict[str, str] = {}  # n_<name> -> the extent or stride local it is read from
     key_facts: list[tuple[str, str]] = []  # (kind, name) per key bit
     params = [p.name for p in signature.params]
     local = _parameter_names(params)
@@ -202,7 +204,7 @@ def build_launcher(
         if p.align > 1:
             aligned.append((p.name, a, p.align))
         if p.shape is not None:
-            _layout_code(bind, check, p, a, names, first_use, facts, deferred)
+            _layout_code(bind, check, p, a, names, first_use, facts, deferred, origins)
             layout_locals += [f"e_{a}_{i}" for i in range(len(p.flat))]
             layout_locals += [f"t_{a}_{i}" for i in range(len(p.flat))]
         if p.name in specialize and p.align % SPECIALIZE_ALIGN:
@@ -295,6 +297,7 @@ def build_launcher(
     code("    _b0, _b1, _b2 = _dim3(block)")
     code("if not (_g0 and _g1 and _g2):")
     code("    return  # an empty problem: nothing to launch")
+    body = list(code.lines)  # shared with the resolve function (below)
     abi_values = []
     for name, kind in signature.abi:
         abi_values.append(f"p_{local[name]}" if kind == "ptr" else names[name])
@@ -348,11 +351,96 @@ def build_launcher(
     text = header + "\n" + "\n".join(code.lines) + "\n"
     if _uses_torch(signature) and not cpu:
         env["_Tensor"] = _torch_tensor_type()
+    plan = None if cpu or env["_blocking"] else _fast_plan(signature, local, names, origins)
+    if plan is not None:
+        # The C launcher's way into Python for a shape it has not seen: every check and
+        # lookup of the launch function, then what to launch instead of launching.
+        text += f"\n\ndef _resolve({header[header.index('(') + 1 : header.index('*,')]}):\n"
+        text += "    grid = block = stream = smem = None\n"
+        text += "\n".join(body) + "\n"
+        text += "    return (_var.address, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, _var)\n"
     exec(compile(text, f"<cutec launcher for {signature.kernel}>", "exec"), env)
     fn = env[fn_name]
     fn.__cutec_source__ = text  # for debugging: the generated code
     fn.__variants__ = env["_variants"]
+    fn.__fast_plan__ = plan
     return fn, key_facts
+
+
+# The C launcher's argument kinds (fastlaunch.c): a tensor, a Python float, a Python int.
+_FAST_SCALARS = {"f32": "f", "f64": "f", "i32": "i", "i64": "i", "index": "i"}
+
+
+def _fast_plan(
+    signature: KernelSignature,
+    local: dict[str, str],
+    names: dict[str, str],
+    origins: dict[str, str],
+) -> tuple[str, tuple[int, ...], tuple[Any, ...], tuple[tuple[str, int, int, int], ...]] | None:
+    """What the C launcher needs to pack the parameters itself: each argument's kind,
+    rank and torch dtype, and for each .param its struct code, offset and source
+    (argument, field: -1 the base or the scalar, i an extent, rank + i a stride).
+    None where it cannot serve this signature (a scalar type or a tensor it does not
+    read, no tensor to take the GPU from)."""
+    if not any(isinstance(p, TensorParam) for p in signature.params):
+        return None
+    kinds, ranks, dtypes = "", [], []
+    fields: dict[str, tuple[int, int]] = {}  # launch-function local -> (argument, field)
+    for i, p in enumerate(signature.params):
+        a = local[p.name]
+        if isinstance(p, ScalarParam):
+            if p.type not in _FAST_SCALARS:
+                return None
+            kinds += _FAST_SCALARS[p.type]
+            ranks.append(0)
+            dtypes.append(None)
+            fields[a] = (i, -1)
+            continue
+        dtype = _torch_dtype(p.element)
+        if p.shape is None or dtype is None:
+            return None
+        rank = len(p.flat)
+        kinds += "t"
+        ranks.append(rank)
+        dtypes.append(dtype)
+        fields[f"p_{a}"] = (i, -1)
+        for d in range(rank):
+            fields[f"e_{a}_{d}"] = (i, d)
+            fields[f"t_{a}_{d}"] = (i, rank + d)
+    layout = param_layout(signature.abi_types())
+    assert layout is not None
+    slots = []
+    for (name, kind), param in zip(signature.abi, layout, strict=True):
+        var = f"p_{local[name]}" if kind == "ptr" else names[name]
+        source = fields.get(origins.get(var, var))
+        if source is None:
+            return None
+        slots.append((_STRUCT[param.ptx], param.offset, *source))
+    return kinds, tuple(ranks), tuple(dtypes), tuple(slots)
+
+
+def fast_call(kernel: Any, fn: Callable[..., None]) -> Any:
+    """A C launcher (fastlaunch.Launcher) for kernel object `kernel` whose launch function
+    is `fn`, or None where there is none (no C extension, no driver, no torch, a
+    signature it does not serve, CUTEC_LAUNCH_BLOCKING)."""
+    plan = getattr(fn, "__fast_plan__", None)
+    extension = fastlaunch.load()
+    tensor_type = _torch_tensor_type()
+    if plan is None or extension is None or tensor_type is None:
+        return None
+    env = fn.__globals__
+    kinds, ranks, dtypes, slots = plan
+    return extension.Launcher(
+        MethodType(fn, kernel), MethodType(env["_resolve"], kernel), tensor_type,
+        env["_torch_stream"], cuda.PENDING.append, kernel.name, _fast_failed, kinds, ranks,
+        dtypes, slots,
+    )  # fmt: skip
+
+
+def _fast_failed(err: int, variant: Variant, grid: Any, block: Any, smem: int, stream: int,
+                 params: int) -> None:  # fmt: skip
+    """A failed launch of the C launcher, reported (or retried) as the Python path does."""
+    cuda.launch_failed(err, variant.fn, grid, block, smem, stream, params)
 
 
 def cuda_env() -> dict[str, Any]:
@@ -488,6 +576,7 @@ def _layout_code(
     first_use: dict[str, str],
     facts: dict[str, int],
     deferred: list[tuple[Any, ...]],
+    origins: dict[str, str],
 ) -> None:
     """A tensor's run-time names (`bind`) and the checks of its shape and strides."""
     name = p.name
@@ -495,13 +584,13 @@ def _layout_code(
     for i, (extent, _) in enumerate(flat):
         _leaf_code(
             bind, check, name, i, extent, f"e_{a}_{i}", "extent", names, first_use, facts,
-            deferred,
+            deferred, origins,
         )  # fmt: skip
     for i, (_, stride) in enumerate(flat):
         # A stride of a mode of extent 1 is never used: frameworks report any value there.
         _leaf_code(
             bind, check, name, i, stride, f"t_{a}_{i}", "stride", names, first_use, facts,
-            deferred, guard=f"e_{a}_{i} != 1",
+            deferred, origins, guard=f"e_{a}_{i} != 1",
         )  # fmt: skip
 
 
@@ -517,6 +606,7 @@ def _leaf_code(
     first_use: dict[str, str],
     facts: dict[str, int],
     deferred: list[tuple[Any, ...]],
+    origins: dict[str, str],
     guard: str | None = None,
 ) -> None:
     if isinstance(declared, int):
@@ -541,6 +631,7 @@ def _leaf_code(
     names[declared] = var
     first_use[declared] = param
     bind(f"{var} = {got}")
+    origins[var] = got
     if what == "stride":
         code(f"if {var} < 0:")
         code(f"    raise _err.negative_stride({param!r}, {mode}, {var})")

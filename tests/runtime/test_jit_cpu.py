@@ -384,7 +384,7 @@ def test_the_c_launch_builds(tmp_path: Path) -> None:
     try:
         rt.cuda.driver()
     except rt.NoDriverError:
-        fastlaunch.load.cache_clear()
+        fastlaunch.extension.cache_clear()
         assert fastlaunch.load() is None
 
 

@@ -1,0 +1,433 @@
+/* cutec's launch path in C (cutec/runtime/fastlaunch.py builds and loads it).
+ *
+ * launch(function, gx, gy, gz, bx, by, bz, smem, stream, params) -> CUresult
+ *     one cuLaunchKernel with plain integers, for the Python launch function.
+ *
+ * Launcher(...): a kernel object's call for the common case, all in C: every
+ *     tensor argument a torch tensor, every scalar a Python float or int, no
+ *     keyword argument. It reads each tensor's dtype, data_ptr(), get_device(),
+ *     size() and stride(), looks the extents, strides, integer scalars and GPU up
+ *     in a few remembered calls, packs the parameter buffer on its stack and
+ *     launches on torch's current stream. Anything else -- another array type, a
+ *     keyword, misaligned bases, a new shape -- goes to Python: a new shape
+ *     through `resolve(*args)`, which runs every check and returns what to
+ *     launch (or None, and the call goes to `fallback`, the Python launch
+ *     function, which raises the error or launches itself).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         unsigned, void *, void **, void **);
+static launch_fn cu_launch_kernel;
+
+/* launch(function, gx, gy, gz, bx, by, bz, smem, stream, params) -> CUresult */
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (cu_launch_kernel == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "libcuda.so.1 or its cuLaunchKernel not found");
+        return NULL;
+    }
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "launch() takes 10 integer arguments");
+        return NULL;
+    }
+    void *function = PyLong_AsVoidPtr(args[0]);
+    unsigned dims[7];
+    for (int i = 0; i < 7; ++i)
+        dims[i] = (unsigned)PyLong_AsUnsignedLong(args[1 + i]);
+    void *stream = PyLong_AsVoidPtr(args[8]);
+    void **params = (void **)PyLong_AsVoidPtr(args[9]);
+    if (PyErr_Occurred())
+        return NULL;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = cu_launch_kernel(function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
+                           dims[6], stream, params, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(err);
+}
+
+/* ------------------------------------------------------------------ Launcher */
+
+#define MAX_ARGS 32
+#define MAX_RANK 8
+#define MAX_KEY (MAX_ARGS * 2 * MAX_RANK + 1)
+#define MAX_PARAM_BYTES 4096
+#define N_ENTRIES 4
+
+enum { ARG_TENSOR = 't', ARG_FLOAT = 'f', ARG_INT = 'i' };
+
+/* One .param of the kernel: where it goes and where its value comes from. */
+typedef struct {
+    char code;    /* struct code: Q q i h b B H f d */
+    int offset;   /* byte offset in the parameter buffer (docs/abi.md) */
+    int arg;      /* positional argument it is read from */
+    int field;    /* -1 the base pointer or scalar value, i < rank extent i, else stride i-rank */
+} Slot;
+
+/* One remembered launch: the key it was resolved for and what it launches. */
+typedef struct {
+    int used, keylen;
+    int64_t key[MAX_KEY];
+    void *function;
+    unsigned dims[6], smem;
+    PyObject *variant; /* for the failure report */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fallback, *resolve, *tensor_type, *get_stream, *on_launch, *name, *failed;
+    int nargs, nslots, param_bytes, next;
+    char kinds[MAX_ARGS];
+    int ranks[MAX_ARGS];
+    PyObject *dtypes[MAX_ARGS];
+    Slot slots[MAX_ARGS * (2 * MAX_RANK + 1)];
+    Entry entries[N_ENTRIES];
+} Launcher;
+
+static PyObject *s_dtype, *s_data_ptr, *s_get_device, *s_size, *s_stride;
+
+/* obj.name() as a C integer; -1 with an exception set on failure (or a value -1). */
+static long long call_int(PyObject *obj, PyObject *name) {
+    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    if (r == NULL)
+        return -1;
+    long long v = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    return v;
+}
+
+/* obj.name() as `rank` integers into out; 0 on success, -1 on anything unexpected. */
+static int call_ints(PyObject *obj, PyObject *name, int rank, int64_t *out) {
+    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    if (r == NULL)
+        return -1;
+    int ok = PyTuple_Check(r) && PyTuple_GET_SIZE(r) == rank;
+    for (int i = 0; ok && i < rank; ++i) {
+        out[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(r, i));
+        ok = !(out[i] == -1 && PyErr_Occurred());
+    }
+    Py_DECREF(r);
+    return ok ? 0 : -1;
+}
+
+static void store(char *buf, const Slot *s, int64_t iv, double fv) {
+    char *p = buf + s->offset;
+    switch (s->code) {
+    case 'Q': case 'q': memcpy(p, &iv, 8); break;
+    case 'i': { int32_t v = (int32_t)iv; memcpy(p, &v, 4); break; }
+    case 'h': case 'H': { int16_t v = (int16_t)iv; memcpy(p, &v, 2); break; }
+    case 'b': case 'B': { int8_t v = (int8_t)iv; memcpy(p, &v, 1); break; }
+    case 'f': { float v = (float)fv; memcpy(p, &v, 4); break; }
+    case 'd': memcpy(p, &fv, 8); break;
+    }
+}
+
+static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames) {
+    Launcher *self = (Launcher *)callable;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    int64_t values[MAX_ARGS][1 + 2 * MAX_RANK]; /* per argument: base or value, extents, strides */
+    double floats[MAX_ARGS];
+    int64_t key[MAX_KEY];
+    int k = 0;
+    long long dev = -1;
+    uint64_t bases = 0;
+    if (kwnames != NULL || n != self->nargs || cu_launch_kernel == NULL)
+        goto slow;
+    for (int a = 0; a < n; ++a) {
+        PyObject *x = args[a];
+        if (self->kinds[a] == ARG_TENSOR) {
+            if ((PyObject *)Py_TYPE(x) != self->tensor_type)
+                goto slow;
+            PyObject *dtype = PyObject_GetAttr(x, s_dtype);
+            if (dtype == NULL)
+                goto slow;
+            Py_DECREF(dtype); /* identity is all we compare; the dtype lives in torch */
+            if (dtype != self->dtypes[a])
+                goto slow;
+            int64_t *v = values[a];
+            int rank = self->ranks[a];
+            v[0] = (int64_t)call_int(x, s_data_ptr);
+            long long d = call_int(x, s_get_device);
+            if (PyErr_Occurred() || d < 0 || (dev >= 0 && d != dev))
+                goto slow;
+            dev = d;
+            if (call_ints(x, s_size, rank, v + 1) || call_ints(x, s_stride, rank, v + 1 + rank))
+                goto slow;
+            memcpy(key + k, v + 1, sizeof(int64_t) * 2 * rank);
+            k += 2 * rank;
+            bases |= (uint64_t)v[0];
+        } else if (self->kinds[a] == ARG_FLOAT) {
+            if (!PyFloat_CheckExact(x))
+                goto slow;
+            floats[a] = PyFloat_AS_DOUBLE(x);
+        } else {
+            if (!PyLong_CheckExact(x))
+                goto slow;
+            int overflow;
+            values[a][0] = PyLong_AsLongLongAndOverflow(x, &overflow);
+            if (overflow)
+                goto slow;
+            key[k++] = values[a][0];
+        }
+    }
+    /* Every base 16-byte aligned: every promise up to 16 bytes and every alignment
+       fact of the specialisation key hold; otherwise Python sorts it out. */
+    if (dev < 0 || (bases & 15))
+        goto slow;
+    key[k++] = dev;
+
+    Entry *e = NULL;
+    for (int i = 0; i < N_ENTRIES; ++i) {
+        Entry *c = &self->entries[i];
+        if (c->used && c->keylen == k && memcmp(c->key, key, sizeof(int64_t) * k) == 0) {
+            e = c;
+            break;
+        }
+    }
+    if (e == NULL) {
+        /* A new shape: Python checks it and says what to launch. */
+        PyObject *r = PyObject_Vectorcall(self->resolve, args, n, NULL);
+        if (r == NULL)
+            return NULL;
+        if (r == Py_None) {
+            Py_DECREF(r);
+            goto slow;
+        }
+        e = &self->entries[self->next];
+        self->next = (self->next + 1) % N_ENTRIES;
+        unsigned long long f;
+        PyObject *variant = NULL;
+        int ok = PyArg_ParseTuple(r, "K(III)(III)IO", &f, &e->dims[0], &e->dims[1], &e->dims[2],
+                                  &e->dims[3], &e->dims[4], &e->dims[5], &e->smem, &variant);
+        if (!ok) {
+            Py_DECREF(r);
+            e->used = 0;
+            return NULL;
+        }
+        Py_XSETREF(e->variant, Py_NewRef(variant));
+        Py_DECREF(r);
+        e->function = (void *)(uintptr_t)f;
+        e->keylen = k;
+        memcpy(e->key, key, sizeof(int64_t) * k);
+        e->used = 1;
+    }
+
+    /* The parameter buffer, on this call's stack: no lock, nothing shared. */
+    _Alignas(16) char buf[MAX_PARAM_BYTES];
+    void *params[MAX_ARGS * (2 * MAX_RANK + 1)];
+    for (int i = 0; i < self->nslots; ++i) {
+        const Slot *s = &self->slots[i];
+        int64_t iv = self->kinds[s->arg] == ARG_TENSOR ? values[s->arg][1 + s->field]
+                                                       : values[s->arg][0];
+        store(buf, s, iv, self->kinds[s->arg] == ARG_FLOAT ? floats[s->arg] : 0.0);
+        params[i] = buf + s->offset;
+    }
+    PyObject *ordinal = PyLong_FromLongLong(dev);
+    if (ordinal == NULL)
+        return NULL;
+    PyObject *st = PyObject_CallOneArg(self->get_stream, ordinal);
+    Py_DECREF(ordinal);
+    if (st == NULL)
+        return NULL;
+    void *stream = PyLong_AsVoidPtr(st);
+    Py_DECREF(st);
+    if (PyErr_Occurred())
+        return NULL;
+    void *function = e->function;
+    unsigned *g = e->dims, smem = e->smem;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = cu_launch_kernel(function, g[0], g[1], g[2], g[3], g[4], g[5], smem, stream, params, NULL);
+    Py_END_ALLOW_THREADS
+    if (err) {
+        /* Python reports it (and retries where the thread had no current context). */
+        PyObject *r = PyObject_CallFunction(self->failed, "iO(III)(III)IKK", err, e->variant, g[0],
+                                            g[1], g[2], g[3], g[4], g[5], smem,
+                                            (unsigned long long)(uintptr_t)stream,
+                                            (unsigned long long)(uintptr_t)params);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    return PyObject_CallOneArg(self->on_launch, self->name); /* cuda.PENDING.append */
+
+slow:
+    PyErr_Clear(); /* the Python launch function meets the same problem and says it properly */
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+/* Launcher(fallback, resolve, tensor_type, get_stream, on_launch, name, failed,
+ *          kinds: str, ranks: tuple, dtypes: tuple, slots: tuple of (code, offset, arg, field)) */
+static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *fallback, *resolve, *tensor_type, *get_stream, *on_launch, *name, *failed, *ranks,
+        *dtypes, *slots;
+    const char *kinds;
+    if (!PyArg_ParseTuple(args, "OOOOOOOsO!O!O!", &fallback, &resolve, &tensor_type, &get_stream,
+                          &on_launch, &name, &failed, &kinds, &PyTuple_Type, &ranks, &PyTuple_Type,
+                          &dtypes, &PyTuple_Type, &slots))
+        return NULL;
+    Py_ssize_t n = (Py_ssize_t)strlen(kinds), ns = PyTuple_GET_SIZE(slots);
+    if (n > MAX_ARGS || PyTuple_GET_SIZE(ranks) != n || PyTuple_GET_SIZE(dtypes) != n ||
+        ns > MAX_ARGS * (2 * MAX_RANK + 1)) {
+        PyErr_SetString(PyExc_ValueError, "Launcher: too many arguments or mismatched tables");
+        return NULL;
+    }
+    Launcher *self = (Launcher *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = launcher_vectorcall;
+    self->fallback = Py_NewRef(fallback);
+    self->resolve = Py_NewRef(resolve);
+    self->tensor_type = Py_NewRef(tensor_type);
+    self->get_stream = Py_NewRef(get_stream);
+    self->on_launch = Py_NewRef(on_launch);
+    self->name = Py_NewRef(name);
+    self->failed = Py_NewRef(failed);
+    self->nargs = (int)n;
+    self->nslots = (int)ns;
+    for (Py_ssize_t a = 0; a < n; ++a) {
+        self->kinds[a] = kinds[a];
+        self->ranks[a] = (int)PyLong_AsLong(PyTuple_GET_ITEM(ranks, a));
+        self->dtypes[a] = Py_NewRef(PyTuple_GET_ITEM(dtypes, a));
+        if (self->ranks[a] < 0 || self->ranks[a] > MAX_RANK) {
+            PyErr_SetString(PyExc_ValueError, "Launcher: a tensor's rank is above 8");
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < ns; ++i) {
+        Slot *s = &self->slots[i];
+        const char *code;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(slots, i), "siii", &code, &s->offset, &s->arg,
+                              &s->field)) {
+            Py_DECREF(self);
+            return NULL;
+        }
+        s->code = code[0];
+        if (s->offset < 0 || s->offset + 8 > MAX_PARAM_BYTES || s->arg < 0 || s->arg >= n) {
+            PyErr_SetString(PyExc_ValueError, "Launcher: a parameter slot is out of range");
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static int launcher_traverse(Launcher *self, visitproc visit, void *arg) {
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->resolve);
+    Py_VISIT(self->tensor_type);
+    Py_VISIT(self->get_stream);
+    Py_VISIT(self->on_launch);
+    Py_VISIT(self->name);
+    Py_VISIT(self->failed);
+    for (int i = 0; i < N_ENTRIES; ++i)
+        Py_VISIT(self->entries[i].variant);
+    return 0;
+}
+
+static int launcher_clear(Launcher *self) {
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->resolve);
+    Py_CLEAR(self->tensor_type);
+    Py_CLEAR(self->get_stream);
+    Py_CLEAR(self->on_launch);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->failed);
+    for (int a = 0; a < self->nargs; ++a)
+        Py_CLEAR(self->dtypes[a]);
+    for (int i = 0; i < N_ENTRIES; ++i) {
+        Py_CLEAR(self->entries[i].variant);
+        self->entries[i].used = 0;
+    }
+    return 0;
+}
+
+static void launcher_dealloc(Launcher *self) {
+    PyObject_GC_UnTrack(self);
+    launcher_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Forget every remembered launch (the Python side's caches were cleared). */
+static PyObject *launcher_forget(Launcher *self, PyObject *unused) {
+    for (int i = 0; i < N_ENTRIES; ++i) {
+        Py_CLEAR(self->entries[i].variant);
+        self->entries[i].used = 0;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef launcher_methods[] = {
+    {"forget", (PyCFunction)launcher_forget, METH_NOARGS, "forget every remembered launch"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cutec_fastlaunch.Launcher",
+    .tp_basicsize = sizeof(Launcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = launcher_new,
+    .tp_traverse = (traverseproc)launcher_traverse,
+    .tp_clear = (inquiry)launcher_clear,
+    .tp_dealloc = (destructor)launcher_dealloc,
+    .tp_methods = launcher_methods,
+    .tp_doc = "a kernel's launch for torch tensors and Python scalars, in C",
+};
+
+/* set_launch(address): the cuLaunchKernel to call (tests substitute a recorder). */
+static PyObject *set_launch(PyObject *self, PyObject *address) {
+    void *p = PyLong_AsVoidPtr(address);
+    if (p == NULL && PyErr_Occurred())
+        return NULL;
+    cu_launch_kernel = (launch_fn)p;
+    Py_RETURN_NONE;
+}
+
+static PyObject *have_driver(PyObject *self, PyObject *unused) {
+    return PyBool_FromLong(cu_launch_kernel != NULL);
+}
+
+static PyMethodDef methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL, "cuLaunchKernel"},
+    {"set_launch", set_launch, METH_O, "the cuLaunchKernel to call, by address"},
+    {"have_driver", have_driver, METH_NOARGS, "whether libcuda's cuLaunchKernel was found"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "cutec_fastlaunch", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_cutec_fastlaunch(void) {
+    void *libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (libcuda)
+        cu_launch_kernel = (launch_fn)dlsym(libcuda, "cuLaunchKernel");
+    s_dtype = PyUnicode_InternFromString("dtype");
+    s_data_ptr = PyUnicode_InternFromString("data_ptr");
+    s_get_device = PyUnicode_InternFromString("get_device");
+    s_size = PyUnicode_InternFromString("size");
+    s_stride = PyUnicode_InternFromString("stride");
+    if (PyType_Ready(&LauncherType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

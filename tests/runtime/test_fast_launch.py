@@ -1,0 +1,193 @@
+"""The C launcher (cutec/runtime/fastlaunch.c) without a GPU.
+
+torch is stood in for by a tensor class of the same shape (dtype, data_ptr(),
+get_device(), size(), stride()) and cuLaunchKernel by a ctypes recorder
+(`set_launch`), so the packed parameter bytes, the grid, the stream and the
+way back into Python for new shapes and mistakes are checked here exactly as a
+GPU launch goes through them. tests/gpu/test_jit_gpu.py runs it for real.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cutec.runtime as rt
+from cutec.runtime import cuda, fastlaunch, launcher
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+class FakeDtype:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+
+F32, F16 = FakeDtype("float32"), FakeDtype("float16")
+
+
+class FakeTensor:
+    """What the launch paths read of a torch tensor."""
+
+    def __init__(self, shape: tuple[int, ...], stride: tuple[int, ...], ptr: int,
+                 dtype: FakeDtype = F32, device: int = 0) -> None:  # fmt: skip
+        self.shape, self._stride, self.ptr = shape, stride, ptr
+        self.dtype, self.device = dtype, device
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+    def get_device(self) -> int:
+        return self.device
+
+    def size(self) -> tuple[int, ...]:
+        return self.shape
+
+    def stride(self) -> tuple[int, ...]:
+        return self._stride
+
+
+_LAUNCH = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, *([ctypes.c_uint] * 7), ctypes.c_void_p,
+    ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+)  # fmt: skip
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The C extension with a recording cuLaunchKernel, FakeTensor as torch's tensor."""
+    monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys.modules["cutec.runtime.jit"], "_KERNELS", {})
+    extension = fastlaunch.extension()
+    if extension is None:
+        pytest.skip("no C compiler or Python headers to build the C launcher")
+    if extension.have_driver():
+        pytest.skip("a real libcuda is loaded: the recorder would replace it")
+    state: dict[str, Any] = {"calls": [], "result": 0, "size": 0}
+
+    def record(function, g0, g1, g2, b0, b1, b2, smem, stream, params, extra):
+        raw = ctypes.string_at(params[0], state["size"])
+        state["calls"].append(((g0, g1, g2), (b0, b1, b2), smem, stream, raw, function))
+        return state["result"]
+
+    callback = _LAUNCH(record)
+    extension.set_launch(ctypes.cast(callback, ctypes.c_void_p).value)
+    monkeypatch.setattr(launcher, "_torch_tensor_type", lambda: FakeTensor)
+    monkeypatch.setattr(launcher, "_torch_dtype", lambda e: {"f32": F32, "f16": F16}.get(e))
+    monkeypatch.setattr(
+        launcher, "cuda_env",
+        lambda: {"_fast": True, "_cu_launch": extension.launch, "_launch_failed": None,
+                 "_pending": [], "_blocking": False, "_synchronize_after": None,
+                 "_torch_stream": lambda dev: 0x5000 + dev},
+    )  # fmt: skip
+    yield state
+    extension.set_launch(0)
+    del callback
+
+
+def _sgemm(state: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> rt.Kernel:
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
+    variants: list[int] = []
+
+    def variant(key: int, dev: int) -> launcher.Variant:
+        variants.append(key)
+        return launcher.Variant(key, 0, "handle", 0xF00D + key)
+
+    monkeypatch.setattr(k, "_variant", variant)
+    layout = launcher.param_layout(k.signature.abi_types())
+    state["size"] = layout[-1].offset + layout[-1].size
+    state["variants"] = variants
+    return k
+
+
+def _operands(m: int, n: int, kk: int, base: int = 0x10000) -> tuple[FakeTensor, ...]:
+    return (
+        FakeTensor((m, kk), (1, m), base),
+        FakeTensor((n, kk), (1, n), base + 0x100000),
+        FakeTensor((m, n), (1, m), base + 0x200000),
+    )
+
+
+def test_c_launcher_packs_the_abi(fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    k = _sgemm(fake, monkeypatch)
+    a, b, c = _operands(256, 128, 64)
+    k(a, b, c, 1.5, -2.0)
+    assert type(type(k).__dict__["__call__"]).__name__ == "Launcher"
+    ((grid, block, smem, stream, raw, function),) = fake["calls"]
+    assert grid == (2, 1, 1) and block == (256, 1, 1) and smem == 0 and stream == 0x5000
+    expected = struct.pack("<QqqqQqqQqff", a.ptr, 256, 64, 256, b.ptr, 128, 128, c.ptr, 256,
+                           1.5, -2.0)  # fmt: skip
+    assert raw == expected
+    assert function == 0xF00D + fake["variants"][0]
+
+
+def test_c_launcher_remembers_shapes_and_reads_new_pointers(
+    fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    k = _sgemm(fake, monkeypatch)
+    k(*_operands(256, 128, 64), 1.0, 0.0)
+    checked = k._launcher.__globals__["_checked"]
+    assert len(checked) == 1
+    # Same shapes, new bases and scalars: no Python check runs again (nothing new in
+    # _checked), and the parameters are this call's.
+    a, b, c = _operands(256, 128, 64, base=0x7000000)
+    k(a, b, c, 3.0, 4.0)
+    assert len(checked) == 1 and len(fake["calls"]) == 2
+    raw = fake["calls"][-1][4]
+    assert struct.unpack_from("<Q", raw, 0)[0] == a.ptr
+    assert struct.unpack_from("<ff", raw, len(raw) - 8) == (3.0, 4.0)
+    # A new shape goes through Python's checks once.
+    k(*_operands(512, 128, 64), 1.0, 0.0)
+    assert len(checked) == 2 and fake["calls"][-1][0] == (4, 1, 1)
+
+
+def test_c_launcher_leaves_the_unusual_to_python(
+    fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    k = _sgemm(fake, monkeypatch)
+    a, b, c = _operands(256, 128, 64)
+    # A 4-byte-aligned C (allowed: align 4), a keyword, an int alpha: all still launch right.
+    c4 = FakeTensor(c.shape, c._stride, c.ptr + 4)
+    k(a, b, c4, 1.0, 0.0)
+    assert struct.unpack_from("<Q", fake["calls"][-1][4], 56)[0] == c4.ptr
+    k(a, b, c, 1.0, 0.0, stream=9)
+    assert fake["calls"][-1][3] == 9
+    k(a, b, c, 2, 0.0)
+    assert struct.unpack_from("<f", fake["calls"][-1][4], 72)[0] == 2.0
+    # Mistakes get Python's messages.
+    with pytest.raises(TypeError, match=r"'A'.*f16"):
+        k(FakeTensor(a.shape, a._stride, a.ptr, F16), b, c, 1.0, 0.0)
+    with pytest.raises(ValueError, match="'B' is on GPU 1 but 'A' is on GPU 0"):
+        k(a, FakeTensor(b.shape, b._stride, b.ptr, device=1), c, 1.0, 0.0)
+    with pytest.raises(ValueError, match="'C'"):
+        k(a, b, FakeTensor((256, 64), (1, 256), c.ptr), 1.0, 0.0)
+    with pytest.raises(TypeError):
+        k(a, b, c, 1.0)
+    assert len(fake["calls"]) == 3
+
+
+def test_c_launcher_reports_a_failed_launch(
+    fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    k = _sgemm(fake, monkeypatch)
+    failures: list[tuple] = []
+
+    def failed(err, variant, grid, block, smem, stream, params):
+        failures.append((err, variant.address, grid, block, smem, stream))
+        raise cuda.CudaError("launch failed")
+
+    monkeypatch.setattr(launcher, "_fast_failed", failed)
+    fake["result"] = 700
+    with pytest.raises(cuda.CudaError):
+        k(*_operands(256, 128, 64), 1.0, 0.0)
+    ((err, address, grid, block, _, stream),) = failures
+    assert err == 700 and address == 0xF00D + fake["variants"][0]
+    assert grid == (2, 1, 1) and block == (256, 1, 1) and stream == 0x5000
