@@ -240,21 +240,27 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
     Py_DECREF(st);
     if (PyErr_Occurred())
         return NULL;
+    /* The entry may be replaced by another thread while the GIL is released: copy it. */
     void *function = e->function;
-    unsigned *g = e->dims, smem = e->smem;
+    unsigned g[6], smem = e->smem;
+    memcpy(g, e->dims, sizeof g);
+    PyObject *variant = Py_NewRef(e->variant);
     int err;
     Py_BEGIN_ALLOW_THREADS
     err = cu_launch_kernel(function, g[0], g[1], g[2], g[3], g[4], g[5], smem, stream, params, NULL);
     Py_END_ALLOW_THREADS
     if (err) {
         /* Python reports it (and retries where the thread had no current context). */
-        PyObject *r = PyObject_CallFunction(self->failed, "iO(III)(III)IKK", err, e->variant, g[0],
+        PyObject *r = PyObject_CallFunction(self->failed, "iO(III)(III)IKK", err, variant, g[0],
                                             g[1], g[2], g[3], g[4], g[5], smem,
                                             (unsigned long long)(uintptr_t)stream,
                                             (unsigned long long)(uintptr_t)params);
+        Py_DECREF(variant);
         if (r == NULL)
             return NULL;
         Py_DECREF(r);
+    } else {
+        Py_DECREF(variant);
     }
     return PyObject_CallOneArg(self->on_launch, self->name); /* cuda.PENDING.append */
 
