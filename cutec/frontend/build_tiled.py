@@ -57,6 +57,7 @@ from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType,
 from cutec.ir.dialects.cute_compute import dtype_name
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.layout import ComposedLayout, Layout, make_layout_tv, size
+from cutec.layout import inttuple as it
 from cutec.layout.symbolic import is_static
 from cutec.target import AddressSpace
 
@@ -206,13 +207,7 @@ def b_tiled_mma(
         pad = 3 - len(shape)
         atom_l = Layout(shape + (1,) * pad, stride + (0,) * pad)
     if perm is not None:
-        perm = to_int_tuple(perm, _kw_node(node, "tile", 2), "the MMA tile")
-        if (
-            not isinstance(perm, tuple)
-            or len(perm) != 3
-            or not all(isinstance(p, int) for p in perm)
-        ):
-            raise error(f"the MMA tile must be three static sizes (M, N, K), got {perm}", node)
+        perm = _mma_tile(perm, _kw_node(node, "tile", 2))
     if atom.kind == "auto":
         t = TiledMmaType(AUTO, T.f32, T.f32, T.f32, T.f32, spec_of(atom_l), perm)
         return S.TiledMma(None, t, None, node)  # typed at its first use
@@ -225,6 +220,32 @@ def b_tiled_mma(
     check_threads(ctx, mma, "TiledMMA", node)
     op = ctx.emit(C.MakeTiledMmaOp(t), node)
     return S.TiledMma(op.result, t, rec, node)
+
+
+def _mma_tile(perm: Any, node: ast.Node) -> tuple[Any, ...]:
+    """A TiledMMA's `tile =` (CuTe's PermutationMNK): three modes, each a static extent
+    or a static layout that also reorders the mode, e.g. ``(16, 4, 2) : (4, 1, 64)``."""
+    modes = perm if isinstance(perm, tuple) else (perm,)
+    elts = node.elts if isinstance(node, ast.Tuple) and len(node.elts) == len(modes) else None
+    out: list[Any] = []
+    for i, p in enumerate(modes):
+        where = elts[i] if elts is not None else node
+        if isinstance(p, ComposedLayout):
+            raise error(f"an MMA tile mode is a plain layout, got the swizzled {p}", where)
+        if isinstance(p, Layout):
+            if not it.is_static(p.shape) or not it.is_static(p.stride):
+                raise error(f"the MMA tile's layouts must be static, got {p}", where)
+            out.append(p)
+        else:
+            out.append(to_int_tuple(p, where, "the MMA tile"))
+    if len(out) != 3 or not all(isinstance(p, int | Layout) for p in out):
+        shown = "(" + ", ".join(str(p) for p in out) + ")"
+        raise error(
+            f"the MMA tile must be three (M, N, K) modes, each a static size or layout; "
+            f"got {shown}",
+            node,
+        )
+    return tuple(out)
 
 
 def typed_mma(ctx: BuildContext, m: S.TiledMma, node: ast.Node, **given: T.Type) -> S.TiledMma:
@@ -422,6 +443,10 @@ def _copy_method(
     return build_view(ctx, C.PartitionOp, t, [tid], attrs, node, name, atom=tiled.value)
 
 
+# The (M, N, K) modes of the MMA tile each operand spans.
+_MMA_MODES = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}
+
+
 def _mma_method(
     ctx: BuildContext, obj: S.ThrSlice, mma: S.TiledMma, name: str, t: S.Tensor, node: ast.Call
 ) -> S.Tensor:
@@ -434,6 +459,11 @@ def _mma_method(
         )
     if name.startswith("make_fragment"):
         return make_fragment(ctx, mma, which, t, node)
+    if mma.type.atom != AUTO:  # an auto atom's tile is known once select-atoms chose it
+        lib = mma.type.library()
+        i, j = _MMA_MODES[which]
+        tile = (lib.tile_size(i), lib.tile_size(j))
+        check_divides(t.layout, tile, None, "TiledMMA's tile", node)
     tid = as_runtime(ctx, obj.tid, node, T.index).value
     attrs = {"operand": StringAttr(which)}
     part = build_view(ctx, C.PartitionOp, t, [tid], attrs, node, name, atom=mma.value)

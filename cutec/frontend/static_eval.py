@@ -152,7 +152,9 @@ def algebra_errors(node: ast.Node, what: str = "") -> Iterator[None]:
     except DynamicValueError as e:
         raise error(f"{prefix}needs a compile-time value: {e}", node) from None
     except (LayoutError, UnsupportedMmaError, CopyAtomError) as e:
-        raise error(f"{prefix}{e}", node) from None
+        # The algebra's messages often name their function already ("composition: ...").
+        text = str(e)
+        raise error(text if text.startswith(prefix) else f"{prefix}{text}", node) from None
     except RecursionError:
         raise error(f"{prefix}the layout is nested too deeply", node) from None
     _report_layout_warnings(caught, node, prefix)

@@ -421,7 +421,8 @@ class _KernelLowering:
                     "(the SIMT path lowers UniversalFMA)",
                     op.location,
                 )
-        a, b, c = (_vmk(self.la, v, op) for v in (op.a, op.b, op.c))
+        c_rank = len(_static_modes(self.la, op.c, op))
+        a, b, c = (_vmk(self.la, v, op, c_rank) for v in (op.a, op.b, op.c))
         (va, m_a, k_a), (vb, n_b, k_b), (vc, m_c, n_c) = (x[1] for x in (a, b, c))
         if not (va == vb == vc == 1 and m_a == m_c and n_b == n_c and k_a == k_b):
             raise CompileError(
@@ -651,24 +652,31 @@ def _access_width(op: CopyOp | CopyIfOp) -> int:
     return copy_atom(atom).value_bits // dtype_of(_element(op.src)).bits
 
 
-def _vmk(
-    la: LayoutAnalysis, v: Value, op: Operation
-) -> tuple[Callable[[int, int], tuple[int, int, int] | tuple[int, int]], tuple[int, int, int]]:
-    """A gemm operand's coordinate function (i, j) → its coordinate, and its (V, I, J).
-
-    CuTe's gemm takes (V,M,K) operands, or (M,K) ones with V = 1.
-    """
+def _static_modes(la: LayoutAnalysis, v: Value, op: Operation) -> list[int]:
     layout = la.layout_of(v)
     shape = layout.layout_b.shape if isinstance(layout, ComposedLayout) else layout.shape
-    modes = shape if isinstance(shape, tuple) else (shape,)
     sizes = []
-    for m in modes:
+    for m in shape if isinstance(shape, tuple) else (shape,):
         s = size(Layout(m))
         if not is_static(s):
             raise CompileError(f"gemm needs static fragment shapes, got {shape}", op.location)
         sizes.append(int(s))
+    return sizes
+
+
+def _vmk(
+    la: LayoutAnalysis, v: Value, op: Operation, c_rank: int
+) -> tuple[Callable[[int, int], tuple[int, ...]], tuple[int, int, int]]:
+    """A gemm operand's coordinate function (i, j) → its coordinate, and its (V, I, J).
+
+    CuTe's gemm dispatches on ranks: (V,M,K) x (V,N,K) => (V,M,N); (V,M) x (V,N) =>
+    (V,M,N), one k-block (K = 1); (M,K) x (N,K) => (M,N) with V = 1.
+    """
+    sizes = _static_modes(la, v, op)
+    if len(sizes) == 2 and c_rank == 3:  # an A or B of one k-block
+        return (lambda i, j: (0, i)), (sizes[0], sizes[1], 1)
     if len(sizes) == 2:
         return (lambda i, j: (i, j)), (1, sizes[0], sizes[1])
     if len(sizes) == 3:
         return (lambda i, j: (0, i, j)), (sizes[0], sizes[1], sizes[2])
-    raise CompileError(f"gemm takes rank-2 or rank-3 fragments, got {shape}", op.location)
+    raise CompileError(f"gemm takes rank-2 or rank-3 fragments, got {la.layout_of(v)}", op.location)

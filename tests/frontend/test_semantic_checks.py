@@ -46,6 +46,26 @@ CASES = [
         "the TiledCopy's tile (128,8) does not divide the tensor (_96,_8):(_1,_96)",
     ),
     (
+        "tiled_mma_tile_does_not_divide",
+        "kernel k(C: f32[128, 64]) grid 1 threads 256 {\n"
+        "  m = tiled_mma(UniversalFMA[f32], atoms = (16, 16, 1),\n"
+        "                tile = ((16, 4, 2) : (4, 1, 64), (16, 4, 2) : (4, 1, 64), 1))\n"
+        "  t = m.slice(thread.x).partition_C(C)\n"
+        "}\n",
+        (4, 7),
+        "the TiledMMA's tile (128,128) does not divide the tensor (_128,_64):(_1,_128): mode 1 "
+        "has 64 elements, not a multiple of 128",
+    ),
+    (
+        "tiled_mma_tile_mode_is_swizzled",
+        "kernel k() grid 1 threads 256 {\n"
+        "  m = tiled_mma(UniversalFMA[f32], atoms = (16, 16, 1),\n"
+        "                tile = (composition(swizzle(1, 0, 1), (4, 4) : (4, 1)), 16, 1))\n"
+        "}\n",
+        (3, 25),
+        "an MMA tile mode is a plain layout",
+    ),
+    (
         "ldmatrix_partition_copied_without_its_tiled_copy",
         "kernel k() grid 1 threads 32 {\n"
         "  mma = tiled_mma(SM80_16x8x16_F32F16F16F32_TN)\n"

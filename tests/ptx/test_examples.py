@@ -20,6 +20,7 @@ LOWERED = [
     "sgemm_1",
     "sgemm_2",
     "sgemm_2_shared",
+    "sgemm_pipelined",
     "elementwise",
     "transpose",
 ]

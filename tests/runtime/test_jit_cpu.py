@@ -426,3 +426,26 @@ def test_cpu_refuses_a_strided_host_array() -> None:
     d = np.full((32, 64), np.nan, np.float32, order="F")
     with pytest.raises(rt.ArgumentError, match="parameter 'S': device='cpu' runs on contiguous"):
         k(s, d)
+
+
+@pytest.mark.slow  # about 10 s while cp.async kernels run in the interpreter
+@pytest.mark.parametrize("kernel", ["sgemm_nt", "sgemm_tn"])
+def test_sgemm_pipelined_matches_float64(kernel: str) -> None:
+    """The multistage cp.async SIMT GEMM (permuted TiledMMA, one k-block of registers
+    ahead): more k-tiles than stages, beta nonzero, then C poisoned with NaN."""
+    k = rt.jit(EXAMPLES / "sgemm_pipelined.cute", kernel=kernel, device="cpu", BK=8, BP=2)
+    rng = np.random.default_rng(7)
+    m, n, kk = 128, 128, 24
+    a = rng.standard_normal((m, kk), dtype=np.float32)
+    b = rng.standard_normal((n, kk), dtype=np.float32)
+    if kernel == "sgemm_nt":
+        a, b = np.asfortranarray(a), np.asfortranarray(b)
+    c0 = rng.standard_normal((m, n), dtype=np.float32)
+    c = np.asfortranarray(c0)
+    k(a, b, c, 1.5, -0.5)
+    want = 1.5 * (a.astype(np.float64) @ b.astype(np.float64).T) - 0.5 * c0
+    assert np.linalg.norm(c - want) / np.linalg.norm(want) < 1e-6
+    c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
+    k(a, b, c, 1.0, 0.0)
+    want = a.astype(np.float64) @ b.astype(np.float64).T
+    assert np.linalg.norm(c - want) / np.linalg.norm(want) < 1e-6

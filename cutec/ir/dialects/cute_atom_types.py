@@ -34,6 +34,7 @@ from cutec.ir.lexer import Tok
 from cutec.ir.types import DialectType, Type, dtype_name, dtype_of
 from cutec.layout import Layout, size
 from cutec.layout.inttuple import format_tuple
+from cutec.layout.text import format_layout, parse_layout
 
 if TYPE_CHECKING:
     from cutec.ir.parser import Parser
@@ -65,6 +66,33 @@ def split_top_level(text: str) -> list[str]:
             start = i + 1
     parts.append(text[start:].strip())
     return parts
+
+
+def format_permutation(perm: tuple[Any, ...]) -> str:
+    """A TiledMMA's (M, N, K) tile: ``(32,32,16)`` or ``((16,4,2):(4,1,64),128,1)``."""
+    return "(" + ",".join(
+        format_layout(p, static_marks=False) if isinstance(p, Layout) else format_tuple(p)
+        for p in perm
+    ) + ")"  # fmt: skip
+
+
+def parse_permutation(text: str) -> tuple[Any, ...]:
+    """The inverse of `format_permutation`."""
+    text = text.strip()
+    if ":" not in text:
+        return parse_tuple(text)
+    if not (text.startswith("(") and text.endswith(")")):
+        raise ValueError(f"expected a parenthesised (M, N, K) tile, got '{text}'")
+    out: list[Any] = []
+    for field in split_top_level(text[1:-1]):
+        if ":" in field:
+            layout = parse_layout(field)
+            if not isinstance(layout, Layout):
+                raise ValueError(f"an MMA tile mode is a plain layout, got '{field}'")
+            out.append(layout)
+        else:
+            out.append(parse_tuple(field))
+    return tuple(out)
 
 
 def _static(spec: LayoutSpec, what: str) -> LayoutSpec:
@@ -120,7 +148,9 @@ class TiledMmaType(DialectType):
     b_type: Type
     c_type: Type
     atom_layout: LayoutSpec
-    permutation: Any = None  # a static (M, N, K) tile, or None
+    # The (M, N, K) tile (CuTe's PermutationMNK), or None: per mode an extent, or a
+    # static layout that also permutes the mode, e.g. (16,4,2):(4,1,64).
+    permutation: Any = None
 
     def __post_init__(self) -> None:
         _static(self.atom_layout, "atom layout")
@@ -129,7 +159,7 @@ class TiledMmaType(DialectType):
         types = ", ".join(str(t) for t in (self.d_type, self.a_type, self.b_type, self.c_type))
         text = f"{_print_atom(self.atom)}, {types}, {self.atom_layout}"
         if self.permutation is not None:
-            text += f", {format_tuple(self.permutation)}"
+            text += f", {format_permutation(self.permutation)}"
         return text
 
     @classmethod
@@ -143,7 +173,7 @@ class TiledMmaType(DialectType):
         fields = split_top_level(parser.parse_balanced_body())
         if len(fields) not in (1, 2):
             raise ValueError("expected an atom layout and an optional permutation tile")
-        perm = parse_tuple(fields[1]) if len(fields) == 2 else None
+        perm = parse_permutation(fields[1]) if len(fields) == 2 else None
         d, a, b, c = types
         return cls(atom, d, a, b, c, LayoutSpec.parse(fields[0]), perm)
 

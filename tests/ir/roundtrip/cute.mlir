@@ -41,6 +41,8 @@ module {
     %tXrA = cute.retile %tCrC3, %copy {operand = "D"} : !cute.tensor<f32, rmem, (1,8,8):(0,1,8)>, !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, (256,4):(4,1), (128,8)> -> !cute.tensor<f32, rmem, ((4,1),2,8):((1,0),4,8)>
     %mma = cute.make_tiled_mma : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)>
     %auto_mma = cute.make_tiled_mma : !cute.tiled_mma<auto, f32, f16, f16, f32, (2,2,1):(1,2,0), (32,32,16)>
+    %perm_mma = cute.make_tiled_mma : !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0), ((16,4,2):(4,1,64),(16,4,2):(4,1,64),1)>
+    %tCsA3 = cute.partition %sA, %perm_mma, %tid {operand = "A"} : !cute.tensor<f32, smem, (128,8):(1,129)>, !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0), ((16,4,2):(4,1,64),(16,4,2):(4,1,64),1)> -> !cute.tensor<f32, smem, (1,(4,2),8):(0,(1,64),129)>
     %tCsA2 = cute.partition %sA, %mma, %tid {operand = "A"} : !cute.tensor<f32, smem, (128,8):(1,129)>, !cute.tiled_mma<"UniversalFMA_F32F32F32F32", f32, f32, f32, f32, (16,16,1):(1,16,0)> -> !cute.tensor<f32, smem, (1,8,8):(0,16,129)>
     gpu.barrier
     cute.gemm %tCsA, %tCsA, %tCrC : !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, smem, (8,8):(16,129)>, !cute.tensor<f32, rmem, (8,8):(1,8)>
