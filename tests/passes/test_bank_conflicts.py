@@ -255,6 +255,47 @@ def test_cli_prints_the_wavefronts_with_remarks(capsys: pytest.CaptureFixture[st
     assert all(line.endswith("1 wavefront per warp request (conflict-free)") for line in err)
 
 
+# sgemm_sm80's global -> shared stage: 16-byte cp.async stores, thread (16,8):(8,1),
+# into the (8,(8,8)):(8,(1,64)) f16 atom with Swizzle<SW,3,3> (SW = 0: no swizzle).
+STAGE = """
+kernel stage[BM: int = 128, BK: int = 64, SW: int = 3](
+    A: f16[M, K] : (ldA, 1) align 16, O: f16[M, K] : (ldO, 1) align 16)
+  assume M % BM == 0, K % BK == 0, ldA % 8 == 0, ldO % 8 == 0
+  grid (ceil_div(M, BM), 1) threads 128
+{
+  swizzle_atom = composition(swizzle(SW, 3, 3), (8, (8, 8)) : (8, (1, 64)))
+  sA = smem f16[tile_to_shape(swizzle_atom, (BM, BK))]
+  gA = local_tile(A, (BM, BK), (block.x, 0))
+  gO = local_tile(O, (BM, BK), (block.x, 0))
+  copy_a = tiled_copy(SM80_CP_ASYNC_CACHEALWAYS[u128], thr = (16, 8) : (8, 1), val = (1, 8))
+  thr_a = copy_a.slice(thread.x)
+  copy(copy_a, thr_a.partition_S(gA), thr_a.partition_D(sA))
+  cp_async_fence()
+  cp_async_wait(0)
+  sync()
+  copy(thr_a.partition_D(sA), thr_a.partition_S(gO))
+}
+"""
+
+
+@pytest.mark.parametrize(("sw", "stores", "loads"), [(3, (4, 4), (4, 2)), (0, (32, 4), (16, 2))])
+def test_lowered_swizzle_gives_the_counts_of_the_layout_algebra(
+    sw: int, stores: tuple[int, int], loads: tuple[int, int]
+) -> None:
+    # The cp.async stores match test_the_swizzle_frees_sgemm_sm80_cp_async_stores. The
+    # read back is 8 bytes a lane (two .v4 f16): lanes 8r..8r+7 of rows 0 and 1 of a
+    # half-warp meet in the same banks, 2 words each when swizzled, 8 when not.
+    options = Options(defines={"SW": sw})
+    result = compile(Source(STAGE, "stage.cute"), Stage.THREAD, options)
+    assert result.module is not None
+    (kernel,) = result.module.walk_type(KernelOp)
+    cp, load = analyse(kernel)
+    assert cp.first.kind == "cp.async store" and cp.first.width == 16
+    assert counts(cp) == {stores}
+    assert load.first.kind == "load" and load.first.width == 8
+    assert counts(load) == {loads}
+
+
 # --- the pass on thread IR ----------------------------------------------------------------------
 
 # Warp lane t gives ldmatrix.x4 the row (t % 16) at column 8 (t / 16) of a K-major
