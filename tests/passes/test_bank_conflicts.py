@@ -389,3 +389,17 @@ def test_cp_async_predicates_and_unknown_addresses() -> None:
     # A 32-byte stride: two lanes of each quarter-warp share banks.
     cp, masked, _ = analyse_text(CP_ASYNC.replace("STRIDE", "%c8"))
     assert counts(cp) == {(8, 4)} and counts(masked) == {(4, 1)}
+
+
+def test_opt_runs_the_pass_on_thread_ir(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ld.mlir"
+    path.write_text(LDMATRIX.replace("SWIZZLE", NO_SWIZZLE))
+    assert main(["opt", str(path), "--passes", "bank-conflicts", "--remarks"]) == 0
+    captured = capsys.readouterr()
+    assert "thread.atom" in captured.out  # the IR is printed unchanged
+    (line,) = [x for x in captured.err.splitlines() if "remark" in x]
+    # IR without loc(...) gives remarks without a location.
+    assert line == (
+        "remark: ldmatrix.x4 of shared memory: 32 wavefronts per warp request, ideal 4 "
+        "(bank conflicts)"
+    )
