@@ -403,3 +403,29 @@ def test_opt_runs_the_pass_on_thread_ir(tmp_path, capsys: pytest.CaptureFixture[
         "remark: ldmatrix.x4 of shared memory: 32 wavefronts per warp request, ideal 4 "
         "(bank conflicts)"
     )
+
+
+ATOMS = """
+kernel @atoms(%g: !gpu.ptr<f16, global>) attributes {reqntid = array<i32: 32, 1, 1>} {
+  %s = thread.alloc_shared {bytes = 16384 : i64, align = 128 : i64} : !gpu.ptr<f16, shared>
+  %tid = gpu.thread_id x : index
+  %c64 = arith.constant 64 : index
+  %off = arith.muli %tid, %c64 : index
+  %p = thread.ptr_add %s, %off : !gpu.ptr<f16, shared>, index
+  %r = arith.constant 0 : i32
+  thread.atom "UniversalCopy<uint32_t>"(%p, %r) {role = "st.shared"}
+      : (!gpu.ptr<f16, shared>, i32) -> ()
+  thread.atom "SM90_U32x4_STSM_N"(%p, %r, %r, %r, %r) {role = "copy"}
+      : (!gpu.ptr<f16, shared>, i32, i32, i32, i32) -> ()
+  return
+}
+"""
+
+
+def test_universal_copy_and_stmatrix_atoms() -> None:
+    # Rows of 64 f16 (128 bytes): every lane's word is in bank 0.
+    st, stsm = analyse_text(ATOMS)
+    assert (st.first.kind, st.first.width) == ("store", 4)
+    assert counts(st) == {(32, 1)}
+    assert (stsm.first.kind, stsm.first.matrices) == ("stmatrix", 4)
+    assert counts(stsm) == {(32, 4)}
