@@ -69,6 +69,9 @@ DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize,select-atoms"
 LOWERING_PIPELINE = (
     "partition,lower-to-thread,promote-registers,simplify,sink-barriers,order-shared-loads"
 )
+# Analyses that change nothing and only report (--remarks): run after the lowering
+# when remarks are asked for, so a compile without them does not pay for them.
+REMARKS_PIPELINE = "bank-conflicts"
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class Options:
     instrumentation: Instrumentation | None = None
     # The GPU target (--arch): its limits bound a kernel; the module records it.
     target: str = DEFAULT_TARGET
+    # Run REMARKS_PIPELINE after the lowering (--remarks): the bank-conflict report.
+    remarks: bool = False
 
 
 @dataclass
@@ -180,6 +185,8 @@ def _manager(options: Options, emit: Stage) -> PassManager:
     passes = parse_pipeline(pipeline, PASSES) if pipeline else []
     if emit >= Stage.THREAD:
         passes += parse_pipeline(LOWERING_PIPELINE, PASSES)
+        if options.remarks:
+            passes += parse_pipeline(REMARKS_PIPELINE, PASSES)
     # Without instrumentation, the IR is verified after the last pass only.
     return PassManager(passes, options.instrumentation or Instrumentation(verify_each=False))
 

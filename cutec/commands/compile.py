@@ -95,7 +95,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--remarks",
         action="store_true",
-        help="print what the passes chose and why (copy atoms, access widths) to stderr",
+        help="print what the passes chose and why (copy atoms, access widths) and, from "
+        "--emit=thread on, the shared-memory wavefronts of each access (bank conflicts) "
+        "to stderr",
     )
     p.add_argument(
         "--arch",
@@ -149,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         pipeline=args.passes,
         instrumentation=instrumentation_from(args),
         target=args.arch,
+        remarks=args.remarks,
     )
     if emit is Stage.CUBIN and args.output in (None, "-"):
         raise CompileError("--emit=cubin writes a binary: name the file with -o")

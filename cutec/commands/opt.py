@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from cutec.commands.common import (
     add_no_loc_flag,
@@ -37,6 +38,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--generic", action="store_true", help="print every op in the generic form")
     add_no_loc_flag(p)
     p.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    p.add_argument(
+        "--remarks",
+        action="store_true",
+        help="print the passes' remarks (what they chose and why; bank-conflicts' report) "
+        "to stderr",
+    )
     add_pass_manager_flags(p)
     p.set_defaults(run=run)
 
@@ -50,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
         raise CompileError("cutec opt needs an IR file (or - for standard input)")
     text, file = read_source(args.file)
     options = Options(pipeline=args.passes, instrumentation=instrumentation_from(args))
-    module = compile(Source(text, file, "mlir"), Stage.CUTE, options).module
+    result = compile(Source(text, file, "mlir"), Stage.CUTE, options)
+    if args.remarks:
+        for remark in result.remarks:
+            print(remark.render(), file=sys.stderr)
+    module = result.module
     assert module is not None
     write_output(
         args.output, print_op(module, print_locations=not args.no_loc, generic=args.generic)

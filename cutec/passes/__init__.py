@@ -5,6 +5,7 @@ A new pass adds its class to `_ALL` below; its `name` is its CLI name.
 
 from __future__ import annotations
 
+from cutec.passes.bank_conflicts import BankConflicts
 from cutec.passes.canonicalize import Canonicalize
 from cutec.passes.cse import CSE
 from cutec.passes.licm import LICM
@@ -22,6 +23,7 @@ from cutec.passes.specialize_args import SpecializeArgs
 from cutec.passes.vectorize import Vectorize
 
 _ALL: tuple[type[Pass], ...] = (
+    BankConflicts,
     Canonicalize,
     CSE,
     LICM,
