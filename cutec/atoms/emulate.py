@@ -272,8 +272,10 @@ class CopyTables:
 
 def _byte_table(layout: Layout) -> np.ndarray:
     bits = tv_index_table(layout)
-    if bits.shape[1] % 8 or np.any(bits[:, ::8] % 8) or not np.array_equal(
-        bits[:, ::8] + 7, bits[:, 7::8]
+    if (
+        bits.shape[1] % 8
+        or np.any(bits[:, ::8] % 8)
+        or not np.array_equal(bits[:, ::8] + 7, bits[:, 7::8])
     ):
         raise ValueError(f"the copy layout {layout} does not move whole bytes")
     return bits[:, ::8] // 8

@@ -40,6 +40,7 @@ from cutec.cpu.reference_memory import InterpreterError, Pointer, decode, encode
 from cutec.ir.core import Value
 from cutec.ir.dialects import thread
 from cutec.ir.types import Type, VectorType
+from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
     from cutec.cpu.reference import _Thread
@@ -56,6 +57,8 @@ def run_warp_atom(op: thread.AtomOp, lanes: Sequence[_Thread]) -> None:
     """Run `op` once for the warp whose threads are `lanes` (lane order), setting each
     lane's results."""
     atom = op.library_atom()
+    if not _runs(atom):
+        raise NotImplementedError(f"the reference interpreter does not run atom {atom.name} yet")
     if len(lanes) != WARP or atom.num_threads != WARP:
         raise InterpreterError(
             f"{atom.name} runs on a warp of {atom.num_threads} lanes; "
@@ -65,6 +68,13 @@ def run_warp_atom(op: thread.AtomOp, lanes: Sequence[_Thread]) -> None:
         _mma(op, atom, lanes)
     else:
         _copy(op, atom, lanes)
+
+
+def _runs(atom: MmaAtom | CopyAtom) -> bool:
+    """mma.sync atoms, and copy atoms from memory into registers (ldmatrix)."""
+    if isinstance(atom, MmaAtom):
+        return not (atom.a_in_smem or atom.b_in_smem)
+    return atom.dst_spaces == (AddressSpace.REGISTER,) and atom.async_completion is None
 
 
 # --------------------------------------------------------------------------- words

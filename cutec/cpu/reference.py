@@ -222,7 +222,9 @@ class _Cta:
                 continue
             if not at:
                 return
-            stuck = next((t for t in threads if t.tid in at and at[t.tid].name != "gpu.barrier"), None)
+            stuck = next(
+                (t for t in threads if t.tid in at and at[t.tid].name != "gpu.barrier"), None
+            )
             if stuck is not None:
                 op = at[stuck.tid]
                 raise InterpreterError(

@@ -206,9 +206,7 @@ def _pack(
     ]
 
 
-def _unpack(
-    lw: Lowering, regs: Any, dst: Value, first: int, per: int, scope: Any
-) -> None:
+def _unpack(lw: Lowering, regs: Any, dst: Value, first: int, per: int, scope: Any) -> None:
     """Store each register's values to elements first, first + 1, ... of `dst`."""
     i = first
     for value in regs:
