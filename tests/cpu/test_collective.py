@@ -20,6 +20,7 @@ from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
+from cutec.layout import Layout, Swizzle, composition, tile_to_shape
 from tests.cpu.mma_cases import MMA_ATOM_KERNEL, MMA_CASES, case_atom, case_inputs
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -144,3 +145,37 @@ def test_sgemm_sm80_refuses_a_size_its_tiles_do_not_divide() -> None:
     a, b, c = _hgemm_args(48, 32, 64, 2)
     with pytest.raises(cutec.ArgumentError, match="M"):
         k(a, b, c, 1.0, 0.0)
+
+
+def test_sgemm_sm80_swizzled_smem_addresses_are_the_layout_algebras() -> None:
+    """Each cp.async of A lands where sA_layout = tile_to_shape(Sw<3,3,3> o (8,(8,8)):(8,(1,64)),
+    (BM,BK,BP)) puts its element (so ldmatrix, which reads through the same layout, reads
+    CuTe's swizzled tile, not merely one consistent with the writes); each ldmatrix row
+    address is 16-byte aligned and inside one stage."""
+    bm, bk, bp = 32, 64, 3
+    kernel = _kernel(Source.from_file(EXAMPLES / "sgemm_sm80.cute"), BM=bm, BN=32)
+    m, n, k = 32, 32, 128
+    a, b, c = _hgemm_args(m, n, k, 3)
+    args = {"A": a, "M": m, "K": k, "ldA": k, "B": b, "N": n, "ldB": k, "C": c, "ldC": m}
+    run = run_kernel(kernel, (1, 1), {**args, "alpha": 1.0, "beta": 0.0}, trace=True)
+    atom = composition(Swizzle(3, 3, 3), Layout((8, (8, 8)), (8, (1, 64))))
+    s_layout = tile_to_shape(atom, (bm, bk, bp))
+    pending: dict[tuple, int] = {}  # thread -> element index of its last cp.async load of A
+    checked = 0
+    for access in run.trace:
+        if access.op.name != "thread.cp_async":
+            continue
+        if access.kind == "load":
+            pending[access.thread] = access.offset // 2 if access.buffer == "A" else -1
+            continue
+        g = pending.pop(access.thread)
+        if g < 0:
+            continue  # a copy of B
+        row, col = divmod(g, k)
+        stage_bytes = 2 * bm * bk
+        assert access.offset % stage_bytes == 2 * s_layout((row % bm, col % bk, 0)), g
+        checked += 1
+    # BP - 1 tiles in the prologue and one per k-tile, 16 bytes (8 elements) per copy
+    assert checked == (bp - 1 + k // bk) * (bm * bk // 8)
+    rows = [a_ for a_ in run.trace if a_.op.name == "thread.atom"]
+    assert rows and all(a_.offset % 16 == 0 and a_.nbytes == 16 for a_ in rows)
