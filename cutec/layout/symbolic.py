@@ -377,7 +377,7 @@ def known_residue(x: Integer, m: int) -> int | None:
         return x % m
     if m == 1 or _div(x) % m == 0:
         return 0
-    total = 0
+    total = x.const % m
     for monomial, coefficient in x.terms:
         if coefficient % m == 0:
             continue
