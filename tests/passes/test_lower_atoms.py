@@ -36,7 +36,7 @@ def test_one_atom_op_per_instruction_with_packed_registers() -> None:
 
 
 def test_s8_registers_are_four_bytes() -> None:
-    (ldsm_a, ldsm_b, mma) = _thread_ir(**MMA_CASES["s8_k32"]).walk_type(thread.AtomOp)
+    (ldsm_a, _ldsm_b, mma) = _thread_ir(**MMA_CASES["s8_k32"]).walk_type(thread.AtomOp)
     assert {str(r.type) for r in ldsm_a.outs} == {"vector<4xi8>"}
     assert [str(v.type) for v in mma.args][-4:] == ["i32"] * 4
 
@@ -47,8 +47,7 @@ def test_s8_registers_are_four_bytes() -> None:
         # an MN-major tile read by the non-transposing ldmatrix: rows are not contiguous
         (
             {"sA_layout": "(16, 16) : (1, 16)"},
-            "SM75_U32x4_LDSM_N reads 16-byte rows of shared memory, but 8 consecutive "
-            "elements",
+            "SM75_U32x4_LDSM_N reads 16-byte rows of shared memory, but 8 consecutive elements",
         ),
         # .trans of 32-bit elements does not exist (the frontend's copy_atom check)
         (
