@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cutec.atoms.copy import copy_atom
-from cutec.atoms.mma import MmaAtom, mma_atom_named
+from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
@@ -163,7 +163,7 @@ def lower_mma_gemm(lw: Lowering, op: GemmOp, name: str, scope: Any) -> None:
             raise CompileError(
                 f"gemm by {name} takes {x.upper()} of {want}, got {got}", op.location
             )
-    regs_of = {x: _register_layout(atom, x) for x in "abcd"}
+    regs_of = {x: atom.values_per_register(x) for x in ("a", "b", "c")}
     acc = {
         (m, n): _pack(lw, op.c, [(v, m, n) for v in range(vc)], regs_of["c"], scope)
         for m in range(m_c)
@@ -185,12 +185,7 @@ def lower_mma_gemm(lw: Lowering, op: GemmOp, name: str, scope: Any) -> None:
         for r, value in enumerate(regs):
             for h in range(per):
                 elem = _extract(scope, value, h) if per > 1 else value
-                lw.store(elem, op.c, (r * per + h, m, n), scope)
-
-
-def _register_layout(atom: MmaAtom, operand: str) -> int:
-    """Values per register of the atom's `operand` fragment (2 for f16x2, 1 for f32)."""
-    return atom.values_per_register(operand)  # type: ignore[arg-type]
+                lw.store(elem, op.c, _coord(lw, op.c, (r * per + h, m, n)), scope)
 
 
 def _pack(

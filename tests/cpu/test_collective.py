@@ -56,6 +56,21 @@ def test_single_warp_mma_kernel_equals_the_atom_emulator_bit_for_bit(case: str) 
     assert np.array_equal(c.astype(np.float64), exact)
 
 
+def test_gemm_of_one_atom_in_the_rank_1_form() -> None:
+    """CuTe's (V) x (V) => (V) gemm, one atom's fragments sliced out, gives the same C."""
+    text = MMA_ATOM_KERNEL.read_text()
+    assert "gemm(mma, tCrA, tCrB, tCrC)" in text
+    text = text.replace(
+        "gemm(mma, tCrA, tCrB, tCrC)", "gemm(mma, tCrA[_, 0, 0], tCrB[_, 0, 0], tCrC[_, 0, 0])"
+    )
+    a, b, c0 = case_inputs("f16_f16acc")
+    c = c0.copy(order="F")
+    kernel = _kernel(Source.from_file(MMA_ATOM_KERNEL, text), **MMA_CASES["f16_f16acc"])
+    run_kernel(kernel, 1, {"A": a, "B": b, "C": c})
+    _, _, _, want = run_mma_case("f16_f16acc")
+    assert np.array_equal(c, want)
+
+
 @pytest.mark.parametrize("num", [1, 2, 4])
 @pytest.mark.parametrize("trans", [False, True])
 def test_ldmatrix_emulation_is_the_isa_fragment_figure(num: int, trans: bool) -> None:
