@@ -18,6 +18,8 @@ import numpy as np
 from cutec.atoms.mma import MmaAtom, mma_atom_named
 
 MMA_ATOM_KERNEL = Path(__file__).parent / "data" / "mma_atom.cute"
+# f64's mma.sync with fragments copied from global memory (no ldmatrix).
+MMA_REGISTERS_KERNEL = Path(__file__).parent / "data" / "mma_registers.cute"
 
 # name -> compile-time parameters (the kernel's defaults: 16x8x16 f16 -> f32, A by
 # ldmatrix x4, B by x2, both K-major in shared memory).

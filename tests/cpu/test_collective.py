@@ -21,7 +21,13 @@ from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
 from cutec.layout import Layout, Swizzle, composition, tile_to_shape
-from tests.cpu.mma_cases import MMA_ATOM_KERNEL, MMA_CASES, case_atom, case_inputs
+from tests.cpu.mma_cases import (
+    MMA_ATOM_KERNEL,
+    MMA_CASES,
+    MMA_REGISTERS_KERNEL,
+    case_atom,
+    case_inputs,
+)
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -69,6 +75,17 @@ def test_gemm_of_one_atom_in_the_rank_1_form() -> None:
     run_kernel(kernel, 1, {"A": a, "B": b, "C": c})
     _, _, _, want = run_mma_case("f16_f16acc")
     assert np.array_equal(c, want)
+
+
+def test_mma_with_fragments_copied_from_global_memory() -> None:
+    """f64's mma.sync m8n8k4, its fragments loaded by plain copies of partition_A/B/C."""
+    kernel = _kernel(Source.from_file(MMA_REGISTERS_KERNEL))
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(-4, 5, (8, 4)).astype(np.float64), rng.integers(-4, 5, (8, 4)) * 0.5
+    c0 = np.asfortranarray(rng.integers(-4, 5, (8, 8)).astype(np.float64))
+    c = c0.copy(order="F")
+    run_kernel(kernel, 1, {"A": a, "B": b, "C": c})
+    assert np.array_equal(c, a @ b.T + c0)
 
 
 @pytest.mark.parametrize("num", [1, 2, 4])

@@ -14,7 +14,7 @@ import pytest
 
 import cutec
 import cutec.runtime as rt
-from tests.cpu.mma_cases import MMA_ATOM_KERNEL, MMA_CASES, case_atom
+from tests.cpu.mma_cases import MMA_ATOM_KERNEL, MMA_CASES, MMA_REGISTERS_KERNEL, case_atom
 from tests.cpu.test_collective import run_mma_case
 
 pytestmark = pytest.mark.gpu
@@ -53,6 +53,17 @@ def test_single_warp_mma_kernel_equals_the_interpreter_bit_for_bit(case: str) ->
     got = gc.cpu()
     want_t = torch.from_numpy(np.ascontiguousarray(want).astype(want.dtype))
     assert torch.equal(got.contiguous().view(-1), want_t.to(got.dtype).contiguous().view(-1))
+
+
+def test_f64_mma_kernel_equals_float64() -> None:
+    k = rt.jit(MMA_REGISTERS_KERNEL)
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    a = torch.randint(-4, 5, (8, 4), generator=gen, device="cuda").double()
+    b = torch.randint(-4, 5, (8, 4), generator=gen, device="cuda").double()
+    c0 = torch.randint(-4, 5, (8, 8), generator=gen, device="cuda").double().t()
+    c = c0.clone()
+    k(a, b, c)
+    assert torch.equal(c, a @ b.t() + c0)
 
 
 def _normwise(out: torch.Tensor, ref: torch.Tensor) -> float:

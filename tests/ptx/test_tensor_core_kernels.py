@@ -13,7 +13,7 @@ import pytest
 from cutec.atoms.copy import copy_atom
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ptx.ptxas import find_ptxas
-from tests.cpu.mma_cases import MMA_ATOM_KERNEL, MMA_CASES, case_atom
+from tests.cpu.mma_cases import MMA_ATOM_KERNEL, MMA_CASES, MMA_REGISTERS_KERNEL, case_atom
 
 pytestmark = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
@@ -40,6 +40,15 @@ def test_single_warp_mma_kernel_assembles(case: str, target: str) -> None:
     for which in ("LDSM_A", "LDSM_B"):
         name = params.get(which, {"LDSM_A": "SM75_U32x4_LDSM_N"}.get(which, "SM75_U32x2_LDSM_N"))
         assert _opcode(copy_atom(name).template().text) in ptx, name
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_f64_mma_kernel_assembles(target: str) -> None:
+    result = compile(Source.from_file(MMA_REGISTERS_KERNEL), Stage.CUBIN, Options(target=target))
+    assert result.ptx is not None and result.resources
+    assert result.ptx.count("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64") == 1
+    for usage in result.resources.values():
+        assert not usage.spills and usage.stack_frame == 0, usage
 
 
 @pytest.mark.parametrize("target", TARGETS)
