@@ -110,6 +110,14 @@ class CopyAtom:
             f"copy atom {self.name} has no {role!r} instruction; it has {list(self.roles)}"
         )
 
+    def call_values(self, bits: int) -> tuple[int, int]:
+        """Elements of `bits` bits one thread passes per call, source and destination side
+        (CuTe's size<1> of ValLayoutSrc / ValLayoutDst). They differ only where the memory
+        side is one 16-byte row per lane: ldmatrix x1/x2 (8 16-bit elements read, 2 or 4
+        received) and stmatrix."""
+        src, dst = int(size(self.src_layout, 1)), int(size(self.dst_layout, 1))
+        return max(1, src // bits), max(1, dst // bits)
+
     def target(self) -> str:
         """The lowest ``.target`` this atom assembles for, e.g. ``sm_90a``."""
         return self.min_target.name

@@ -7,7 +7,9 @@ modes, ``L(t, v) = L[0](t) + L[1](v)``, so a table costs size(L[0]) + size(L[1])
 layout evaluations. The tables are plain integer arrays so that a backend that
 cannot call Python (the llvmlite CPU backend) can embed them; `emulate_mma` is
 the numpy reference that uses them, and `pack_registers` turns values into the
-32/64-bit register words each thread passes to the instruction.
+32/64-bit register words each thread passes to the instruction. A copy atom's
+SrcLayout and DstLayout (in bits) give byte tables the same way (`copy_tables`),
+and `emulate_copy` moves a warp's bytes with them (ldmatrix in the CPU backend).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Literal
 
 import numpy as np
 
+from cutec.atoms.copy_record import CopyAtom
 from cutec.atoms.mma_record import MmaAtom
 from cutec.dtypes import dtype as dtype_row
 from cutec.layout import Layout, size
@@ -247,3 +250,60 @@ def unpack_registers(
     mask = np.uint64((1 << width) - 1)
     bits = (np.asarray(words, dtype=np.uint64)[:, :, None] >> shifts) & mask
     return from_bits(bits.reshape(words.shape[0], -1), dtype)
+
+
+# ------------------------------------------------------------------------------ copy atoms
+
+
+@dataclass(frozen=True)
+class CopyTables:
+    """Byte tables of a copy atom, from its bit layouts: ``src[t, j]`` (``dst[t, j]``) is the
+    byte of the copied block that byte j of thread t's source (destination) value holds.
+
+    `readers` are the threads whose source value the instruction reads, one per source
+    byte of the block: the lowest thread that supplies it (ldmatrix reads the row
+    addresses of the first 8 * num lanes; the others repeat them, stride 0 in SrcLayout).
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    readers: tuple[int, ...]
+
+
+def _byte_table(layout: Layout) -> np.ndarray:
+    bits = tv_index_table(layout)
+    if (
+        bits.shape[1] % 8
+        or np.any(bits[:, ::8] % 8)
+        or not np.array_equal(bits[:, ::8] + 7, bits[:, 7::8])
+    ):
+        raise ValueError(f"the copy layout {layout} does not move whole bytes")
+    return bits[:, ::8] // 8
+
+
+@functools.cache
+def copy_tables(atom: CopyAtom) -> CopyTables:
+    """The byte tables of `atom` (its SrcLayout and DstLayout, in bytes)."""
+    src, dst = _byte_table(atom.src_layout), _byte_table(atom.dst_layout)
+    seen: set[int] = set()
+    readers = []
+    for t in range(src.shape[0]):
+        fresh = set(src[t].tolist()) - seen
+        if fresh:
+            readers.append(t)
+            seen |= fresh
+    if seen != set(range(atom.total_bits // 8)):
+        raise ValueError(f"{atom.name}: the source side does not cover the block")
+    return CopyTables(src, dst, tuple(readers))
+
+
+def emulate_copy(atom: CopyAtom, src: np.ndarray) -> np.ndarray:
+    """dst[t] (uint8, threads x destination bytes) from src[t] (uint8, threads x source
+    bytes); rows of threads that are not `readers` are ignored."""
+    tables = copy_tables(atom)
+    if src.shape != tables.src.shape:
+        raise ValueError(f"{atom.name}: source bytes are {tables.src.shape}, got {src.shape}")
+    block = np.zeros(atom.total_bits // 8, dtype=np.uint8)
+    for t in reversed(tables.readers):  # the lowest thread supplying a byte wins
+        block[tables.src[t]] = src[t]
+    return block[tables.dst]

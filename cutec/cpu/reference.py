@@ -36,9 +36,12 @@ backend's: slow, simple and strict.
 * **Trace.** With ``trace=True`` every access is recorded as an `Access`
   (block, thread, op, load/store, buffer, byte offset, bytes).
 
-Atom ops run for the UniversalFMA atoms and UniversalCopy's ld/st roles; the
-others raise NotImplementedError until their emulation (cutec.atoms.emulate)
-is wired in.
+* **Warp-collective atoms** (mma.sync, ldmatrix): a thread stops at one as at a
+  barrier, and when all 32 lanes of its warp are there the atom runs once on
+  their registers from its record's layouts (`cutec.cpu.collective`); lanes of
+  one warp at different ops, or a lane that finishes, is a divergent collective.
+  The one-thread atoms (UniversalFMA, UniversalCopy's ld/st roles) run in the
+  thread; other atoms raise NotImplementedError.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from cutec.cpu.collective import run_warp_atom, warp_threads
 from cutec.cpu.reference_memory import (
     Access,
     AccessError,
@@ -157,6 +161,7 @@ class _Cta:
         self.check_races = True
         # Shared bytes touched since the last barrier: (buffer, byte) -> [writer, readers].
         self.phase: dict[tuple[int, int], list[Any]] = {}
+        self.warp_ops: dict[Operation, bool] = {}
 
     def note_shared(
         self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: str
@@ -188,28 +193,71 @@ class _Cta:
             self.shared[key] = Buffer(name, AddressSpace.SHARED, data)
         return self.shared[key]
 
+    def collective(self, op: thread.AtomOp) -> bool:
+        """Whether `op` is a warp-collective atom (its lanes meet; `cutec.cpu.collective`)."""
+        found = self.warp_ops.get(op)
+        if found is None:
+            found = self.warp_ops[op] = warp_threads(op) > 1
+        return found
+
     def run(self, arguments: list[Any]) -> None:
+        """Run the threads from barrier to barrier; a warp-collective atom runs when all
+        lanes of its warp have reached it (threads are generators that yield at both)."""
         bx, by, bz = self.block
         threads = [
             _Thread(self, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)
         ]
-        running = [(t, t.start(arguments)) for t in threads]
-        while running:
-            waiting, finished = [], []
-            for t, gen in running:
+        gens = {t.tid: t.start(arguments) for t in threads}
+        at: dict[Dim3, Operation] = {}  # where each stopped thread waits
+        finished: set[Dim3] = set()
+        runnable = threads
+        while True:
+            for t in runnable:
                 try:
-                    next(gen)
-                    waiting.append((t, gen))
+                    at[t.tid] = next(gens[t.tid])
                 except StopIteration:
-                    finished.append(t)
-            if waiting and finished:
-                t = finished[0]
+                    finished.add(t.tid)
+            runnable = self._meet_warps(threads, at, finished)
+            if runnable:
+                continue
+            if not at:
+                return
+            stuck = next(
+                (t for t in threads if t.tid in at and at[t.tid].name != "gpu.barrier"), None
+            )
+            if stuck is not None:
+                op = at[stuck.tid]
+                raise InterpreterError(
+                    f"divergent warp-collective {op.name} in block {self.block_id}: thread "
+                    f"{stuck.tid} waits at it while a lane of its warp does not arrive"
+                )
+            if finished:
+                t = next(t for t in threads if t.tid in finished)
                 raise InterpreterError(
                     f"divergent barrier in block {self.block_id}: thread {t.tid} finished "
-                    f"while {len(waiting)} threads wait at a barrier"
+                    f"while {len(at)} threads wait at a barrier"
                 )
             self.phase.clear()  # every thread has reached the barrier
-            running = waiting
+            runnable = [t for t in threads if t.tid in at]
+            at.clear()
+
+    def _meet_warps(
+        self, threads: list[_Thread], at: dict[Dim3, Operation], finished: set[Dim3]
+    ) -> list[_Thread]:
+        """Run each warp-collective atom whose warp's lanes all wait at it; its lanes go on."""
+        go: list[_Thread] = []
+        for w in range(0, len(threads), 32):
+            lanes = threads[w : w + 32]
+            ops = {id(at.get(t.tid)) for t in lanes}
+            op = at.get(lanes[0].tid)
+            if len(ops) != 1 or op is None or op.name == "gpu.barrier":
+                continue
+            assert isinstance(op, thread.AtomOp)
+            run_warp_atom(op, lanes)
+            for t in lanes:
+                del at[t.tid]
+            go += lanes
+        return go
 
 
 # Handlers: op class -> method name of _Thread (region ops and barriers are apart).
@@ -260,6 +308,8 @@ class _Thread:
                 env.update(zip(op.results, results, strict=True))
             elif op.name.startswith(("arith.", "math.")):
                 self.arith(op)
+            elif cls is thread.AtomOp and self.cta.collective(op):
+                yield op  # the CTA runs it when the warp's lanes have all arrived
             else:
                 handler = _HANDLERS.get(cls)
                 if handler is None:

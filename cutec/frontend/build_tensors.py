@@ -258,13 +258,17 @@ def check_same_size(
     node: ast.Node,
     what: str,
     names: tuple[str, str] = ("the source", "the destination"),
+    per_call: tuple[int, int] = (1, 1),
 ) -> None:
+    """Equal sizes; with `per_call` = (p, q), p elements of `a` to q of `b` (ldmatrix x1/x2)."""
     sa, sb = size(a.layout), size(b.layout)
-    if is_static(sa) and is_static(sb) and sa != sb:
+    p, q = per_call
+    if is_static(sa) and is_static(sb) and sa * q != sb * p:
+        calls = f" (the atom reads {p} and writes {q} per call)" if (p, q) != (1, 1) else ""
         raise error(
             f"{what}: {names[0]} has {sa} elements {format_tuple(a.layout.shape)} "
             f"but {names[1]} "
-            f"has {sb} {format_tuple(b.layout.shape)}",
+            f"has {sb} {format_tuple(b.layout.shape)}{calls}",
             node,
         )
 

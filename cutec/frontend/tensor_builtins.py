@@ -157,7 +157,12 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     atom = args[0] if len(args) == 3 else None
     src = tensor_arg(args[-2], node.args[-2], "the copy's source")
     dst = tensor_arg(args[-1], node.args[-1], "the copy's destination")
-    check_same_size(src, dst, node, "copy")
+    record = getattr(atom, "record", None)
+    per_call = (1, 1)
+    if record is not None and hasattr(record, "call_values"):
+        # ldmatrix x1/x2: each lane reads a 16-byte row but receives 2 or 4 values
+        per_call = record.call_values(T.dtype_of(src.element).bits)
+    check_same_size(src, dst, node, "copy", per_call=per_call)
     if src.element != dst.element:
         raise error(f"copy from {src.element} to {dst.element}: the element types differ", node)
     if dst.space is AddressSpace.GLOBAL and src.space is AddressSpace.GLOBAL:

@@ -360,6 +360,53 @@ def known_divisible(x: Integer, d: Integer) -> bool:
     return _exact_quotient(x, d) is not None
 
 
+def known_residue(x: Integer, m: int) -> int | None:
+    """x mod m (m >= 1) when the facts decide it, else None.
+
+    Sums and products of known residues; a symbol is 0 mod m when its divisor is
+    a multiple of m; ``mod(a, b)`` for a static b > 0 is exactly ``a mod b`` when
+    that is known, else a mod m when m divides b;
+    ``floordiv(a, d)`` for a static d > 0 is ``(a mod d*m) // d`` (a = q*d*m + r,
+    0 <= r < d*m, gives floor(a/d) = q*m + r//d). This decides the bits of the
+    MixedBits offsets a swizzled slice leaves (``((x // 2**k) % 2)``), which
+    known_divisible sees as opaque.
+    """
+    if m < 1:
+        raise ValueError(f"known_residue: the modulus must be >= 1, got {m}")
+    if isinstance(x, int):
+        return x % m
+    if m == 1 or _div(x) % m == 0:
+        return 0
+    total = x.const % m
+    for monomial, coefficient in x.terms:
+        if coefficient % m == 0:
+            continue
+        r = coefficient % m
+        for a, power in monomial:
+            ra = _atom_residue(a, m)
+            if ra is None:
+                return None
+            r = r * pow(ra, power, m) % m
+        total = (total + r) % m
+    return total
+
+
+def _atom_residue(a: _Atom, m: int) -> int | None:
+    if isinstance(a, _Symbol):
+        return 0 if a.divisibility % m == 0 else None
+    if not isinstance(a, _Apply) or not isinstance(a.rhs, int):
+        return None
+    if a.kind == "mod" and a.rhs > 0:
+        exact = known_residue(a.lhs, a.rhs)  # then the atom's value is exactly this
+        if exact is not None:
+            return exact % m
+        return known_residue(a.lhs, m) if a.rhs % m == 0 else None
+    if a.kind == "floordiv" and a.rhs > 0:
+        r = known_residue(a.lhs, a.rhs * m)
+        return None if r is None else r // a.rhs
+    return None
+
+
 def evaluate(x: Integer, env: Mapping[str, int]) -> int:
     """The value of x with every symbol bound by env; DynamicValueError names any missing."""
     if isinstance(x, int):

@@ -86,6 +86,7 @@ from cutec.ir.materialize import IntegerMaterializer, offset_of
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
 from cutec.layout import ComposedLayout, Layout, cosize, size
 from cutec.layout.symbolic import Integer, SymInt, bounds, is_static
+from cutec.passes.lower_atoms import is_ldmatrix, is_mma_sync, lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
 from cutec.target import DEFAULT_TARGET, AddressSpace, target
 
@@ -220,17 +221,19 @@ class _KernelLowering:
         for op in self.kernel.walk():
             if isinstance(op, MakeTiledMmaOp):
                 atom = op.result.type.atom  # type: ignore[union-attr]
-                if not atom.startswith("UniversalFMA"):
+                if not (atom.startswith("UniversalFMA") or is_mma_sync(atom)):
                     raise CompileError(
                         f"the MMA atom {'auto' if atom == AUTO else atom} cannot be lowered "
-                        "yet: the SIMT path lowers UniversalFMA (tensor-core MMAs come next)",
+                        "yet: lower-to-thread lowers UniversalFMA and SM80's mma.sync "
+                        "(wgmma comes with the Hopper path)",
                         op.location,
                     )
             atom = _copy_atom_of(op)
             if atom is not None and not _lowerable_copy(atom):
                 raise CompileError(
-                    f"the copy atom {atom} cannot be lowered yet: the SIMT path lowers "
-                    "UniversalCopy and cp.async (ldmatrix and TMA come with the tensor cores)",
+                    f"the copy atom {atom} cannot be lowered yet: lower-to-thread lowers "
+                    "UniversalCopy, cp.async and ldmatrix (TMA and stmatrix come with the "
+                    "Hopper path)",
                     op.location,
                 )
 
@@ -334,6 +337,10 @@ class _KernelLowering:
 
     # ------------------------------------------------------------------ copies
     def copy(self, op: CopyOp | CopyIfOp, scope: _Scope) -> None:
+        atom = _named_atom(op)
+        if atom is not None and is_ldmatrix(atom):
+            lower_ldmatrix(self, op, atom, scope)
+            return
         src, dst = op.src, op.dst
         n = _static_size(self.la, src, op)
         width = _access_width(op)
@@ -415,10 +422,13 @@ class _KernelLowering:
         mma = op.mma
         if mma is not None:
             atom = mma.type.atom  # type: ignore[union-attr]
+            if is_mma_sync(atom):
+                lower_mma_gemm(self, op, atom, scope)
+                return
             if atom != AUTO and not atom.startswith("UniversalFMA"):
                 raise CompileError(
                     f"gemm by the MMA atom {atom} cannot be lowered yet "
-                    "(the SIMT path lowers UniversalFMA)",
+                    "(lower-to-thread lowers UniversalFMA and SM80's mma.sync)",
                     op.location,
                 )
         c_rank = len(_static_modes(self.la, op.c, op))
@@ -626,7 +636,7 @@ def _copy_atom_of(op: Operation) -> str | None:
 
 
 def _lowerable_copy(atom: str) -> bool:
-    return atom.startswith(("UniversalCopy<", "SM80_CP_ASYNC_"))
+    return atom.startswith(("UniversalCopy<", "SM80_CP_ASYNC_")) or is_ldmatrix(atom)
 
 
 def _named_atom(op: CopyOp | CopyIfOp | CopyAsyncOp) -> str | None:

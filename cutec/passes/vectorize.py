@@ -48,8 +48,8 @@ from cutec.layout import (
     logical_divide,
     size,
 )
-from cutec.layout.inttuple import flatten_to_tuple
-from cutec.layout.symbolic import DynamicValueError, is_static, known_divisible
+from cutec.layout.inttuple import Integer, flatten_to_tuple
+from cutec.layout.symbolic import DynamicValueError, is_static, known_divisible, known_residue
 from cutec.passes.manager import Pass
 from cutec.target import AddressSpace
 
@@ -83,7 +83,7 @@ def vector_width(
         )
         p = MAX_VECTOR
     while p > 1:
-        why = _why_not(la, src, p, bits) or _why_not(la, dst, p, bits)
+        why = contiguity_problem(la, src, p, bits) or contiguity_problem(la, dst, p, bits)
         if why is None:
             break
         limits.append(f"{p * bits}-bit accesses not used: {why}")
@@ -91,7 +91,7 @@ def vector_width(
     return VectorWidth(p, limits)
 
 
-def _why_not(la: LayoutAnalysis, value: Value, p: int, bits: int) -> str | None:
+def contiguity_problem(la: LayoutAnalysis, value: Value, p: int, bits: int) -> str | None:
     """Why `value`'s elements cannot be moved p at a time, or None when they can."""
     address = la.address_of(value)
     layout = address.layout
@@ -112,14 +112,19 @@ def _why_not(la: LayoutAnalysis, value: Value, p: int, bits: int) -> str | None:
         return f"{p} consecutive elements of {layout} are not contiguous"
     rest = divided.stride[1] if isinstance(divided.stride, tuple) else 0
     for stride in flatten_to_tuple(rest):
-        if not known_divisible(stride, p):
+        if not _multiple(stride, p):
             return f"{stride} is not known to be a multiple of {p}"
-    if not known_divisible(offset, p):
+    if not _multiple(offset, p):
         return f"the offset {offset} is not known to be a multiple of {p}"
     root_bytes = _root_alignment(address)
     if root_bytes is not None and root_bytes * 8 < p * bits:
         return f"the base is aligned to {root_bytes} bytes only (declare `align {p * bits // 8}`)"
     return None
+
+
+def _multiple(x: Integer, p: int) -> bool:
+    """x is provably a multiple of p (a swizzled slice's offset is decided bit by bit)."""
+    return known_divisible(x, p) or known_residue(x, p) == 0
 
 
 def _root_alignment(address: TensorAddress) -> int | None:

@@ -512,8 +512,40 @@ def _atom_operand(ctx: KernelEmitter, op: Operation, o: Operand, v: Value) -> tu
         return ctx.reg(v), ctx.ptype(v, op).reg
     c = _packed_class(ctx, op, v)
     packed = ctx.temp(c)
-    ctx.emit(f"mov.{c} {packed}, {ctx.reg(v)};")
+    if _byte_elements(ctx, op, v):
+        _pack_bytes(ctx, packed, ctx.elements(v))
+    else:
+        ctx.emit(f"mov.{c} {packed}, {ctx.reg(v)};")
     return packed, c
+
+
+def _byte_elements(ctx: KernelEmitter, op: Operation, v: Value) -> bool:
+    """A vector of 8-bit elements: each in a 16-bit register, which mov cannot pack."""
+    return ctx.element_ptype(v, op).nbytes == 1
+
+
+def _pack_bytes(ctx: KernelEmitter, packed: str, elements: Sequence[str]) -> None:
+    """Four bytes (the low bytes of 16-bit registers) into one b32, element 0 lowest:
+    widen each, then prmt (selector nibble k picks byte k of the result; bytes 0-3
+    are the first source's, 4-7 the second's)."""
+    if len(elements) != 4:
+        raise AssertionError(f"packing {len(elements)} bytes into 32 bits")
+    wide = [ctx.temp("b32") for _ in elements]
+    for w, e in zip(wide, elements, strict=True):
+        ctx.emit(f"cvt.u32.u16 {w}, {e};")
+    lo, hi = ctx.temp("b32"), ctx.temp("b32")
+    ctx.emit(f"prmt.b32 {lo}, {wide[0]}, {wide[1]}, 0x0040;")  # bytes e0, e1, -, -
+    ctx.emit(f"prmt.b32 {hi}, {wide[2]}, {wide[3]}, 0x0040;")  # bytes e2, e3, -, -
+    ctx.emit(f"prmt.b32 {packed}, {lo}, {hi}, 0x5410;")  # e0, e1, e2, e3
+
+
+def _unpack_bytes(ctx: KernelEmitter, packed: str, elements: Sequence[str]) -> None:
+    """The inverse of `_pack_bytes`: byte i, sign-extended (as ld.s8 leaves it), into
+    16-bit register i."""
+    for i, e in enumerate(elements):
+        w = ctx.temp("b32")
+        ctx.emit(f"bfe.s32 {w}, {packed}, {8 * i}, 8;")
+        ctx.emit(f"cvt.u16.u32 {e}, {w};")
 
 
 def _bits(ctx: KernelEmitter, op: Operation, v: Value) -> int:
@@ -567,7 +599,10 @@ def _atom(ctx: KernelEmitter, op: Operation) -> None:
                 ctx.emit(f"mov.{c} {d}, {s};")
     render_template(ctx, signature.template, regs)
     for packed, r in unpack:
-        ctx.emit(f"mov.b{_bits(ctx, op, r)} {ctx.reg(r)}, {packed};")
+        if _byte_elements(ctx, op, r):
+            _unpack_bytes(ctx, packed, ctx.elements(r))
+        else:
+            ctx.emit(f"mov.b{_bits(ctx, op, r)} {ctx.reg(r)}, {packed};")
 
 
 RULES: dict[type[Operation], Rule] = {

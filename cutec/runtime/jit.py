@@ -44,6 +44,7 @@ from cutec.runtime.launcher import (
     Variant,
     build_launcher,
     fast_call,
+    host_scalar,
 )
 from cutec.target import DEFAULT_TARGET
 
@@ -351,7 +352,7 @@ class Kernel:
         (op,) = [k for k in compiled.module.walk_type(KernelOp) if k.sym_name == self.name]
         args = []
         for (name, kind), value in zip(self.signature.abi, values, strict=True):
-            args.append(arrays[name] if kind == "ptr" else value)
+            args.append(arrays[name] if kind == "ptr" else host_scalar(kind, value))
         if compiled.runner is None:
             try:
                 compiled.runner = native.compile_kernel(op)

@@ -111,6 +111,14 @@ def scalar_value(errors: ArgumentErrors, param: str, declared: str, value: Any) 
     return int(value)
 
 
+def host_scalar(declared: str, value: Any) -> Any:
+    """The value `scalar_value` packed, as the CPU backends take it: f16 and bf16 are
+    packed as their 16 bits for the .param buffer, the interpreter takes the number."""
+    if declared in ("f16", "bf16"):
+        return float(np.array(value, np.uint16).view(numpy_dtype(DTYPES[declared])))
+    return value
+
+
 _CEIL_DIV = re.compile(r"ceil_div\(([A-Za-z_][A-Za-z0-9_]*),(\d+)\)")
 
 
@@ -555,7 +563,10 @@ def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool) -> None:
     code(f"v_{a} = _view({a})")
     code(f"if v_{a} is None:")
     code(f"    raise _err.not_array({name!r}, {a})")
-    code(f"if v_{a}.dtype != {p.element!r}:")
+    # No array library has a tf32 type: a tf32 tensor is an f32 array (tf32 is stored as
+    # float32; the tensor cores read its top 19 bits).
+    accepted = (p.element, "f32") if p.element == "tf32" else (p.element,)
+    code(f"if v_{a}.dtype not in {accepted!r}:")
     code(f"    raise _err.dtype({name!r}, {p.element!r}, v_{a}.dtype)")
     if on_gpu:
         code(f"if v_{a}.device is None:")
@@ -657,6 +668,8 @@ def _torch_dtype(element: str) -> Any:
     torch = sys.modules.get("torch")
     if torch is None:
         return None
+    if element == "tf32":
+        element = "f32"  # a tf32 tensor is a float32 one (see _view_code)
     for torch_name, cutec_name in arrays.TORCH_DTYPES.items():
         if cutec_name == element:
             return getattr(torch, torch_name, None)

@@ -296,15 +296,14 @@ module {
 def test_unknown_atoms_are_not_run_yet() -> None:
     text = """
 module {
-  kernel @ld(%s: !gpu.ptr<f16, shared>) attributes {reqntid = array<i32: 1, 1, 1>} {
-    %r:4 = thread.atom "SM75_U32x4_LDSM_N"(%s) {role = "copy"}
-      : (!gpu.ptr<f16, shared>) -> (i32, i32, i32, i32)
+  kernel @st(%s: !gpu.ptr<f16, shared>, %r: i32) attributes {reqntid = array<i32: 32, 1, 1>} {
+    thread.atom "SM90_U32x1_STSM_N"(%s, %r) {role = "copy"} : (!gpu.ptr<f16, shared>, i32) -> ()
     return
   }
 }
 """
-    with pytest.raises(NotImplementedError, match="SM75_U32x4_LDSM_N"):
-        run_kernel(_kernel(text), grid=1, args=[np.zeros(8, np.float16)])
+    with pytest.raises(NotImplementedError, match="SM90_U32x1_STSM_N"):
+        run_kernel(_kernel(text), grid=1, args=[np.zeros(8, np.float16), 0])
 
 
 def test_universal_copy_atoms_load_and_store_registers() -> None:

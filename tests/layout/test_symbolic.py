@@ -21,6 +21,7 @@ from cutec.layout.symbolic import (
     evaluate,
     is_static,
     known_divisible,
+    known_residue,
     opaque,
     parse_expr,
     smax,
@@ -406,3 +407,39 @@ def test_unknown_comparison_raises_for_free_extents(c: int) -> None:
         operator.lt(M, c)
     with pytest.raises(DynamicValueError):
         operator.ge(M, c)
+
+
+def _bit(x: Integer, k: int) -> Integer:
+    return opaque("mod", opaque("floordiv", x, 1 << k), 2)
+
+
+def test_known_residue_decides_the_bits_of_a_mixed_bits_offset() -> None:
+    """A swizzled slice's offset is a sum of 2^k * bit_k(x) (swizzle_slice.Mixed): when x
+    is a known multiple of 8, bits 0..2 are 0 and the sum is 0 mod 8, though
+    known_divisible sees opaque atoms."""
+    t = sym("t", min_value=0, max_value=127)
+    x = 512 * opaque("floordiv", t, 8) + 8 * opaque("mod", t, 8)
+    offset = sum((1 << k) * _bit(x, k) for k in range(12)) - 16 * _bit(x, 3) * _bit(x, 6)
+    assert not known_divisible(offset, 8)
+    assert known_residue(offset, 8) == 0
+    assert known_residue(offset, 16) is None  # bit 3 of x is not known
+    for tv in range(128):  # and the claim holds for every value
+        assert evaluate(offset, {"t": tv}) % 8 == 0
+
+
+@pytest.mark.parametrize(
+    ("build", "m", "expected"),
+    [
+        (lambda: 6 * ldA + 3, 4, 3),  # ldA % 4 == 0
+        (lambda: 5 * M + 2, 5, 2),
+        (lambda: M + 2, 5, None),
+        (lambda: opaque("mod", 4 * M + 6, 4), 2, 0),  # exactly 2
+        (lambda: opaque("mod", 4 * M + 6, 8), 2, 0),  # (8 | mod's rhs): 6 mod 2
+        (lambda: opaque("floordiv", 8 * M + 20, 4), 2, 1),  # 2M + 5
+        (lambda: opaque("min", M, 4), 2, None),
+        (lambda: 7, 4, 3),
+        (lambda: -1, 4, 3),
+    ],
+)
+def test_known_residue(build: Callable[[], Integer], m: int, expected: int | None) -> None:
+    assert known_residue(build(), m) == expected

@@ -21,11 +21,11 @@ LOWERED = [
     "sgemm_2",
     "sgemm_2_shared",
     "sgemm_pipelined",
+    "sgemm_sm80",
     "elementwise",
     "transpose",
 ]
 NOT_YET = {
-    "sgemm_sm80": "the copy atom SM75_U32x4_LDSM_N cannot be lowered yet",
     "wgmma_sm90": "the MMA atom SM90_64x64x16_F16F16F16_SS_NT cannot be lowered yet",
     "auto_atoms": "the MMA atom auto cannot be lowered yet",
 }

@@ -70,10 +70,14 @@ class CuteOp(Operation):
         return self.results[0].type
 
 
-def same_shape_mismatch(a: TensorType, b: TensorType) -> str | None:
+def same_shape_mismatch(
+    a: TensorType, b: TensorType, per_call: tuple[int, int] = (1, 1)
+) -> str | None:
     """Why two tensors cannot be paired element for element, or None.
 
     Only static sizes are compared: a ``?`` may hold anything at compile time.
+    With `per_call` = (p, q), p elements of `a` pair with q of `b` (an atom call
+    that reads one 16-byte row and receives fewer values: ldmatrix x1/x2).
     """
 
     def static_size(t: TensorType) -> int | None:
@@ -85,7 +89,13 @@ def same_shape_mismatch(a: TensorType, b: TensorType) -> str | None:
         return n
 
     sa, sb = static_size(a), static_size(b)
-    if sa is not None and sb is not None and sa != sb:
+    p, q = per_call
+    if sa is not None and sb is not None and sa * q != sb * p:
+        if (p, q) != (1, 1):
+            return (
+                f"sizes differ: {sa} elements in {a.spec} ({p} per atom call) vs {sb} in "
+                f"{b.spec} ({q} per call)"
+            )
         return f"sizes differ: {sa} elements in {a.spec} vs {sb} in {b.spec}"
     return None
 

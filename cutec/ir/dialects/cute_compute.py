@@ -18,7 +18,7 @@ from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.gpu import TokenType
 from cutec.ir.opdef import operand_def, opt_attr_def, opt_operand_def, result_def
 from cutec.ir.traits import AsyncProducer, MemoryEffect, Pure, reads, writes
-from cutec.ir.types import FloatType, IndexType, IntegerType, dtype_name
+from cutec.ir.types import FloatType, IndexType, IntegerType, dtype_name, dtype_of
 from cutec.target import AddressSpace
 
 # --------------------------------------------------------------------------- atom objects
@@ -117,9 +117,24 @@ class _CopyLike(CuteOp):
             raise self.error(f"copies {src.element} into {dst.element}; convert explicitly")
         if tiled is not None and tiled.element != src.element:
             raise self.error(f"tiled copy of {tiled.element} used on {src.element} tensors")
-        why = same_shape_mismatch(src, dst)
+        why = same_shape_mismatch(src, dst, self._call_values())
         if why:
             raise self.error(why)
+
+    def _call_values(self) -> tuple[int, int]:
+        """Elements per atom call on each side (ldmatrix x1/x2 read 8, receive 2 or 4)."""
+        tiled = self.tiled_type()
+        attr = self.attributes.get("atom")
+        name = tiled.atom if tiled is not None else getattr(attr, "value", None)
+        if not isinstance(name, str) or name == AUTO:
+            return (1, 1)
+        try:
+            atom = copy_atom(name)
+        except CopyAtomError:
+            return (1, 1)
+        src = self.src.type
+        assert isinstance(src, TensorType)
+        return atom.call_values(dtype_of(src.element).bits)
 
 
 def _tiled_copy(value: Value | None) -> TiledCopyType | None:

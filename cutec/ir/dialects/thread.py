@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cutec.ir.attributes import IntegerAttr
-from cutec.ir.core import Operation, Value
+from cutec.ir.attributes import Attribute, IntegerAttr
+from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialect import Dialect
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncOp, CpAsyncWaitOp
@@ -419,6 +419,13 @@ class ExtractOp(Operation):
         t = fields.vector.type
         return [t.element if isinstance(t, VectorType) else t]
 
+    def fold(self, constants: Sequence[Attribute | None]) -> list[Value] | None:
+        """``extract(from_elements(x0, .., xn), i) → xi``."""
+        owner = self.vector.op if isinstance(self.vector, OpResult) else None
+        if isinstance(owner, FromElementsOp):
+            return [owner.elements[self.pos.value]]
+        return None
+
     def verify_(self) -> None:
         t = self.vector.type
         if not _is_small_vector(t):
@@ -445,6 +452,22 @@ class FromElementsOp(Operation):
     def __init__(self, elements: Sequence[Value]) -> None:
         t = VectorType((len(elements),), elements[0].type)
         super().__init__(operands=list(elements), result_types=[t])
+
+    def fold(self, constants: Sequence[Attribute | None]) -> list[Value] | None:
+        """``from_elements(extract(v, 0), .., extract(v, n-1)) → v``: a register unpacked
+        and packed again (an ldmatrix result feeding mma.sync) is the register."""
+        source = None
+        for i, e in enumerate(self.elements):
+            owner = e.op if isinstance(e, OpResult) else None
+            if not (isinstance(owner, ExtractOp) and owner.pos.value == i):
+                return None
+            if source is None:
+                source = owner.vector
+            elif owner.vector is not source:
+                return None
+        if source is None or source.type != self.result.type:
+            return None
+        return [source]
 
     def verify_(self) -> None:
         t = self.result.type

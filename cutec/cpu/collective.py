@@ -1,0 +1,154 @@
+"""Warp-collective atoms in the reference interpreter: ldmatrix and mma.sync.
+
+A warp-collective ``thread.atom`` (its atom's ``size(ThrID)`` is 32) is one
+instruction of 32 lanes: each lane's thread stops there (the interpreter's
+threads are generators, `cutec.cpu.reference`), and when every lane of the warp
+has arrived at the same op, `run_warp_atom` runs it once on the 32 lanes'
+registers and gives each lane its results. Nothing here knows an instruction:
+the atom's record is the one source of truth.
+
+* **MMA atoms** (mma.sync): each lane's register values are turned into register
+  words (their bytes, little-endian, as the PTX registers hold them), unpacked
+  into the atom's fragments (`cutec.atoms.emulate.unpack_registers`), multiplied
+  by `emulate_mma` (the atom's A/B/C layouts as gather/scatter tables) and packed
+  back into each lane's D registers.
+* **Copy atoms** (ldmatrix): lane t's source value is the bytes at its address,
+  read only for the lanes the instruction reads (`copy_tables(atom).readers`:
+  ldmatrix's first 8 * num lanes); `emulate_copy` moves them through the atom's
+  SrcLayout/DstLayout byte tables into each lane's destination registers. Each
+  read is checked (bounds, alignment to the 16-byte row, races, trace) as the
+  lane's own load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cutec.atoms.copy_record import CopyAtom
+from cutec.atoms.emulate import (
+    copy_tables,
+    emulate_copy,
+    emulate_mma,
+    pack_registers,
+    unpack_registers,
+)
+from cutec.atoms.mma_record import MmaAtom
+from cutec.cpu.reference_memory import InterpreterError, Pointer, decode, encode, scalar_bytes
+from cutec.ir.core import Value
+from cutec.ir.dialects import thread
+from cutec.ir.types import Type, VectorType
+from cutec.target import AddressSpace
+
+if TYPE_CHECKING:
+    from cutec.cpu.reference import _Thread
+
+WARP = 32
+
+
+def warp_threads(op: thread.AtomOp) -> int:
+    """How many threads execute `op` together: its atom's size(ThrID) (1 for UniversalFMA)."""
+    return op.library_atom().num_threads
+
+
+def run_warp_atom(op: thread.AtomOp, lanes: Sequence[_Thread]) -> None:
+    """Run `op` once for the warp whose threads are `lanes` (lane order), setting each
+    lane's results."""
+    atom = op.library_atom()
+    if not _runs(atom):
+        raise NotImplementedError(f"the reference interpreter does not run atom {atom.name} yet")
+    if len(lanes) != WARP or atom.num_threads != WARP:
+        raise InterpreterError(
+            f"{atom.name} runs on a warp of {atom.num_threads} lanes; "
+            f"this warp has {len(lanes)} threads"
+        )
+    if isinstance(atom, MmaAtom):
+        _mma(op, atom, lanes)
+    else:
+        _copy(op, atom, lanes)
+
+
+def _runs(atom: MmaAtom | CopyAtom) -> bool:
+    """mma.sync atoms, and copy atoms from memory into registers (ldmatrix)."""
+    if isinstance(atom, MmaAtom):
+        return not (atom.a_in_smem or atom.b_in_smem)
+    return atom.dst_spaces == (AddressSpace.REGISTER,) and atom.async_completion is None
+
+
+# --------------------------------------------------------------------------- words
+
+
+def _bytes_of(value: Any, t: Type) -> np.ndarray:
+    if isinstance(t, VectorType):
+        return np.concatenate([encode(v, t.element) for v in value])
+    return encode(value, t)
+
+
+def _value_of(raw: np.ndarray, t: Type) -> Any:
+    if isinstance(t, VectorType):
+        step = scalar_bytes(t.element)
+        return tuple(decode(raw[i * step : (i + 1) * step], t.element) for i in range(t.shape[0]))
+    return decode(raw, t)
+
+
+def _words(lanes: Sequence[_Thread], values: Sequence[Value]) -> np.ndarray:
+    """(lanes, registers) uint64 words: each register value's bytes, little-endian."""
+    out = np.zeros((len(lanes), len(values)), dtype=np.uint64)
+    for i, lane in enumerate(lanes):
+        for j, v in enumerate(values):
+            raw = _bytes_of(lane.env[v], v.type)
+            out[i, j] = int.from_bytes(raw.tobytes(), "little")
+    return out
+
+
+def _set_words(lanes: Sequence[_Thread], results: Sequence[Value], words: np.ndarray) -> None:
+    for i, lane in enumerate(lanes):
+        for j, r in enumerate(results):
+            n = scalar_bytes_of(r.type)
+            raw = np.frombuffer(int(words[i, j]).to_bytes(n, "little"), dtype=np.uint8)
+            lane.env[r] = _value_of(raw, r.type)
+
+
+def scalar_bytes_of(t: Type) -> int:
+    """Bytes of a register value (a vector's elements together)."""
+    if isinstance(t, VectorType):
+        return scalar_bytes(t.element) * t.shape[0]
+    return scalar_bytes(t)
+
+
+# --------------------------------------------------------------------------- mma
+
+
+def _mma(op: thread.AtomOp, atom: MmaAtom, lanes: Sequence[_Thread]) -> None:
+    signature = op.signature()
+    args = iter(op.args)
+    frags: dict[str, np.ndarray] = {}
+    for o in signature.inputs:
+        values = [next(args) for _ in range(o.count)]
+        operand = o.name if o.name in "abc" else "c"
+        frags[operand] = unpack_registers(atom, operand, _words(lanes, values))  # type: ignore[arg-type]
+    d = emulate_mma(atom, frags["a"], frags["b"], frags["c"])
+    _set_words(lanes, op.outs, pack_registers(atom, "d", d))
+
+
+# --------------------------------------------------------------------------- copy
+
+
+def _copy(op: thread.AtomOp, atom: CopyAtom, lanes: Sequence[_Thread]) -> None:
+    tables = copy_tables(atom)
+    nbytes = tables.src.shape[1]
+    src = np.zeros((WARP, nbytes), dtype=np.uint8)
+    for t in tables.readers:
+        lane = lanes[t]
+        p: Pointer = lane.env[op.args[0]]
+        lane._check(op, p, nbytes, "load")  # bounds, alignment, races, trace
+        src[t] = p.buffer.data[p.offset : p.offset + nbytes]
+    dst = emulate_copy(atom, src)
+    for i, lane in enumerate(lanes):
+        at = 0
+        for r in op.outs:
+            n = scalar_bytes_of(r.type)
+            lane.env[r] = _value_of(dst[i, at : at + n], r.type)
+            at += n

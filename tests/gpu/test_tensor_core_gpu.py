@@ -1,0 +1,100 @@
+"""On a GPU: the tensor-core path (ldmatrix, mma.sync, swizzled shared memory,
+multistage cp.async). The single-warp kernel's output must equal the CPU
+interpreter's bit for bit (small-integer inputs: every sum is exact); sgemm_sm80
+(f16 in, f16 accumulation) is compared with float64 at 256 and 512, for the
+present GPU's target and for sm_80 PTX.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cutec
+import cutec.runtime as rt
+from tests.cpu.mma_cases import MMA_ATOM_KERNEL, MMA_CASES, MMA_REGISTERS_KERNEL, case_atom
+from tests.cpu.test_collective import run_mma_case
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+_TORCH = {
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "tf32": torch.float32,
+    "f32": torch.float32,
+    "s8": torch.int8,
+    "s32": torch.int32,
+}
+
+
+def _on_gpu(x: np.ndarray, dtype: str) -> torch.Tensor:
+    """`x` on the GPU as `dtype`, with its strides (a Fortran-order array stays m-major)."""
+    host = np.asarray(x, dtype=np.float32 if dtype in ("bf16", "tf32") else x.dtype)
+    if host.flags.f_contiguous and host.ndim == 2 and not host.flags.c_contiguous:
+        return torch.from_numpy(host.T.copy()).to("cuda", _TORCH[dtype]).t()
+    return torch.from_numpy(host.copy()).to("cuda", _TORCH[dtype])
+
+
+@pytest.mark.parametrize("case", sorted(MMA_CASES))
+def test_single_warp_mma_kernel_equals_the_interpreter_bit_for_bit(case: str) -> None:
+    atom = case_atom(case)
+    a, b, c0, want = run_mma_case(case)  # the interpreter's result on the same inputs
+    k = rt.jit(MMA_ATOM_KERNEL, **MMA_CASES[case])
+    ga, gb = _on_gpu(a, atom.a_type), _on_gpu(b, atom.b_type)
+    gc = _on_gpu(c0, atom.c_type)
+    k(ga, gb, gc)
+    got = gc.cpu()
+    want_t = torch.from_numpy(np.ascontiguousarray(want).astype(want.dtype))
+    assert torch.equal(got.contiguous().view(-1), want_t.to(got.dtype).contiguous().view(-1))
+
+
+def test_f64_mma_kernel_equals_float64() -> None:
+    k = rt.jit(MMA_REGISTERS_KERNEL)
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    a = torch.randint(-4, 5, (8, 4), generator=gen, device="cuda").double()
+    b = torch.randint(-4, 5, (8, 4), generator=gen, device="cuda").double()
+    c0 = torch.randint(-4, 5, (8, 8), generator=gen, device="cuda").double().t()
+    c = c0.clone()
+    k(a, b, c)
+    assert torch.equal(c, a @ b.t() + c0)
+
+
+def _normwise(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out64, ref64 = out.double(), ref.double()
+    return float(torch.linalg.norm(out64 - ref64) / torch.linalg.norm(ref64))
+
+
+@pytest.mark.parametrize("arch", [None, "sm_80"])
+@pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 256), (512, 512, 512), (256, 512, 128)])
+def test_sgemm_sm80_against_float64(m: int, n: int, k: int, arch: str | None) -> None:
+    """f16 inputs, f16 accumulation (as CuTe's tutorial): normwise error well under 1e-2
+    (a wrong tile or fragment gives an error of order 1); beta = 0 never reads C (NaN)."""
+    kern = rt.jit(EXAMPLES / "sgemm_sm80.cute", arch=arch)
+    gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+    a = torch.randn(m, k, generator=gen, device="cuda").half()  # (M,K) k-major
+    b = torch.randn(n, k, generator=gen, device="cuda").half()  # (N,K) k-major
+    for beta in (0.0, 0.5):
+        c0 = torch.randn(n, m, generator=gen, device="cuda").half().t()  # (M,N) m-major
+        c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+        kern(a, b, c, 1.0, beta)
+        ref = a.double() @ b.double().t() + (beta * c0.double() if beta else 0)
+        assert torch.isfinite(c).all()
+        assert _normwise(c, ref) < 1e-2, (m, n, k, beta)
+    if arch is not None:
+        assert f".target {arch}" in kern.ptx
+
+
+def test_sgemm_sm80_refuses_sizes_its_tiles_do_not_divide() -> None:
+    kern = rt.jit(EXAMPLES / "sgemm_sm80.cute")
+    a = torch.zeros(300, 128, device="cuda", dtype=torch.float16)
+    b = torch.zeros(256, 128, device="cuda", dtype=torch.float16)
+    c = torch.zeros(256, 300, device="cuda", dtype=torch.float16).t()
+    with pytest.raises(cutec.ArgumentError):
+        kern(a, b, c, 1.0, 0.0)
