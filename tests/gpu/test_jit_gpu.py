@@ -67,6 +67,25 @@ def test_gemm_examples(example: str, kernel: str) -> None:
             assert err < 1e-5, (m, n, kk, beta, err)
 
 
+@pytest.mark.parametrize("kernel", ["sgemm_nt", "sgemm_tn"])
+def test_sgemm_pipelined(kernel: str) -> None:
+    """The multistage kernel assumes its tiles divide the sizes: divisible ones only, with
+    more k-tiles than stages and fewer (K = 16: the prologue reloads the last tile)."""
+    k = rt.jit(EXAMPLES / "sgemm_pipelined.cute", kernel=kernel)
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    nt = kernel.endswith("nt")
+    for m, n, kk in ((128, 128, 16), (256, 384, 160), (1024, 512, 512)):
+        a = operand(m, kk, "m" if nt else "k", gen)
+        b = operand(n, kk, "m" if nt else "k", gen)
+        for beta in (0.0, 0.5):
+            c0 = operand(m, n, "m", gen)
+            c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+            k(a, b, c, 1.25, beta)
+            ref = 1.25 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
+            err = normwise(c, ref)
+            assert err < 1e-5, (m, n, kk, beta, err)
+
+
 @pytest.mark.parametrize(
     "kernel", ["copy_kernel", "copy_kernel_vectorized", "copy_if_kernel_vectorized"]
 )
