@@ -12,10 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from cutec.cpu import checks
 from cutec.cpu.lanes import (
+    BUF_ENTRY,
     ERR_DIVIDE,
     ERR_LOAD,
+    ERR_SHARED,
     ERR_STORE,
+    INFO_EPOCH,
+    INFO_START,
+    LANES,
     OFFSET_BITS,
     Loc,
     Unsupported,
@@ -332,21 +338,33 @@ def _from_elements(g: _Gen, op: thread.FromElementsOp) -> None:
 
 
 # ---------------------------------------------------------------------- memory
-def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: int) -> str:
+def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: int,
+             shadow: int | None = None) -> str:  # fmt: skip
     """`<32 x ptr>` host addresses of pointer `ptr_v`'s lanes, checked (bounds, alignment)
     in the lanes of `mask`. A pointer whose buffer is known statically (derived from an
     argument or a shared allocation by ptr_add / ptr_cast / cvta) reads its buffer's
-    base and size once; any other decodes the buffer id of each lane."""
+    base and size once; any other decodes the buffer id of each lane. With
+    `shadow` (`checks.LOAD` ...), shared lanes are checked against their shadow too."""
+    return _address_parts(g, op, ptr_v, mask, nbytes, err, shadow)[0]
+
+
+def _address_parts(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: int,
+                   shadow: int | None) -> tuple[str, str, str]:  # fmt: skip
+    """(host addresses, buffer ids, byte offsets) of `_address`."""
     i64 = vec("i64")
     ptr = g.get(ptr_v)
     root = g.roots.get(ptr_v)
+    sh = None
     if root is not None:
         off = g.op(f"sub {i64} {ptr}, {splat(root << OFFSET_BITS, 'i64')}")
         ids = splat(root, "i64")
-        at = g.op(f"getelementptr i8, ptr %bufs, i64 {16 * root}")
+        at = g.op(f"getelementptr i8, ptr %bufs, i64 {BUF_ENTRY * root}")
         base = g.splat_reg(g.op(f"load i64, ptr {at}"), "i64")
         size = g.splat_reg(g.op(f"load i64, ptr {g.op(f'getelementptr i8, ptr {at}, i64 8')}"),
                            "i64")  # fmt: skip
+        if shadow is not None and g.check_shared and root >= g.num_ptr:
+            at16 = g.op(f"getelementptr i8, ptr {at}, i64 16")
+            sh = g.splat_reg(g.op(f"load i64, ptr {at16}"), "i64")
         bad = "zeroinitializer"
     else:
         high = g.op(f"shl {i64} {ptr}, {splat(64 - OFFSET_BITS, 'i64')}")
@@ -355,11 +373,14 @@ def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: 
         ids = g.op(f"lshr {i64} {diff}, {splat(OFFSET_BITS, 'i64')}")
         id_ok = g.op(f"icmp ult {i64} {ids}, {splat(g.num_bufs, 'i64')}")
         safe = g.op(f"select {vec('i1')} {id_ok}, {i64} {ids}, {i64} zeroinitializer")
-        entry = g.op(f"mul {i64} {safe}, {splat(16, 'i64')}")
+        entry = g.op(f"mul {i64} {safe}, {splat(BUF_ENTRY, 'i64')}")
         at = g.op(f"getelementptr i8, ptr %bufs, {i64} {entry}")
         base = _gather(g, at, "i64", splat(1, "i1"), 8)
         at8 = g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 8")
         size = _gather(g, at8, "i64", splat(1, "i1"), 8)
+        if shadow is not None and g.check_shared:
+            at16 = g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 16")
+            sh = _gather(g, at16, "i64", splat(1, "i1"), 8)
         bad = g.op(f"xor {vec('i1')} {id_ok}, {splat(1, 'i1')}")
     if g.bounds_check:
         end = g.op(f"add {i64} {off}, {splat(nbytes, 'i64')}")
@@ -371,8 +392,35 @@ def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: 
             bad = g.op(f"or {vec('i1')} {bad}, {g.op(cond)}")
         bad = g.op(f"and {vec('i1')} {bad}, {mask}")
         g.fail_if(bad, g.op_index(op), err, [ids, off], nbytes)
+    if sh is not None:
+        assert shadow is not None
+        _shadow_check(g, op, sh, ids, off, mask, nbytes, shadow)
     addr = g.op(f"add {i64} {base}, {off}")
-    return g.op(f"inttoptr {i64} {addr} to {vec('ptr')}")
+    return g.op(f"inttoptr {i64} {addr} to {vec('ptr')}"), ids, off
+
+
+def _shadow_check(g: _Gen, op: Operation, sh: str, ids: str, off: str, mask: str, nbytes: int,
+                  kind: int) -> None:  # fmt: skip
+    """Check and record the live lanes' shared bytes (cutec.cpu.checks); on a failure
+    err holds (op, lane, buffer, byte, ERR_SHARED, bytes, code, other thread, kind)."""
+    i64 = vec("i64")
+    index = g.op_index(op)
+    tid0 = g.op(f"mul i64 {g.info(9)}, {LANES}")
+    lane = g.op(f"call i32 @shadow_check({i64} {sh}, {i64} {off}, {vec('i1')} {mask}, "
+                f"i64 {nbytes}, i64 {tid0}, i64 {g.info(INFO_EPOCH)}, "
+                f"i64 {g.info(INFO_START)}, i64 {kind}, ptr %err, i64 {index}, "
+                f"{i64} {ids})")  # fmt: skip
+    failed = g.op(f"icmp sge i32 {lane}, 0")
+
+    def details() -> list[str]:
+        byte = g.op(f"load i64, ptr {g.op('getelementptr i64, ptr %err, i64 3')}")
+        code = g.op(f"load i64, ptr {g.op('getelementptr i64, ptr %err, i64 6')}")
+        other = g.op(f"load i64, ptr {g.op('getelementptr i64, ptr %err, i64 7')}")
+        buf = g.op(f"extractelement {i64} {ids}, i32 {lane}")
+        return [str(index), g.op(f"zext i32 {lane} to i64"), buf, byte, str(ERR_SHARED),
+                str(nbytes), code, other, str(kind)]  # fmt: skip
+
+    g.fail_when(failed, details)
 
 
 def _gather(g: _Gen, at: str, ty: str, mask: str, align: int, passthru: str = "") -> str:
@@ -410,7 +458,7 @@ def _load(g: _Gen, op: Operation) -> None:
     mask = g.mask_now()
     if op.name == "thread.load_if":
         mask = g.op(f"and {vec('i1')} {mask}, {g.get(op.pred)}")
-    addr = _address(g, op, op.ptr, mask, n * step, ERR_LOAD)
+    addr = _address(g, op, op.ptr, mask, n * step, ERR_LOAD, checks.LOAD)
     for i in range(n):
         passthru = g.get(op.default, i) if op.name == "thread.load_if" else ""
         g.define(result, i, _gather(g, _offset(g, addr, i * step), ty, mask, step, passthru))
@@ -422,7 +470,7 @@ def _store(g: _Gen, op: Operation) -> None:
     mask = g.mask_now()
     if op.name == "thread.store_if":
         mask = g.op(f"and {vec('i1')} {mask}, {g.get(op.pred)}")
-    addr = _address(g, op, op.ptr, mask, n * step, ERR_STORE)
+    addr = _address(g, op, op.ptr, mask, n * step, ERR_STORE, checks.STORE)
     for i in range(n):
         _scatter(g, g.get(op.value, i), _offset(g, addr, i * step), ty, mask, step)
 
@@ -448,7 +496,8 @@ def _atom(g: _Gen, op: thread.AtomOp) -> None:
         types = [_memory_type(r) for r in registers]
         total = sum(n * step for _, n, step in types)
         mask = g.mask_now()
-        addr = _address(g, op, op.args[0], mask, total, ERR_LOAD if load else ERR_STORE)
+        err, kind = (ERR_LOAD, checks.LOAD) if load else (ERR_STORE, checks.STORE)
+        addr = _address(g, op, op.args[0], mask, total, err, kind)
         k = 0
         for r, (ty, n, step) in zip(registers, types, strict=True):
             for i in range(n):
