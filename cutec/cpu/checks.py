@@ -84,8 +84,9 @@ class SharedShadow:
     through `SHADOW_CHECK_LLVM`, and the native runner lands cp.async copies
     with `land`."""
 
-    def __init__(self, nbytes: int) -> None:
-        self.words = np.zeros((nbytes, 2), dtype=np.int64)
+    def __init__(self, nbytes: int, unit: int = 1) -> None:
+        self.unit = unit  # bytes per shadow entry (the native backend's, cutec.cpu.codegen)
+        self.words = np.zeros((-(-nbytes // unit), 2), dtype=np.int64)
         self.uninit: int | None = None  # the byte of the last access's uninitialised load
 
     def access(self, first: int, n: int, tid: int, kind: int, epoch: int, start: int
@@ -120,47 +121,58 @@ class SharedShadow:
 
     def land(self, first: int, n: int) -> None:
         """A cp.async's bytes have landed: no longer pending."""
-        self.words[first : first + n, 0] &= ~PENDING
+        self.words[first // self.unit : -(-(first + n) // self.unit), 0] &= ~PENDING
 
 
 # The warp code's shadow check: lanes in order, each lane's bytes in order, as
-# `SharedShadow.access`. %sh: each lane's shadow base (0: not shared memory),
-# %off: byte offsets, %tid0: the warp's first linear thread index. Returns the
-# failing lane (err[3] = byte, err[6] = code, err[7] = other) or -1; the first
-# uninitialised load of the run is noted in err[12..15] (op + 1, thread, buffer, byte).
+# `SharedShadow.access`. %lanes: four rows of 32 i64: the live mask (0 or 1), each
+# lane's shadow base (0: not shared memory), byte offset and buffer id; %tid0: the
+# warp's first linear thread index; %shift: log2 of the bytes per shadow entry (each
+# access covers whole entries; `cutec.cpu.codegen` picks the unit). Compiled once per
+# process at -O2 (`cutec.cpu.native.shadow_check_address`) and called by the warp
+# code, which is compiled at -O0. Returns the failing lane (err[3] = byte, err[6] =
+# code, err[7] = other) or -1; the first uninitialised load of the run is noted in
+# err[12..15] (op + 1, thread, buffer, byte).
 SHADOW_CHECK_LLVM = """
-define internal i32 @shadow_check(<32 x i64> %sh, <32 x i64> %off, <32 x i1> %mask, i64 %n,
-                                  i64 %tid0, i64 %epoch, i64 %start, i64 %kind, ptr %err,
-                                  i64 %opidx, <32 x i64> %ids) {
+define i32 @shadow_check(ptr noalias %lanes, i64 %n, i64 %tid0, i64 %epoch, i64 %start,
+                         i64 %kind, ptr noalias %err, i64 %opidx, i64 %shift) {
 entry:
   %stamp = shl i64 %epoch, 32
   %isload = icmp eq i64 %kind, 0
   %isasync = icmp eq i64 %kind, 2
   %pend = select i1 %isasync, i64 2147483648, i64 0
+  %units = lshr i64 %n, %shift
   br label %lane
 lane:
   %l = phi i32 [0, %entry], [%l1, %next]
   %more = icmp ult i32 %l, 32
   br i1 %more, label %body, label %done
 body:
-  %m = extractelement <32 x i1> %mask, i32 %l
-  %base = extractelement <32 x i64> %sh, i32 %l
+  %l64 = zext i32 %l to i64
+  %pm = getelementptr i64, ptr %lanes, i64 %l64
+  %pbase = getelementptr i64, ptr %pm, i64 32
+  %poff = getelementptr i64, ptr %pm, i64 64
+  %pid = getelementptr i64, ptr %pm, i64 96
+  %mi = load i64, ptr %pm
+  %base = load i64, ptr %pbase
+  %m = icmp ne i64 %mi, 0
   %hasbase = icmp ne i64 %base, 0
   %go = and i1 %m, %hasbase
   br i1 %go, label %bytes0, label %next
 bytes0:
-  %o = extractelement <32 x i64> %off, i32 %l
-  %l64 = zext i32 %l to i64
+  %ob = load i64, ptr %poff
+  %o = ashr i64 %ob, %shift
   %t0 = add i64 %tid0, %l64
   %me = add i64 %t0, 1
   br label %byte
 byte:
   %b = phi i64 [0, %bytes0], [%b1, %bytenext]
-  %bmore = icmp ult i64 %b, %n
+  %bmore = icmp ult i64 %b, %units
   br i1 %bmore, label %check, label %next
 check:
-  %idx = add i64 %o, %b
-  %wi = mul i64 %idx, 2
+  %unit = add i64 %o, %b
+  %idx = shl i64 %unit, %shift
+  %wi = mul i64 %unit, 2
   %basep = inttoptr i64 %base to ptr
   %pwr = getelementptr i64, ptr %basep, i64 %wi
   %prr = getelementptr i64, ptr %pwr, i64 1
@@ -185,7 +197,7 @@ note:
   %e9 = getelementptr i64, ptr %err, i64 13
   store i64 %t0, ptr %e9
   %e10 = getelementptr i64, ptr %err, i64 14
-  %bufid = extractelement <32 x i64> %ids, i32 %l
+  %bufid = load i64, ptr %pid
   store i64 %bufid, ptr %e10
   %e11 = getelementptr i64, ptr %err, i64 15
   store i64 %idx, ptr %e11

@@ -26,8 +26,8 @@
   returns 2; finishing returns 0.
 * **Checks.** With ``bounds_check`` every access is checked for bounds and
   alignment; with ``check_shared`` every shared access also calls
-  ``@shadow_check`` (races, uninitialised loads, pending cp.async bytes). Off,
-  they generate no code.
+  ``@shadow_check`` (races, uninitialised loads, pending cp.async bytes;
+  compiled apart, at -O2, its address in ``info``). Off, they generate no code.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cutec.cpu.checks import SHADOW_CHECK_LLVM
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
 from cutec.cpu.codegen_ops import OP_HANDLERS
@@ -51,6 +50,7 @@ from cutec.cpu.lanes import (
 )
 from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
+from cutec.ir.traits import AddressSpace
 
 FRAME_HEADER = 64  # bytes before the first slot: the state number
 
@@ -69,6 +69,7 @@ class WarpProgram:
     uses_dynamic_shared: bool
     uses_async: bool  # calls the cp.async hook
     check_shared: bool  # checks shared accesses against the buffers' shadows
+    shadow_unit: int  # bytes per shadow entry: every shared access covers whole entries
 
 
 @dataclass
@@ -83,6 +84,7 @@ class _Gen:
         self.bounds_check = bounds_check
         self.check_shared = check_shared
         self.uses_async = any(True for _ in kernel.walk_type(thread.CpAsyncOp))
+        self.shadow_shift = _shadow_shift(kernel)
         self.st = _State()
         self.decls: set[str] = set()
         self.locs: dict[tuple[Value, int], Loc] = {}
@@ -294,15 +296,15 @@ class _Gen:
             "ptr noalias %info, ptr noalias %err) {",
             "entry:",
             *(["  %scratch = alloca [6 x <32 x i64>], align 64"] if self.uses_async else []),
+            *(["  %shlanes = alloca [4 x <32 x i64>], align 64"] if self.check_shared else []),
             "  %state = load i32, ptr %frame, align 64",
             f"  switch i32 %state, label %start [{cases}]",
         ]
         weights = '!0 = !{!"branch_weights", i32 1, i32 1000}'  # checks rarely fail
-        helpers = [SHADOW_CHECK_LLVM] if self.check_shared else []
-        text = "\n".join([*sorted(self.decls), *helpers, *head, *self.st.lines, "}", weights, ""])
+        text = "\n".join([*sorted(self.decls), *head, *self.st.lines, "}", weights, ""])
         return WarpProgram(text, self.frame, self.ops, self.barriers, param_slots, self.shared,
                            self.num_ptr, self.uses_dynamic, self.uses_async,
-                           self.check_shared)  # fmt: skip
+                           self.check_shared, 1 << self.shadow_shift)  # fmt: skip
 
     def linear_tid(self) -> str:
         w = self.op(f"mul i64 {self.info(9)}, {LANES}")
@@ -324,6 +326,35 @@ class _Gen:
         if handler is None:
             raise Unsupported(f"op {op.name}")
         handler(self, op)
+
+
+def _shared_access_bytes(op: Operation) -> tuple[Value, int] | None:
+    """(pointer, bytes) of a memory access op, or None."""
+    if isinstance(op, thread.LoadOp | thread.LoadIfOp):
+        return op.ptr, thread.access_bytes(op.result.type)
+    if isinstance(op, thread.StoreOp | thread.StoreIfOp):
+        return op.ptr, thread.access_bytes(op.value.type)
+    if isinstance(op, thread.CpAsyncOp):
+        return op.dst, op.bytes.value
+    if isinstance(op, thread.AtomOp) and op.atom.value.startswith("UniversalCopy<"):
+        load = op.role.value.startswith("ld.")
+        registers = op.outs if load else op.args[1:]
+        return op.args[0], sum(thread.access_bytes(r.type) for r in registers)
+    return None
+
+
+def _shadow_shift(kernel: builtin.KernelOp) -> int:
+    """log2 of the shadow's unit: the largest power of two (up to 16) dividing the size of
+    every access that may touch shared memory. Accesses are aligned to their size, so each
+    covers whole units, and a unit's record is each of its bytes' record: an f32 kernel
+    checks a word at a time, four times fewer entries than bytes."""
+    unit = 16
+    for op in kernel.walk():
+        found = _shared_access_bytes(op)
+        t = found[0].type if found else None
+        if found and not (isinstance(t, gpu.PointerType) and t.space is AddressSpace.GLOBAL):
+            unit = min(unit, found[1] & -found[1])
+    return unit.bit_length() - 1
 
 
 def generate(

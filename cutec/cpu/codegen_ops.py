@@ -20,6 +20,7 @@ from cutec.cpu.lanes import (
     ERR_SHARED,
     ERR_STORE,
     INFO_EPOCH,
+    INFO_SHADOW,
     INFO_START,
     LANES,
     OFFSET_BITS,
@@ -406,10 +407,14 @@ def _shadow_check(g: _Gen, op: Operation, sh: str, ids: str, off: str, mask: str
     i64 = vec("i64")
     index = g.op_index(op)
     tid0 = g.op(f"mul i64 {g.info(9)}, {LANES}")
-    lane = g.op(f"call i32 @shadow_check({i64} {sh}, {i64} {off}, {vec('i1')} {mask}, "
-                f"i64 {nbytes}, i64 {tid0}, i64 {g.info(INFO_EPOCH)}, "
-                f"i64 {g.info(INFO_START)}, i64 {kind}, ptr %err, i64 {index}, "
-                f"{i64} {ids})")  # fmt: skip
+    live = g.op(f"zext {vec('i1')} {mask} to {i64}")
+    for k, row in enumerate((live, sh, off, ids)):
+        at = g.op(f"getelementptr [4 x {i64}], ptr %shlanes, i64 0, i64 {k}")
+        g.emit(f"store {i64} {row}, ptr {at}, align 64")
+    fn = g.op(f"inttoptr i64 {g.info(INFO_SHADOW)} to ptr")
+    lane = g.op(f"call i32 {fn}(ptr %shlanes, i64 {nbytes}, i64 {tid0}, "
+                f"i64 {g.info(INFO_EPOCH)}, i64 {g.info(INFO_START)}, i64 {kind}, ptr %err, "
+                f"i64 {index}, i64 {g.shadow_shift})")  # fmt: skip
     failed = g.op(f"icmp sge i32 {lane}, 0")
 
     def details() -> list[str]:

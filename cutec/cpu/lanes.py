@@ -24,8 +24,9 @@ ERR_LOAD, ERR_STORE, ERR_BARRIER, ERR_DIVIDE = 1, 2, 3, 4
 ERR_SHARED, ERR_SRC_SIZE, ERR_HOOK = 5, 6, 7  # a shared-memory check, cp.async src-size, a hook
 
 # The i64 words of a warp's ``info``: block id, block dim, grid dim (3 each), the warp's
-# index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook.
-INFO_EPOCH, INFO_START, INFO_HOOK = 10, 11, 12
+# index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook,
+# the shadow check.
+INFO_EPOCH, INFO_START, INFO_HOOK, INFO_SHADOW = 10, 11, 12, 13
 BUF_ENTRY = 32  # bytes per buffer in ``bufs``: base, size, shadow (0: none), unused
 
 

@@ -33,6 +33,7 @@ from cutec.cpu.lanes import (
     ERR_SRC_SIZE,
     INFO_EPOCH,
     INFO_HOOK,
+    INFO_SHADOW,
     INFO_START,
     LANES,
     Unsupported,
@@ -49,11 +50,11 @@ __all__ = ["NativeKernel", "Unsupported", "compile_kernel", "run_kernel"]
 
 _WARP_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p)  # fmt: skip
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _INITIALIZED = False
 
 
-def _target_machine() -> Any:
+def _target_machine(opt: int = 0) -> Any:
     """A new target machine for the host: an execution engine owns (and frees) its own."""
     global _INITIALIZED
     with _LOCK:
@@ -64,8 +65,24 @@ def _target_machine() -> Any:
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-        opt=0, jit=True,
+        opt=opt, jit=True,
     )  # fmt: skip
+
+
+_SHADOW: list[Any] = []  # [engine, address] of the compiled shadow check
+
+
+def shadow_check_address() -> int:
+    """The host address of ``@shadow_check`` (cutec.cpu.checks), compiled once per process
+    at -O2: it loops over lanes and bytes, which -O0 code would run several times slower."""
+    with _LOCK:
+        if not _SHADOW:
+            module = llvm.parse_assembly(checks.SHADOW_CHECK_LLVM)
+            module.verify()
+            engine = llvm.create_mcjit_compiler(module, _target_machine(opt=2))
+            engine.finalize_object()
+            _SHADOW[:] = [engine, engine.get_function_address("shadow_check")]
+        return int(_SHADOW[1])
 
 
 @dataclass
@@ -174,7 +191,7 @@ def run_kernel(
     for k, b in enumerate(buffers):
         table[k, :2] = (b.ctypes.data if b.size else 0, b.size)
         if k >= len(arrays) and prog.check_shared:
-            shadows[k] = checks.SharedShadow(b.size)
+            shadows[k] = checks.SharedShadow(b.size, prog.shadow_unit)
             table[k, 2] = shadows[k].words.ctypes.data if b.size else 0
     copies = AsyncCopies(buffers, shadows)
 
@@ -184,6 +201,8 @@ def run_kernel(
     infos[:, 6:9] = grid3
     infos[:, 9] = np.arange(nwarps)
     infos[:, INFO_HOOK] = copies.address
+    if prog.check_shared:
+        infos[:, INFO_SHADOW] = shadow_check_address()
     err = np.zeros(16, dtype=np.int64)
     epoch = 1  # barrier intervals, numbered across CTAs (cutec.cpu.checks)
     p_table, p_err = table.ctypes.data, err.ctypes.data
