@@ -126,17 +126,25 @@ class SharedShadow:
 
 # The warp code's shadow check: lanes in order, each lane's bytes in order, as
 # `SharedShadow.access`. %lanes: four rows of 32 i64: the live mask (0 or 1), each
-# lane's shadow base (0: not shared memory), byte offset and buffer id; %tid0: the
-# warp's first linear thread index; %shift: log2 of the bytes per shadow entry (each
-# access covers whole entries; `cutec.cpu.codegen` picks the unit). Compiled once per
-# process at -O2 (`cutec.cpu.native.shadow_check_address`) and called by the warp
-# code, which is compiled at -O0. Returns the failing lane (err[3] = byte, err[6] =
-# code, err[7] = other) or -1; the first uninitialised load of the run is noted in
-# err[12..15] (op + 1, thread, buffer, byte).
+# lane's shadow base (0: not shared memory), byte offset and buffer id; %info: the
+# warp's (its index, the interval, the CTA's first); %shift: log2 of the bytes per
+# shadow entry (each access covers whole entries; `cutec.cpu.codegen` picks the unit).
+# Compiled once per process at -O2 (`cutec.cpu.native.shadow_check_address`) and
+# called by the warp code, which is compiled at -O0. Returns the failing lane, with
+# err[0..8] = (op, lane, buffer, byte, ERR_SHARED, bytes, code, other, kind), or -1;
+# the first uninitialised load of the run is noted in err[12..15] (op + 1, thread,
+# buffer, byte).
 SHADOW_CHECK_LLVM = """
-define i32 @shadow_check(ptr noalias %lanes, i64 %n, i64 %tid0, i64 %epoch, i64 %start,
-                         i64 %kind, ptr noalias %err, i64 %opidx, i64 %shift) {
+define i32 @shadow_check(ptr noalias %lanes, i64 %n, ptr noalias %info, i64 %kind,
+                         ptr noalias %err, i64 %opidx, i64 %shift) {
 entry:
+  %pwarp = getelementptr i64, ptr %info, i64 9
+  %warp = load i64, ptr %pwarp
+  %tid0 = mul i64 %warp, 32
+  %pepoch = getelementptr i64, ptr %info, i64 10
+  %epoch = load i64, ptr %pepoch
+  %pstart = getelementptr i64, ptr %info, i64 11
+  %start = load i64, ptr %pstart
   %stamp = shl i64 %epoch, 32
   %isload = icmp eq i64 %kind, 0
   %isasync = icmp eq i64 %kind, 2
@@ -249,12 +257,24 @@ fail_reader:
 fail:
   %code = phi i64 [2, %fail_pending], [3, %fail_writer], [4, %fail_reader]
   %other = phi i64 [%wt, %fail_pending], [%wt, %fail_writer], [%rt, %fail_reader]
+  store i64 %opidx, ptr %err
+  %e1 = getelementptr i64, ptr %err, i64 1
+  store i64 %l64, ptr %e1
+  %e2 = getelementptr i64, ptr %err, i64 2
+  %failbuf = load i64, ptr %pid
+  store i64 %failbuf, ptr %e2
   %e3 = getelementptr i64, ptr %err, i64 3
   store i64 %idx, ptr %e3
+  %e4 = getelementptr i64, ptr %err, i64 4
+  store i64 5, ptr %e4
+  %e5 = getelementptr i64, ptr %err, i64 5
+  store i64 %n, ptr %e5
   %e6 = getelementptr i64, ptr %err, i64 6
   store i64 %code, ptr %e6
   %e7 = getelementptr i64, ptr %err, i64 7
   store i64 %other, ptr %e7
+  %f8 = getelementptr i64, ptr %err, i64 8
+  store i64 %kind, ptr %f8
   ret i32 %l
 }
 """

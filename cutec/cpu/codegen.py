@@ -290,6 +290,9 @@ class _Gen:
         self.block(body)
         self.dirty = {}
         self.emit("ret i32 0")
+        if self.check_shared:  # where a failed shadow check (err filled) goes
+            self.label("failed")
+            self.emit("ret i32 2")
         cases = " ".join(f"i32 {k + 1}, label %resume{k + 1}" for k in range(len(self.barriers)))
         head = [
             "define i32 @warp(ptr noalias align 64 %frame, ptr noalias %bufs, "

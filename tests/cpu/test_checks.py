@@ -187,15 +187,14 @@ def _sgemm_cp_async(text: str) -> KernelOp:
     return _kernel(text, "sgemm_cp_async.cute", "sgemm_nt")
 
 
-@pytest.mark.parametrize("shape", [(128, 128, 16), (100, 36, 13)])
-def test_cp_async_gemm_matches_float64(shape: tuple[int, int, int]) -> None:
+def test_cp_async_gemm_matches_float64() -> None:
     """sgemm_1 with cp.async copies (tests/cpu/data), natively, tiles divided or not."""
     kernel = _sgemm_cp_async(SGEMM_CP_ASYNC.read_text())
-    m, n, k = shape
-    args, want = _gemm_args("sgemm_nt", m, n, k, 0.0)
-    native.run_kernel(kernel, (-(-m // 128), -(-n // 128)), args)
-    c = args["C"].T.astype(np.float64)
-    assert np.linalg.norm(c - want) / np.linalg.norm(want) < 1e-6
+    for m, n, k in [(128, 128, 16), (100, 36, 13)]:
+        args, want = _gemm_args("sgemm_nt", m, n, k, 0.0)
+        native.run_kernel(kernel, (-(-m // 128), -(-n // 128)), args)
+        c = args["C"].T.astype(np.float64)
+        assert np.linalg.norm(c - want) / np.linalg.norm(want) < 1e-6
 
 
 GEMM = "    gemm(tCsA, tCsB, tCrC)"
@@ -219,8 +218,9 @@ def test_a_missing_or_misplaced_wait_fails_the_gemm(where: str) -> None:
                        r"\(0, 0, 0\) writes, before a cp.async wait lands it \(thread.load, "
                        r"thread \(0, 0, 0\), block \(0, 0, 0\)\)$"):  # fmt: skip
         native.run_kernel(kernel, (1, 1), args)
-    native.run_kernel(kernel, (1, 1), args, check_shared=False)
-    assert np.isnan(args["C"]).all()  # every k-tile read before it landed
+    if where == "missing":  # unchecked (another compilation): the tiles read as NaN
+        native.run_kernel(kernel, (1, 1), args, check_shared=False)
+        assert np.isnan(args["C"]).all()
 
 
 # --------------------------------------------------------------------------- the CLI
