@@ -141,6 +141,26 @@ def test_shared_memory_race() -> None:
     assert not np.array_equal(args["D"], s.T)
 
 
+SAME_WORD = """
+kernel same(out: f32[M]) grid 1 threads 64 {
+  s = smem f32[(64,)]
+  s[thread.x / 2] = 1.0
+  sync()
+  out[thread.x] = s[thread.x / 2]
+}
+"""
+
+
+def test_lanes_of_one_warp_race_in_one_op() -> None:
+    """Threads 0 and 1 store to one word in one op: the lanes of a warp are unordered, and
+    both backends check them one after another (the same report)."""
+    assert _same_report(_kernel(SAME_WORD, "same.cute"), 1, OUT) == (
+        "same.cute:4:3: shared-memory race on byte 0 of shared@same.cute:3:7: store by this "
+        "thread, store by thread (0, 0, 0), no barrier between (thread.store, thread (1, 0, "
+        "0), block (0, 0, 0))"
+    )
+
+
 UNINIT = """
 kernel uninit(out: f32[M]) grid 1 threads 64 {
   s = smem f32[(64,)]
