@@ -32,6 +32,7 @@ from cutec.ir.attributes import FloatAttr, IntegerAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.traits import AddressSpace
 from cutec.ir.types import bit_width
 
 if TYPE_CHECKING:
@@ -352,6 +353,12 @@ def _address_parts(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int,
     ptr = g.get(ptr_v)
     root = g.roots.get(ptr_v)
     sh = None
+    t = ptr_v.type
+    if not g.check_shared or (isinstance(t, PointerType) and t.space is AddressSpace.GLOBAL):
+        shadow = None  # no shadow to check
+    elif shadow is not None and nbytes % (1 << g.shadow_shift):
+        raise AssertionError(f"{op.name}: {nbytes} bytes is no multiple of the shadow's unit "
+                             "(cutec.cpu.codegen._shared_access_bytes misses an op)")  # fmt: skip
     if root is not None:
         off = g.op(f"sub {i64} {ptr}, {splat(root << OFFSET_BITS, 'i64')}")
         ids = splat(root, "i64")
@@ -359,7 +366,7 @@ def _address_parts(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int,
         base = g.splat_reg(g.op(f"load i64, ptr {at}"), "i64")
         size = g.splat_reg(g.op(f"load i64, ptr {g.op(f'getelementptr i8, ptr {at}, i64 8')}"),
                            "i64")  # fmt: skip
-        if shadow is not None and g.check_shared and root >= g.num_ptr:
+        if shadow is not None and root >= g.num_ptr:
             at16 = g.op(f"getelementptr i8, ptr {at}, i64 16")
             sh = g.splat_reg(g.op(f"load i64, ptr {at16}"), "i64")
         bad = "zeroinitializer"
@@ -375,7 +382,7 @@ def _address_parts(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int,
         base = _gather(g, at, "i64", splat(1, "i1"), 8)
         at8 = g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 8")
         size = _gather(g, at8, "i64", splat(1, "i1"), 8)
-        if shadow is not None and g.check_shared:
+        if shadow is not None:
             at16 = g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 16")
             sh = _gather(g, at16, "i64", splat(1, "i1"), 8)
         bad = g.op(f"xor {vec('i1')} {id_ok}, {splat(1, 'i1')}")
