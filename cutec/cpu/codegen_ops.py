@@ -3,8 +3,11 @@ loads and stores (bounds-checked), UniversalFMA / UniversalCopy atoms.
 
 Each handler takes the generator (`cutec.cpu.codegen._Gen`) and one op; values
 are `<32 x T>` lane vectors, one per component (docs/cpu-backend.md).
-f16 arithmetic is computed in f32 and rounded back to f16 after each op, which
-is the correctly rounded f16 result for + - * / (f32 has 24 >= 2*11 + 2 bits).
+f16 and bf16 arithmetic is computed in f32 and rounded back after each op,
+which is the correctly rounded result for + - * / (f32 has 24 >= 2*11 + 2 bits);
+bf16's narrowing conversions are cutec/cpu/codegen_bf16.py's. A bf16 fma is
+computed in f64 (the product is exact there) and rounded to bf16 from there,
+as the interpreter does.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cutec.cpu import checks
+from cutec.cpu.codegen_bf16 import f32_to_bf16, f64_to_bf16
 from cutec.cpu.lanes import (
     BUF_ENTRY,
     ERR_DIVIDE,
@@ -78,17 +82,21 @@ def _ncomp(v: Value) -> int:
     return components(v.type)[1]
 
 
-def _widen(g: _Gen, x: str, ty: str) -> tuple[str, str]:
-    """f16 lanes widened to f32 for arithmetic (others unchanged): (value, type)."""
-    if ty == "half":
-        return g.op(f"fpext {vec('half')} {x} to {vec('float')}"), "float"
+def _widen(g: _Gen, x: str, ty: str, to: str = "float") -> tuple[str, str]:
+    """f16 / bf16 lanes widened (exactly) to `to` for arithmetic (others unchanged):
+    (value, type)."""
+    if ty in ("half", "bfloat"):
+        return g.op(f"fpext {vec(ty)} {x} to {vec(to)}"), to
     return x, ty
 
 
 def _narrow(g: _Gen, x: str, ty: str, to: str) -> str:
-    if ty != to:
-        return g.op(f"fptrunc {vec(ty)} {x} to {vec(to)}")
-    return x
+    """Lanes of float type `ty` rounded (to nearest even) to `to`."""
+    if ty == to:
+        return x
+    if to == "bfloat":
+        return f32_to_bf16(g, x) if ty == "float" else f64_to_bf16(g, x)
+    return g.op(f"fptrunc {vec(ty)} {x} to {vec(to)}")
 
 
 # ---------------------------------------------------------------------- constants, ids
@@ -227,7 +235,9 @@ def _select(g: _Gen, op: Operation) -> None:
 def _float(g: _Gen, op: Operation) -> None:
     ty = g.ty(op.results[0])
     for i in range(_ncomp(op.results[0])):
-        args = [_widen(g, g.get(v, i), ty) for v in op.operands]
+        # A bf16 fma in f64 (the product is exact there): rounded once, as the reference.
+        to = "double" if ty == "bfloat" and op.name == "arith.fma" else "float"
+        args = [_widen(g, g.get(v, i), ty, to) for v in op.operands]
         wide = args[0][1]
         x = [a for a, _ in args]
         if op.name in _FLOAT_BIN:
@@ -258,7 +268,7 @@ def _math(g: _Gen, fn: str, x: str, ty: str) -> str:
         r = _call(g, "pow", "double", [splat(2.0, "double"), d])
     else:
         r = _call(g, fn, "double", [d])
-    return r if ty == "double" else g.op(f"fptrunc {vec('double')} {r} to {vec(ty)}")
+    return _narrow(g, r, "double", ty)
 
 
 # ---------------------------------------------------------------------- casts
@@ -277,9 +287,18 @@ def _cast(g: _Gen, op: Operation) -> None:
         elif name == "arith.bitcast":
             r = g.op(f"bitcast {vec(s)} {x} to {vec(d)}")
         elif name in ("arith.fptosi", "arith.fptoui"):  # saturating, as PTX's cvt.rzi
+            x, s = _widen(g, x, s)
             fn = f"@llvm.fpto{'s' if name.endswith('si') else 'u'}i.sat.{suffix(d)}.{suffix(s)}"
             g.declare(f"{vec(d)} {fn}({vec(s)})")
             r = g.op(f"call {vec(d)} {fn}({vec(s)} {x})")
+        elif d == "bfloat":  # rounded once, as the interpreter (integers through f64)
+            if s in ("float", "half"):
+                x, s = _widen(g, x, s)
+                r = f32_to_bf16(g, x)
+            else:
+                if s != "double":
+                    x = g.op(f"{_FLOAT_CASTS[name]} {vec(s)} {x} to {vec('double')}")
+                r = f64_to_bf16(g, x)
         else:
             inst = _FLOAT_CASTS[name]
             if s == "double" and d == "half":
@@ -485,8 +504,9 @@ def _atom(g: _Gen, op: thread.AtomOp) -> None:
         if ty.startswith("i"):
             prod = g.op(f"mul {vec(ty)} {g.get(a)}, {g.get(b)}")
             g.define(out, 0, g.op(f"add {vec(ty)} {prod}, {g.get(c)}"))  # mad.lo
-        else:
-            x = [_widen(g, g.get(v), ty) for v in (a, b, c)]
+        else:  # bf16 in f64, as arith.fma
+            x = [_widen(g, g.get(v), ty, "double" if ty == "bfloat" else "float")
+                 for v in (a, b, c)]  # fmt: skip
             r = _call(g, "fma", x[0][1], [v for v, _ in x])
             g.define(out, 0, _narrow(g, r, x[0][1], ty))
     elif name.startswith("UniversalCopy<") and role.startswith(("ld.", "st.")):

@@ -49,8 +49,8 @@ def scalar_type(t: Type) -> str:
         return "i64"
     if isinstance(t, IntegerType) and t.width in (1, 8, 16, 32, 64):
         return f"i{t.width}"
-    if isinstance(t, FloatType) and t.kind in ("f16", "f32", "f64"):
-        return {"f16": "half", "f32": "float", "f64": "double"}[t.kind]
+    if isinstance(t, FloatType) and t.kind in ("f16", "bf16", "f32", "f64"):
+        return {"f16": "half", "bf16": "bfloat", "f32": "float", "f64": "double"}[t.kind]
     raise Unsupported(f"type {t}")
 
 
@@ -69,13 +69,13 @@ def vec(t: str) -> str:
 
 def suffix(t: str) -> str:
     """The overload suffix of an intrinsic on `<32 x t>`: v32f32, v32i64 ..."""
-    short = {"half": "f16", "float": "f32", "double": "f64"}.get(t, t)
+    short = {"half": "f16", "bfloat": "bf16", "float": "f32", "double": "f64"}.get(t, t)
     return f"v{LANES}{short}"
 
 
 def slot_bytes(t: str) -> int:
     """Frame bytes of one `<32 x t>` slot (64-byte aligned)."""
-    size = {"i1": 1, "i8": 1, "i16": 2, "half": 2, "i32": 4, "float": 4}.get(t, 8)
+    size = {"i1": 1, "i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4}.get(t, 8)
     return max(64, LANES * size)
 
 
@@ -87,6 +87,11 @@ def scalar_literal(value: int | float, t: str) -> str:
     if t == "half":
         bits = int(np.array([value], dtype=np.float16).view(np.uint16)[0])
         return f"0xH{bits:04X}"
+    if t == "bfloat":  # a bf16 value: the high half of its f32 bits
+        bits = int(np.array([value], dtype=np.float32).view(np.uint32)[0])
+        if bits & 0xFFFF and value == value:
+            raise ValueError(f"{value} is not a bf16 value")
+        return f"0xR{bits >> 16:04X}"
     # float and double take a double's hex; a float's value is exact in a double.
     return "0x" + struct.pack(">d", float(value)).hex().upper()
 

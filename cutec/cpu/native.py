@@ -130,6 +130,8 @@ def cached(
 
 def _lanes(value: Any, t: Type) -> np.ndarray:
     """A scalar argument as the 32 lanes of its frame slot."""
+    if isinstance(t, FloatType) and t.kind == "bf16":  # the high half of the f32 bits
+        return np.full(LANES, np.float32(value).view(np.uint32) >> 16, dtype=np.uint16)
     if isinstance(t, FloatType):
         return np.full(
             LANES, value, dtype={"f16": np.float16, "f32": np.float32}.get(t.kind, np.float64)
