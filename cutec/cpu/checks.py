@@ -16,13 +16,15 @@
   written in this CTA is noted (the first one) and reported when the interval
   ends, unless a race is found first: a read before another thread's write in
   the same interval is a race, which is the better report of a missing barrier.
-  Because every access is
-  checked against the record the earlier ones left, which access comes first
-  does not matter: lanes of one warp are checked one after another, so two lanes
-  touching one byte in one op are caught too (lanes are unordered between
-  barriers, as under independent thread scheduling). A cp.async marks its
-  destination *pending* until the wait that lands it: reading or writing a
-  pending byte is an error (a missing or misplaced ``cp_async_wait``).
+  Because every access is checked against the record the earlier ones left,
+  which access comes first does not matter: lanes of one warp are checked one
+  after another, so two lanes touching one byte in one op are caught too (lanes
+  are unordered between barriers, as under independent thread scheduling). A
+  cp.async marks its destination *pending* until the wait that lands it:
+  reading or writing a pending byte is an error (a missing or misplaced
+  ``cp_async_wait``). The native backend keeps one shadow entry per *unit* of
+  bytes that every shared access covers whole (cutec.cpu.codegen), which
+  records exactly what one entry per byte would.
 * **Barriers** (`barrier_round`): after each round in which every warp ran to a
   barrier or to its end, either all wait at one barrier (the next round starts),
   all have finished, or the kernel is stuck: a warp whose threads wait at
@@ -64,7 +66,10 @@ def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, blo
     """The report of a failed shared-memory check (`other`: the W or R field's thread + 1)."""
     what = _KIND_NAMES[kind]
     if code == UNINIT:
-        return f"load of uninitialised shared memory: byte {byte} of {buffer} was not written in this block"  # noqa: E501
+        return (
+            f"load of uninitialised shared memory: byte {byte} of {buffer} was not written "
+            "in this block"
+        )
     if code == PENDING_ACCESS:
         return (
             f"{what} of byte {byte} of {buffer}, which a cp.async of thread "
@@ -74,7 +79,10 @@ def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, blo
         by = "loads by other threads"
     else:
         by = f"{'store' if code == RACE_WRITER else 'load'} by thread {tid3(other - 1, block)}"
-    return f"shared-memory race on byte {byte} of {buffer}: {what} by this thread, {by}, no barrier between"  # noqa: E501
+    return (
+        f"shared-memory race on byte {byte} of {buffer}: {what} by this thread, {by}, "
+        "no barrier between"
+    )
 
 
 class SharedShadow:
@@ -91,7 +99,8 @@ class SharedShadow:
 
     def access(self, first: int, n: int, tid: int, kind: int, epoch: int, start: int
                ) -> tuple[int, int, int] | None:  # fmt: skip
-        """Check and record thread `tid`'s access of bytes first..first+n-1 in interval
+        """Check and record thread `tid`'s access of bytes first..first+n-1 (a shadow of
+        one entry per byte, the interpreter's) in interval
         `epoch` of a CTA whose first interval is `start`; the first failure as (code,
         byte, other thread + 1), or None. A load of an unwritten byte is no failure
         here: `uninit` says its byte (the caller reports it when the interval ends)."""
@@ -325,13 +334,9 @@ def barrier_round(warps: Sequence[Operation | None], nthreads: int, block_id: Di
         state = "finished" if op is None else f"{verb} at {_at(op)}"
         parts.append(f"{_threads(ws, nthreads)} {state}")
     first = next(op for op in warps if op is not None)
-    return _raise(
+    raise InterpreterError(
         f"{_where(first)}deadlock in block {block_id}: no warp can go on: " + "; ".join(parts)
     )
-
-
-def _raise(message: str) -> bool:
-    raise InterpreterError(message)
 
 
 __all__ = [
