@@ -11,7 +11,9 @@ from names already bound (``K`` of A binds K of B); scalars and run-time names
 from ``--set NAME=VALUE`` (floats default to 1). It prints a checksum of each
 tensor after the launch (sum and sum of absolute values, in float64) and the
 median time of ``--repeat`` launches measured with CUDA events (``--device
-cpu`` runs once on the CPU backend, untimed).
+cpu`` runs once on the CPU backend, untimed, with its checks: a failed one is
+reported with the op's location, the thread and the block, exit code 1;
+``--no-bounds-check`` and ``--no-shared-checks`` turn them off for speed).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from cutec.commands.compile import _defines
+from cutec.cpu.reference_memory import AccessError, InterpreterError
 from cutec.diagnostics import CompileError
 from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.signature import ScalarParam, TensorParam
@@ -50,6 +53,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="0", help="a GPU ordinal, or cpu")
     p.add_argument("--arch", help="the target (default: the GPU's)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--no-bounds-check",
+        action="store_true",
+        help="--device cpu: do not check accesses against their buffers' bounds",
+    )
+    p.add_argument("--no-shared-checks", action="store_true",
+                   help="--device cpu: do not check shared memory for races, uninitialised "
+                        "loads and cp.async destinations read before their wait")  # fmt: skip
     p.set_defaults(run=run)
 
 
@@ -130,17 +141,20 @@ def _number(text: str, kind: type, what: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    # A launch argument the kernel refuses, or no GPU, is the user's mistake (exit 1).
+    # A launch argument the kernel refuses, no GPU, or a check of the CPU backend that
+    # fails (the kernel's bug, located) is the user's mistake (exit 1).
     try:
         return _run(args)
-    except (ArgumentError, cuda.NoDriverError) as e:
+    except (ArgumentError, cuda.NoDriverError, AccessError, InterpreterError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 
 
 def _run(args: argparse.Namespace) -> int:
     device = "cpu" if args.device == "cpu" else _number(args.device, int, "--device")
-    k = jit(args.file, args.kernel, arch=args.arch, device=device, **_defines(args.defines))
+    k = jit(args.file, args.kernel, arch=args.arch, device=device,
+            bounds_check=not args.no_bounds_check, check_shared=not args.no_shared_checks,
+            **_defines(args.defines))  # fmt: skip
     sig = k.signature
     shapes = {
         n: [_number(x, int, f"--shape {n}={v}") for x in v.split(",")]

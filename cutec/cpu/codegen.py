@@ -18,15 +18,24 @@
   little more than the stores.
 * **Buffers.** ``bufs`` holds (base address, size) per buffer: the pointer
   arguments, then one per `thread.alloc_shared`, then the dynamic shared
-  memory. ``info`` holds block id, block dim, grid dim (i64 x 3 each) and the
-  warp's index. A failed check writes (op number, lane, buffer, offset, kind,
-  bytes) to ``err`` and returns 2; finishing returns 0.
+  memory, each with its shadow words (`cutec.cpu.checks`; 0 for global
+  memory). ``info`` holds block id, block dim, grid dim (i64 x 3 each), the
+  warp's index, the barrier interval, the CTA's first interval and the cp.async
+  hook (`cutec.cpu.native_async`). A failed check writes (op number, lane,
+  buffer, offset, kind, bytes, shadow code, other thread) to ``err`` and
+  returns 2; finishing returns 0.
+* **Checks.** With ``bounds_check`` every access is checked for bounds and
+  alignment; with ``check_shared`` every shared access also calls
+  ``@shadow_check`` (races, uninitialised loads, pending cp.async bytes;
+  compiled apart, at -O2, its address in ``info``). Off, they generate no code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cutec.cpu.codegen_async import ASYNC_HANDLERS
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
 from cutec.cpu.codegen_ops import OP_HANDLERS
 from cutec.cpu.lanes import (
@@ -41,6 +50,7 @@ from cutec.cpu.lanes import (
 )
 from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
+from cutec.ir.traits import AddressSpace
 
 FRAME_HEADER = 64  # bytes before the first slot: the state number
 
@@ -57,6 +67,9 @@ class WarpProgram:
     shared: list[tuple[Operation, int]]  # one buffer per alloc_shared op: (op, bytes)
     num_pointer_args: int
     uses_dynamic_shared: bool
+    uses_async: bool  # calls the cp.async hook
+    check_shared: bool  # checks shared accesses against the buffers' shadows
+    shadow_unit: int  # bytes per shadow entry: every shared access covers whole entries
 
 
 @dataclass
@@ -66,9 +79,12 @@ class _State:
 
 
 class _Gen:
-    def __init__(self, kernel: builtin.KernelOp, bounds_check: bool) -> None:
+    def __init__(self, kernel: builtin.KernelOp, bounds_check: bool, check_shared: bool) -> None:
         self.kernel = kernel
         self.bounds_check = bounds_check
+        self.check_shared = check_shared
+        self.uses_async = any(True for _ in kernel.walk_type(thread.CpAsyncOp))
+        self.shadow_shift = _shadow_shift(kernel)
         self.st = _State()
         self.decls: set[str] = set()
         self.locs: dict[tuple[Value, int], Loc] = {}
@@ -222,18 +238,27 @@ class _Gen:
         `fields`: `<32 x i64>` buffer ids and offsets to report, or None."""
         bits = self.op(f"bitcast {vec('i1')} {bad} to i{LANES}")
         anyb = self.op(f"icmp ne i{LANES} {bits}, 0")
+
+        def details() -> list[str]:
+            self.declare("i32 @llvm.cttz.i32(i32, i1)")
+            lane = self.op(f"call i32 @llvm.cttz.i32(i32 {bits}, i1 true)")
+            values = [str(op_index), self.op(f"zext i32 {lane} to i64"), "0", "0", str(kind),
+                      str(nbytes)]  # fmt: skip
+            if fields is not None:
+                values[2] = self.op(f"extractelement {vec('i64')} {fields[0]}, i32 {lane}")
+                values[3] = self.op(f"extractelement {vec('i64')} {fields[1]}, i32 {lane}")
+            return values
+
+        self.fail_when(anyb, details)
+
+    def fail_when(self, cond: str, details: Callable[[], list[str]]) -> None:
+        """If `cond` (an i1), store the values `details` generates (in the failing branch)
+        to ``err[0..]`` and return 2."""
         fail, ok = self.fresh("fail"), self.fresh("ok")
-        self.emit(f"br i1 {anyb}, label %{fail}, label %{ok}, !prof !0")
+        self.emit(f"br i1 {cond}, label %{fail}, label %{ok}, !prof !0")
         saved = dict(self.st.cache)
         self.label(fail, keep_cache=True)
-        self.declare("i32 @llvm.cttz.i32(i32, i1)")
-        lane = self.op(f"call i32 @llvm.cttz.i32(i32 {bits}, i1 true)")
-        lane64 = self.op(f"zext i32 {lane} to i64")
-        values = [str(op_index), lane64, "0", "0", str(kind), str(nbytes)]
-        if fields is not None:
-            values[2] = self.op(f"extractelement {vec('i64')} {fields[0]}, i32 {lane}")
-            values[3] = self.op(f"extractelement {vec('i64')} {fields[1]}, i32 {lane}")
-        for k, value in enumerate(values):
+        for k, value in enumerate(details()):
             p = self.op(f"getelementptr i64, ptr %err, i64 {k}")
             self.emit(f"store i64 {value}, ptr {p}")
         self.emit("ret i32 2")
@@ -265,18 +290,24 @@ class _Gen:
         self.block(body)
         self.dirty = {}
         self.emit("ret i32 0")
+        if self.check_shared:  # where a failed shadow check (err filled) goes
+            self.label("failed")
+            self.emit("ret i32 2")
         cases = " ".join(f"i32 {k + 1}, label %resume{k + 1}" for k in range(len(self.barriers)))
         head = [
             "define i32 @warp(ptr noalias align 64 %frame, ptr noalias %bufs, "
             "ptr noalias %info, ptr noalias %err) {",
             "entry:",
+            *(["  %scratch = alloca [6 x <32 x i64>], align 64"] if self.uses_async else []),
+            *(["  %shlanes = alloca [4 x <32 x i64>], align 64"] if self.check_shared else []),
             "  %state = load i32, ptr %frame, align 64",
             f"  switch i32 %state, label %start [{cases}]",
         ]
         weights = '!0 = !{!"branch_weights", i32 1, i32 1000}'  # checks rarely fail
         text = "\n".join([*sorted(self.decls), *head, *self.st.lines, "}", weights, ""])
         return WarpProgram(text, self.frame, self.ops, self.barriers, param_slots, self.shared,
-                           self.num_ptr, self.uses_dynamic)  # fmt: skip
+                           self.num_ptr, self.uses_dynamic, self.uses_async,
+                           self.check_shared, 1 << self.shadow_shift)  # fmt: skip
 
     def linear_tid(self) -> str:
         w = self.op(f"mul i64 {self.info(9)}, {LANES}")
@@ -293,15 +324,47 @@ class _Gen:
         return None
 
     def operation(self, op: Operation) -> None:
-        handler = OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
+        handler = (OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
+                   or ASYNC_HANDLERS.get(op.name))  # fmt: skip
         if handler is None:
             raise Unsupported(f"op {op.name}")
         handler(self, op)
 
 
-def generate(kernel: builtin.KernelOp, bounds_check: bool = True) -> WarpProgram:
+def _shared_access_bytes(op: Operation) -> tuple[Value, int] | None:
+    """(pointer, bytes) of a memory access op, or None."""
+    if isinstance(op, thread.LoadOp | thread.LoadIfOp):
+        return op.ptr, thread.access_bytes(op.result.type)
+    if isinstance(op, thread.StoreOp | thread.StoreIfOp):
+        return op.ptr, thread.access_bytes(op.value.type)
+    if isinstance(op, thread.CpAsyncOp):
+        return op.dst, op.bytes.value
+    if isinstance(op, thread.AtomOp) and op.atom.value.startswith("UniversalCopy<"):
+        load = op.role.value.startswith("ld.")
+        registers = op.outs if load else op.args[1:]
+        return op.args[0], sum(thread.access_bytes(r.type) for r in registers)
+    return None
+
+
+def _shadow_shift(kernel: builtin.KernelOp) -> int:
+    """log2 of the shadow's unit: the largest power of two (up to 16) dividing the size of
+    every access that may touch shared memory. Accesses are aligned to their size, so each
+    covers whole units, and a unit's record is each of its bytes' record: an f32 kernel
+    checks a word at a time, four times fewer entries than bytes."""
+    unit = 16
+    for op in kernel.walk():
+        found = _shared_access_bytes(op)
+        t = found[0].type if found else None
+        if found and not (isinstance(t, gpu.PointerType) and t.space is AddressSpace.GLOBAL):
+            unit = min(unit, found[1] & -found[1])
+    return unit.bit_length() - 1
+
+
+def generate(
+    kernel: builtin.KernelOp, bounds_check: bool = True, check_shared: bool = True
+) -> WarpProgram:
     """The warp function of `kernel`; raises `Unsupported` naming what it cannot run."""
-    return _Gen(kernel, bounds_check).generate()
+    return _Gen(kernel, bounds_check, check_shared).generate()
 
 
 __all__ = ["WarpProgram", "generate"]

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cutec.cpu.lanes import ERR_BARRIER, Loc, Unsupported, components, scalar_type, splat, vec
+from cutec.cpu.lanes import ERR_BARRIER, components, scalar_type, splat, vec
 from cutec.ir.core import Operation, Value
-from cutec.ir.dialects import scf, thread
+from cutec.ir.dialects import scf
 
 if TYPE_CHECKING:
     from cutec.cpu.codegen import _Gen
@@ -174,20 +174,6 @@ def _barrier(g: _Gen, op: Operation) -> None:
     g.label(f"resume{state}")
 
 
-def _cp_async_bookkeeping(g: _Gen, op: Operation) -> None:
-    """commit / wait with no cp.async in the kernel: nothing in flight, nothing to do."""
-    if any(True for _ in g.kernel.walk_type(thread.CpAsyncOp)):
-        raise Unsupported("thread.cp_async")
-    if op.name == "thread.cp_async_commit":
-        g.alias(op.results[0], 0, _token(g))
-
-
-def _token(g: _Gen) -> Loc:
-    return Loc(None, "zeroinitializer", "i64")
-
-
 CONTROL_HANDLERS.update({
     "scf.if": _if, "scf.for": _for, "scf.while": _while, "gpu.barrier": _barrier,
-    "thread.cp_async_commit": _cp_async_bookkeeping,
-    "thread.cp_async_wait": _cp_async_bookkeeping,
 })  # fmt: skip

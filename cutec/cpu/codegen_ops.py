@@ -3,8 +3,11 @@ loads and stores (bounds-checked), UniversalFMA / UniversalCopy atoms.
 
 Each handler takes the generator (`cutec.cpu.codegen._Gen`) and one op; values
 are `<32 x T>` lane vectors, one per component (docs/cpu-backend.md).
-f16 arithmetic is computed in f32 and rounded back to f16 after each op, which
-is the correctly rounded f16 result for + - * / (f32 has 24 >= 2*11 + 2 bits).
+f16 and bf16 arithmetic is computed in f32 and rounded back after each op,
+which is the correctly rounded result for + - * / (f32 has 24 >= 2*11 + 2 bits);
+bf16's narrowing conversions are cutec/cpu/codegen_bf16.py's. A bf16 fma is
+computed in f64 (the product is exact there) and rounded to bf16 from there,
+as the interpreter does.
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from cutec.cpu import checks
+from cutec.cpu.codegen_bf16 import f32_to_bf16, f64_to_bf16
 from cutec.cpu.lanes import (
+    BUF_ENTRY,
     ERR_DIVIDE,
     ERR_LOAD,
     ERR_STORE,
+    INFO_SHADOW,
     OFFSET_BITS,
     Loc,
     Unsupported,
@@ -29,6 +36,7 @@ from cutec.ir.attributes import FloatAttr, IntegerAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.traits import AddressSpace
 from cutec.ir.types import bit_width
 
 if TYPE_CHECKING:
@@ -74,17 +82,21 @@ def _ncomp(v: Value) -> int:
     return components(v.type)[1]
 
 
-def _widen(g: _Gen, x: str, ty: str) -> tuple[str, str]:
-    """f16 lanes widened to f32 for arithmetic (others unchanged): (value, type)."""
-    if ty == "half":
-        return g.op(f"fpext {vec('half')} {x} to {vec('float')}"), "float"
+def _widen(g: _Gen, x: str, ty: str, to: str = "float") -> tuple[str, str]:
+    """f16 / bf16 lanes widened (exactly) to `to` for arithmetic (others unchanged):
+    (value, type)."""
+    if ty in ("half", "bfloat"):
+        return g.op(f"fpext {vec(ty)} {x} to {vec(to)}"), to
     return x, ty
 
 
 def _narrow(g: _Gen, x: str, ty: str, to: str) -> str:
-    if ty != to:
-        return g.op(f"fptrunc {vec(ty)} {x} to {vec(to)}")
-    return x
+    """Lanes of float type `ty` rounded (to nearest even) to `to`."""
+    if ty == to:
+        return x
+    if to == "bfloat":
+        return f32_to_bf16(g, x) if ty == "float" else f64_to_bf16(g, x)
+    return g.op(f"fptrunc {vec(ty)} {x} to {vec(to)}")
 
 
 # ---------------------------------------------------------------------- constants, ids
@@ -223,7 +235,9 @@ def _select(g: _Gen, op: Operation) -> None:
 def _float(g: _Gen, op: Operation) -> None:
     ty = g.ty(op.results[0])
     for i in range(_ncomp(op.results[0])):
-        args = [_widen(g, g.get(v, i), ty) for v in op.operands]
+        # A bf16 fma in f64 (the product is exact there): rounded once, as the reference.
+        to = "double" if ty == "bfloat" and op.name == "arith.fma" else "float"
+        args = [_widen(g, g.get(v, i), ty, to) for v in op.operands]
         wide = args[0][1]
         x = [a for a, _ in args]
         if op.name in _FLOAT_BIN:
@@ -254,7 +268,7 @@ def _math(g: _Gen, fn: str, x: str, ty: str) -> str:
         r = _call(g, "pow", "double", [splat(2.0, "double"), d])
     else:
         r = _call(g, fn, "double", [d])
-    return r if ty == "double" else g.op(f"fptrunc {vec('double')} {r} to {vec(ty)}")
+    return _narrow(g, r, "double", ty)
 
 
 # ---------------------------------------------------------------------- casts
@@ -273,9 +287,18 @@ def _cast(g: _Gen, op: Operation) -> None:
         elif name == "arith.bitcast":
             r = g.op(f"bitcast {vec(s)} {x} to {vec(d)}")
         elif name in ("arith.fptosi", "arith.fptoui"):  # saturating, as PTX's cvt.rzi
+            x, s = _widen(g, x, s)
             fn = f"@llvm.fpto{'s' if name.endswith('si') else 'u'}i.sat.{suffix(d)}.{suffix(s)}"
             g.declare(f"{vec(d)} {fn}({vec(s)})")
             r = g.op(f"call {vec(d)} {fn}({vec(s)} {x})")
+        elif d == "bfloat":  # rounded once, as the interpreter (integers through f64)
+            if s in ("float", "half"):
+                x, s = _widen(g, x, s)
+                r = f32_to_bf16(g, x)
+            else:
+                if s != "double":
+                    x = g.op(f"{_FLOAT_CASTS[name]} {vec(s)} {x} to {vec('double')}")
+                r = f64_to_bf16(g, x)
         else:
             inst = _FLOAT_CASTS[name]
             if s == "double" and d == "half":
@@ -332,21 +355,39 @@ def _from_elements(g: _Gen, op: thread.FromElementsOp) -> None:
 
 
 # ---------------------------------------------------------------------- memory
-def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: int) -> str:
+def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: int,
+             shadow: int | None = None) -> str:  # fmt: skip
     """`<32 x ptr>` host addresses of pointer `ptr_v`'s lanes, checked (bounds, alignment)
     in the lanes of `mask`. A pointer whose buffer is known statically (derived from an
     argument or a shared allocation by ptr_add / ptr_cast / cvta) reads its buffer's
-    base and size once; any other decodes the buffer id of each lane."""
+    base and size once; any other decodes the buffer id of each lane. With
+    `shadow` (`checks.LOAD` ...), shared lanes are checked against their shadow too."""
+    return _address_parts(g, op, ptr_v, mask, nbytes, err, shadow)[0]
+
+
+def _address_parts(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: int,
+                   shadow: int | None) -> tuple[str, str, str]:  # fmt: skip
+    """(host addresses, buffer ids, byte offsets) of `_address`."""
     i64 = vec("i64")
     ptr = g.get(ptr_v)
     root = g.roots.get(ptr_v)
+    sh = None
+    t = ptr_v.type
+    if not g.check_shared or (isinstance(t, PointerType) and t.space is AddressSpace.GLOBAL):
+        shadow = None  # no shadow to check
+    elif shadow is not None and nbytes % (1 << g.shadow_shift):
+        raise AssertionError(f"{op.name}: {nbytes} bytes is no multiple of the shadow's unit "
+                             "(cutec.cpu.codegen._shared_access_bytes misses an op)")  # fmt: skip
     if root is not None:
         off = g.op(f"sub {i64} {ptr}, {splat(root << OFFSET_BITS, 'i64')}")
         ids = splat(root, "i64")
-        at = g.op(f"getelementptr i8, ptr %bufs, i64 {16 * root}")
+        at = g.op(f"getelementptr i8, ptr %bufs, i64 {BUF_ENTRY * root}")
         base = g.splat_reg(g.op(f"load i64, ptr {at}"), "i64")
         size = g.splat_reg(g.op(f"load i64, ptr {g.op(f'getelementptr i8, ptr {at}, i64 8')}"),
                            "i64")  # fmt: skip
+        if shadow is not None and root >= g.num_ptr:
+            at16 = g.op(f"getelementptr i8, ptr {at}, i64 16")
+            sh = g.splat_reg(g.op(f"load i64, ptr {at16}"), "i64")
         bad = "zeroinitializer"
     else:
         high = g.op(f"shl {i64} {ptr}, {splat(64 - OFFSET_BITS, 'i64')}")
@@ -355,11 +396,14 @@ def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: 
         ids = g.op(f"lshr {i64} {diff}, {splat(OFFSET_BITS, 'i64')}")
         id_ok = g.op(f"icmp ult {i64} {ids}, {splat(g.num_bufs, 'i64')}")
         safe = g.op(f"select {vec('i1')} {id_ok}, {i64} {ids}, {i64} zeroinitializer")
-        entry = g.op(f"mul {i64} {safe}, {splat(16, 'i64')}")
+        entry = g.op(f"mul {i64} {safe}, {splat(BUF_ENTRY, 'i64')}")
         at = g.op(f"getelementptr i8, ptr %bufs, {i64} {entry}")
         base = _gather(g, at, "i64", splat(1, "i1"), 8)
         at8 = g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 8")
         size = _gather(g, at8, "i64", splat(1, "i1"), 8)
+        if shadow is not None:
+            at16 = g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 16")
+            sh = _gather(g, at16, "i64", splat(1, "i1"), 8)
         bad = g.op(f"xor {vec('i1')} {id_ok}, {splat(1, 'i1')}")
     if g.bounds_check:
         end = g.op(f"add {i64} {off}, {splat(nbytes, 'i64')}")
@@ -371,8 +415,30 @@ def _address(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int, err: 
             bad = g.op(f"or {vec('i1')} {bad}, {g.op(cond)}")
         bad = g.op(f"and {vec('i1')} {bad}, {mask}")
         g.fail_if(bad, g.op_index(op), err, [ids, off], nbytes)
+    if sh is not None:
+        assert shadow is not None
+        _shadow_check(g, op, sh, ids, off, mask, nbytes, shadow)
     addr = g.op(f"add {i64} {base}, {off}")
-    return g.op(f"inttoptr {i64} {addr} to {vec('ptr')}")
+    return g.op(f"inttoptr {i64} {addr} to {vec('ptr')}"), ids, off
+
+
+def _shadow_check(g: _Gen, op: Operation, sh: str, ids: str, off: str, mask: str, nbytes: int,
+                  kind: int) -> None:  # fmt: skip
+    """Check and record the live lanes' shared bytes (cutec.cpu.checks); on a failure
+    the helper has filled err (op, lane, buffer, byte, ERR_SHARED, bytes, code, other
+    thread, kind) and the warp returns 2."""
+    i64 = vec("i64")
+    live = g.op(f"zext {vec('i1')} {mask} to {i64}")
+    for k, row in enumerate((live, sh, off, ids)):
+        at = g.op(f"getelementptr [4 x {i64}], ptr %shlanes, i64 0, i64 {k}")
+        g.emit(f"store {i64} {row}, ptr {at}, align 64")
+    fn = g.op(f"inttoptr i64 {g.info(INFO_SHADOW)} to ptr")
+    lane = g.op(f"call i32 {fn}(ptr %shlanes, i64 {nbytes}, ptr %info, i64 {kind}, ptr %err, "
+                f"i64 {g.op_index(op)}, i64 {g.shadow_shift})")  # fmt: skip
+    failed = g.op(f"icmp sge i32 {lane}, 0")
+    ok = g.fresh("ok")
+    g.emit(f"br i1 {failed}, label %failed, label %{ok}, !prof !0")
+    g.label(ok, keep_cache=True)
 
 
 def _gather(g: _Gen, at: str, ty: str, mask: str, align: int, passthru: str = "") -> str:
@@ -410,7 +476,7 @@ def _load(g: _Gen, op: Operation) -> None:
     mask = g.mask_now()
     if op.name == "thread.load_if":
         mask = g.op(f"and {vec('i1')} {mask}, {g.get(op.pred)}")
-    addr = _address(g, op, op.ptr, mask, n * step, ERR_LOAD)
+    addr = _address(g, op, op.ptr, mask, n * step, ERR_LOAD, checks.LOAD)
     for i in range(n):
         passthru = g.get(op.default, i) if op.name == "thread.load_if" else ""
         g.define(result, i, _gather(g, _offset(g, addr, i * step), ty, mask, step, passthru))
@@ -422,7 +488,7 @@ def _store(g: _Gen, op: Operation) -> None:
     mask = g.mask_now()
     if op.name == "thread.store_if":
         mask = g.op(f"and {vec('i1')} {mask}, {g.get(op.pred)}")
-    addr = _address(g, op, op.ptr, mask, n * step, ERR_STORE)
+    addr = _address(g, op, op.ptr, mask, n * step, ERR_STORE, checks.STORE)
     for i in range(n):
         _scatter(g, g.get(op.value, i), _offset(g, addr, i * step), ty, mask, step)
 
@@ -438,8 +504,9 @@ def _atom(g: _Gen, op: thread.AtomOp) -> None:
         if ty.startswith("i"):
             prod = g.op(f"mul {vec(ty)} {g.get(a)}, {g.get(b)}")
             g.define(out, 0, g.op(f"add {vec(ty)} {prod}, {g.get(c)}"))  # mad.lo
-        else:
-            x = [_widen(g, g.get(v), ty) for v in (a, b, c)]
+        else:  # bf16 in f64, as arith.fma
+            x = [_widen(g, g.get(v), ty, "double" if ty == "bfloat" else "float")
+                 for v in (a, b, c)]  # fmt: skip
             r = _call(g, "fma", x[0][1], [v for v, _ in x])
             g.define(out, 0, _narrow(g, r, x[0][1], ty))
     elif name.startswith("UniversalCopy<") and role.startswith(("ld.", "st.")):
@@ -448,7 +515,8 @@ def _atom(g: _Gen, op: thread.AtomOp) -> None:
         types = [_memory_type(r) for r in registers]
         total = sum(n * step for _, n, step in types)
         mask = g.mask_now()
-        addr = _address(g, op, op.args[0], mask, total, ERR_LOAD if load else ERR_STORE)
+        err, kind = (ERR_LOAD, checks.LOAD) if load else (ERR_STORE, checks.STORE)
+        addr = _address(g, op, op.args[0], mask, total, err, kind)
         k = 0
         for r, (ty, n, step) in zip(registers, types, strict=True):
             for i in range(n):

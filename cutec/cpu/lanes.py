@@ -21,6 +21,13 @@ OFFSET_BITS = 48  # a pointer's low bits: its byte offset in its buffer
 
 # err[4] of a failed check: what failed.
 ERR_LOAD, ERR_STORE, ERR_BARRIER, ERR_DIVIDE = 1, 2, 3, 4
+ERR_SHARED, ERR_SRC_SIZE, ERR_HOOK = 5, 6, 7  # a shared-memory check, cp.async src-size, a hook
+
+# The i64 words of a warp's ``info``: block id, block dim, grid dim (3 each), the warp's
+# index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook,
+# the shadow check.
+INFO_EPOCH, INFO_START, INFO_HOOK, INFO_SHADOW = 10, 11, 12, 13
+BUF_ENTRY = 32  # bytes per buffer in ``bufs``: base, size, shadow (0: none), unused
 
 
 @dataclass
@@ -42,8 +49,8 @@ def scalar_type(t: Type) -> str:
         return "i64"
     if isinstance(t, IntegerType) and t.width in (1, 8, 16, 32, 64):
         return f"i{t.width}"
-    if isinstance(t, FloatType) and t.kind in ("f16", "f32", "f64"):
-        return {"f16": "half", "f32": "float", "f64": "double"}[t.kind]
+    if isinstance(t, FloatType) and t.kind in ("f16", "bf16", "f32", "f64"):
+        return {"f16": "half", "bf16": "bfloat", "f32": "float", "f64": "double"}[t.kind]
     raise Unsupported(f"type {t}")
 
 
@@ -62,13 +69,13 @@ def vec(t: str) -> str:
 
 def suffix(t: str) -> str:
     """The overload suffix of an intrinsic on `<32 x t>`: v32f32, v32i64 ..."""
-    short = {"half": "f16", "float": "f32", "double": "f64"}.get(t, t)
+    short = {"half": "f16", "bfloat": "bf16", "float": "f32", "double": "f64"}.get(t, t)
     return f"v{LANES}{short}"
 
 
 def slot_bytes(t: str) -> int:
     """Frame bytes of one `<32 x t>` slot (64-byte aligned)."""
-    size = {"i1": 1, "i8": 1, "i16": 2, "half": 2, "i32": 4, "float": 4}.get(t, 8)
+    size = {"i1": 1, "i8": 1, "i16": 2, "half": 2, "bfloat": 2, "i32": 4, "float": 4}.get(t, 8)
     return max(64, LANES * size)
 
 
@@ -80,6 +87,11 @@ def scalar_literal(value: int | float, t: str) -> str:
     if t == "half":
         bits = int(np.array([value], dtype=np.float16).view(np.uint16)[0])
         return f"0xH{bits:04X}"
+    if t == "bfloat":  # a bf16 value: the high half of its f32 bits
+        bits = int(np.array([value], dtype=np.float32).view(np.uint32)[0])
+        if bits & 0xFFFF and value == value:
+            raise ValueError(f"{value} is not a bf16 value")
+        return f"0xR{bits >> 16:04X}"
     # float and double take a double's hex; a float's value is exact in a double.
     return "0x" + struct.pack(">d", float(value)).hex().upper()
 

@@ -1,13 +1,14 @@
 """Compile a kernel's warp function with llvmlite and run a grid of CTAs on the host.
 
-`run_kernel(kernel, grid, args, block=..., bounds_check=True)` takes what the
-reference interpreter takes (`cutec.cpu.reference.run_kernel`): numpy arrays
-for pointer arguments (updated in place) and Python numbers. Each CTA gets
-fresh shared memory filled with 0xFF bytes (NaN as floats), as the reference;
-its warps run one after another up to the next barrier (each warp function call
-runs to a barrier or the end), until all are done. A check that fails becomes the
-reference's `AccessError` / `InterpreterError`, naming the op's location, the
-thread and the block.
+`run_kernel(kernel, grid, args, block=..., bounds_check=True, check_shared=True)`
+takes what the reference interpreter takes (`cutec.cpu.reference.run_kernel`):
+numpy arrays for pointer arguments (updated in place) and Python numbers. Each
+CTA gets fresh shared memory filled with 0xFF bytes (NaN as floats), as the
+reference; its warps run one after another up to the next barrier (each warp
+function call runs to a barrier or the end), until all are done
+(`cutec.cpu.checks.barrier_round`: else a deadlock report). A check that fails
+becomes the reference's `AccessError` / `InterpreterError` with the reference's
+text, naming the op's location, the thread and the block.
 """
 
 from __future__ import annotations
@@ -21,8 +22,23 @@ from typing import Any
 import llvmlite.binding as llvm
 import numpy as np
 
+from cutec.cpu import checks
 from cutec.cpu.codegen import WarpProgram, generate
-from cutec.cpu.lanes import ERR_BARRIER, ERR_DIVIDE, ERR_LOAD, LANES, Unsupported
+from cutec.cpu.lanes import (
+    ERR_BARRIER,
+    ERR_DIVIDE,
+    ERR_HOOK,
+    ERR_LOAD,
+    ERR_SHARED,
+    ERR_SRC_SIZE,
+    INFO_EPOCH,
+    INFO_HOOK,
+    INFO_SHADOW,
+    INFO_START,
+    LANES,
+    Unsupported,
+)
+from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.reference import bind_arguments, block_dim, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.ir.attributes import IntegerAttr
@@ -34,11 +50,11 @@ __all__ = ["NativeKernel", "Unsupported", "compile_kernel", "run_kernel"]
 
 _WARP_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p)  # fmt: skip
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _INITIALIZED = False
 
 
-def _target_machine() -> Any:
+def _target_machine(opt: int = 0) -> Any:
     """A new target machine for the host: an execution engine owns (and frees) its own."""
     global _INITIALIZED
     with _LOCK:
@@ -49,8 +65,24 @@ def _target_machine() -> Any:
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-        opt=0, jit=True,
+        opt=opt, jit=True,
     )  # fmt: skip
+
+
+_SHADOW: list[Any] = []  # [engine, address] of the compiled shadow check
+
+
+def shadow_check_address() -> int:
+    """The host address of ``@shadow_check`` (cutec.cpu.checks), compiled once per process
+    at -O2: it loops over lanes and bytes, which -O0 code would run several times slower."""
+    with _LOCK:
+        if not _SHADOW:
+            module = llvm.parse_assembly(checks.SHADOW_CHECK_LLVM)
+            module.verify()
+            engine = llvm.create_mcjit_compiler(module, _target_machine(opt=2))
+            engine.finalize_object()
+            _SHADOW[:] = [engine, engine.get_function_address("shadow_check")]
+        return int(_SHADOW[1])
 
 
 @dataclass
@@ -63,9 +95,13 @@ class NativeKernel:
     fn: Any
 
 
-def compile_kernel(kernel: builtin.KernelOp, bounds_check: bool = True) -> NativeKernel:
-    """The kernel's warp function, compiled; raises `Unsupported` for what it cannot run."""
-    program = generate(kernel, bounds_check)
+def compile_kernel(
+    kernel: builtin.KernelOp, bounds_check: bool = True, check_shared: bool = True
+) -> NativeKernel:
+    """The kernel's warp function, compiled; raises `Unsupported` for what it cannot run.
+    `bounds_check` and `check_shared` (races, uninitialised shared loads, pending
+    cp.async bytes) add their checks to the code; off, they cost nothing."""
+    program = generate(kernel, bounds_check, check_shared)
     tm = _target_machine()
     module = llvm.parse_assembly(program.text)
     module.verify()
@@ -79,19 +115,23 @@ def compile_kernel(kernel: builtin.KernelOp, bounds_check: bool = True) -> Nativ
 
 
 # Compiled kernels by kernel op (the op kept alive with its entry, so its id is not reused).
-_CACHE: dict[tuple[int, bool], NativeKernel] = {}
+_CACHE: dict[tuple[int, bool, bool], NativeKernel] = {}
 
 
-def cached(kernel: builtin.KernelOp, bounds_check: bool = True) -> NativeKernel:
-    key = (id(kernel), bounds_check)
+def cached(
+    kernel: builtin.KernelOp, bounds_check: bool = True, check_shared: bool = True
+) -> NativeKernel:
+    key = (id(kernel), bounds_check, check_shared)
     found = _CACHE.get(key)
     if found is None or found.kernel is not kernel:
-        found = _CACHE[key] = compile_kernel(kernel, bounds_check)
+        found = _CACHE[key] = compile_kernel(kernel, bounds_check, check_shared)
     return found
 
 
 def _lanes(value: Any, t: Type) -> np.ndarray:
     """A scalar argument as the 32 lanes of its frame slot."""
+    if isinstance(t, FloatType) and t.kind == "bf16":  # the high half of the f32 bits
+        return np.full(LANES, np.float32(value).view(np.uint32) >> 16, dtype=np.uint16)
     if isinstance(t, FloatType):
         return np.full(
             LANES, value, dtype={"f16": np.float16, "f32": np.float32}.get(t.kind, np.float64)
@@ -116,10 +156,12 @@ def run_kernel(
     *,
     block: Sequence[int] | int | None = None,
     bounds_check: bool = True,
+    check_shared: bool = True,
     native: NativeKernel | None = None,
 ) -> None:
-    """Run `kernel` on `grid` CTAs natively (see the module docstring)."""
-    nk = native or cached(kernel, bounds_check)
+    """Run `kernel` on `grid` CTAs natively (see the module docstring); `native`, a
+    compiled kernel, overrides `bounds_check` and `check_shared` with its own."""
+    nk = native or cached(kernel, bounds_check, check_shared)
     prog = nk.program
     params = kernel.body.args
     bound_args = bind_arguments(kernel, args)
@@ -146,16 +188,25 @@ def run_kernel(
     dynamic = np.empty(attr.value if isinstance(attr, IntegerAttr) else 0, np.uint8)
     names.append("dynamic_shared")
     buffers = [*arrays, *shared, dynamic]
-    table = np.zeros((len(buffers), 2), dtype=np.int64)
+    table = np.zeros((len(buffers), 4), dtype=np.int64)
+    shadows: dict[int, checks.SharedShadow] = {}
     for k, b in enumerate(buffers):
-        table[k] = (b.ctypes.data if b.size else 0, b.size)
+        table[k, :2] = (b.ctypes.data if b.size else 0, b.size)
+        if k >= len(arrays) and prog.check_shared:
+            shadows[k] = checks.SharedShadow(b.size, prog.shadow_unit)
+            table[k, 2] = shadows[k].words.ctypes.data if b.size else 0
+    copies = AsyncCopies(buffers, shadows)
 
     frames = [_aligned_zeros(prog.frame_bytes) for _ in range(nwarps)]
     infos = np.zeros((nwarps, 16), dtype=np.int64)
     infos[:, 3:6] = block3
     infos[:, 6:9] = grid3
     infos[:, 9] = np.arange(nwarps)
-    err = np.zeros(8, dtype=np.int64)
+    infos[:, INFO_HOOK] = copies.address
+    if prog.check_shared:
+        infos[:, INFO_SHADOW] = shadow_check_address()
+    err = np.zeros(16, dtype=np.int64)
+    epoch = 1  # barrier intervals, numbered across CTAs (cutec.cpu.checks)
     p_table, p_err = table.ctypes.data, err.ctypes.data
     p_frames = [f.ctypes.data for f in frames]
     p_infos = [infos[w].ctypes.data for w in range(nwarps)]
@@ -166,25 +217,27 @@ def run_kernel(
                 for s in (*shared, dynamic):
                     s.fill(0xFF)
                 infos[:, 0:3] = (bx, by, bz)
+                infos[:, INFO_START] = epoch
+                if prog.uses_async:
+                    copies.reset(nwarps)
                 for f in frames:
                     f[: prog.frame_bytes] = frame0  # state 0 and the arguments
-                running = list(range(nwarps))
-                while running:
-                    waiting, finished = [], []
-                    for w in running:
+                while True:
+                    infos[:, INFO_EPOCH] = epoch
+                    at = []
+                    for w in range(nwarps):
                         rc = fn(p_frames[w], p_table, p_infos[w], p_err)
                         if rc == 2:
+                            if err[4] == ERR_HOOK and copies.error is not None:
+                                raise copies.error
                             raise _error(prog, err, w, (bx, by, bz), block3, names, buffers)
-                        (waiting if rc == 1 else finished).append(w)
-                    if waiting and finished:
-                        state = int(frames[waiting[0]][:4].view(np.int32)[0])
-                        op = prog.barriers[state - 1]
-                        raise InterpreterError(
-                            f"{_where(op)}divergent barrier in block {(bx, by, bz)}: warp "
-                            f"{finished[0]} (threads {finished[0] * LANES}..) finished while "
-                            f"warp {waiting[0]} waits at this barrier"
-                        )
-                    running = waiting
+                        state = int(frames[w][:4].view(np.int32)[0])
+                        at.append(prog.barriers[state - 1] if rc == 1 else None)
+                    if err[12]:  # no race this interval: the uninitialised load is wrong
+                        raise _uninit(prog, err, (bx, by, bz), block3, names)
+                    epoch += 1
+                    if not checks.barrier_round(at, nthreads, (bx, by, bz)):
+                        break
 
 
 def _where(op: Any) -> str:
@@ -192,8 +245,17 @@ def _where(op: Any) -> str:
     return f"{loc}: " if loc is not None else ""
 
 
-def _tid(linear: int, block: Dim3) -> Dim3:
-    return (linear % block[0], linear // block[0] % block[1], linear // (block[0] * block[1]))
+_tid = checks.tid3
+
+
+def _uninit(prog: WarpProgram, err: np.ndarray, block_id: Dim3, block: Dim3, names: list[str]
+            ) -> AccessError:  # fmt: skip
+    """The first load of an unwritten shared byte (err[12..15]: op + 1, thread, buffer,
+    byte)."""
+    op_plus, linear, buf, byte = (int(x) for x in err[12:16])
+    op = prog.ops[op_plus - 1]
+    message = checks.shared_message(checks.UNINIT, checks.LOAD, byte, names[buf], 0, block)
+    return AccessError(message, op, _tid(linear, block), block_id)
 
 
 def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block: Dim3,
@@ -202,10 +264,13 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
     op = prog.ops[index]
     tid = _tid(warp * LANES + lane, block)
     if kind == ERR_BARRIER:
-        return InterpreterError(
-            f"{_where(op)}divergent barrier: thread {tid} of block {block_id} does not "
-            "reach it while other threads of its warp do"
-        )
+        return checks.divergent_barrier(op, tid, block_id)
+    if kind == ERR_SHARED:
+        code, other, access = (int(x) for x in err[6:9])
+        message = checks.shared_message(code, access, off, names[buf], other, block)
+        return AccessError(message, op, tid, block_id)
+    if kind == ERR_SRC_SIZE:
+        return AccessError(f"src-size {off} is outside 0..{nbytes}", op, tid, block_id)
     if kind == ERR_DIVIDE:
         return InterpreterError(f"{_where(op)}{op.name}: division by zero in thread {tid} of "
                                 f"block {block_id}")  # fmt: skip

@@ -17,10 +17,14 @@ backend's: slow, simple and strict.
 * **Threads.** Each thread is a Python generator over the kernel body that
   yields at ``gpu.barrier``; a CTA's threads run round-robin from barrier to
   barrier, so every write before a barrier is seen by every read after it.
-  Two threads touching one shared byte between two barriers, one of them
-  writing, is a race (an `AccessError`; ``check_races=False`` lets the run go
-  on, and a missing barrier then shows as a wrong result). A thread that
-  finishes while others wait at a barrier is reported (a divergent barrier).
+  With ``check_shared`` (the default) shared memory is checked as in
+  `cutec.cpu.checks`: two threads touching one shared byte between two
+  barriers, one of them writing (a race), a load of a byte not written in this
+  CTA, and an access of a cp.async destination before its wait are each an
+  `AccessError` (``check_shared=False`` lets the run go on: a missing barrier
+  then shows as a wrong result). A warp whose threads stop at different
+  barriers, and warps that wait at a barrier others never reach, are reported
+  (a divergent barrier, a deadlock naming who waits on what).
 * **Values.** Integers are Python ints in the stored (two's-complement)
   form, floats Python floats rounded to their type: arith ops are evaluated
   by their own folders (`Operation.fold`), so the interpreter has the
@@ -31,8 +35,9 @@ backend's: slow, simple and strict.
   ``rsqrt.approx.f32``) differ from within their bounds (docs/language.md,
   *Fragment arithmetic*); compare those with a tolerance.
 * **cp.async.** A copy reads its source when issued and lands in shared
-  memory when a ``cp_async_wait`` covers its group (reading the destination
-  earlier sees the old bytes, as on the hardware it may).
+  memory when a ``cp_async_wait`` covers its group; until then its destination
+  holds 0xFF bytes (NaN, or -1 as integers), so a missing or misplaced wait
+  shows in the results even with the checks off.
 * **Trace.** With ``trace=True`` every access is recorded as an `Access`
   (block, thread, op, load/store, buffer, byte offset, bytes).
 
@@ -53,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from cutec.cpu import checks
 from cutec.cpu.collective import run_warp_atom, warp_threads
 from cutec.cpu.reference_memory import (
     Access,
@@ -125,22 +131,24 @@ def run_kernel(
     *,
     block: Sequence[int] | int | None = None,
     trace: bool = False,
-    check_races: bool = True,
+    check_shared: bool = True,
 ) -> Run:
     """Run `kernel` on every thread of `grid` CTAs; pointer arguments are numpy arrays
     (updated in place), the others Python numbers. `args` is in argument order or by
     argument name. The CTA shape is `block`, else the kernel's ``reqntid``/``maxntid``.
-    With `check_races`, two threads touching one shared byte between two barriers, one
-    of them writing, is an `AccessError`."""
+    With `check_shared`, shared-memory races, loads of unwritten shared bytes and
+    accesses of cp.async destinations before their wait are `AccessError`s."""
     bound = bind_arguments(kernel, args)
     run = Run()
     grid3, block3 = dim3(grid), block_dim(kernel, block)
+    epoch = 1  # barrier intervals are numbered across CTAs (cutec.cpu.checks)
     for bz in range(grid3[2]):
         for by in range(grid3[1]):
             for bx in range(grid3[0]):
                 cta = _Cta(kernel, (bx, by, bz), grid3, block3, run if trace else None)
-                cta.check_races = check_races
+                cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
                 cta.run(bound)
+                epoch = cta.epoch + 1
     return run
 
 
@@ -158,33 +166,35 @@ class _Cta:
         self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
-        self.check_races = True
-        # Shared bytes touched since the last barrier: (buffer, byte) -> [writer, readers].
-        self.phase: dict[tuple[int, int], list[Any]] = {}
-        self.warp_ops: dict[Operation, bool] = {}
+        self.check_shared = True
+        self.epoch = self.start = 1  # this barrier interval, the CTA's first
+        self.shadows: dict[int, checks.SharedShadow] = {}  # id(buffer) -> its shadow
+        self.uninit: AccessError | None = None  # the first load of an unwritten byte
+        self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
 
     def note_shared(
-        self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: str
+        self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: int
     ) -> None:
-        """Record an access of shared bytes; raise on a race with another thread."""
-        tid = t.tid
-        for byte in range(first, first + n):
-            entry = self.phase.setdefault((id(buf), byte), [None, set()])
-            writer, readers = entry
-            other = writer if writer not in (None, tid) else None
-            if other is None and kind == "store":
-                other = next((r for r in readers if r != tid), None)
-            if other is not None:
-                raise t.error(
-                    op,
-                    f"shared-memory race on byte {byte} of {buf.name}: {kind} by this thread, "
-                    f"{'store' if other == writer else 'load'} by thread {other}, "
-                    "no barrier between",
-                )
-            if kind == "store":
-                entry[0] = tid
-            else:
-                readers.add(tid)
+        """Check and record an access of shared bytes (`checks.LOAD` ...)."""
+        shadow = self.shadows.get(id(buf))
+        if shadow is None:
+            shadow = self.shadows[id(buf)] = checks.SharedShadow(buf.size)
+        b = self.block
+        linear = t.tid[0] + b[0] * (t.tid[1] + b[1] * t.tid[2])
+        failed = shadow.access(first, n, linear, kind, self.epoch, self.start)
+        if shadow.uninit is not None and self.uninit is None:
+            message = checks.shared_message(checks.UNINIT, kind, shadow.uninit, buf.name, 0, b)
+            self.uninit = t.error(op, message)
+        if failed is not None:
+            code, byte, other = failed
+            raise t.error(op, checks.shared_message(code, kind, byte, buf.name, other, b))
+
+    def land(self, buf: Buffer, first: int, data: np.ndarray) -> None:
+        """A cp.async's bytes land in shared memory."""
+        buf.data[first : first + data.size] = data
+        shadow = self.shadows.get(id(buf))
+        if shadow is not None:
+            shadow.land(first, data.size)
 
     def shared_buffer(self, op: Operation, nbytes: int, name: str) -> Buffer:
         key = None if isinstance(op, thread.DynamicSharedOp) else op
@@ -207,57 +217,45 @@ class _Cta:
         threads = [
             _Thread(self, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)
         ]
-        gens = {t.tid: t.start(arguments) for t in threads}
-        at: dict[Dim3, Operation] = {}  # where each stopped thread waits
-        finished: set[Dim3] = set()
-        runnable = threads
+        gens = [t.start(arguments) for t in threads]
+        at: list[Operation | None] = [None] * len(threads)  # where each thread waits
+        runnable = range(len(threads))
         while True:
-            for t in runnable:
+            for i in runnable:
                 try:
-                    at[t.tid] = next(gens[t.tid])
+                    at[i] = next(gens[i])
                 except StopIteration:
-                    finished.add(t.tid)
-            runnable = self._meet_warps(threads, at, finished)
-            if runnable:
+                    at[i] = None  # finished
+            # A warp whose lanes all wait at one warp-collective atom runs it and goes on;
+            # lanes of one warp stopped at different places are divergent.
+            ran: list[int] = []
+            warps: list[Operation | None] = []
+            for w in range(0, len(at), checks.WARP):
+                mine = at[w : w + checks.WARP]
+                first = next((op for op in mine if op is not None), None)
+                if first is not None and any(op is not first for op in mine):
+                    k = next(k for k, op in enumerate(mine) if op is not first)
+                    if first.name != "gpu.barrier":
+                        raise InterpreterError(
+                            f"divergent warp-collective {first.name} in block {self.block_id}:"
+                            f" thread {threads[w + k].tid} does not reach it while other "
+                            "lanes of its warp wait at it"
+                        )
+                    raise checks.divergent_barrier(first, threads[w + k].tid, self.block_id)
+                if first is not None and first.name != "gpu.barrier":
+                    assert isinstance(first, thread.AtomOp)
+                    run_warp_atom(first, threads[w : w + checks.WARP])
+                    ran += range(w, w + len(mine))
+                warps.append(first)
+            if ran:
+                runnable = ran
                 continue
-            if not at:
+            if self.uninit is not None:  # no race this interval: the load itself is wrong
+                raise self.uninit
+            if not checks.barrier_round(warps, len(threads), self.block_id):
                 return
-            stuck = next(
-                (t for t in threads if t.tid in at and at[t.tid].name != "gpu.barrier"), None
-            )
-            if stuck is not None:
-                op = at[stuck.tid]
-                raise InterpreterError(
-                    f"divergent warp-collective {op.name} in block {self.block_id}: thread "
-                    f"{stuck.tid} waits at it while a lane of its warp does not arrive"
-                )
-            if finished:
-                t = next(t for t in threads if t.tid in finished)
-                raise InterpreterError(
-                    f"divergent barrier in block {self.block_id}: thread {t.tid} finished "
-                    f"while {len(at)} threads wait at a barrier"
-                )
-            self.phase.clear()  # every thread has reached the barrier
-            runnable = [t for t in threads if t.tid in at]
-            at.clear()
-
-    def _meet_warps(
-        self, threads: list[_Thread], at: dict[Dim3, Operation], finished: set[Dim3]
-    ) -> list[_Thread]:
-        """Run each warp-collective atom whose warp's lanes all wait at it; its lanes go on."""
-        go: list[_Thread] = []
-        for w in range(0, len(threads), 32):
-            lanes = threads[w : w + 32]
-            ops = {id(at.get(t.tid)) for t in lanes}
-            op = at.get(lanes[0].tid)
-            if len(ops) != 1 or op is None or op.name == "gpu.barrier":
-                continue
-            assert isinstance(op, thread.AtomOp)
-            run_warp_atom(op, lanes)
-            for t in lanes:
-                del at[t.tid]
-            go += lanes
-        return go
+            self.epoch += 1  # every thread has passed the barrier
+            runnable = [i for i, op in enumerate(at) if op is not None]
 
 
 # Handlers: op class -> method name of _Thread (region ops and barriers are apart).
@@ -449,7 +447,9 @@ class _Thread:
     def error(self, op: Operation, message: str) -> AccessError:
         return AccessError(message, op, self.tid, self.cta.block_id)
 
-    def _check(self, op: Operation, p: Pointer, nbytes: int, kind: str) -> None:
+    def _check(
+        self, op: Operation, p: Pointer, nbytes: int, kind: str, cp_async: bool = False
+    ) -> None:
         buf = p.buffer
         if p.space is not AddressSpace.GENERIC and not buf.space.aliases(p.space):
             raise self.error(
@@ -465,8 +465,9 @@ class _Thread:
             raise self.error(
                 op, f"misaligned {kind} of {nbytes} bytes at byte offset {p.offset} of {buf.name}"
             )
-        if self.cta.check_races and buf.space is AddressSpace.SHARED:
-            self.cta.note_shared(self, op, buf, p.offset, nbytes, kind)
+        if self.cta.check_shared and buf.space is AddressSpace.SHARED:
+            code = checks.ASYNC if cp_async else checks.LOAD if kind == "load" else checks.STORE
+            self.cta.note_shared(self, op, buf, p.offset, nbytes, code)
         if self.cta.record is not None:
             access = Access(self.cta.block_id, self.tid, op, kind, buf.name, p.offset, nbytes)
             self.cta.record.trace.append(access)
@@ -530,7 +531,8 @@ class _Thread:
         if size:
             self._check(op, src, nbytes, "load")  # the source must be aligned to cp-size
             data[:size] = src.buffer.data[src.offset : src.offset + size]
-        self._check(op, dst, nbytes, "store")
+        self._check(op, dst, nbytes, "store", cp_async=True)
+        dst.buffer.data[dst.offset : dst.offset + nbytes] = 0xFF  # pending: NaN until the wait
         self.uncommitted.append((dst, data))
         self.env[op.token] = None
 
@@ -544,7 +546,7 @@ class _Thread:
     def cp_async_wait(self, op: thread.CpAsyncWaitOp) -> None:
         while len(self.groups) > op.pending.value:
             for dst, data in self.groups.pop(0):
-                dst.buffer.data[dst.offset : dst.offset + data.size] = data
+                self.cta.land(dst.buffer, dst.offset, data)
 
     # ------------------------------------------------------------ atoms
     @_handles(thread.AtomOp)

@@ -61,6 +61,8 @@ def jit(
     arch: str | None = None,
     device: str | int | None = None,
     specialize: bool | list[str] | tuple[str, ...] = True,
+    bounds_check: bool = True,
+    check_shared: bool = True,
     **static_params: Any,
 ) -> Kernel:
     """A launchable kernel of a `.cute` file (a path) or of `.cute` source text.
@@ -70,13 +72,19 @@ def jit(
     default the present GPU's: sm_90a on Hopper, sm_80 on Ampere);
     `device` a GPU ordinal or ``"cpu"``; `specialize` False (or the names not
     to specialise on, as Triton's ``do_not_specialize``) turns specialisation off.
+    On the CPU, `bounds_check` (global and shared accesses) and `check_shared`
+    (shared-memory races, uninitialised shared loads, cp.async destinations read
+    before their wait) may be turned off for speed (docs/cpu-backend.md).
     """
     src = _source(source)
     spec = tuple(specialize) if isinstance(specialize, list | tuple) else specialize
-    key = (src, kernel, repr(sorted(static_params.items())), arch, device, spec)
+    checks = (bounds_check, check_shared)
+    key = (src, kernel, repr(sorted(static_params.items())), arch, device, spec, checks)
     found = _KERNELS.get(key)
     if found is None:
-        found = _KERNELS[key] = Kernel(src, kernel, static_params, arch, device, specialize)
+        found = Kernel(src, kernel, static_params, arch, device, specialize)
+        found.bounds_check, found.check_shared = checks
+        _KERNELS[key] = found
     return found
 
 
@@ -140,6 +148,8 @@ class Kernel:
         self._last: _Compiled | None = None
         # On the CPU: "native", or "reference (<what the backend cannot run>)".
         self.cpu_backend: str | None = None
+        self.bounds_check = True  # the CPU backend's checks (jit's arguments)
+        self.check_shared = True
 
     # ------------------------------------------------------------------ launch
     def __call__(self, *args: Any, **kwargs: Any) -> None:
@@ -355,7 +365,7 @@ class Kernel:
             args.append(arrays[name] if kind == "ptr" else host_scalar(kind, value))
         if compiled.runner is None:
             try:
-                compiled.runner = native.compile_kernel(op)
+                compiled.runner = native.compile_kernel(op, self.bounds_check, self.check_shared)
                 self.cpu_backend = "native"
             except native.Unsupported as e:
                 compiled.runner = "reference"
@@ -364,7 +374,7 @@ class Kernel:
         if isinstance(compiled.runner, native.NativeKernel):
             native.run_kernel(op, grid, args, block=block, native=compiled.runner)
         else:
-            run_kernel(op, grid, args, block=block)
+            run_kernel(op, grid, args, block=block, check_shared=self.check_shared)
 
     # ------------------------------------------------------------------ inspect
     @property

@@ -169,3 +169,84 @@ def test_elementwise_example() -> None:
     want = 0.5 * x.astype(np.float64) + y
     assert np.linalg.norm(got["z"] - want) / np.linalg.norm(want) < 1e-6
     _same_bits(ref, got)
+
+
+BF16 = "!gpu.ptr<bf16, global>"
+F32 = "!gpu.ptr<f32, global>"
+F64 = "!gpu.ptr<f64, global>"
+BF16_OPS = f"""
+module {{
+  kernel @bf(%x: {BF16}, %y: {BF16}, %w: {F32}, %v: {F64}, %out: {BF16}, %oi: !gpu.ptr<i32, global>,
+             %a: bf16) attributes {{reqntid = array<i32: 64, 1, 1>}} {{
+    %t = gpu.thread_id x : index
+    %c8 = arith.constant 8 : index
+    %base = arith.muli %t, %c8 : index
+    %px = thread.ptr_add %x, %t : {BF16}, index
+    %py = thread.ptr_add %y, %t : {BF16}, index
+    %pw = thread.ptr_add %w, %t : {F32}, index
+    %pv = thread.ptr_add %v, %t : {F64}, index
+    %xv = thread.load %px : {BF16} -> bf16
+    %yv = thread.load %py : {BF16} -> bf16
+    %wv = thread.load %pw : {F32} -> f32
+    %vv = thread.load %pv : {F64} -> f64
+    %s = arith.addf %xv, %yv : bf16
+    %m = arith.mulf %xv, %a : bf16
+    %d = arith.divf %xv, %yv : bf16
+    %f = arith.fma %xv, %yv, %s : bf16
+    %tw = arith.truncf %wv : f32 to bf16
+    %tv = arith.truncf %vv : f64 to bf16
+    %e = math.exp %xv : bf16
+    %lt = arith.cmpf olt, %xv, %yv : bf16
+    %mx = arith.select %lt, %yv, %xv : bf16
+    %lim = arith.constant 1000.0 : bf16
+    %nlim = arith.constant -1000.0 : bf16
+    %lo = arith.maximumf %xv, %nlim : bf16
+    %cl = arith.minimumf %lo, %lim : bf16
+    %ti = arith.fptosi %cl : bf16 to i32
+    %fi = arith.sitofp %ti : i32 to bf16
+    %c1 = arith.constant 1.5 : bf16
+    %g = arith.subf %mx, %c1 : bf16
+    %u = arith.fma %yv, %g, %xv : bf16
+    %po = thread.ptr_add %out, %base : {BF16}, index
+    %all = thread.from_elements %s, %m, %d, %f : vector<4xbf16>
+    thread.store %all, %po : vector<4xbf16>, {BF16}
+    %c4 = arith.constant 4 : index
+    %po2 = thread.ptr_add %po, %c4 : {BF16}, index
+    %all2 = thread.from_elements %tw, %tv, %e, %u : vector<4xbf16>
+    thread.store %all2, %po2 : vector<4xbf16>, {BF16}
+    %fw = arith.extf %fi : bf16 to f32
+    %back = arith.fptosi %fw : f32 to i32
+    %sum = arith.addi %ti, %back : i32
+    %pi = thread.ptr_add %oi, %t : !gpu.ptr<i32, global>, index
+    thread.store %sum, %pi : i32, !gpu.ptr<i32, global>
+    return
+  }}
+}}
+"""
+
+
+def test_bf16_values_give_the_reference_bits() -> None:
+    """bf16 arithmetic (through f32, fma through f64), conversions from f32 and f64 (as
+    ml-dtypes rounds: ties to even, overflow to inf, subnormals), compares, casts."""
+    import ml_dtypes
+
+    k = _kernel(BF16_OPS)
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        scale = 10.0 ** rng.integers(-30, 30, 64)
+        w = (rng.standard_normal(64) * 10.0 ** rng.integers(-40, 38, 64)).astype(np.float32)
+        tie = np.array([0x7F7F8000], np.uint32).view(np.float32)[0]  # max bf16 + half an ulp
+        w[:6] = [1 + 2**-8, 1 + 3 * 2**-8, tie, 1e-40, -0.0, -(1 + 2**-8)]
+        v = rng.standard_normal(64) * 10.0 ** rng.integers(-45, 39, 64)
+        v[:3] = [1 + 2**-8 + 2**-40, 3.39e38, 1e-45]  # the first: f32 rounds onto the tie
+        args = {
+            "x": (rng.standard_normal(64) * scale).astype(ml_dtypes.bfloat16),
+            "y": (rng.standard_normal(64) * scale[::-1]).astype(ml_dtypes.bfloat16),
+            "w": w, "v": v, "out": np.zeros(512, ml_dtypes.bfloat16),
+            "oi": np.zeros(64, np.int32), "a": 0.3,
+        }  # fmt: skip
+        ref, got = _both(k, 1, args)
+        _same_bits(ref, got)
+        tw = got["out"].reshape(64, 8)[:6, 4].astype(np.float32)
+        assert tw.tolist()[:3] == [1.0, 1 + 2**-6, np.inf] and tw[4] == 0 and tw[5] == -1.0
+        assert got["out"].reshape(64, 8)[0, 5] == 1.0  # ml-dtypes: through f32, onto the tie

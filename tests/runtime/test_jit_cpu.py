@@ -356,18 +356,29 @@ def test_scalar_conversions() -> None:
         launcher.scalar_value(errors, "x", "f32", True)
 
 
-def test_cpu_kernels_run_natively_or_fall_back() -> None:
+def test_cpu_kernels_run_natively_or_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cutec.cpu import native
+
     k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
     s = _col_major(64, 32, np.random.default_rng(5))
     d = np.full((32, 64), np.nan, np.float32, order="F")
     k(s, d)
     assert np.array_equal(d, s.T) and k.cpu_backend == "native"
-    staged = rt.jit(CP_ASYNC, device="cpu")
+    staged = rt.jit(CP_ASYNC, device="cpu")  # cp.async, natively
     s = _col_major(36, 10, np.random.default_rng(6))
     d = np.full((36, 10), np.nan, np.float32, order="F")
     staged(s, d)
-    assert np.array_equal(d, s)
-    assert staged.cpu_backend == "reference (op thread.cp_async)"
+    assert np.array_equal(d, s) and staged.cpu_backend == "native"
+
+    def unsupported(*args: object, **kwargs: object) -> None:
+        raise native.Unsupported("op test.op")
+
+    monkeypatch.setattr(native, "compile_kernel", unsupported)
+    k = rt.jit(EXAMPLES / "transpose.cute", device="cpu", B=32)  # a new kernel object
+    s = _col_major(64, 32, np.random.default_rng(7))
+    d = np.full((32, 64), np.nan, np.float32, order="F")
+    k(s, d)
+    assert np.array_equal(d, s.T) and k.cpu_backend == "reference (op test.op)"
 
 
 def test_the_c_launch_builds(tmp_path: Path) -> None:

@@ -1,0 +1,349 @@
+"""Checks the GPU does not give, shared by the interpreter and the native backend.
+
+* **Shared memory** (`SharedShadow`, and `SHADOW_CHECK_LLVM` for the warp code):
+  every byte of a CTA's shared memory has a shadow of two words,
+
+      W = epoch << 32 | pending << 31 | writer + 1      (0: never written)
+      R = epoch << 32 | reader + 1 (or MANY)            (0: never read)
+
+  where the *epoch* numbers barrier intervals (it grows by one each time a CTA's
+  threads all pass a barrier, and never goes back across CTAs, so the shadow
+  needs no clearing: a byte whose W epoch is below the CTA's first epoch was not
+  written in this CTA) and writer / reader are linear thread indices. In one
+  interval a byte keeps its last writer and its reader (MANY once two threads
+  read it); an access conflicts when another thread wrote the byte in this
+  interval, or, for a store, another thread read it. A load of a byte not
+  written in this CTA is noted (the first one) and reported when the interval
+  ends, unless a race is found first: a read before another thread's write in
+  the same interval is a race, which is the better report of a missing barrier.
+  Because every access is checked against the record the earlier ones left,
+  which access comes first does not matter: lanes of one warp are checked one
+  after another, so two lanes touching one byte in one op are caught too (lanes
+  are unordered between barriers, as under independent thread scheduling). A
+  cp.async marks its destination *pending* until the wait that lands it:
+  reading or writing a pending byte is an error (a missing or misplaced
+  ``cp_async_wait``). The native backend keeps one shadow entry per *unit* of
+  bytes that every shared access covers whole (cutec.cpu.codegen), which
+  records exactly what one entry per byte would.
+* **Barriers** (`barrier_round`): after each round in which every warp ran to a
+  barrier or to its end, either all wait at one barrier (the next round starts),
+  all have finished, or the kernel is stuck: a warp whose threads wait at
+  different places (a divergent barrier), or warps that wait while others
+  finished or wait elsewhere (a deadlock, reported as who waits on what).
+
+Both backends report through these functions, so their messages are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cutec.cpu.reference_memory import InterpreterError
+from cutec.ir.core import Operation
+
+Dim3 = tuple[int, int, int]
+
+WARP = 32
+PENDING = 1 << 31
+MANY = 0x7FFFFFFF  # a reader field: two or more threads read the byte
+TID_MASK = 0x7FFFFFFF
+
+# Shadow access kinds and failure codes (the warp code's helper returns them too).
+LOAD, STORE, ASYNC = 0, 1, 2
+UNINIT, PENDING_ACCESS, RACE_WRITER, RACE_READER = 1, 2, 3, 4
+
+_KIND_NAMES = {LOAD: "load", STORE: "store", ASYNC: "cp.async store"}
+
+
+def tid3(linear: int, block: Dim3) -> Dim3:
+    """(x, y, z) of a linear thread index x + bx * (y + by * z)."""
+    return (linear % block[0], linear // block[0] % block[1], linear // (block[0] * block[1]))
+
+
+def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, block: Dim3) -> str:
+    """The report of a failed shared-memory check (`other`: the W or R field's thread + 1)."""
+    what = _KIND_NAMES[kind]
+    if code == UNINIT:
+        return (
+            f"load of uninitialised shared memory: byte {byte} of {buffer} was not written "
+            "in this block"
+        )
+    if code == PENDING_ACCESS:
+        return (
+            f"{what} of byte {byte} of {buffer}, which a cp.async of thread "
+            f"{tid3(other - 1, block)} writes, before a cp.async wait lands it"
+        )
+    if code == RACE_READER and other == MANY:
+        by = "loads by other threads"
+    else:
+        by = f"{'store' if code == RACE_WRITER else 'load'} by thread {tid3(other - 1, block)}"
+    return (
+        f"shared-memory race on byte {byte} of {buffer}: {what} by this thread, {by}, "
+        "no barrier between"
+    )
+
+
+class SharedShadow:
+    """The shadow words of one shared buffer: an (n, 2) int64 array, W then R per byte.
+
+    The interpreter calls `access`; the warp code reads and writes the same array
+    through `SHADOW_CHECK_LLVM`, and the native runner lands cp.async copies
+    with `land`."""
+
+    def __init__(self, nbytes: int, unit: int = 1) -> None:
+        self.unit = unit  # bytes per shadow entry (the native backend's, cutec.cpu.codegen)
+        self.words = np.zeros((-(-nbytes // unit), 2), dtype=np.int64)
+        self.uninit: int | None = None  # the byte of the last access's uninitialised load
+
+    def access(self, first: int, n: int, tid: int, kind: int, epoch: int, start: int
+               ) -> tuple[int, int, int] | None:  # fmt: skip
+        """Check and record thread `tid`'s access of bytes first..first+n-1 (a shadow of
+        one entry per byte, the interpreter's) in interval
+        `epoch` of a CTA whose first interval is `start`; the first failure as (code,
+        byte, other thread + 1), or None. A load of an unwritten byte is no failure
+        here: `uninit` says its byte (the caller reports it when the interval ends)."""
+        me = tid + 1
+        self.uninit = None
+        rows = self.words[first : first + n]
+        stamp = epoch << 32
+        for k, (w, r) in enumerate(rows.tolist()):
+            w_epoch, writer = w >> 32, w & TID_MASK
+            r_epoch, reader = r >> 32, r & 0xFFFFFFFF
+            if kind == LOAD and w_epoch < start and self.uninit is None:
+                self.uninit = first + k
+            if w & PENDING:
+                return PENDING_ACCESS, first + k, writer
+            if w_epoch == epoch and writer != me:
+                return RACE_WRITER, first + k, writer
+            if kind == LOAD:
+                if r_epoch != epoch:
+                    rows[k, 1] = stamp | me
+                elif reader != me:
+                    rows[k, 1] = stamp | MANY
+                continue
+            if r_epoch == epoch and reader != me:
+                return RACE_READER, first + k, reader
+            rows[k, 0] = stamp | (PENDING if kind == ASYNC else 0) | me
+        return None
+
+    def land(self, first: int, n: int) -> None:
+        """A cp.async's bytes have landed: no longer pending."""
+        self.words[first // self.unit : -(-(first + n) // self.unit), 0] &= ~PENDING
+
+
+# The warp code's shadow check: lanes in order, each lane's bytes in order, as
+# `SharedShadow.access`. %lanes: four rows of 32 i64: the live mask (0 or 1), each
+# lane's shadow base (0: not shared memory), byte offset and buffer id; %info: the
+# warp's (its index, the interval, the CTA's first); %shift: log2 of the bytes per
+# shadow entry (each access covers whole entries; `cutec.cpu.codegen` picks the unit).
+# Compiled once per process at -O2 (`cutec.cpu.native.shadow_check_address`) and
+# called by the warp code, which is compiled at -O0. Returns the failing lane, with
+# err[0..8] = (op, lane, buffer, byte, ERR_SHARED, bytes, code, other, kind), or -1;
+# the first uninitialised load of the run is noted in err[12..15] (op + 1, thread,
+# buffer, byte).
+SHADOW_CHECK_LLVM = """
+define i32 @shadow_check(ptr noalias %lanes, i64 %n, ptr noalias %info, i64 %kind,
+                         ptr noalias %err, i64 %opidx, i64 %shift) {
+entry:
+  %pwarp = getelementptr i64, ptr %info, i64 9
+  %warp = load i64, ptr %pwarp
+  %tid0 = mul i64 %warp, 32
+  %pepoch = getelementptr i64, ptr %info, i64 10
+  %epoch = load i64, ptr %pepoch
+  %pstart = getelementptr i64, ptr %info, i64 11
+  %start = load i64, ptr %pstart
+  %stamp = shl i64 %epoch, 32
+  %isload = icmp eq i64 %kind, 0
+  %isasync = icmp eq i64 %kind, 2
+  %pend = select i1 %isasync, i64 2147483648, i64 0
+  %units = lshr i64 %n, %shift
+  br label %lane
+lane:
+  %l = phi i32 [0, %entry], [%l1, %next]
+  %more = icmp ult i32 %l, 32
+  br i1 %more, label %body, label %done
+body:
+  %l64 = zext i32 %l to i64
+  %pm = getelementptr i64, ptr %lanes, i64 %l64
+  %pbase = getelementptr i64, ptr %pm, i64 32
+  %poff = getelementptr i64, ptr %pm, i64 64
+  %pid = getelementptr i64, ptr %pm, i64 96
+  %mi = load i64, ptr %pm
+  %base = load i64, ptr %pbase
+  %m = icmp ne i64 %mi, 0
+  %hasbase = icmp ne i64 %base, 0
+  %go = and i1 %m, %hasbase
+  br i1 %go, label %bytes0, label %next
+bytes0:
+  %ob = load i64, ptr %poff
+  %o = ashr i64 %ob, %shift
+  %t0 = add i64 %tid0, %l64
+  %me = add i64 %t0, 1
+  br label %byte
+byte:
+  %b = phi i64 [0, %bytes0], [%b1, %bytenext]
+  %bmore = icmp ult i64 %b, %units
+  br i1 %bmore, label %check, label %next
+check:
+  %unit = add i64 %o, %b
+  %idx = shl i64 %unit, %shift
+  %wi = mul i64 %unit, 2
+  %basep = inttoptr i64 %base to ptr
+  %pwr = getelementptr i64, ptr %basep, i64 %wi
+  %prr = getelementptr i64, ptr %pwr, i64 1
+  %w = load i64, ptr %pwr
+  %r = load i64, ptr %prr
+  %we = lshr i64 %w, 32
+  %wt = and i64 %w, 2147483647
+  %wp = and i64 %w, 2147483648
+  %re = lshr i64 %r, 32
+  %rt = and i64 %r, 4294967295
+  %old = icmp ult i64 %we, %start
+  %uninit = and i1 %isload, %old
+  br i1 %uninit, label %note_uninit, label %c1
+note_uninit:
+  %e8 = getelementptr i64, ptr %err, i64 12
+  %noted = load i64, ptr %e8
+  %first = icmp eq i64 %noted, 0
+  br i1 %first, label %note, label %c1
+note:
+  %op1 = add i64 %opidx, 1
+  store i64 %op1, ptr %e8
+  %e9 = getelementptr i64, ptr %err, i64 13
+  store i64 %t0, ptr %e9
+  %e10 = getelementptr i64, ptr %err, i64 14
+  %bufid = load i64, ptr %pid
+  store i64 %bufid, ptr %e10
+  %e11 = getelementptr i64, ptr %err, i64 15
+  store i64 %idx, ptr %e11
+  br label %c1
+c1:
+  %ispend = icmp ne i64 %wp, 0
+  br i1 %ispend, label %fail_pending, label %c2
+c2:
+  %wnow = icmp eq i64 %we, %epoch
+  %wother = icmp ne i64 %wt, %me
+  %wrace = and i1 %wnow, %wother
+  br i1 %wrace, label %fail_writer, label %c3
+c3:
+  br i1 %isload, label %rec_load, label %c4
+rec_load:
+  %rnow = icmp eq i64 %re, %epoch
+  %rsame = icmp eq i64 %rt, %me
+  %mine = or i64 %stamp, %me
+  %many = or i64 %stamp, 2147483647
+  %keep = and i1 %rnow, %rsame
+  %r2 = select i1 %rnow, i64 %many, i64 %mine
+  %r3 = select i1 %keep, i64 %r, i64 %r2
+  store i64 %r3, ptr %prr
+  br label %bytenext
+c4:
+  %rnow4 = icmp eq i64 %re, %epoch
+  %rother = icmp ne i64 %rt, %me
+  %rrace = and i1 %rnow4, %rother
+  br i1 %rrace, label %fail_reader, label %rec_store
+rec_store:
+  %w1 = or i64 %stamp, %pend
+  %w2 = or i64 %w1, %me
+  store i64 %w2, ptr %pwr
+  br label %bytenext
+bytenext:
+  %b1 = add i64 %b, 1
+  br label %byte
+next:
+  %l1 = add i32 %l, 1
+  br label %lane
+done:
+  ret i32 -1
+fail_pending:
+  br label %fail
+fail_writer:
+  br label %fail
+fail_reader:
+  br label %fail
+fail:
+  %code = phi i64 [2, %fail_pending], [3, %fail_writer], [4, %fail_reader]
+  %other = phi i64 [%wt, %fail_pending], [%wt, %fail_writer], [%rt, %fail_reader]
+  store i64 %opidx, ptr %err
+  %e1 = getelementptr i64, ptr %err, i64 1
+  store i64 %l64, ptr %e1
+  %e2 = getelementptr i64, ptr %err, i64 2
+  %failbuf = load i64, ptr %pid
+  store i64 %failbuf, ptr %e2
+  %e3 = getelementptr i64, ptr %err, i64 3
+  store i64 %idx, ptr %e3
+  %e4 = getelementptr i64, ptr %err, i64 4
+  store i64 5, ptr %e4
+  %e5 = getelementptr i64, ptr %err, i64 5
+  store i64 %n, ptr %e5
+  %e6 = getelementptr i64, ptr %err, i64 6
+  store i64 %code, ptr %e6
+  %e7 = getelementptr i64, ptr %err, i64 7
+  store i64 %other, ptr %e7
+  %f8 = getelementptr i64, ptr %err, i64 8
+  store i64 %kind, ptr %f8
+  ret i32 %l
+}
+"""
+
+
+# --------------------------------------------------------------------------- barriers
+def _where(op: Operation) -> str:
+    loc = op.location or op.parsed_at
+    return f"{loc}: " if loc is not None else ""
+
+
+def _at(op: Operation) -> str:
+    loc = op.location or op.parsed_at
+    return f"the barrier at {loc}" if loc is not None else "a barrier"
+
+
+def _threads(warps: list[int], nthreads: int) -> str:
+    first, last = warps[0] * WARP, min((warps[-1] + 1) * WARP, nthreads) - 1
+    name = f"warp {warps[0]}" if len(warps) == 1 else f"warps {warps[0]}-{warps[-1]}"
+    return f"{name} (threads {first}..{last})"
+
+
+def divergent_barrier(op: Operation, tid: Dim3, block_id: Dim3) -> InterpreterError:
+    return InterpreterError(
+        f"{_where(op)}divergent barrier: thread {tid} of block {block_id} does not reach it "
+        "while other threads of its warp do"
+    )
+
+
+def barrier_round(warps: Sequence[Operation | None], nthreads: int, block_id: Dim3) -> bool:
+    """After a round in which each warp ran to a barrier (its op) or its end (None):
+    True when all wait at one barrier, False when all finished; raises the deadlock
+    report (who waits on what) otherwise."""
+    waiting = {op for op in warps if op is not None}
+    if not waiting:
+        return False
+    if len(waiting) == 1 and None not in warps:
+        return True
+    groups: list[tuple[Operation | None, list[int]]] = []
+    for w, op in enumerate(warps):
+        if groups and groups[-1][0] is op and groups[-1][1][-1] == w - 1:
+            groups[-1][1].append(w)
+        else:
+            groups.append((op, [w]))
+    parts = []
+    for op, ws in groups:
+        verb = "waits" if len(ws) == 1 else "wait"
+        state = "finished" if op is None else f"{verb} at {_at(op)}"
+        parts.append(f"{_threads(ws, nthreads)} {state}")
+    first = next(op for op in warps if op is not None)
+    raise InterpreterError(
+        f"{_where(first)}deadlock in block {block_id}: no warp can go on: " + "; ".join(parts)
+    )
+
+
+__all__ = [
+    "SHADOW_CHECK_LLVM",
+    "SharedShadow",
+    "barrier_round",
+    "divergent_barrier",
+    "shared_message",
+    "tid3",
+]
