@@ -22,7 +22,7 @@ import ctypes
 
 import numpy as np
 
-from cutec.cpu.checks import SharedShadow
+from cutec.cpu.checks import PENDING, SharedShadow
 from cutec.cpu.lanes import LANES
 
 ISSUE, COMMIT, WAIT = 0, 1, 2
@@ -44,9 +44,12 @@ class AsyncCopies:
         self.address = ctypes.cast(self.fn, ctypes.c_void_p).value
 
     def reset(self, nwarps: int) -> None:
-        """A new CTA: nothing in flight (copies a CTA never waited for are dropped)."""
+        """A new CTA: nothing in flight (copies a CTA never waited for are dropped, and
+        so are their pending marks in the shadows, which live across CTAs)."""
         self.open = [[[] for _ in range(LANES)] for _ in range(nwarps)]
         self.groups = [[[] for _ in range(LANES)] for _ in range(nwarps)]
+        for shadow in self.shadows.values():
+            shadow.words[:, 0] &= ~PENDING
 
     def _hook(self, info: int, what: int, n: int, scratch: int) -> int:
         try:
