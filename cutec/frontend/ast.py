@@ -17,7 +17,7 @@ Node list (see each docstring for the source form):
 * top level: `Program`, `Import`, `Kernel`, `Func`, `Const`
 * declarations: `CtParam`, `Param`, `TypeRef`, `LaunchClause`
 * statements: `Block`, `Assign`, `AugAssign`, `ExprStmt`, `If`, `For`,
-  `Unroll`, `While`, `Return`
+  `Unroll`, `Pipeline`, `While`, `Return`
 * expressions: `Name`, `IntLit`, `FloatLit`, `BoolLit`, `StrLit`, `Underscore`,
   `Skip` (CuTe's ``X``), `Auto`, `Tuple`, `Layout`, `BinOp`, `UnaryOp`, `IfExp`,
   `Call`, `Keyword`, `Attribute`, `Index`, `Alloc`
@@ -27,6 +27,7 @@ Change notes (keep this list; the AST is a contract):
 * v1 — first version.
 * v2 — `Import.path_span` (where the path string is, for "cannot find" errors).
   Only adds a field; readers of the other fields are unaffected.
+* v3 — `For.pipeline` (the ``pipeline(stages = N)`` clause) and `Pipeline`.
 """
 
 from __future__ import annotations
@@ -340,18 +341,30 @@ class Unroll(Node):
 
 
 @dataclass(frozen=True)
+class Pipeline(Node):
+    """The ``pipeline(stages = N)`` clause of a `For`: a request to the `pipeline`
+    pass to software-pipeline the loop's cp.async copies over `stages` shared
+    buffers (``name`` is the parameter's name as written, checked by the builder)."""
+
+    name: Name
+    stages: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
 class For(Node):
-    """``for var in range(start, stop, step) unroll { ... }``.
+    """``for var in range(start, stop, step) unroll pipeline(stages = 4) { ... }``.
 
     ``range(n)`` is ``range(0, n, 1)``; the parser fills in `IntLit` 0 / 1 whose
     span is the ``range`` keyword's. Without a clause ``unroll`` is None and the
-    compiler decides."""
+    compiler decides; without ``pipeline`` the loop is not software-pipelined."""
 
     var: Name
     start: Expr
     stop: Expr
     step: Expr
     unroll: Unroll | None
+    pipeline: Pipeline | None
     body: Block
     span: Span
 

@@ -39,8 +39,10 @@ from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import UNROLL_LIMIT, describe, error, is_int
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
+from cutec.ir.dialects import cute as C
 from cutec.ir.dialects import scf
 from cutec.layout.symbolic import is_static
+from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
     from cutec.frontend.context import BuildContext
@@ -166,6 +168,7 @@ def build_for(ctx: BuildContext, stmt: ast.For) -> None:
     if is_static(step) and step <= 0:
         raise error(f"the step of a loop must be positive, got {step}", stmt.step)
     unroll = unroll_factor(ctx, stmt, start, stop, step)
+    stages = pipeline_stages(ctx, stmt, unroll)
     if unroll == 0:
         # A full unroll is a compile-time loop (CuTe's CUTE_UNROLL over static
         # bounds): the index is a compile-time integer in each copy of the body.
@@ -183,8 +186,10 @@ def build_for(ctx: BuildContext, stmt: ast.For) -> None:
         as_runtime(ctx, v, e, T.index).value
         for v, e in ((start, stmt.start), (stop, stmt.stop), (step, stmt.step))
     )
-    attrs = {"unroll": IntegerAttr(unroll, T.i32)} if unroll is not None else None
-    loop = ctx.emit(scf.ForOp(lb, ub, st, [v.value for _, v in scalars], attrs), stmt)
+    attrs = {"unroll": IntegerAttr(unroll, T.i32)} if unroll is not None else {}
+    if stages is not None:
+        attrs[scf.PIPELINE_STAGES] = IntegerAttr(stages, T.i32)
+    loop = ctx.emit(scf.ForOp(lb, ub, st, [v.value for _, v in scalars], attrs or None), stmt)
     loop.induction_var.name_hint = stmt.var.id
     saved = ctx.ir.point
     ctx.ir = type(ctx.ir).at_end(loop.body)
@@ -196,6 +201,43 @@ def build_for(ctx: BuildContext, stmt: ast.For) -> None:
         ctx.scope.pop()
         ctx.ir = type(ctx.ir)(saved)
     rebind_results(ctx, scalars, loop.results)
+    if stmt.pipeline is not None and not _copies_async_to_shared(loop):
+        raise error(
+            "'pipeline' software-pipelines the cp.async copies into shared memory of "
+            "its loop, and this loop's body has none",
+            stmt.pipeline,
+        )
+
+
+def pipeline_stages(ctx: BuildContext, stmt: ast.For, unroll: int | None) -> int | None:
+    """The number of stages of a ``pipeline(stages = N)`` clause: static, at least 2."""
+    clause = stmt.pipeline
+    if clause is None:
+        return None
+    if clause.name.id != "stages":
+        raise error(
+            f"'pipeline' takes one parameter, 'stages', not '{clause.name.id}'", clause.name
+        )
+    if unroll == 0:
+        raise error(
+            "a fully unrolled loop runs at compile time and cannot be pipelined; "
+            "drop 'unroll' or give a factor",
+            clause,
+        )
+    n = static_int(ctx, clause.stages, "the number of pipeline stages")
+    if n < 2:
+        raise error(f"a pipeline needs at least 2 stages, got {n}", clause.stages)
+    return n
+
+
+def _copies_async_to_shared(loop: scf.ForOp) -> bool:
+    """Whether the loop's body (nested regions included) has a cp.async copy into smem."""
+    for op in loop.walk():
+        if isinstance(op, C.CopyAsyncOp):
+            dst = op.dst.type
+            if isinstance(dst, C.TensorType) and dst.space is AddressSpace.SHARED:
+                return True
+    return False
 
 
 def unroll_factor(ctx: BuildContext, stmt: ast.For, start: Any, stop: Any, step: Any) -> int | None:

@@ -193,6 +193,8 @@ def _bracket_noun(value_stack: list[Any], i: int) -> str:
             return "range bound"
         if btype == "UNROLL":
             return "unroll factor"
+        if btype == "PIPELINE":
+            return "pipeline parameter"
         if isinstance(before, ast.Node):
             return "argument"
         return "tuple element"

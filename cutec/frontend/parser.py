@@ -362,13 +362,19 @@ class _Builder(Transformer):
             bounds = [ast.IntLit(0, rng), bounds[0]]
         if len(bounds) == 2:
             bounds.append(ast.IntLit(1, rng))
-        unroll, body = c[rpar + 1], c[rpar + 2]
+        unroll, pipeline, body = c[rpar + 1], c[rpar + 2], c[rpar + 3]
         start, stop, step = bounds
-        return self._node(ast.For(var, start, stop, step, unroll, body, self._span(c)))
+        return self._node(
+            ast.For(var, start, stop, step, unroll, pipeline, body, self._span(c))
+        )
 
     def unroll(self, c: list[Any]) -> ast.Unroll:
         factor = next(iter(self._nodes(c)), None)
         return self._node(ast.Unroll(factor, self._span(c)))
+
+    def pipeline(self, c: list[Any]) -> ast.Pipeline:
+        name = ast.Name(str(c[2]), self._tspan(c[2]))
+        return self._node(ast.Pipeline(name, c[4], self._span(c)))
 
     def while_stmt(self, c: list[Any]) -> ast.While:
         _, cond, body = c

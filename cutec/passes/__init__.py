@@ -13,6 +13,7 @@ from cutec.passes.lower_to_thread import LowerToThread
 from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipeline
 from cutec.passes.order_shared_loads import OrderSharedLoads
 from cutec.passes.partition import Partition
+from cutec.passes.pipeline import Pipeline
 from cutec.passes.predicate import Predicate
 from cutec.passes.promote_registers import PromoteRegisters
 from cutec.passes.reassociate import Reassociate
@@ -30,6 +31,7 @@ _ALL: tuple[type[Pass], ...] = (
     LowerToThread,
     OrderSharedLoads,
     Partition,
+    Pipeline,
     Predicate,
     PromoteRegisters,
     Reassociate,

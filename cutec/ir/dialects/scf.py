@@ -74,6 +74,11 @@ def _check_yield(op: Operation, region: Region, expected: tuple[Type, ...], what
         raise op.error(f"{what} yields ({got}) but ({want}) is expected")
 
 
+# A request to the `pipeline` pass (``pipeline(stages = N)`` in the language):
+# software-pipeline the loop's cp.async copies over N shared-memory stages.
+PIPELINE_STAGES = "pipeline_stages"
+
+
 class ForOp(Operation):
     """A counted loop with loop-carried values.
 
@@ -81,7 +86,8 @@ class ForOp(Operation):
 
     The body's arguments are the induction variable and the carried values; its
     scf.yield gives the next carried values; the results are the final ones.
-    A `unroll` attribute (integer factor, 0 = fully) is a request to the unroller.
+    A `unroll` attribute (integer factor, 0 = fully) is a request to the unroller;
+    ``pipeline_stages = N : i32`` (N >= 2) one to the `pipeline` pass.
     """
 
     name = "scf.for"
@@ -133,6 +139,9 @@ class ForOp(Operation):
         step = _constant_int(self.step)
         if step is not None and step <= 0:
             raise self.error(f"step must be positive, got {step}")
+        stages = self.attributes.get(PIPELINE_STAGES)
+        if stages is not None and (not isinstance(stages, IntegerAttr) or stages.value < 2):
+            raise self.error(f"'{PIPELINE_STAGES}' must be an integer of at least 2, not {stages}")
 
     def print_custom(self, p: Printer) -> None:
         p.define_block_args(self.body)

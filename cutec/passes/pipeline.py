@@ -1,0 +1,647 @@
+"""pipeline: software-pipeline a k-loop of cp.async copies over N shared stages.
+
+A loop annotated ``pipeline(stages = N)`` (``scf.for ... {pipeline_stages = N}``)
+is written as one stage::
+
+    for k in range(n) pipeline(stages = N) {
+      copy(copy_a, tAgA[_, _, _, k], tAsA)      // cp.async: gmem -> smem   (producer)
+      cp_async_fence(); cp_async_wait(0); sync()
+      ... compute on sA, sB (gemm, or smem -> rmem copies + gemm) ...
+      sync()
+    }
+
+and becomes CuTe's multistage mainloop (sgemm_sm80): each shared tensor the
+producer writes gets N stages (stage s is ``sA_full[_, .., _, s]``), a prologue
+issues tiles 0 .. N-2 into stages 0 .. N-2, and iteration i computes on stage
+i % N while tile i+N-1 loads into stage (i+N-1) % N. With ``W = N - 2``::
+
+    prologue: for s < N-1: if lb+s*step < ub { copy tile s -> stage s }; commit
+    iteration i:  wait_group(W); barrier
+                  if k+(N-1)*step < ub { copy tile i+N-1 -> stage (i+N-1)%N }; commit
+                  compute on stage i%N
+
+*Wait depth.* One commit per prologue stage and per iteration, even when the
+copy is predicated off, so group g holds tile g. Before iteration i's wait,
+N-1+i groups are committed; tile i is group i, so at most N-2 may stay pending.
+
+*One barrier per iteration.* The barrier of iteration i (a) publishes tile i,
+which each thread's wait completed for its own copies, to the whole CTA, and
+(b) orders every thread's reads of stage (i-1)%N in iteration i-1 before the
+copy of iteration i that overwrites that stage. No other barrier is needed:
+stage i%N is next written in iteration i+1, after that iteration's barrier.
+The user's own ``cp_async_fence/wait`` and ``sync`` are replaced by these.
+
+*Register double-buffering.* When the compute reads the staged tensors only
+through copies into registers (s2r: ldmatrix or UniversalCopy), grouped in
+K-blocks ``loads_j; rest_j`` (as a fully unrolled k_block loop writes them),
+the loads of block j+1 move above ``rest_j`` and block 0 of the next tile is
+loaded at the end of the iteration, after the barrier (sgemm_sm80's order)::
+
+    prologue: ... ; wait_group(W); barrier; if lb < ub { loads_0 of stage 0 }
+    iteration i:  loads_1; copy tile i+N-1; commit; rest_0
+                  loads_{j+1}; rest_j                            (0 < j < KB-1)
+                  wait_group(W); barrier; if k+step < ub { loads_0 of stage (i+1)%N }; rest_KB-1
+
+This needs KB >= 2 blocks, and is done only when the registers that
+``loads_{j+1}`` touches are disjoint from those ``rest_j`` touches (and those
+of ``loads_0`` from ``rest_{KB-1}``), computed from the fragments' static
+layouts. The barrier argument holds: the last reads of stage (i-1)%N are the
+loads of block KB-1 of iteration i-1, before that iteration's barrier. The
+wait depth too: the producer of iteration i commits before its wait, N+i
+groups in all, and tile i+1 is group i+1.
+
+*Residues.* A tile index at or past the loop's end is never copied: the copies
+sit in ``scf.if k' < ub`` (CuTe clamps its ``k_tile_next`` instead and copies
+the last tile again); a stage that holds no valid tile is never read: the
+next-tile loads are guarded the same way. Loops with fewer tiles than stages
+(zero included) are thus safe.
+
+*Epilogue.* Nothing: every group still pending after the loop is empty (its
+copies were predicated off), so no cp.async writes shared memory after it.
+
+After the pass, a use of the one-stage tensor outside the loop sees stage 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from cutec.diagnostics import CompileError, InternalCompilerError
+from cutec.ir.builder import Builder
+from cutec.ir.core import Block, BlockArgument, Operation, Value
+from cutec.ir.dialects import arith, gpu, scf, thread
+from cutec.ir.dialects import cute as C
+from cutec.ir.dialects.cute_attrs import UNDERSCORE, TupleAttr
+from cutec.ir.dialects.cute_types import DYN, LayoutSpec, TensorType
+from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.layout_of import LayoutAnalysis
+from cutec.ir.traits import AddressSpace, EffectKind, Pure
+from cutec.ir.types import IndexType, dtype_of
+from cutec.layout import ComposedLayout, Layout, cosize, size
+from cutec.layout.layout import append
+from cutec.passes.manager import Pass, working_on
+
+# Stage strides are multiples of this many bytes (shared buffers are 128-byte aligned).
+STAGE_ALIGN_BYTES = 128
+
+_VIEWS = (C.SliceOp, C.PartitionOp, C.LocalTileOp, C.LocalPartitionOp, C.DivideOp,
+          C.ComposeOp, C.RetileOp, C.ViewOp, C.RecastOp)  # fmt: skip
+_SYNC = (C.CopyAsyncOp, thread.CpAsyncCommitOp, thread.CpAsyncWaitOp, gpu.BarrierOp)
+
+
+def _error(what: str, op: Operation) -> CompileError:
+    return CompileError(f"cannot pipeline this loop: {what}", op.location)
+
+
+def _is_pure(op: Operation) -> bool:
+    return op.has_trait(Pure) and not op.regions
+
+
+def smem_root(value: Value) -> C.AllocSmemOp | None:
+    """The `cute.alloc_smem` a shared tensor is a view of (through view ops), if any."""
+    while True:
+        owner = value.owner
+        if isinstance(owner, C.AllocSmemOp):
+            return owner
+        if not isinstance(owner, _VIEWS):
+            return None
+        value = owner.operands[0]
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+@dataclass
+class _Plan:
+    """What the loop body is made of, in body order."""
+
+    loop: scf.ForOp
+    stages: int
+    buffers: list[C.AllocSmemOp]  # the shared tensors the producer writes
+    producer: list[Operation]  # copy_async and the non-pure ops building them (predicates)
+    compute: list[Operation]  # the non-pure ops after the first barrier
+    blocks: list[tuple[list[Operation], list[Operation]]] | None = None  # (loads, rest)
+
+
+def analyse(loop: scf.ForOp, stages: int) -> _Plan:
+    """Split the body into producer and compute; errors name what does not fit."""
+    body = loop.body
+    ops = [op for op in body.ops if not isinstance(op, scf.YieldOp)]
+    first = next((i for i, op in enumerate(ops) if isinstance(op, gpu.BarrierOp)), None)
+    if first is None:
+        raise _error(
+            "its body must publish the copied tiles with sync() before computing on them", loop
+        )
+    pre, post = ops[:first], ops[first + 1 :]
+    if post and isinstance(post[-1], gpu.BarrierOp):
+        post = post[:-1]
+    copies = [op for op in pre if isinstance(op, C.CopyAsyncOp)]
+    buffers: list[C.AllocSmemOp] = []
+    for copy in copies:
+        dst = copy.dst.type
+        if not isinstance(dst, TensorType) or dst.space is not AddressSpace.SHARED:
+            raise _error("it copies asynchronously into memory other than shared", copy)
+        root = smem_root(copy.dst)
+        if root is None:
+            raise _error("the copy's destination is not a view of a 'smem' tensor", copy)
+        if root not in buffers:
+            buffers.append(root)
+    if not buffers:
+        raise _error("its body has no cp.async copy into shared memory before its first sync()", loop)
+    producer = _producer(loop, pre, copies)
+    for op in post:
+        _check_compute(op, loop)
+    compute = [op for op in post if not _is_pure(op)]
+    plan = _Plan(loop, stages, buffers, producer, compute)
+    plan.blocks = _blocks(plan)
+    return plan
+
+
+def _producer(loop: scf.ForOp, pre: list[Operation], copies: list[Operation]) -> list[Operation]:
+    """The copies and every op before the barrier that they need (their predicates)."""
+    body, in_pre = loop.body, set(pre)
+    chosen: set[Operation] = set()
+    work = list(copies)
+    while work:
+        op = work.pop()
+        if op in chosen:
+            continue
+        chosen.add(op)
+        for v in op.operands:
+            if isinstance(v, BlockArgument) and v.owner is body and v is not loop.induction_var:
+                raise _error("its copies depend on a value the loop carries", op)
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.parent is body:
+                if owner not in in_pre:
+                    raise _error("its copies depend on a value computed after the sync()", op)
+                work.append(owner)
+        if isinstance(op, C.MakeFragmentOp):  # a predicate tensor: its stores belong too
+            work.extend(u.owner for u in op.result.uses if u.owner.parent is body)
+    for op in pre:
+        if op in chosen or _is_pure(op):
+            continue
+        if isinstance(op, thread.CpAsyncCommitOp | thread.CpAsyncWaitOp):
+            continue  # replaced by the pipeline's own
+        raise _error(
+            f"before its first sync() only the cp.async copies and what they need may run, "
+            f"not '{op.name}'",
+            op,
+        )
+    for op in chosen:
+        if op.regions or not (
+            _is_pure(op)
+            or isinstance(op, C.CopyAsyncOp | C.MakeFragmentOp)
+            or _writes_only_registers(op)
+        ):
+            raise _error(f"'{op.name}' cannot be issued ahead with the copies", op)
+        if not _is_pure(op):
+            for r in op.results:
+                if any(u.owner not in chosen and u.owner.parent is body for u in r.uses):
+                    if not isinstance(op, C.CopyAsyncOp):
+                        raise _error("the compute uses a value the copies make", op)
+    return [op for op in pre if op in chosen and not _is_pure(op)]
+
+
+def _writes_only_registers(op: Operation) -> bool:
+    effects = op.memory_effects()
+    return effects is not None and all(
+        e.space is AddressSpace.REGISTER for e in effects if e.kind is EffectKind.WRITE
+    )
+
+
+def _check_compute(op: Operation, loop: scf.ForOp) -> None:
+    for nested in op.walk():
+        if isinstance(nested, _SYNC):
+            raise _error(
+                f"after its first sync() the body computes; '{nested.name}' there is the "
+                "pipeline's to place",
+                nested,
+            )
+        effects = nested.memory_effects()
+        if effects and any(
+            e.kind is EffectKind.WRITE and e.space in (AddressSpace.SHARED, AddressSpace.GENERIC)
+            for e in effects
+        ):
+            raise _error("its compute writes shared memory, which the stages would race", nested)
+
+
+# --------------------------------------------------------------------------- K-blocks
+
+
+def _reads_staged(op: Operation, plan: _Plan) -> bool:
+    for nested in op.walk():
+        for v in nested.operands:
+            t = v.type
+            if isinstance(t, TensorType) and t.space is AddressSpace.SHARED:
+                if smem_root(v) in plan.buffers:
+                    return True
+    return False
+
+
+def _is_s2r(op: Operation, plan: _Plan) -> bool:
+    if not isinstance(op, C.CopyOp | C.CopyIfOp):
+        return False
+    dst = op.dst.type
+    return (
+        isinstance(dst, TensorType)
+        and dst.space is AddressSpace.REGISTER
+        and smem_root(op.src) in plan.buffers
+    )
+
+
+def _blocks(plan: _Plan) -> list[tuple[list[Operation], list[Operation]]] | None:
+    """The compute as K-blocks (loads, rest), when double-buffering them is exact."""
+    blocks: list[tuple[list[Operation], list[Operation]]] = []
+    for op in plan.compute:
+        if _is_s2r(op, plan):
+            if not blocks or blocks[-1][1]:
+                blocks.append(([], []))
+            blocks[-1][0].append(op)
+        else:
+            if not blocks or _reads_staged(op, plan):
+                return None  # compute that reads a stage other than through registers
+            blocks[-1][1].append(op)
+    if len(blocks) < 2 or not _loads_movable(plan, blocks):
+        return None
+    la = LayoutAnalysis()
+    try:
+        touched = [(_registers(la, loads), _registers(la, rest)) for loads, rest in blocks]
+    except _Unknown:
+        return None
+    for j in range(len(blocks)):
+        nxt = touched[(j + 1) % len(blocks)][0]
+        if _overlap(nxt, touched[j][1]):
+            return None
+    return blocks
+
+
+def _loads_movable(plan: _Plan, blocks: list[tuple[list[Operation], list[Operation]]]) -> bool:
+    """The loads depend on nothing in the body but pure ops (which move with them)."""
+    body = plan.loop.body
+    for loads, _ in blocks:
+        work = [v for op in loads for v in op.operands]
+        seen: set[Value] = set()
+        while work:
+            v = work.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if isinstance(v, BlockArgument) and v.owner is body and v is not plan.loop.induction_var:
+                return False
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.parent is body:
+                if not _is_pure(owner):
+                    return False
+                work.extend(owner.operands)
+    return True
+
+
+class _Unknown(Exception):
+    """A register tensor whose elements are not known at compile time."""
+
+
+def _registers(la: LayoutAnalysis, ops: list[Operation]) -> dict[Value, set[int]]:
+    """The register elements each fragment root has that `ops` may read or write."""
+    out: dict[Value, set[int]] = {}
+    for op in ops:
+        for nested in op.walk():
+            for v in nested.operands:
+                t = v.type
+                if not isinstance(t, TensorType) or t.space is not AddressSpace.REGISTER:
+                    continue
+                try:
+                    root, offset, layout = la.address_of(v)
+                    n = size(layout)
+                    if not isinstance(offset, int) or not isinstance(n, int):
+                        raise _Unknown
+                    elems = {offset + int(layout(i)) for i in range(n)}
+                except _Unknown:
+                    raise
+                except Exception as e:  # a layout the analysis cannot evaluate
+                    raise _Unknown from e
+                out.setdefault(root, set()).update(elems)
+    return out
+
+
+def _overlap(a: dict[Value, set[int]], b: dict[Value, set[int]]) -> bool:
+    return any(root in b and elems & b[root] for root, elems in a.items())
+
+
+# --------------------------------------------------------------------------- rewrite
+
+
+def staged_type(t: TensorType, stages: int) -> TensorType:
+    """The type of `stages` copies of a static shared tensor: a last mode (stages):(D),
+    D the cosize rounded up to 128 bytes and, when swizzled, to the swizzle's span
+    (so every stage has the same swizzle pattern)."""
+    layout = t.spec.with_values(())
+    inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
+    align = max(1, STAGE_ALIGN_BYTES * 8 // _bits(t))
+    if isinstance(layout, ComposedLayout):
+        sw = layout.layout_a
+        align = max(align, 1 << (sw.bits + sw.base + abs(sw.shift)))
+    span = cosize(inner)
+    stride = -(-span // align) * align
+    staged = append(inner, Layout(stages, stride))
+    if isinstance(layout, ComposedLayout):
+        return TensorType(t.element, t.space, LayoutSpec.of(ComposedLayout(layout.layout_a, layout.offset, staged)))
+    return TensorType(t.element, t.space, LayoutSpec.of(staged))
+
+
+def _bits(t: TensorType) -> int:
+    return dtype_of(t.element).bits
+
+
+@dataclass
+class _Emitter:
+    """Clones body ops into a new place for one k-tile and one stage.
+
+    `env` maps the old loop's values to the new ones. A pure op of the old body is
+    cloned where its value is first needed; a view of a staged tensor made outside
+    the loop is cloned on top of this stage's slice.
+    """
+
+    b: Builder
+    body: Block
+    stage_roots: dict[Value, tuple[Value, int, TensorType]]  # stage-0 slice -> (full, rank, type)
+    staged: set[Value]  # values outside the loop that view a staged tensor
+    env: dict[Value, Value]
+    stage: int | Value = 0
+    base: dict[Value, Value] = field(default_factory=dict)  # the env before any clone
+
+    def __post_init__(self) -> None:
+        self.base = dict(self.env)
+
+    def child(self, b: Builder, iv: Value, stage: int | Value, old_iv: Value) -> _Emitter:
+        """An emitter for another tile and stage: nothing cloned here is reused there."""
+        env = {**self.base, old_iv: iv}
+        return _Emitter(b, self.body, self.stage_roots, self.staged, env, stage)
+
+    def resolve(self, v: Value) -> Value:
+        if v in self.env:
+            return self.env[v]
+        if v in self.stage_roots:
+            full, rank, t = self.stage_roots[v]
+            new = self.b.insert(_stage_slice(full, rank, t, self.stage)).result
+        else:
+            owner = v.owner
+            if not isinstance(owner, Operation):
+                return v
+            in_body = owner.parent is self.body
+            if not (in_body and _is_pure(owner)) and v not in self.staged:
+                if in_body:
+                    raise InternalCompilerError(f"pipeline: {owner.name} is used before it runs")
+                return v
+            new_op = self._clone(owner)
+            new = new_op.results[v.index]  # type: ignore[attr-defined]
+        self.env[v] = new
+        return new
+
+    def emit(self, op: Operation) -> Operation:
+        return self._clone(op)
+
+    def _clone(self, op: Operation) -> Operation:
+        for v in _outer_operands(op):
+            self.resolve(v)
+        return self.b.insert(op.clone(self.env))
+
+
+def _outer_operands(op: Operation) -> Iterator[Value]:
+    """The operands of `op` and of its nested ops that are defined outside `op`."""
+    inside: set[Value] = set()
+    for nested in op.walk():
+        for region in nested.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+        inside.update(nested.results)
+    for nested in op.walk():
+        for v in nested.operands:
+            if v not in inside:
+                yield v
+
+
+def _stage_slice(full: Value, rank: int, t: TensorType, stage: int | Value) -> C.SliceOp:
+    if isinstance(stage, int):
+        coord = TupleAttr((UNDERSCORE,) * rank + (stage,))
+        return C.SliceOp(full, [], t, coord)
+    return C.SliceOp(full, [stage], t, TupleAttr((UNDERSCORE,) * rank + (DYN,)))
+
+
+@dataclass
+class _Index:
+    """Index arithmetic at a builder, folding constants."""
+
+    b: Builder
+    consts: dict[int, Value] = field(default_factory=dict)
+
+    def const(self, n: int) -> Value:
+        if n not in self.consts:
+            self.consts[n] = self.b.insert(arith.constant(n, IndexType())).result
+        return self.consts[n]
+
+    def add(self, a: Value, n: int) -> Value:
+        c = _constant(a)
+        if c is not None:
+            return self.const(c + n)
+        return a if n == 0 else self.b.insert(arith.AddIOp(a, self.const(n))).result
+
+    def trip(self, k: Value, lb: Value, step: int) -> Value:
+        """The iteration number (k - lb) / step."""
+        if _constant(lb) != 0:
+            k = self.b.insert(arith.SubIOp(k, lb)).result
+        return k if step == 1 else self.b.insert(arith.DivUIOp(k, self.const(step))).result
+
+    def rem(self, a: Value, n: int) -> Value:
+        return self.b.insert(arith.RemUIOp(a, self.const(n))).result
+
+    def less(self, a: Value, b: Value) -> Value:
+        return self.b.insert(arith.CmpIOp("slt", a, b)).result
+
+    def select(self, cond: Value, a: Value, b: Value) -> Value:
+        return self.b.insert(arith.SelectOp(cond, a, b)).result
+
+
+def _constant(v: Value) -> int | None:
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp):
+        value = getattr(owner.value, "value", None)
+        return value if isinstance(value, int) else None
+    return None
+
+
+def _guarded(em: _Emitter, cond: Value, ops: Sequence[Operation], iv: Value, stage: int | Value,
+             old_iv: Value) -> None:
+    """``scf.if cond { ops }`` for one tile, its clones private to the branch."""
+    guard = em.b.insert(scf.IfOp(cond))
+    inner = Builder.at_end(guard.then_block, em.b.location)
+    child = em.child(inner, iv, stage, old_iv)
+    for op in ops:
+        child.emit(op)
+    inner.insert(scf.YieldOp())
+
+
+def rewrite(plan: _Plan) -> None:
+    loop, n = plan.loop, plan.stages
+    loc = loop.location
+    # Stage the buffers: every old use sees stage 0 (the same type as before).
+    stage_roots: dict[Value, tuple[Value, int, TensorType]] = {}
+    for alloc in plan.buffers:
+        t = alloc.result.type
+        assert isinstance(t, TensorType)
+        b = Builder.after(alloc)
+        full = b.insert(C.AllocSmemOp(staged_type(t, n)))
+        full.result.name_hint = alloc.result.name_hint
+        rank = _rank(t)
+        stage0 = b.insert(_stage_slice(full.result, rank, t, 0))
+        _check_slice_type(stage0, t)
+        alloc.result.replace_all_uses_with(stage0.result)
+        alloc.erase()
+        stage_roots[stage0.result] = (full.result, rank, t)
+    staged = _views_of(stage_roots)
+
+    old_iv, lb, ub, step = loop.induction_var, loop.lb, loop.ub, loop.step
+    step_c = _constant(step)
+    if step_c is None:
+        raise _error("its step must be a compile-time constant", loop)
+    b = Builder.before(loop, loc)
+    idx = _Index(b)
+    em = _Emitter(b, loop.body, stage_roots, staged, {})
+    # Prologue: tiles 0 .. n-2 into stages 0 .. n-2, one group each.
+    # Prologue: tiles 0 .. n-2 into stages 0 .. n-2, one group each. With fewer
+    # tiles, stage s >= tiles gets tile 0 again (never read); with none, nothing
+    # is copied. (One branch around all of them: ptxas 13.0 gave sgemm_tn 170
+    # registers instead of 128 with one branch per stage.)
+    guard = b.insert(scf.IfOp(idx.less(lb, ub), with_else=True))
+    then = Builder.at_end(guard.then_block, loc)
+    ti = _Index(then)
+    for s in range(n - 1):
+        k = ti.add(lb, s * step_c)
+        if s:
+            k = ti.select(ti.less(k, ub), k, lb)
+        producer = em.child(then, k, s, old_iv)
+        for op in plan.producer:
+            producer.emit(op)
+        then.insert(thread.CpAsyncCommitOp([]))
+    then.insert(scf.YieldOp())
+    orelse = Builder.at_end(guard.else_block, loc)  # type: ignore[arg-type]
+    for _ in range(n - 1):
+        orelse.insert(thread.CpAsyncCommitOp([]))
+    orelse.insert(scf.YieldOp())
+    if plan.blocks:
+        b.insert(thread.CpAsyncWaitOp([], n - 2))
+        b.insert(gpu.BarrierOp())
+        _guarded(em, idx.less(lb, ub), plan.blocks[0][0], lb, 0, old_iv)
+
+    attrs = {k: v for k, v in loop.attributes.items() if k != scf.PIPELINE_STAGES}
+    new = b.insert(scf.ForOp(lb, ub, step, list(loop.inits), attrs or None))
+    new.location = loc
+    new.induction_var.name_hint = old_iv.name_hint
+    bb = Builder.at_end(new.body, loc)
+    env = {old: arg for old, arg in zip(loop.body.args, new.body.args, strict=True)}
+    k = new.induction_var
+    bi = _Index(bb)
+    i = bi.trip(k, lb, step_c)
+    read = bi.rem(i, n)
+    body_em = _Emitter(bb, loop.body, stage_roots, staged, env, read)
+
+    def issue() -> None:
+        # Tile i+n-1 into stage (i+n-1)%n; past the end, tile i again (in bounds, and
+        # into a stage no later iteration reads): no branch around the copies, so the
+        # invariant part of their addresses leaves the loop.
+        ahead = bi.add(k, (n - 1) * step_c)
+        tile = bi.select(bi.less(ahead, ub), ahead, k)
+        producer = body_em.child(bb, tile, bi.rem(bi.add(i, n - 1), n), old_iv)
+        for op in plan.producer:
+            producer.emit(op)
+        bb.insert(thread.CpAsyncCommitOp([]))
+
+    def wait() -> None:
+        bb.insert(thread.CpAsyncWaitOp([], n - 2))
+        bb.insert(gpu.BarrierOp())
+
+    if not plan.blocks:
+        wait()
+        issue()
+        for op in plan.compute:
+            body_em.emit(op)
+    else:
+        kb = len(plan.blocks)
+        for j in range(kb):
+            if j == kb - 1:
+                wait()
+                # Block 0 of tile i+1; in the last iteration, of tile i again (a
+                # stage that holds data: the registers are not used).
+                nxt = bi.add(k, step_c)
+                stage = bi.select(bi.less(nxt, ub), bi.rem(bi.add(i, 1), n), read)
+                loads = body_em.child(bb, nxt, stage, old_iv)
+                for op in plan.blocks[0][0]:
+                    loads.emit(op)
+            else:
+                for op in plan.blocks[j + 1][0]:
+                    body_em.emit(op)
+            if j == 0:
+                issue()
+            for op in plan.blocks[j][1]:
+                body_em.emit(op)
+    term = loop.body.terminator
+    bb.insert(scf.YieldOp([body_em.resolve(v) for v in term.operands]))
+    for old_r, new_r in zip(loop.results, new.results, strict=True):
+        old_r.replace_all_uses_with(new_r)
+    loop.erase()
+
+
+def _rank(t: TensorType) -> int:
+    shape = t.spec.shape
+    return len(shape) if isinstance(shape, tuple) else 1
+
+
+def _check_slice_type(op: C.SliceOp, t: TensorType) -> None:
+    full = op.source.type
+    assert isinstance(full, TensorType)
+    got = LayoutSpec.of(C.SliceOp.infer_layout(full.spec.with_values(()), op.attributes))
+    if got != t.spec:
+        raise InternalCompilerError(f"pipeline: a stage of {full} is {got}, not {t.spec}")
+
+
+def _views_of(roots: dict[Value, tuple[Value, int, TensorType]]) -> set[Value]:
+    """Every value that views a stage-0 slice through view ops."""
+    out: set[Value] = set()
+    work = list(roots)
+    while work:
+        v = work.pop()
+        for use in v.uses:
+            owner = use.owner
+            if isinstance(owner, _VIEWS) and owner.operands[0] is v:
+                for r in owner.results:
+                    if r not in out:
+                        out.add(r)
+                        work.append(r)
+    return out
+
+
+@dataclass
+class Pipeline(Pass):
+    """Software-pipeline the loops annotated ``pipeline(stages = N)``."""
+
+    name = "pipeline"
+    summary = "multistage cp.async software pipeline of loops annotated pipeline(stages = N)"
+
+    def run(self, module: ModuleOp) -> None:
+        loops = [
+            op for op in module.walk()
+            if isinstance(op, scf.ForOp) and scf.PIPELINE_STAGES in op.attributes
+        ]  # fmt: skip
+        for loop in loops:
+            with working_on(loop):
+                stages = loop.attributes[scf.PIPELINE_STAGES].value  # type: ignore[attr-defined]
+                plan = analyse(loop, stages)
+                rewrite(plan)
+                how = (
+                    f"registers double-buffered over {len(plan.blocks)} K-blocks"
+                    if plan.blocks
+                    else "no register double-buffering"
+                )
+                self.remark(
+                    f"pipelined over {stages} shared-memory stages ({how})", loop.location
+                )
