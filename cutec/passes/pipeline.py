@@ -72,9 +72,9 @@ from cutec.ir.builder import Builder
 from cutec.ir.core import Block, BlockArgument, Operation, Value
 from cutec.ir.dialects import arith, gpu, scf, thread
 from cutec.ir.dialects import cute as C
+from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.dialects.cute_attrs import UNDERSCORE, TupleAttr
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec, TensorType
-from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.traits import AddressSpace, EffectKind, Pure
 from cutec.ir.types import IndexType, dtype_of
@@ -148,7 +148,7 @@ def analyse(loop: scf.ForOp, stages: int) -> _Plan:
         if root not in buffers:
             buffers.append(root)
     if not buffers:
-        raise _error("its body has no cp.async copy into shared memory before its first sync()", loop)
+        raise _error("it has no cp.async copy into shared memory before its first sync()", loop)
     producer = _producer(loop, pre, copies)
     for op in post:
         _check_compute(op, loop)
@@ -197,9 +197,9 @@ def _producer(loop: scf.ForOp, pre: list[Operation], copies: list[Operation]) ->
             raise _error(f"'{op.name}' cannot be issued ahead with the copies", op)
         if not _is_pure(op):
             for r in op.results:
-                if any(u.owner not in chosen and u.owner.parent is body for u in r.uses):
-                    if not isinstance(op, C.CopyAsyncOp):
-                        raise _error("the compute uses a value the copies make", op)
+                used = any(u.owner not in chosen and u.owner.parent is body for u in r.uses)
+                if used and not isinstance(op, C.CopyAsyncOp):
+                    raise _error("the compute uses a value the copies make", op)
     return [op for op in pre if op in chosen and not _is_pure(op)]
 
 
@@ -233,9 +233,9 @@ def _reads_staged(op: Operation, plan: _Plan) -> bool:
     for nested in op.walk():
         for v in nested.operands:
             t = v.type
-            if isinstance(t, TensorType) and t.space is AddressSpace.SHARED:
-                if smem_root(v) in plan.buffers:
-                    return True
+            shared = isinstance(t, TensorType) and t.space is AddressSpace.SHARED
+            if shared and smem_root(v) in plan.buffers:
+                return True
     return False
 
 
@@ -287,7 +287,8 @@ def _loads_movable(plan: _Plan, blocks: list[tuple[list[Operation], list[Operati
             if v in seen:
                 continue
             seen.add(v)
-            if isinstance(v, BlockArgument) and v.owner is body and v is not plan.loop.induction_var:
+            carried = isinstance(v, BlockArgument) and v.owner is body
+            if carried and v is not plan.loop.induction_var:
                 return False
             owner = v.owner
             if isinstance(owner, Operation) and owner.parent is body:
@@ -345,7 +346,7 @@ def staged_type(t: TensorType, stages: int) -> TensorType:
     stride = -(-span // align) * align
     staged = append(inner, Layout(stages, stride))
     if isinstance(layout, ComposedLayout):
-        return TensorType(t.element, t.space, LayoutSpec.of(ComposedLayout(layout.layout_a, layout.offset, staged)))
+        staged = ComposedLayout(layout.layout_a, layout.offset, staged)
     return TensorType(t.element, t.space, LayoutSpec.of(staged))
 
 
@@ -470,8 +471,14 @@ def _constant(v: Value) -> int | None:
     return None
 
 
-def _guarded(em: _Emitter, cond: Value, ops: Sequence[Operation], iv: Value, stage: int | Value,
-             old_iv: Value) -> None:
+def _guarded(
+    em: _Emitter,
+    cond: Value,
+    ops: Sequence[Operation],
+    iv: Value,
+    stage: int | Value,
+    old_iv: Value,
+) -> None:
     """``scf.if cond { ops }`` for one tile, its clones private to the branch."""
     guard = em.b.insert(scf.IfOp(cond))
     inner = Builder.at_end(guard.then_block, em.b.location)
@@ -479,6 +486,13 @@ def _guarded(em: _Emitter, cond: Value, ops: Sequence[Operation], iv: Value, sta
     for op in ops:
         child.emit(op)
     inner.insert(scf.YieldOp())
+
+
+def publish(b: Builder, stages: int) -> None:
+    """Wait for the oldest tile in flight and publish it to the CTA: at most
+    stages-2 groups stay pending, then the one barrier of the k-tile."""
+    b.insert(thread.CpAsyncWaitOp([], stages - 2))
+    b.insert(gpu.BarrierOp())
 
 
 def rewrite(plan: _Plan) -> None:
@@ -529,8 +543,7 @@ def rewrite(plan: _Plan) -> None:
         orelse.insert(thread.CpAsyncCommitOp([]))
     orelse.insert(scf.YieldOp())
     if plan.blocks:
-        b.insert(thread.CpAsyncWaitOp([], n - 2))
-        b.insert(gpu.BarrierOp())
+        publish(b, n)
         _guarded(em, idx.less(lb, ub), plan.blocks[0][0], lb, 0, old_iv)
 
     attrs = {k: v for k, v in loop.attributes.items() if k != scf.PIPELINE_STAGES}
@@ -557,8 +570,7 @@ def rewrite(plan: _Plan) -> None:
         bb.insert(thread.CpAsyncCommitOp([]))
 
     def wait() -> None:
-        bb.insert(thread.CpAsyncWaitOp([], n - 2))
-        bb.insert(gpu.BarrierOp())
+        publish(bb, n)
 
     if not plan.blocks:
         wait()
@@ -642,6 +654,4 @@ class Pipeline(Pass):
                     if plan.blocks
                     else "no register double-buffering"
                 )
-                self.remark(
-                    f"pipelined over {stages} shared-memory stages ({how})", loop.location
-                )
+                self.remark(f"pipelined over {stages} shared-memory stages ({how})", loop.location)
