@@ -67,6 +67,11 @@ CUTEC_KERNELS = (
     CutecKernel("sgemm_2_shared", "sgemm_nt", "f32", "NT", "sgemm_2"),
     CutecKernel("sgemm_pipelined", "sgemm_nt", "f32", "NT", "sgemm_2"),
     CutecKernel("sgemm_pipelined", "sgemm_tn", "f32", "TN", "sgemm_2"),
+    # The same mainloop written as one stage, pipelined by the `pipeline` pass.
+    CutecKernel("sgemm_pipeline_pass", "sgemm_nt", "f32", "NT", "sgemm_2"),
+    CutecKernel("sgemm_pipeline_pass", "sgemm_tn", "f32", "TN", "sgemm_2"),
+    CutecKernel("sgemm_pipeline_pass", "sgemm_nt_any", "f32", "NT", "sgemm_2"),
+    CutecKernel("sgemm_pipeline_pass", "sgemm_tn_any", "f32", "TN", "sgemm_2"),
     CutecKernel("sgemm_sm80", "hgemm_tn", "f16", "TN", "sgemm_sm80"),
     CutecKernel("wgmma_sm90", "hgemm_nt", "f16", "NT", "wgmma_sm90"),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),

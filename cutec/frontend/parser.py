@@ -364,9 +364,7 @@ class _Builder(Transformer):
             bounds.append(ast.IntLit(1, rng))
         unroll, pipeline, body = c[rpar + 1], c[rpar + 2], c[rpar + 3]
         start, stop, step = bounds
-        return self._node(
-            ast.For(var, start, stop, step, unroll, pipeline, body, self._span(c))
-        )
+        return self._node(ast.For(var, start, stop, step, unroll, pipeline, body, self._span(c)))
 
     def unroll(self, c: list[Any]) -> ast.Unroll:
         factor = next(iter(self._nodes(c)), None)

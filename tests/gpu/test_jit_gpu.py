@@ -86,6 +86,30 @@ def test_sgemm_pipelined(kernel: str) -> None:
             assert err < 1e-5, (m, n, kk, beta, err)
 
 
+@pytest.mark.parametrize("kernel", ["sgemm_nt", "sgemm_tn", "sgemm_nt_any", "sgemm_tn_any"])
+def test_sgemm_pipeline_pass(kernel: str) -> None:
+    """The loop pipelined by the `pipeline` pass (4 stages of 16-deep k-tiles): more
+    k-tiles than stages and fewer (K = 16, 48); the `_any` kernels also at sizes the
+    tiles do not divide."""
+    k = rt.jit(EXAMPLES / "sgemm_pipeline_pass.cute", kernel=kernel)
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    nt = "_nt" in kernel
+    sizes = [(128, 128, 16), (256, 384, 48), (256, 384, 160), (1024, 512, 512)]
+    if kernel.endswith("_any"):
+        sizes += [(132, 260, 45), (300, 140, 29), (4, 4, 1)] if nt else [(131, 259, 45), (3, 5, 1)]
+        sizes = [s for s in sizes if not nt or (s[0] % 4 == 0 and s[1] % 4 == 0)]
+    for m, n, kk in sizes:
+        a = operand(m, kk, "m" if nt else "k", gen)
+        b = operand(n, kk, "m" if nt else "k", gen)
+        for beta in (0.0, 0.5):
+            c0 = operand(m, n, "m", gen)
+            c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+            k(a, b, c, 1.25, beta)
+            ref = 1.25 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
+            err = normwise(c, ref)
+            assert err < 1e-5, (m, n, kk, beta, err)
+
+
 @pytest.mark.parametrize(
     "kernel", ["copy_kernel", "copy_kernel_vectorized", "copy_if_kernel_vectorized"]
 )

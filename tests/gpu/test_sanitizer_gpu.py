@@ -29,13 +29,21 @@ RUNS = [
     ("sgemm_2_shared", "sgemm_nt", {"A": (388, 72), "B": (128, 72), "C": (388, 128)}, (1.0, 1.0)),
     ("sgemm_pipelined", "sgemm_nt", {"A": (256, 96), "B": (128, 96), "C": (256, 128)}, (1.0, 0.5)),
     ("sgemm_pipelined", "sgemm_tn", {"A": (128, 32), "B": (256, 32), "C": (128, 256)}, (1.0, 0.0)),
+    ("sgemm_pipeline_pass", "sgemm_nt",
+     {"A": (256, 96), "B": (128, 96), "C": (256, 128)}, (1.0, 0.5)),
+    ("sgemm_pipeline_pass", "sgemm_tn",
+     {"A": (128, 32), "B": (256, 32), "C": (128, 256)}, (1.0, 0.0)),
+    ("sgemm_pipeline_pass", "sgemm_nt_any",
+     {"A": (132, 29), "B": (260, 29), "C": (132, 260)}, (1.0, 0.5)),
+    ("sgemm_pipeline_pass", "sgemm_tn_any",
+     {"A": (300, 45), "B": (140, 45), "C": (300, 140)}, (1.0, 0.0)),
     ("sgemm_sm80", "hgemm_tn", {"A": (256, 128), "B": (128, 128), "C": (256, 128)}, (1.0, 0.5)),
     ("tiled_copy", "copy_kernel", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_kernel_vectorized", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_if_kernel_vectorized", {"S": (132, 70), "D": (132, 70)}, ()),
     ("elementwise", "axpy", {"x": (5000,), "y": (5000,), "z": (5000,)}, (0.75,)),
     ("transpose", "transpose", {"S": (256, 96), "D": (96, 256)}, ()),
-]
+]  # fmt: skip
 
 SCRIPT = """
 import sys

@@ -21,6 +21,7 @@ LOWERED = [
     "sgemm_2",
     "sgemm_2_shared",
     "sgemm_pipelined",
+    "sgemm_pipeline_pass",
     "sgemm_sm80",
     "elementwise",
     "transpose",
