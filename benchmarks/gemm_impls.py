@@ -73,6 +73,7 @@ CUTEC_KERNELS = (
     CutecKernel("sgemm_pipeline_pass", "sgemm_nt_any", "f32", "NT", "sgemm_2"),
     CutecKernel("sgemm_pipeline_pass", "sgemm_tn_any", "f32", "TN", "sgemm_2"),
     CutecKernel("sgemm_sm80", "hgemm_tn", "f16", "TN", "sgemm_sm80"),
+    CutecKernel("hgemm_pipeline_pass", "hgemm_tn", "f16", "TN", "sgemm_sm80"),
     CutecKernel("wgmma_sm90", "hgemm_nt", "f16", "NT", "wgmma_sm90"),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
 )

@@ -38,6 +38,8 @@ RUNS = [
     ("sgemm_pipeline_pass", "sgemm_tn_any",
      {"A": (300, 45), "B": (140, 45), "C": (300, 140)}, (1.0, 0.0)),
     ("sgemm_sm80", "hgemm_tn", {"A": (256, 128), "B": (128, 128), "C": (256, 128)}, (1.0, 0.5)),
+    ("hgemm_pipeline_pass", "hgemm_tn",
+     {"A": (256, 128), "B": (128, 128), "C": (256, 128)}, (1.0, 0.5)),
     ("tiled_copy", "copy_kernel", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_kernel_vectorized", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_if_kernel_vectorized", {"S": (132, 70), "D": (132, 70)}, ()),

@@ -91,6 +91,24 @@ def test_sgemm_sm80_against_float64(m: int, n: int, k: int, arch: str | None) ->
         assert f".target {arch}" in kern.ptx
 
 
+@pytest.mark.parametrize("arch", [None, "sm_80"])
+@pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 64), (256, 256, 128), (512, 512, 512)])
+def test_hgemm_pipeline_pass_against_float64(m: int, n: int, k: int, arch: str | None) -> None:
+    """sgemm_sm80 with its mainloop pipelined by the `pipeline` pass (3 stages of 64):
+    fewer k-tiles than stages (1, 2) and more (8)."""
+    kern = rt.jit(EXAMPLES / "hgemm_pipeline_pass.cute", arch=arch)
+    gen = torch.Generator(device="cuda").manual_seed(m + n + k + 1)
+    a = torch.randn(m, k, generator=gen, device="cuda").half()  # (M,K) k-major
+    b = torch.randn(n, k, generator=gen, device="cuda").half()  # (N,K) k-major
+    for beta in (0.0, 0.5):
+        c0 = torch.randn(n, m, generator=gen, device="cuda").half().t()  # (M,N) m-major
+        c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+        kern(a, b, c, 1.0, beta)
+        ref = a.double() @ b.double().t() + (beta * c0.double() if beta else 0)
+        assert torch.isfinite(c).all()
+        assert _normwise(c, ref) < 1e-2, (m, n, k, beta)
+
+
 def test_sgemm_sm80_refuses_sizes_its_tiles_do_not_divide() -> None:
     kern = rt.jit(EXAMPLES / "sgemm_sm80.cute")
     a = torch.zeros(300, 128, device="cuda", dtype=torch.float16)

@@ -242,3 +242,24 @@ def test_a_fully_unrolled_loop_cannot_be_pipelined() -> None:
     (diag,) = info.value.diagnostics
     assert diag.message.startswith("a fully unrolled loop runs at compile time and cannot be")
     assert (diag.location.line, diag.location.col) == (8, 28)  # the clause
+
+
+@pytest.mark.parametrize("k", [64, 256])
+def test_tensor_core_example_values(k: int) -> None:
+    """examples/hgemm_pipeline_pass.cute (swizzled stages, ldmatrix double-buffered,
+    mma.sync) in the interpreter, which runs warp-collective atoms: 1 and 4 k-tiles
+    of 64 through 3 stages, one 32x32 CTA; small integers keep f16 sums exact."""
+    from cutec.cpu.reference import run_kernel
+
+    path = EXAMPLE.parent / "hgemm_pipeline_pass.cute"
+    kernel = _kernel(path.read_text(), str(path), "hgemm_tn", BM=32, BN=32)
+    rng = np.random.default_rng(k)
+    m = n = 32
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)  # (M,K) k-major
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)  # (N,K) k-major
+    c0 = rng.integers(-3, 4, (m, n)).astype(np.float16)
+    c = c0.copy(order="F")
+    args = {"A": a, "M": m, "K": k, "ldA": k, "B": b, "N": n, "ldB": k, "C": c, "ldC": m}
+    run_kernel(kernel, (1, 1), {**args, "alpha": 2.0, "beta": -1.0})
+    ref = 2.0 * (a.astype(np.float64) @ b.astype(np.float64).T) - c0.astype(np.float64)
+    assert np.array_equal(c.astype(np.float64), ref)

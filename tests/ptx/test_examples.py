@@ -22,6 +22,7 @@ LOWERED = [
     "sgemm_2_shared",
     "sgemm_pipelined",
     "sgemm_pipeline_pass",
+    "hgemm_pipeline_pass",
     "sgemm_sm80",
     "elementwise",
     "transpose",
