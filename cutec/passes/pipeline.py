@@ -134,8 +134,13 @@ def analyse(loop: scf.ForOp, stages: int) -> _Plan:
             "its body must publish the copied tiles with sync() before computing on them", loop
         )
     pre, post = ops[:first], ops[first + 1 :]
-    if post and isinstance(post[-1], gpu.BarrierOp):
-        post = post[:-1]
+    # The compute's barriers order its shared reads before the next copy, which the
+    # pipeline's own barrier does; one before other compute would also order that
+    # compute's global writes, which the pipeline does not keep.
+    inner = [op for op in post[:-1] if isinstance(op, gpu.BarrierOp)]
+    post = [op for op in post if not isinstance(op, gpu.BarrierOp)]
+    if inner and not all(_writes_only_registers(n) for op in post for n in op.walk()):
+        raise _error("a sync() between its computations orders their memory writes", inner[0])
     copies = [op for op in pre if isinstance(op, C.CopyAsyncOp)]
     buffers: list[C.AllocSmemOp] = []
     for copy in copies:

@@ -263,3 +263,48 @@ def test_tensor_core_example_values(k: int) -> None:
     run_kernel(kernel, (1, 1), {**args, "alpha": 2.0, "beta": -1.0})
     ref = 2.0 * (a.astype(np.float64) @ b.astype(np.float64).T) - c0.astype(np.float64)
     assert np.array_equal(c.astype(np.float64), ref)
+
+
+def test_pipelined_ir_round_trips() -> None:
+    """The printed IR of a pipelined kernel parses back to the same text."""
+    from cutec.ir.parser import parse_module
+    from cutec.ir.printer import print_op
+    from cutec.ir.verifier import verify
+
+    text = compile(Source(SMALL, "small.cute"), Stage.CUTE).text
+    module = parse_module(text, "small.mlir")
+    verify(module)
+    assert print_op(module) == text
+    assert "pipeline_stages" not in text and "(16,2,3):(1,16,32)" in text
+
+
+@pytest.mark.parametrize(
+    ("clause", "col", "message"),
+    [
+        ("pipeline stages = 4", 47, "expected '(', found 'stages'"),
+        ("pipeline(stages = 4) unroll(2)", 59, "expected '{', found 'unroll'"),
+    ],
+)
+def test_clause_syntax_errors(clause: str, col: int, message: str) -> None:
+    text = SMALL.replace("pipeline(stages = BP)", clause)
+    line = SMALL[: SMALL.index("pipeline(stages = BP)")].count("\n") + 1
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "small.cute"), Stage.AST)
+    (diag,) = info.value.diagnostics
+    assert diag.message == message
+    assert (diag.location.line, diag.location.col) == (line, col)
+
+
+def test_a_value_the_loop_carries_stays_with_the_compute() -> None:
+    """A scalar the compute carries (after the last sync(), which is dropped) comes out
+    of the pipelined loop: C = (number of k-tiles) * A B^T."""
+    text = SMALL.replace(
+        "    sync()\n  }\n  axpby(alpha, tCrC, beta, tCgC)",
+        "    sync()\n    s = s + alpha\n  }\n  axpby(s, tCrC, beta, tCgC)",
+    ).replace("  clear(tCrC)\n  for", "  clear(tCrC)\n  s = alpha - alpha\n  for")
+    kernel = _kernel(text, "carried.cute", "register_operands_nt")
+    for k in (2, 6, 16):
+        args, ref = _gemm_args("nt", 32, 32, k, 0.0)  # ref = 1.5 A B^T
+        native.run_kernel(kernel, (2, 2), args)
+        want = ref * (k // 2)  # s = 1.5 * tiles
+        assert np.linalg.norm(args["C"].T - want) / np.linalg.norm(want) < 1e-6, k
