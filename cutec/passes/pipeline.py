@@ -15,13 +15,18 @@ producer writes gets N stages (stage s is ``sA_full[_, .., _, s]``), a prologue
 issues tiles 0 .. N-2 into stages 0 .. N-2, and iteration i computes on stage
 i % N while tile i+N-1 loads into stage (i+N-1) % N. With ``W = N - 2``::
 
-    prologue: for s < N-1: if lb+s*step < ub { copy tile s -> stage s }; commit
+    prologue: if lb < ub { for s < N-1: copy tile min'(s) -> stage s; commit }
+              else { N-1 empty commits }
     iteration i:  wait_group(W); barrier
-                  if k+(N-1)*step < ub { copy tile i+N-1 -> stage (i+N-1)%N }; commit
+                  copy tile min'(i+N-1) -> stage (i+N-1)%N; commit
                   compute on stage i%N
+    after:    wait_group(0); barrier       (only if shared memory is used after)
 
-*Wait depth.* One commit per prologue stage and per iteration, even when the
-copy is predicated off, so group g holds tile g. Before iteration i's wait,
+where ``min'(t)`` is tile t when it exists and otherwise tile 0 in the prologue
+and tile i in the steady state (a select, not a branch).
+
+*Groups.* Exactly one commit per prologue stage and per iteration, and every
+group g copies a real tile into stage g % N. So before iteration i's wait,
 N-1+i groups are committed; tile i is group i, so at most N-2 may stay pending.
 
 *One barrier per iteration.* The barrier of iteration i (a) publishes tile i,
@@ -31,6 +36,14 @@ copy of iteration i that overwrites that stage. No other barrier is needed:
 stage i%N is next written in iteration i+1, after that iteration's barrier.
 The user's own ``cp_async_fence/wait`` and ``sync`` are replaced by these.
 
+*Residues.* No tile past the loop's end is addressed. A stage written with a
+stand-in tile is never read as data: in the steady state, iteration i >= n-N+1
+writes stage (i-1)%N while the tiles left, i .. n-1 <= i+N-2, sit in the other
+stages. (CuTe's tutorial clamps its ``k_tile_next`` the same way, but reads tile
+0 of an empty K; here a loop of no tile copies nothing.) A select rather than a
+branch keeps the copy's address math loop-invariant where it is (a branch per
+stage gave sgemm_tn 170 registers instead of 128 under ptxas 13.0).
+
 *Register double-buffering.* When the compute reads the staged tensors only
 through copies into registers (s2r: ldmatrix or UniversalCopy), grouped in
 K-blocks ``loads_j; rest_j`` (as a fully unrolled k_block loop writes them),
@@ -38,26 +51,22 @@ the loads of block j+1 move above ``rest_j`` and block 0 of the next tile is
 loaded at the end of the iteration, after the barrier (sgemm_sm80's order)::
 
     prologue: ... ; wait_group(W); barrier; if lb < ub { loads_0 of stage 0 }
-    iteration i:  loads_1; copy tile i+N-1; commit; rest_0
+    iteration i:  loads_1; copy tile min'(i+N-1); commit; rest_0
                   loads_{j+1}; rest_j                            (0 < j < KB-1)
-                  wait_group(W); barrier; if k+step < ub { loads_0 of stage (i+1)%N }; rest_KB-1
+                  wait_group(W); barrier; loads_0 of stage (i+1)%N; rest_KB-1
 
 This needs KB >= 2 blocks, and is done only when the registers that
 ``loads_{j+1}`` touches are disjoint from those ``rest_j`` touches (and those
 of ``loads_0`` from ``rest_{KB-1}``), computed from the fragments' static
 layouts. The barrier argument holds: the last reads of stage (i-1)%N are the
 loads of block KB-1 of iteration i-1, before that iteration's barrier. The
-wait depth too: the producer of iteration i commits before its wait, N+i
-groups in all, and tile i+1 is group i+1.
+wait too: the producer of iteration i commits before its wait, N+i groups in
+all, and stage (i+1)%N is group i+1's, complete after it, in the last
+iteration as well (it then holds a stand-in tile; the registers go unused).
 
-*Residues.* A tile index at or past the loop's end is never copied: the copies
-sit in ``scf.if k' < ub`` (CuTe clamps its ``k_tile_next`` instead and copies
-the last tile again); a stage that holds no valid tile is never read: the
-next-tile loads are guarded the same way. Loops with fewer tiles than stages
-(zero included) are thus safe.
-
-*Epilogue.* Nothing: every group still pending after the loop is empty (its
-copies were predicated off), so no cp.async writes shared memory after it.
+*Epilogue.* Up to N-2 groups (stand-in tiles) may be in flight after the loop.
+Nobody reads them; when code after the loop touches shared memory, a
+``wait_group(0)`` and a barrier come first.
 
 After the pass, a use of the one-stage tensor outside the loop sees stage 0.
 """
@@ -72,7 +81,7 @@ from cutec.ir.builder import Builder
 from cutec.ir.core import Block, BlockArgument, Operation, Value
 from cutec.ir.dialects import arith, gpu, scf, thread
 from cutec.ir.dialects import cute as C
-from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute_attrs import UNDERSCORE, TupleAttr
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
@@ -87,6 +96,7 @@ STAGE_ALIGN_BYTES = 128
 
 _VIEWS = (C.SliceOp, C.PartitionOp, C.LocalTileOp, C.LocalPartitionOp, C.DivideOp,
           C.ComposeOp, C.RetileOp, C.ViewOp, C.RecastOp)  # fmt: skip
+_SHARED = (AddressSpace.SHARED, AddressSpace.GENERIC)
 _SYNC = (C.CopyAsyncOp, thread.CpAsyncCommitOp, thread.CpAsyncWaitOp, gpu.BarrierOp)
 
 
@@ -587,11 +597,10 @@ def rewrite(plan: _Plan) -> None:
         for j in range(kb):
             if j == kb - 1:
                 wait()
-                # Block 0 of tile i+1; in the last iteration, of tile i again (a
-                # stage that holds data: the registers are not used).
-                nxt = bi.add(k, step_c)
-                stage = bi.select(bi.less(nxt, ub), bi.rem(bi.add(i, 1), n), read)
-                loads = body_em.child(bb, nxt, stage, old_iv)
+                # Block 0 of tile i+1, from the stage of group i+1 (landed by this
+                # wait; in the last iteration a stand-in tile, loaded and unused).
+                stage = bi.rem(bi.add(i, 1), n)
+                loads = body_em.child(bb, bi.add(k, step_c), stage, old_iv)
                 for op in plan.blocks[0][0]:
                     loads.emit(op)
             else:
@@ -606,6 +615,29 @@ def rewrite(plan: _Plan) -> None:
     for old_r, new_r in zip(loop.results, new.results, strict=True):
         old_r.replace_all_uses_with(new_r)
     loop.erase()
+    if _shared_after(new):
+        after = Builder.after(new, loc)
+        after.insert(thread.CpAsyncWaitOp([], 0))
+        after.insert(gpu.BarrierOp())
+
+
+def _shared_after(loop: scf.ForOp) -> bool:
+    """Whether code after the loop may touch shared memory (inside another loop or a
+    branch, conservatively yes: the code before it may run after it)."""
+    if not isinstance(loop.parent_op, KernelOp):
+        return True
+    return any(
+        (effects := nested.memory_effects()) is None or any(e.space in _SHARED for e in effects)
+        for later in _following(loop)
+        for nested in later.walk()
+    )
+
+
+def _following(op: Operation) -> Iterator[Operation]:
+    later = op.next_op
+    while later is not None:
+        yield later
+        later = later.next_op
 
 
 def _rank(t: TensorType) -> int:

@@ -308,3 +308,27 @@ def test_a_value_the_loop_carries_stays_with_the_compute() -> None:
         native.run_kernel(kernel, (2, 2), args)
         want = ref * (k // 2)  # s = 1.5 * tiles
         assert np.linalg.norm(args["C"].T - want) / np.linalg.norm(want) < 1e-6, k
+
+
+@pytest.mark.parametrize("wait_after", [True, False])
+def test_shared_memory_read_after_the_loop_waits_for_the_stand_in_copies(
+    monkeypatch: pytest.MonkeyPatch, wait_after: bool
+) -> None:
+    """The last iterations copy stand-in tiles nobody reads; a kernel that reads the
+    shared tiles after the loop gets wait_group(0) and a barrier first (planted:
+    without them, the read meets copies still in flight). With 2 k-tiles through 4
+    stages, groups 3 and 4, into stages 3 and 0, may be pending at the end."""
+    text = SMALL.replace(
+        "  axpby(alpha, tCrC, beta, tCgC)",
+        "  copy(tCsA[_, _, 0], tCrA[_, _, 0])\n"
+        "  gemm(mma, tCrA[_, _, 0], tCrB[_, _, 0], tCrC)\n"  # the read is used
+        "  axpby(alpha, tCrC, beta, tCgC)",
+    )
+    if not wait_after:
+        monkeypatch.setattr(pipeline, "_shared_after", lambda loop: False)
+    kernel = _kernel(text, "after.cute", "register_operands_nt", BP=4)
+    if wait_after:
+        _run(kernel, "register_operands_nt", 32, 32, 4, (16, 16))  # (C has an extra term)
+    else:
+        with pytest.raises(AccessError, match="before a cp.async wait lands it"):
+            _run(kernel, "register_operands_nt", 32, 32, 4, (16, 16))

@@ -49,8 +49,8 @@
 // CHECK: cute.axpby
 //
 // With the operands copied to registers per k-block, k-block 1's registers load
-// before k-block 0's FMAs, and k-block 0 of the next tile (of this one in the
-// last iteration) after the barrier, before k-block 1's FMAs.
+// before k-block 0's FMAs, and k-block 0 of the next tile from stage (k+1)%3
+// after the barrier, before k-block 1's FMAs.
 // CHECK-LABEL: kernel @register_operands
 // CHECK: thread.cp_async_wait {pending = 1 : i32}
 // CHECK-NEXT: gpu.barrier
@@ -70,8 +70,8 @@
 // CHECK: cute.gemm
 // CHECK-NEXT: thread.cp_async_wait {pending = 1 : i32}
 // CHECK-NEXT: gpu.barrier
-// CHECK: %[[NEXT:.*]] = arith.select %{{.*}}, %{{.*}}, %[[READ2]]
-// CHECK-NEXT: cute.slice %sA, %[[NEXT]]
+// CHECK: %[[NEXT:.*]] = arith.remui
+// CHECK: cute.slice %sA, %[[NEXT]]
 // CHECK: %[[A0:.*]] = cute.slice %tCrA {coord = #cute.tuple<(_,_,0)>}
 // CHECK-NEXT: cute.copy %{{.*}}, %[[A0]]
 // CHECK: cute.gemm %1, %[[A1]], %[[B1]], %tCrC
