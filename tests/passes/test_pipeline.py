@@ -330,5 +330,5 @@ def test_shared_memory_read_after_the_loop_waits_for_the_stand_in_copies(
     if wait_after:
         _run(kernel, "register_operands_nt", 32, 32, 4, (16, 16))  # (C has an extra term)
     else:
-        with pytest.raises(AccessError, match="before a cp.async wait lands it"):
+        with pytest.raises(AccessError, match=r"before a cp\.async wait lands it"):
             _run(kernel, "register_operands_nt", 32, 32, 4, (16, 16))
