@@ -457,6 +457,16 @@ def test_missing_threads_clause() -> None:
     ]
 
 
+def test_blocks_per_sm_sets_minnctapersm() -> None:
+    """CUDA's __launch_bounds__ minimum: the kernel's .minnctapersm, a positive int."""
+    module = compile_source("kernel k(A: f32[M] : (1)) threads 32 blocks_per_sm 2 { }\n", "t.cute")
+    assert "minnctapersm = 2 : i32" in print_op(module)
+    with pytest.raises(CompileError) as info:
+        compile_source("kernel k(A: f32[M] : (1)) threads 32 blocks_per_sm 0 { }\n", "t.cute")
+    d = info.value.diagnostics[0]
+    assert (d.location.col, d.message) == (52, "'blocks_per_sm' must be positive, got 0")
+
+
 def test_bad_assumption() -> None:
     with pytest.raises(CompileError) as info:
         compile_source("kernel k(A: f32[M] : (1)) assume M > 4 threads 32 { }\n", "t.cute")
