@@ -252,10 +252,12 @@ def b_axpby(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: as
     x = tensor_arg(args[1], node.args[1], "axpby's x")
     y = tensor_arg(args[3], node.args[3], "axpby's y")
     check_same_size(x, y, node, "axpby", ("x", "y"))
-    if x.element != y.element:
+    floats = isinstance(x.element, T.FloatType) and isinstance(y.element, T.FloatType)
+    if x.element != y.element and not floats:
         raise error(f"axpby: x holds {x.element} but y holds {y.element}", node)
-    alpha = as_runtime(ctx, args[0], node.args[0], y.element)
-    beta = as_runtime(ctx, args[2], node.args[2], y.element)
+    # The arithmetic is in x's type (the accumulator's); y is converted on the way.
+    alpha = as_runtime(ctx, args[0], node.args[0], x.element)
+    beta = as_runtime(ctx, args[2], node.args[2], x.element)
     ctx.emit(C.AxpbyOp(alpha.value, x.value, beta.value, y.value), node)
 
 

@@ -357,6 +357,10 @@ class AxpbyOp(CuteOp):
 
     ``cute.axpby %alpha, %tCrC, %beta, %tCgC : f32, !cute.tensor<...>, f32, !cute.tensor<...>``
 
+    The arithmetic is in x's element type (an epilogue's accumulator type), as are
+    alpha and beta; y may hold another float type: y is read converted to x's type
+    and written converted back (rounding to nearest even), as CUTLASS's epilogues do.
+
     An optional last operand, an i1 register tensor of y's size, masks elements:
     where it is false y is neither read nor written (the predicate pass's guard
     of a partial output tile).
@@ -384,9 +388,11 @@ class AxpbyOp(CuteOp):
         x, y = self.x.type, self.y.type
         assert isinstance(x, TensorType) and isinstance(y, TensorType)
         for what, scalar in (("alpha", self.alpha), ("beta", self.beta)):
-            if scalar.type != y.element:
-                raise self.error(f"{what} is {scalar.type} but y holds {y.element}")
-        if x.element != y.element:
+            if scalar.type != x.element:
+                raise self.error(f"{what} is {scalar.type} but x holds {x.element}")
+        if x.element != y.element and not (
+            isinstance(x.element, FloatType) and isinstance(y.element, FloatType)
+        ):
             raise self.error(f"x holds {x.element} but y holds {y.element}")
         why = same_shape_mismatch(x, y)
         if why:
