@@ -30,6 +30,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from cutec.atoms.copy import copy_atom
+from cutec.atoms.mma import mma_atom_named
+from cutec.atoms.select import SelectionError, select_mma, select_operand_copy
 from cutec.atoms.tiled_copy import (
     make_copy_atom,
     make_tiled_copy_A,
@@ -51,7 +54,7 @@ from cutec.frontend.static_eval import (
     to_int_tuple,
 )
 from cutec.ir import types as T
-from cutec.ir.attributes import StringAttr
+from cutec.ir.attributes import StringAttr, UnitAttr
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType, auto_copy_record
 from cutec.ir.dialects.cute_compute import dtype_name
@@ -152,6 +155,8 @@ def check_threads(
 
 def typed_copy(ctx: BuildContext, tc: S.TiledCopy, element: T.Type, node: ast.Node) -> S.TiledCopy:
     """The tiled copy for `element`, its make op emitted once at the kernel entry."""
+    if tc.value is not None and tc.type.element == element:
+        return tc
     key = (tc.type.atom, tc.type.layout_tv, tc.type.tiler, element)
     cache = ctx.tiled_copies
     if tc.value is None:  # remember which types an untyped copy was given
@@ -267,9 +272,7 @@ def typed_mma(ctx: BuildContext, m: S.TiledMma, node: ast.Node, **given: T.Type)
         a = given.get("a") or first or acc
         b = given.get("b") or first or acc
         c = given.get("c") or acc
-        t = replace(m.type, d_type=c, a_type=a, b_type=b, c_type=c)
-        op = ctx.emit_at_entry(C.MakeTiledMmaOp(t), node)
-        cache[key] = (S.TiledMma(op.result, t, None, m.origin), node)
+        cache[key] = (_select_mma(ctx, m, c, a, b, c, node), node)
     if m.value is None:
         m, first_use = cache[key]
         for which, want in given.items():
@@ -282,6 +285,86 @@ def typed_mma(ctx: BuildContext, m: S.TiledMma, node: ast.Node, **given: T.Type)
                     node,
                 )
     return m
+
+
+def _select_mma(
+    ctx: BuildContext, m: S.TiledMma, d: T.Type, a: T.Type, b: T.Type, c: T.Type, node: ast.Node
+) -> S.TiledMma:
+    """The auto MMA typed with the atom `select_mma` chooses for these element types.
+
+    The choice is made here, not in select-atoms, because every fragment and
+    partition of the MMA depends on its atom; the make op says ``{auto}`` so that
+    select-atoms reports it (docs/passes.md, select-atoms)."""
+    where = m.origin if m.origin is not None else node
+    names = (dtype_name(d), dtype_name(a), dtype_name(b), dtype_name(c))
+    try:
+        choice = select_mma(ctx.target, *names, m.type.atom_layout.with_values(()), ctx.num_threads)
+    except SelectionError as e:
+        raise error(str(e), where) from None
+    t = replace(m.type, atom=choice.atom, d_type=d, a_type=a, b_type=b, c_type=c)
+    rec = mma_atom_named(choice.atom)
+    typed = S.TiledMma(None, t, rec, m.origin)
+    with algebra_errors(where, "tiled_mma"):
+        t.library()
+    check_threads(ctx, typed, "TiledMMA", where)
+    op = C.MakeTiledMmaOp(t)
+    op.attributes["auto"] = UnitAttr()
+    ctx.emit_at_entry(op, where)
+    return S.TiledMma(op.result, t, rec, m.origin)
+
+
+def operand_copy(
+    ctx: BuildContext, tc: S.TiledCopy, name: str | None, t: S.Tensor | None, node: ast.Node
+) -> S.TiledCopy:
+    """The typed ``tiled_copy_A/B/C(auto, mma)``: its atom is chosen from the tensor its
+    first partition_S reads (ldmatrix where the layout allows, else plain loads)."""
+    key = tc.origin.span
+    which = tc.operand
+    assert which is not None and tc.mma is not None
+    lib = tc.mma.type.library()
+    element = tc.type.element
+    bits = bits_of(element)
+    found = ctx.operand_copies.get(key)
+    if name != "partition_S" or t is None:
+        if found is None:
+            raise error(
+                f"the atom of this auto copy of the MMA's {which} is chosen from the tensor it "
+                "reads: partition_S that tensor with it first",
+                node,
+            )
+        return found[0]
+    choice = select_operand_copy(
+        ctx.target, lib, which, bits, t.layout, t.space is AddressSpace.SHARED
+    )
+    if found is not None:
+        if choice.atom != found[0].type.atom:
+            raise error(
+                f"this auto copy of the MMA's {which} was chosen as {found[0].type.atom} for "
+                f"the tensor of line {found[1].span.line}; this tensor needs {choice.atom} "
+                f"({choice.remark()}): make one tiled copy per layout",
+                node,
+            )
+        return found[0]
+    if choice.atom == AUTO:
+        typed_t, record = tc.type, None
+    else:
+        record = copy_atom(choice.atom)
+        make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}[which]
+        with algebra_errors(node, f"tiled_copy_{which}"):
+            tiled = make(make_copy_atom(record, bits), lib)
+        typed_t = TiledCopyType(
+            choice.atom,
+            element,
+            spec_of(tiled.layout_tv),
+            tuple(int(x) for x in tiled.tiler_mn),
+        )
+    op = C.MakeTiledCopyOp(typed_t, tc.mma.value)
+    op.attributes["auto"] = UnitAttr()
+    op.attributes["operand"] = StringAttr(which)
+    ctx.emit_at_entry(op, tc.origin)
+    typed = S.TiledCopy(op.result, typed_t, record)
+    ctx.operand_copies[key] = (typed, node)
+    return typed
 
 
 def b_copy_atom(
@@ -335,6 +418,8 @@ def _tiled_copy_of_mma(which: str) -> Any:
             spec_of(tiled.layout_tv),
             tuple(int(x) for x in tiled.tiler_mn),
         )
+        if atom.kind == "auto":  # typed at its first partition_S (operand_copy)
+            return S.TiledCopy(None, t, None, mma, which, node)  # type: ignore[arg-type]
         return typed_copy(
             ctx,
             S.TiledCopy(
@@ -424,6 +509,8 @@ def call_method(
 def _copy_method(
     ctx: BuildContext, obj: S.ThrSlice, tiled: S.TiledCopy, name: str, t: S.Tensor, node: ast.Call
 ) -> S.Tensor:
+    if tiled.operand is not None:
+        tiled = operand_copy(ctx, tiled, None if t.coord_rank else name, t, node)
     if t.coord_rank:
         tiled = copy_for_coords(ctx, tiled, node)
     else:
@@ -537,6 +624,8 @@ def emit_copy(
 ) -> None:
     """copy(tiled_copy, src, dst[, pred]): synchronous, cp.async, or predicated."""
     if isinstance(atom, S.TiledCopy):
+        if atom.operand is not None:
+            atom = operand_copy(ctx, atom, None, None, node)
         atom = typed_copy(ctx, atom, src.element, node)
         if atom.type.element != src.element:
             raise error(
@@ -604,6 +693,7 @@ def fragment_layout(layout: Any) -> Layout:
 
 __all__ = [
     "TILED_BUILTINS",
+    "operand_copy",
     "call_method",
     "emit_copy",
     "fragment_layout",

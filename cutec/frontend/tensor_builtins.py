@@ -28,7 +28,7 @@ from cutec.frontend.build_tensors import (
     tensor_type,
     view,
 )
-from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
+from cutec.frontend.build_tiled import emit_copy, fragment_layout, operand_copy, resolve_gemm_mma
 from cutec.frontend.static_eval import (
     algebra_errors,
     arity,
@@ -157,6 +157,8 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     atom = args[0] if len(args) == 3 else None
     src = tensor_arg(args[-2], node.args[-2], "the copy's source")
     dst = tensor_arg(args[-1], node.args[-1], "the copy's destination")
+    if isinstance(atom, S.TiledCopy) and atom.operand is not None:
+        atom = operand_copy(ctx, atom, None, None, node)
     record = getattr(atom, "record", None)
     per_call = (1, 1)
     if record is not None and hasattr(record, "call_values"):
