@@ -693,10 +693,10 @@ def fragment_layout(layout: Any) -> Layout:
 
 __all__ = [
     "TILED_BUILTINS",
-    "operand_copy",
     "call_method",
     "emit_copy",
     "fragment_layout",
     "num_threads",
+    "operand_copy",
     "resolve_gemm_mma",
 ]
