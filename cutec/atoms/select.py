@@ -179,13 +179,13 @@ def select_operand_copy(
             if why is None:
                 kind = "MN-major, .trans" if trans else "K-major"
                 summary = f"copy by {name} (ldmatrix.x{num}, {kind} {which})"
-                return Choice(name, summary, tuple(_shorten(ruled_out)))
+                return Choice(name, summary, tuple(shorten(ruled_out)))
             ruled_out.append(f"{name} not used: {why}")
-    return Choice(AUTO, plain, tuple(_shorten(ruled_out)))
+    return Choice(AUTO, plain, tuple(shorten(ruled_out)))
 
 
-def _shorten(reasons: list[str]) -> list[str]:
-    """x4, x2 and x1 usually fail for one reason: say it once, for the widest."""
+def shorten(reasons: list[str]) -> list[str]:
+    """Options tried in turn often fail for one reason: say it once, for the first."""
     out: list[str] = []
     seen: set[str] = set()
     for r in reasons:
@@ -286,9 +286,9 @@ def select_global_copy(
         if why is None:
             note = "; zero-fills masked elements" if zfill else ""
             summary = f"copy by {atom} (cp.async.{cache}, {nbytes} bytes{note})"
-            return Choice(atom, summary, tuple(ruled_out)), p
+            return Choice(atom, summary, tuple(shorten(ruled_out))), p
         ruled_out.append(f"{nbytes}-byte cp.async not used: {why}")
-    return Choice(AUTO, plain, tuple(ruled_out)), 0
+    return Choice(AUTO, plain, tuple(shorten(ruled_out))), 0
 
 
 __all__ = [
@@ -299,4 +299,5 @@ __all__ = [
     "select_global_copy",
     "select_mma",
     "select_operand_copy",
+    "shorten",
 ]

@@ -34,6 +34,7 @@ from cutec.atoms.select import (
     select_global_copy,
     select_mma,
     select_operand_copy,
+    shorten,
 )
 from cutec.diagnostics import CompileError
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr, StringAttr
@@ -163,7 +164,7 @@ class SelectAtoms(Pass):
         atom = f"UniversalCopy<{_UINT[width * bits]}>"
         op.attributes["atom"] = StringAttr(atom)
         op.attributes["vector"] = IntegerAttr(width, i64)
-        reasons = [*before, why] if why else list(before)
+        reasons = shorten([*before, why] if why else list(before))
         self.remark("; ".join([f"copy by {atom} ({width * bits}-bit accesses)", *reasons]),
                     op.location)  # fmt: skip
 
