@@ -206,6 +206,8 @@ def _ldmatrix_problem(
     except (LayoutError, CopyAtomError) as e:
         if "too few vals" in str(e):
             return f"a thread's {which} fragment holds fewer values than it loads"
+        if "too few thrs" in str(e):
+            return f"the MMA's atom spreads {which} over fewer threads than a warp's 32"
         return f"the MMA's {which} fragment does not fit it ({e})"
     n = LDMATRIX_ROW_BYTES * 8 // bits  # elements of one lane's row
     swizzle, offset, inner = None, 0, layout

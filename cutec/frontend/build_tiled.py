@@ -18,11 +18,16 @@ acc(T)) with acc = f32 for floats, s32 for s8, f64 for f64; a first C
 partition gives T for all four. A later use with other types is an error
 naming the first.
 
-Placeholders for ``auto``. Until select-atoms picks an instruction, an auto
-copy atom is typed as one that moves all of a thread's values at once, and an
-auto MMA as the universal atom (one thread, 1x1x1, CuTe's
-``UniversalFMA<D,A,B,C>``) tiled by the atom layout; select-atoms re-derives
-the views when it chooses.
+Auto atoms. An ``auto`` MMA is typed at its first use with the atom
+`cutec.atoms.select.select_mma` chooses for its element types, the target and
+the block size; ``tiled_copy_A/B(auto, mma)`` at its first ``partition_S``
+with the one `select_operand_copy` chooses for the tensor it reads (ldmatrix,
+or ``auto``: plain loads). Fragments and partitions depend on these atoms, so
+they are right from the start; the make ops carry ``{auto}`` for select-atoms
+to report (docs/passes.md, select-atoms). An auto copy made by
+``tiled_copy(auto, ...)`` stays ``auto`` (typed as one that moves all of a
+thread's values at once): select-atoms picks cp.async or a UniversalCopy width
+per copy, which its partitions do not depend on.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from cutec.frontend.static_eval import (
     check_divides,
     describe,
     error,
+    loc_of,
     to_int_tuple,
 )
 from cutec.ir import types as T
@@ -361,7 +367,10 @@ def operand_copy(
     op = C.MakeTiledCopyOp(typed_t, tc.mma.value)
     op.attributes["auto"] = UnitAttr()
     op.attributes["operand"] = StringAttr(which)
-    ctx.emit_at_entry(op, tc.origin)
+    op.location = loc_of(tc.origin)
+    maker = tc.mma.value.owner  # a named MMA is made where it is written, not at the entry
+    assert maker.parent is not None
+    maker.parent.insert_after(maker, op)
     typed = S.TiledCopy(op.result, typed_t, record)
     ctx.operand_copies[key] = (typed, node)
     return typed

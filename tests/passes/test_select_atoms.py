@@ -256,3 +256,16 @@ def test_an_f32_kernel_keeps_fma_with_cp_async_and_ld_shared() -> None:
     run_kernel(kernel, (2, 2), args)
     ref = 1.5 * (a.astype(np.float64) @ b.astype(np.float64).T) + 0.5 * c0
     assert np.allclose(c, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_a_named_mma_with_auto_operand_copies() -> None:
+    """The caller binds MMA to a named atom: the operand copies are still chosen (made
+    after the MMA's own make op, which is written where the source writes it)."""
+    text = AUTO_ATOMS.read_text()
+    result = _compile(text, Stage.THREAD, MMA="SM80_16x8x16_F32F16F16F32_TN", **SMALL)
+    cute = _compile(text, MMA="SM80_16x8x16_F32F16F16F32_TN", **SMALL)
+    assert 25 not in _remarks(cute)  # a named atom is not the compiler's choice
+    assert _remarks(cute)[61] == "copy by SM75_U32x4_LDSM_N (ldmatrix.x4, K-major A)"
+    args = _gemm_args("f16", 32, 32, 32, seed=7)
+    ref = _run(result, args, (1, 1))
+    assert np.array_equal(args["C"].astype(np.float64), ref)
