@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_auto_atoms import operand_copy
 from cutec.frontend.build_scalars import as_runtime, const_index, logical_and, materialize
 from cutec.frontend.build_tensors import (
     allocate,
@@ -28,7 +29,7 @@ from cutec.frontend.build_tensors import (
     tensor_type,
     view,
 )
-from cutec.frontend.build_tiled import emit_copy, fragment_layout, operand_copy, resolve_gemm_mma
+from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
 from cutec.frontend.static_eval import (
     algebra_errors,
     arity,
