@@ -284,7 +284,7 @@ def select_global_copy(
                 f"predicate, {p} elements would share one"
             )
             continue
-        why = contiguity(p)
+        why = contiguity(p) if p > 1 else None  # one element is aligned to its own size
         if why is None:
             note = "; zero-fills masked elements" if zfill else ""
             summary = f"copy by {atom} (cp.async.{cache}, {nbytes} bytes{note})"

@@ -154,7 +154,8 @@ def test_no_cp_async_for_single_f16_elements_or_unwaited_copies_or_sm75() -> Non
 
 
 def test_predicated_copies_move_one_element_zero_filled_when_asked() -> None:
-    choice, width = select_global_copy(SM80, 32, _contiguous_up_to(4), predicated=True)
+    # One element needs no contiguity (the verdict of p = 1 is not asked).
+    choice, width = select_global_copy(SM80, 32, _contiguous_up_to(0), predicated=True)
     assert (choice.atom, width) == ("SM80_CP_ASYNC_CACHEALWAYS<uint32_t>", 1)
     choice, _ = select_global_copy(SM80, 32, _contiguous_up_to(4), predicated=True, zfill=True)
     assert choice.atom == "SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>"

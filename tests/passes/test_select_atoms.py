@@ -269,3 +269,26 @@ def test_a_named_mma_with_auto_operand_copies() -> None:
     args = _gemm_args("f16", 32, 32, 32, seed=7)
     ref = _run(result, args, (1, 1))
     assert np.array_equal(args["C"].astype(np.float64), ref)
+
+
+def test_residue_tiles_of_f32_are_zero_filling_4_byte_cp_async() -> None:
+    """Sizes the tiles do not divide: the predicate pass guards the copies (masked
+    elements become zeros), so each element is its own cp.async with src-size 0 where
+    masked (the _ZFILL atom); 2x2 CTAs of 32x32 over a 40x36 C and K = 20 (BK = 8)."""
+    src = F32_AUTO.replace("assume M % BM == 0, N % BN == 0, K % BK == 0, ", "assume ")
+    source = Source(src, "residue.cute", "cute")
+    atoms = _atoms(compile(source, Stage.CUTE, Options(target="sm_80")))
+    assert atoms["async"] == ["SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>"] * 2
+    result = compile(source, Stage.THREAD, Options(target="sm_80"))
+    (kernel,) = result.module.walk_type(KernelOp)  # type: ignore[union-attr]
+    m, n, k = 40, 36, 20
+    rng = np.random.default_rng(8)
+    a = rng.integers(-3, 4, (m, k + 4)).astype(np.float32)  # ldA = k + 4: a multiple of 4
+    b = rng.integers(-3, 4, (n, k + 4)).astype(np.float32)
+    c = np.asfortranarray(rng.integers(-3, 4, (m, n)).astype(np.float32))
+    c0 = c.copy(order="F")
+    args = {"A": a, "M": m, "K": k, "ldA": k + 4, "B": b, "N": n, "ldB": k + 4, "C": c,
+            "ldC": m, "alpha": 1.0, "beta": 1.0}  # fmt: skip
+    run_kernel(kernel, (2, 2), args)
+    ref = a[:, :k].astype(np.float64) @ b[:, :k].astype(np.float64).T + c0
+    assert np.array_equal(c.astype(np.float64), ref)
