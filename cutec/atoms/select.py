@@ -45,7 +45,7 @@ from cutec.layout import (
     size,
 )
 from cutec.layout.inttuple import flatten_to_tuple
-from cutec.layout.symbolic import is_static
+from cutec.layout.symbolic import is_static, known_divisible, known_residue
 from cutec.target import Feature, Target
 
 AUTO = "auto"  # the same spelling as the IR's (cutec.ir.dialects.cute_atom_types.AUTO)
@@ -235,7 +235,7 @@ def _ldmatrix_problem(
     if row != Layout(n, 1):
         return f"a lane's {n} elements are {row} in {inner}, not contiguous"
     for s in [*rest_strides, offset]:
-        if not is_static(s) or int(s) % n:
+        if not (known_divisible(s, n) or known_residue(s, n) == 0):
             return f"a lane's row does not start 16-byte aligned (stride or offset {s})"
     return None
 

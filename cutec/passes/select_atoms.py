@@ -99,11 +99,11 @@ class SelectAtoms(Pass):
         maker = _maker(op)
         if tiled is not None and tiled.atom != AUTO:
             if maker is not None and maker.auto is not None:
-                self.remark(_operand_choice(maker, tgt).remark(), op.location)
+                self.remark(_operand_choice(maker, tgt, la).remark(), op.location)
             return
         ruled_out: tuple[str, ...] = ()
         if maker is not None and maker.auto is not None and maker.mma is not None:
-            ruled_out = _operand_choice(maker, tgt).ruled_out  # why no ldmatrix
+            ruled_out = _operand_choice(maker, tgt, la).ruled_out  # why no ldmatrix
         elif tiled is not None and _spaces(op) == (AddressSpace.GLOBAL, AddressSpace.SHARED):
             ruled_out = self._cp_async(op, tgt, la)
             if ruled_out is None:
@@ -195,7 +195,7 @@ def _spaces(op: CopyOp | CopyIfOp) -> tuple[AddressSpace, AddressSpace]:
     return s.space, d.space
 
 
-def _operand_choice(maker: MakeTiledCopyOp, tgt: Target) -> Choice:
+def _operand_choice(maker: MakeTiledCopyOp, tgt: Target, la: LayoutAnalysis) -> Choice:
     """select_operand_copy again, on the tensor the copy's first partition_S reads."""
     mma, t = maker.mma, maker.result.type
     operand = maker.attributes.get("operand")
@@ -212,16 +212,12 @@ def _operand_choice(maker: MakeTiledCopyOp, tgt: Target) -> Choice:
     st = source.type
     mt = mma.type
     assert isinstance(st, TensorType) and isinstance(mt, TiledMmaType)
-    layout = st.spec.with_values(()) if not st.spec.dynamic_count else None
-    if layout is None:
-        raise CompileError(f"the tensor {st.spec} of an ldmatrix choice is not static",
-                           maker.location)  # fmt: skip
     choice = select_operand_copy(
         tgt,
         mt.library(),
         operand.value,
         dtype_of(t.element).bits,
-        layout,
+        la.layout_of(source),  # as the frontend saw it, symbolic leaves included
         st.space is AddressSpace.SHARED,
     )
     _agree(maker, choice.atom, t.atom)

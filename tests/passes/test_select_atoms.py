@@ -292,3 +292,17 @@ def test_residue_tiles_of_f32_are_zero_filling_4_byte_cp_async() -> None:
     run_kernel(kernel, (2, 2), args)
     ref = a[:, :k].astype(np.float64) @ b[:, :k].astype(np.float64).T + c0
     assert np.array_equal(c.astype(np.float64), ref)
+
+
+def test_operand_copies_of_a_stage_chosen_at_run_time_are_ldmatrix() -> None:
+    """Two smem stages, the stage k_tile % 2: the first partition_S of each operand copy
+    reads a slice at a symbolic offset, known to be a multiple of 16 bytes; ldmatrix is
+    chosen, and 1x2 CTAs over 3 k-tiles compute the product."""
+    source = Source.from_file(Path(__file__).parent / "data" / "auto_atoms_staged.cute")
+    options = Options(defines=SMALL, target="sm_80")
+    atoms = _atoms(compile(source, Stage.CUTE, options))
+    assert atoms["mma"] == ["SM80_16x8x16_F32F16F16F32_TN"]
+    assert sorted(atoms["copy"]) == ["SM75_U32x2_LDSM_N", "SM75_U32x4_LDSM_N", "auto"]
+    args = _gemm_args("f16", 32, 64, 96, seed=9)
+    ref = _run(compile(source, Stage.THREAD, options), args, (1, 2))
+    assert np.array_equal(args["C"].astype(np.float64), ref)
