@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_auto_atoms import operand_copy
 from cutec.frontend.build_scalars import as_runtime, const_index, logical_and, materialize
 from cutec.frontend.build_tensors import (
     allocate,
@@ -157,6 +158,8 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     atom = args[0] if len(args) == 3 else None
     src = tensor_arg(args[-2], node.args[-2], "the copy's source")
     dst = tensor_arg(args[-1], node.args[-1], "the copy's destination")
+    if isinstance(atom, S.TiledCopy) and atom.operand is not None:
+        atom = operand_copy(ctx, atom, None, None, node)
     record = getattr(atom, "record", None)
     per_call = (1, 1)
     if record is not None and hasattr(record, "call_values"):

@@ -299,7 +299,7 @@ CASES = [
     ),
     (
         "auto_mma_types",
-        "  m = tiled_mma(auto, atoms = (2, 2, 1))\n  s = smem f16[(128, 8)]\n  a = m.slice(thread.x).partition_A(s)\n  c = m.slice(thread.x).partition_C(C)\n  h = smem f16[(128, 8)]\n  b = m.slice(thread.x).partition_B(h)\n  r = m.slice(thread.x).partition_C(rmem f16[(16, 16)])\n",
+        "  m = tiled_mma(auto, atoms = (2, 2, 1))\n  s = smem f16[(128, 16)]\n  a = m.slice(thread.x).partition_A(s)\n  c = m.slice(thread.x).partition_C(C)\n  h = smem f16[(128, 16)]\n  b = m.slice(thread.x).partition_B(h)\n  r = m.slice(thread.x).partition_C(rmem f16[(16, 16)])\n",
         8,
         7,
         "this auto MMA was given f32 for C at its first use (line 4); here C holds f16",
