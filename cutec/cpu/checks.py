@@ -313,6 +313,21 @@ def divergent_barrier(op: Operation, tid: Dim3, block_id: Dim3) -> InterpreterEr
     )
 
 
+def divergent_collective(op: Operation, tid: Dim3, block_id: Dim3) -> InterpreterError:
+    """A warp-collective op that a lane of its warp does not reach."""
+    return InterpreterError(
+        f"{_where(op)}divergent warp-collective {op.name} in block {block_id}: thread {tid} "
+        "does not reach it while other lanes of its warp wait at it"
+    )
+
+
+def short_warp(op: Operation, atom: str, nlanes: int) -> InterpreterError:
+    """A warp-collective op in a warp of fewer than 32 threads (the CTA's last)."""
+    return InterpreterError(
+        f"{_where(op)}{atom} runs on a warp of {WARP} lanes; this warp has {nlanes} threads"
+    )
+
+
 def barrier_round(warps: Sequence[Operation | None], nthreads: int, block_id: Dim3) -> bool:
     """After a round in which each warp ran to a barrier (its op) or its end (None):
     True when all wait at one barrier, False when all finished; raises the deadlock

@@ -26,6 +26,7 @@ from cutec.cpu import checks
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import (
     ERR_BARRIER,
+    ERR_COLLECTIVE,
     ERR_DIVIDE,
     ERR_HOOK,
     ERR_LOAD,
@@ -35,10 +36,12 @@ from cutec.cpu.lanes import (
     INFO_HOOK,
     INFO_SHADOW,
     INFO_START,
+    INFO_WARP_HOOK,
     LANES,
     Unsupported,
 )
 from cutec.cpu.native_async import AsyncCopies
+from cutec.cpu.native_collective import WarpOps
 from cutec.cpu.reference import bind_arguments, block_dim, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.ir.attributes import IntegerAttr
@@ -133,9 +136,8 @@ def _lanes(value: Any, t: Type) -> np.ndarray:
     if isinstance(t, FloatType) and t.kind == "bf16":  # the high half of the f32 bits
         return np.full(LANES, np.float32(value).view(np.uint32) >> 16, dtype=np.uint16)
     if isinstance(t, FloatType):
-        return np.full(
-            LANES, value, dtype={"f16": np.float16, "f32": np.float32}.get(t.kind, np.float64)
-        )
+        host = {"f16": np.float16, "f32": np.float32, "tf32": np.float32}
+        return np.full(LANES, value, dtype=host.get(t.kind, np.float64))
     if isinstance(t, IntegerType | IndexType):
         width = 64 if isinstance(t, IndexType) else t.width
         dtype = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width]
@@ -203,6 +205,9 @@ def run_kernel(
     infos[:, 6:9] = grid3
     infos[:, 9] = np.arange(nwarps)
     infos[:, INFO_HOOK] = copies.address
+    warp_ops = WarpOps(prog.ops)
+    if prog.uses_warp_hook:
+        infos[:, INFO_WARP_HOOK] = warp_ops.address
     if prog.check_shared:
         infos[:, INFO_SHADOW] = shadow_check_address()
     err = np.zeros(16, dtype=np.int64)
@@ -228,9 +233,10 @@ def run_kernel(
                     for w in range(nwarps):
                         rc = fn(p_frames[w], p_table, p_infos[w], p_err)
                         if rc == 2:
-                            if err[4] == ERR_HOOK and copies.error is not None:
-                                raise copies.error
-                            raise _error(prog, err, w, (bx, by, bz), block3, names, buffers)
+                            if err[4] == ERR_HOOK:
+                                raise copies.error or warp_ops.error  # type: ignore[misc]
+                            raise _error(prog, err, w, (bx, by, bz), block3, names, buffers,
+                                         nthreads)  # fmt: skip
                         state = int(frames[w][:4].view(np.int32)[0])
                         at.append(prog.barriers[state - 1] if rc == 1 else None)
                     if err[12]:  # no race this interval: the uninitialised load is wrong
@@ -259,12 +265,16 @@ def _uninit(prog: WarpProgram, err: np.ndarray, block_id: Dim3, block: Dim3, nam
 
 
 def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block: Dim3,
-           names: list[str], buffers: list[np.ndarray]) -> Exception:  # fmt: skip
+           names: list[str], buffers: list[np.ndarray], nthreads: int) -> Exception:  # fmt: skip
     index, lane, buf, off, kind, nbytes = (int(x) for x in err[:6])
     op = prog.ops[index]
     tid = _tid(warp * LANES + lane, block)
     if kind == ERR_BARRIER:
         return checks.divergent_barrier(op, tid, block_id)
+    if kind == ERR_COLLECTIVE:
+        if warp * LANES + lane >= nthreads:
+            return checks.short_warp(op, op.atom.value, nthreads - warp * LANES)
+        return checks.divergent_collective(op, tid, block_id)
     if kind == ERR_SHARED:
         code, other, access = (int(x) for x in err[6:9])
         message = checks.shared_message(code, access, off, names[buf], other, block)

@@ -236,11 +236,7 @@ class _Cta:
                 if first is not None and any(op is not first for op in mine):
                     k = next(k for k, op in enumerate(mine) if op is not first)
                     if first.name != "gpu.barrier":
-                        raise InterpreterError(
-                            f"divergent warp-collective {first.name} in block {self.block_id}:"
-                            f" thread {threads[w + k].tid} does not reach it while other "
-                            "lanes of its warp wait at it"
-                        )
+                        raise checks.divergent_collective(first, threads[w + k].tid, self.block_id)
                     raise checks.divergent_barrier(first, threads[w + k].tid, self.block_id)
                 if first is not None and first.name != "gpu.barrier":
                     assert isinstance(first, thread.AtomOp)
