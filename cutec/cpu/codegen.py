@@ -41,6 +41,7 @@ from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
 from cutec.cpu.codegen_collective import collective_atom, is_collective, scratch_rows
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
+from cutec.cpu.codegen_mbarrier import MBARRIER_HANDLERS, ROWS
 from cutec.cpu.codegen_ops import OP_HANDLERS
 from cutec.cpu.lanes import (
     LANES,
@@ -66,13 +67,13 @@ class WarpProgram:
     text: str
     frame_bytes: int
     ops: list[Operation]  # op number (in err) -> op
-    barriers: list[Operation]  # state number - 1 -> the barrier op
+    barriers: list[Operation]  # state number - 1 -> the barrier or mbarrier wait op
     param_slots: list[list[int]]  # kernel argument -> frame offsets of its components
     shared: list[tuple[Operation, int]]  # one buffer per alloc_shared op: (op, bytes)
     num_pointer_args: int
     uses_dynamic_shared: bool
     uses_async: bool  # calls the cp.async hook
-    uses_warp_hook: bool  # calls the warp-op hook (mma.sync, cutec.cpu.native_collective)
+    uses_warp_hook: bool  # calls the warp-op hook (mma.sync, mbarriers: native_collective)
     check_shared: bool  # checks shared accesses against the buffers' shadows
     shadow_unit: int  # bytes per shadow entry: every shared access covers whole entries
 
@@ -93,6 +94,9 @@ class _Gen:
         self.collective_rows = max((scratch_rows(op) for op in collectives), default=0)
         self.full_masks: set[str] = set()  # mask registers checked to be full (collectives)
         self.uses_warp_hook = any(isinstance(op.library_atom(), MmaAtom) for op in collectives)
+        if any(op.name in MBARRIER_HANDLERS for op in kernel.walk()):
+            self.collective_rows = max(self.collective_rows, ROWS)
+            self.uses_warp_hook = True
         self.shadow_shift = _shadow_shift(kernel)
         self.st = _State()
         self.decls: set[str] = set()
@@ -339,7 +343,7 @@ class _Gen:
             collective_atom(self, op)  # type: ignore[arg-type]
             return
         handler = (OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
-                   or ASYNC_HANDLERS.get(op.name))  # fmt: skip
+                   or ASYNC_HANDLERS.get(op.name) or MBARRIER_HANDLERS.get(op.name))  # fmt: skip
         if handler is None:
             raise Unsupported(f"op {op.name}")
         handler(self, op)
@@ -353,6 +357,8 @@ def _shared_access_bytes(op: Operation) -> tuple[Value, int] | None:
         return op.ptr, thread.access_bytes(op.value.type)
     if isinstance(op, thread.CpAsyncOp):
         return op.dst, op.bytes.value
+    if isinstance(op, thread.MbarrierInitOp):  # the other mbarrier ops skip the shadow
+        return op.bar, 8
     if is_collective(op):  # ldmatrix: each reading lane's row
         atom = op.library_atom()  # type: ignore[attr-defined]
         return (op.operands[0], copy_tables(atom).src.shape[1]) if isinstance(atom, CopyAtom) \

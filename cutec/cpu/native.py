@@ -40,11 +40,14 @@ from cutec.cpu.lanes import (
     LANES,
     Unsupported,
 )
+from cutec.cpu.mbarrier import Waiting
 from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.native_collective import WarpOps
+from cutec.cpu.native_mbarrier import NativeMbarriers
 from cutec.cpu.reference import bind_arguments, block_dim, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.ir.attributes import IntegerAttr
+from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
@@ -205,7 +208,8 @@ def run_kernel(
     infos[:, 6:9] = grid3
     infos[:, 9] = np.arange(nwarps)
     infos[:, INFO_HOOK] = copies.address
-    warp_ops = WarpOps(prog.ops)
+    mbarriers = NativeMbarriers(buffers, names, copies, infos)
+    warp_ops = WarpOps(prog.ops, mbarriers)
     if prog.uses_warp_hook:
         infos[:, INFO_WARP_HOOK] = warp_ops.address
     if prog.check_shared:
@@ -223,14 +227,20 @@ def run_kernel(
                     s.fill(0xFF)
                 infos[:, 0:3] = (bx, by, bz)
                 infos[:, INFO_START] = epoch
+                infos[:, INFO_EPOCH] = epoch
                 if prog.uses_async:
                     copies.reset(nwarps)
+                mbarriers.reset()
                 for f in frames:
                     f[: prog.frame_bytes] = frame0  # state 0 and the arguments
+                # Each warp runs to a barrier (1), an mbarrier wait that is not satisfied
+                # (3) or its end (0). Warps at a wait run again while any warp made
+                # progress; then the round ends at a barrier (or a deadlock).
+                at: list[Operation | Waiting | None] = [None] * nwarps
+                todo = list(range(nwarps))
                 while True:
-                    infos[:, INFO_EPOCH] = epoch
-                    at = []
-                    for w in range(nwarps):
+                    events, moved = mbarriers.state.events, False
+                    for w in todo:
                         rc = fn(p_frames[w], p_table, p_infos[w], p_err)
                         if rc == 2:
                             if err[4] == ERR_HOOK:
@@ -238,12 +248,20 @@ def run_kernel(
                             raise _error(prog, err, w, (bx, by, bz), block3, names, buffers,
                                          nthreads)  # fmt: skip
                         state = int(frames[w][:4].view(np.int32)[0])
-                        at.append(prog.barriers[state - 1] if rc == 1 else None)
+                        at[w] = (None if rc == 0 else prog.barriers[state - 1] if rc == 1
+                                 else mbarriers.waiting[w])  # fmt: skip
+                        moved = moved or rc != 3
+                    blocked = [w for w in range(nwarps) if isinstance(at[w], Waiting)]
+                    if blocked and (moved or mbarriers.state.events != events):
+                        todo = blocked
+                        continue
                     if err[12]:  # no race this interval: the uninitialised load is wrong
                         raise _uninit(prog, err, (bx, by, bz), block3, names)
-                    epoch += 1
+                    epoch = int(infos[0, INFO_EPOCH]) + 1
+                    infos[:, INFO_EPOCH] = epoch
                     if not checks.barrier_round(at, nthreads, (bx, by, bz)):
                         break
+                    todo = list(range(nwarps))
 
 
 def _where(op: Any) -> str:
