@@ -210,3 +210,20 @@ def test_phases_parity_and_transaction_counts() -> None:
     assert not landed  # lands only when a thread waits on it
     assert bars.ready((0, 0), raw, 1) and landed == [1] and len(phases) == 2
     assert bars.ready((0, 0), raw, 0) is False
+
+
+def pipeline_text() -> str:
+    """The pipeline kernel with both waits (for cutec.jit, here and on the GPU)."""
+    text = PIPELINE.read_text().replace("PRODUCER_WAIT", PRODUCER_WAIT)
+    return text.replace("CONSUMER_WAIT", CONSUMER_WAIT)
+
+
+def test_the_pipeline_through_jit_on_the_cpu() -> None:
+    import cutec.runtime as rt
+
+    k = rt.jit(pipeline_text(), device="cpu")
+    x, want = _inputs(6)
+    y = np.full(64, np.nan, np.float32)
+    k(x, y, 6)
+    assert k.cpu_backend == "native"
+    assert np.allclose(y, want, rtol=1e-5)

@@ -10,7 +10,7 @@
 // parity of round n - 1 (a fresh barrier counts the phase before its first, of
 // parity 1, as complete: round 0 does not wait).
 module {
-  kernel @pipeline(%x: !gpu.ptr<f32, global>, %y: !gpu.ptr<f32, global>, %nt: i32) attributes {reqntid = array<i32: 96, 1, 1>} {
+  kernel @pipeline(%x: !gpu.ptr<f32, global>, %y: !gpu.ptr<f32, global>, %nt: i32) attributes {reqntid = array<i32: 96, 1, 1>, grid = ["1", "1", "1"]} {
     %data = thread.alloc_shared {bytes = 512 : i64, align = 128 : i64} : !gpu.ptr<f32, shared>
     %bars = thread.alloc_shared {bytes = 32 : i64, align = 8 : i64} : !gpu.ptr<i64, shared>
     %c0 = arith.constant 0 : i32
