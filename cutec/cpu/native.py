@@ -14,10 +14,11 @@ text, naming the op's location, the thread and the block.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -52,7 +53,7 @@ from cutec.ir.dialects import builtin
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
 
-__all__ = ["NativeKernel", "Unsupported", "compile_kernel", "run_kernel"]
+__all__ = ["NativeKernel", "ObjectCache", "Unsupported", "compile_kernel", "run_kernel"]
 
 _WARP_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p)  # fmt: skip
@@ -101,12 +102,33 @@ class NativeKernel:
     fn: Any
 
 
+class ObjectCache(Protocol):
+    """Where compiled warp code is kept between processes (cutec.runtime's disk cache):
+    object code by the key `compile_kernel` computes."""
+
+    def load(self, key: str) -> bytes | None: ...
+
+    def store(self, key: str, code: bytes) -> None: ...
+
+
+def object_key(text: str) -> str:
+    """The key of the object code of LLVM text `text` for this host: the text, LLVM's
+    version, the host CPU and its features (the code is compiled for them)."""
+    host = f"{llvm.llvm_version_info}|{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features()}"
+    return hashlib.sha256(f"{host}|O0\n{text}".encode()).hexdigest()
+
+
 def compile_kernel(
-    kernel: builtin.KernelOp, bounds_check: bool = True, check_shared: bool = True
+    kernel: builtin.KernelOp,
+    bounds_check: bool = True,
+    check_shared: bool = True,
+    objects: ObjectCache | None = None,
 ) -> NativeKernel:
     """The kernel's warp function, compiled; raises `Unsupported` for what it cannot run.
     `bounds_check` and `check_shared` (races, uninitialised shared loads, pending
-    cp.async bytes) add their checks to the code; off, they cost nothing."""
+    cp.async bytes) add their checks to the code; off, they cost nothing. With
+    `objects`, object code compiled before for the same LLVM text is loaded instead
+    of compiled (the text is still generated: it also gives the program's tables)."""
     program = generate(kernel, bounds_check, check_shared)
     tm = _target_machine()
     module = llvm.parse_assembly(program.text)
@@ -115,6 +137,15 @@ def compile_kernel(
     # (results in registers between branches), and sgemm_2 runs in about 10 ms at
     # any level while compiling takes 0.5 s at -O0 and 2 s at -O2 (docs/cpu-backend.md).
     engine = llvm.create_mcjit_compiler(module, tm)
+    if objects is not None:
+        key = object_key(program.text)
+        found = objects.load(key)
+
+        def compiled(_: Any, code: bytes) -> None:
+            objects.store(key, code)
+
+        # MCJIT asks for the module's object first and compiles only without one.
+        engine.set_object_cache(compiled, lambda _: found)
     engine.finalize_object()
     fn = _WARP_FN(engine.get_function_address("warp"))
     return NativeKernel(kernel, program, engine, fn)
