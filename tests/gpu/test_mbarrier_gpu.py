@@ -26,4 +26,6 @@ def test_the_mbarrier_pipeline_equals_the_cpu_bit_for_bit(nt: int) -> None:
     cpu = np.full(64, np.nan, np.float32)
     native.run_kernel(_pipeline(), 1, [x, cpu, nt])
     assert y.tobytes() == cpu.tobytes()
-    assert np.allclose(y, want, rtol=1e-5)
+    # Sums of up to 64 f32 tiles: normwise against the float64 sums (elementwise
+    # relative error is large where a sum cancels).
+    assert np.linalg.norm(y - want) / np.linalg.norm(want) < 1e-6
