@@ -40,6 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cutec.cpu.mbarrier import Waiting
 from cutec.cpu.reference_memory import InterpreterError
 from cutec.ir.core import Operation
 
@@ -295,7 +296,9 @@ def _where(op: Operation) -> str:
     return f"{loc}: " if loc is not None else ""
 
 
-def _at(op: Operation) -> str:
+def _at(op: Operation | Waiting) -> str:
+    if isinstance(op, Waiting):
+        return op.describe()
     loc = op.location or op.parsed_at
     return f"the barrier at {loc}" if loc is not None else "a barrier"
 
@@ -313,27 +316,47 @@ def divergent_barrier(op: Operation, tid: Dim3, block_id: Dim3) -> InterpreterEr
     )
 
 
-def barrier_round(warps: Sequence[Operation | None], nthreads: int, block_id: Dim3) -> bool:
-    """After a round in which each warp ran to a barrier (its op) or its end (None):
-    True when all wait at one barrier, False when all finished; raises the deadlock
-    report (who waits on what) otherwise."""
+def divergent_collective(op: Operation, tid: Dim3, block_id: Dim3) -> InterpreterError:
+    """A warp-collective op that a lane of its warp does not reach."""
+    return InterpreterError(
+        f"{_where(op)}divergent warp-collective {op.name} in block {block_id}: thread {tid} "
+        "does not reach it while other lanes of its warp wait at it"
+    )
+
+
+def short_warp(op: Operation, atom: str, nlanes: int) -> InterpreterError:
+    """A warp-collective op in a warp of fewer than 32 threads (the CTA's last)."""
+    return InterpreterError(
+        f"{_where(op)}{atom} runs on a warp of {WARP} lanes; this warp has {nlanes} threads"
+    )
+
+
+def barrier_round(warps: Sequence[Operation | Waiting | None], nthreads: int, block_id: Dim3
+                  ) -> bool:  # fmt: skip
+    """After a round in which each warp ran to a barrier (its op), an mbarrier wait
+    that nothing can satisfy (`Waiting`) or its end (None): True when all wait at one
+    barrier, False when all finished; raises the deadlock report (who waits on what)
+    otherwise."""
     waiting = {op for op in warps if op is not None}
     if not waiting:
         return False
-    if len(waiting) == 1 and None not in warps:
+    if len(waiting) == 1 and None not in warps and not isinstance(warps[0], Waiting):
         return True
-    groups: list[tuple[Operation | None, list[int]]] = []
+    groups: list[tuple[Operation | Waiting | None, list[int]]] = []
     for w, op in enumerate(warps):
-        if groups and groups[-1][0] is op and groups[-1][1][-1] == w - 1:
+        if groups and groups[-1][0] == op and groups[-1][1][-1] == w - 1:
             groups[-1][1].append(w)
         else:
             groups.append((op, [w]))
     parts = []
     for op, ws in groups:
         verb = "waits" if len(ws) == 1 else "wait"
-        state = "finished" if op is None else f"{verb} at {_at(op)}"
+        on = "on" if isinstance(op, Waiting) else "at"
+        state = "finished" if op is None else f"{verb} {on} {_at(op)}"
         parts.append(f"{_threads(ws, nthreads)} {state}")
     first = next(op for op in warps if op is not None)
+    if isinstance(first, Waiting):
+        first = first.op
     raise InterpreterError(
         f"{_where(first)}deadlock in block {block_id}: no warp can go on: " + "; ".join(parts)
     )

@@ -35,8 +35,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cutec.atoms.copy_record import CopyAtom
+from cutec.atoms.emulate import copy_tables
+from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
+from cutec.cpu.codegen_collective import collective_atom, is_collective, scratch_rows
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
+from cutec.cpu.codegen_mbarrier import MBARRIER_HANDLERS, ROWS
 from cutec.cpu.codegen_ops import OP_HANDLERS
 from cutec.cpu.lanes import (
     LANES,
@@ -62,12 +67,13 @@ class WarpProgram:
     text: str
     frame_bytes: int
     ops: list[Operation]  # op number (in err) -> op
-    barriers: list[Operation]  # state number - 1 -> the barrier op
+    barriers: list[Operation]  # state number - 1 -> the barrier or mbarrier wait op
     param_slots: list[list[int]]  # kernel argument -> frame offsets of its components
     shared: list[tuple[Operation, int]]  # one buffer per alloc_shared op: (op, bytes)
     num_pointer_args: int
     uses_dynamic_shared: bool
     uses_async: bool  # calls the cp.async hook
+    uses_warp_hook: bool  # calls the warp-op hook (mma.sync, mbarriers: native_collective)
     check_shared: bool  # checks shared accesses against the buffers' shadows
     shadow_unit: int  # bytes per shadow entry: every shared access covers whole entries
 
@@ -84,6 +90,13 @@ class _Gen:
         self.bounds_check = bounds_check
         self.check_shared = check_shared
         self.uses_async = any(True for _ in kernel.walk_type(thread.CpAsyncOp))
+        collectives = [op for op in kernel.walk_type(thread.AtomOp) if is_collective(op)]
+        self.collective_rows = max((scratch_rows(op) for op in collectives), default=0)
+        self.full_masks: set[str] = set()  # mask registers checked to be full (collectives)
+        self.uses_warp_hook = any(isinstance(op.library_atom(), MmaAtom) for op in collectives)
+        if any(op.name in MBARRIER_HANDLERS for op in kernel.walk()):
+            self.collective_rows = max(self.collective_rows, ROWS)
+            self.uses_warp_hook = True
         self.shadow_shift = _shadow_shift(kernel)
         self.st = _State()
         self.decls: set[str] = set()
@@ -294,19 +307,21 @@ class _Gen:
             self.label("failed")
             self.emit("ret i32 2")
         cases = " ".join(f"i32 {k + 1}, label %resume{k + 1}" for k in range(len(self.barriers)))
+        scratch = f"  %wscratch = alloca [{self.collective_rows} x <32 x i64>], align 64"
         head = [
             "define i32 @warp(ptr noalias align 64 %frame, ptr noalias %bufs, "
             "ptr noalias %info, ptr noalias %err) {",
             "entry:",
             *(["  %scratch = alloca [6 x <32 x i64>], align 64"] if self.uses_async else []),
             *(["  %shlanes = alloca [4 x <32 x i64>], align 64"] if self.check_shared else []),
+            *([scratch] if self.collective_rows else []),
             "  %state = load i32, ptr %frame, align 64",
             f"  switch i32 %state, label %start [{cases}]",
         ]
         weights = '!0 = !{!"branch_weights", i32 1, i32 1000}'  # checks rarely fail
         text = "\n".join([*sorted(self.decls), *head, *self.st.lines, "}", weights, ""])
         return WarpProgram(text, self.frame, self.ops, self.barriers, param_slots, self.shared,
-                           self.num_ptr, self.uses_dynamic, self.uses_async,
+                           self.num_ptr, self.uses_dynamic, self.uses_async, self.uses_warp_hook,
                            self.check_shared, 1 << self.shadow_shift)  # fmt: skip
 
     def linear_tid(self) -> str:
@@ -324,8 +339,11 @@ class _Gen:
         return None
 
     def operation(self, op: Operation) -> None:
+        if is_collective(op):
+            collective_atom(self, op)  # type: ignore[arg-type]
+            return
         handler = (OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
-                   or ASYNC_HANDLERS.get(op.name))  # fmt: skip
+                   or ASYNC_HANDLERS.get(op.name) or MBARRIER_HANDLERS.get(op.name))  # fmt: skip
         if handler is None:
             raise Unsupported(f"op {op.name}")
         handler(self, op)
@@ -339,6 +357,12 @@ def _shared_access_bytes(op: Operation) -> tuple[Value, int] | None:
         return op.ptr, thread.access_bytes(op.value.type)
     if isinstance(op, thread.CpAsyncOp):
         return op.dst, op.bytes.value
+    if isinstance(op, thread.MbarrierInitOp):  # the other mbarrier ops skip the shadow
+        return op.bar, 8
+    if is_collective(op):  # ldmatrix: each reading lane's row
+        atom = op.library_atom()  # type: ignore[attr-defined]
+        return (op.operands[0], copy_tables(atom).src.shape[1]) if isinstance(atom, CopyAtom) \
+            else None  # fmt: skip
     if isinstance(op, thread.AtomOp) and op.atom.value.startswith("UniversalCopy<"):
         load = op.role.value.startswith("ld.")
         registers = op.outs if load else op.args[1:]

@@ -299,6 +299,8 @@ def _cast(g: _Gen, op: Operation) -> None:
                 if s != "double":
                     x = g.op(f"{_FLOAT_CASTS[name]} {vec(s)} {x} to {vec('double')}")
                 r = f64_to_bf16(g, x)
+        elif s == d:  # tf32 <-> f32: the same lanes (cutec.cpu.lanes)
+            r = x
         else:
             inst = _FLOAT_CASTS[name]
             if s == "double" and d == "half":

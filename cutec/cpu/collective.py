@@ -36,7 +36,8 @@ from cutec.atoms.emulate import (
     unpack_registers,
 )
 from cutec.atoms.mma_record import MmaAtom
-from cutec.cpu.reference_memory import InterpreterError, Pointer, decode, encode, scalar_bytes
+from cutec.cpu import checks
+from cutec.cpu.reference_memory import Pointer, decode, encode, scalar_bytes
 from cutec.ir.core import Value
 from cutec.ir.dialects import thread
 from cutec.ir.types import Type, VectorType
@@ -57,21 +58,21 @@ def run_warp_atom(op: thread.AtomOp, lanes: Sequence[_Thread]) -> None:
     """Run `op` once for the warp whose threads are `lanes` (lane order), setting each
     lane's results."""
     atom = op.library_atom()
-    if not _runs(atom):
+    if not runs_collective(atom):
         raise NotImplementedError(f"the reference interpreter does not run atom {atom.name} yet")
     if len(lanes) != WARP or atom.num_threads != WARP:
-        raise InterpreterError(
-            f"{atom.name} runs on a warp of {atom.num_threads} lanes; "
-            f"this warp has {len(lanes)} threads"
-        )
+        if atom.num_threads != WARP:
+            raise NotImplementedError(f"atom {atom.name} runs on {atom.num_threads} lanes")
+        raise checks.short_warp(op, atom.name, len(lanes))
     if isinstance(atom, MmaAtom):
         _mma(op, atom, lanes)
     else:
         _copy(op, atom, lanes)
 
 
-def _runs(atom: MmaAtom | CopyAtom) -> bool:
-    """mma.sync atoms, and copy atoms from memory into registers (ldmatrix)."""
+def runs_collective(atom: MmaAtom | CopyAtom) -> bool:
+    """Whether `run_warp_atom` (and the native backend) runs `atom`: mma.sync atoms,
+    and copy atoms from memory into registers (ldmatrix)."""
     if isinstance(atom, MmaAtom):
         return not (atom.a_in_smem or atom.b_in_smem)
     return atom.dst_spaces == (AddressSpace.REGISTER,) and atom.async_completion is None
@@ -122,18 +123,38 @@ def scalar_bytes_of(t: Type) -> int:
 
 
 def _mma(op: thread.AtomOp, atom: MmaAtom, lanes: Sequence[_Thread]) -> None:
-    signature = op.signature()
-    args = iter(op.args)
+    _set_words(lanes, op.outs, mma_words(op, _words(lanes, op.args)))
+
+
+def mma_words(op: thread.AtomOp, words: np.ndarray) -> np.ndarray:
+    """D's register words (lanes, outputs) of an mma.sync from its input register words
+    (lanes, inputs; in operand order): unpacked into the atom's fragments, multiplied by
+    `emulate_mma`, packed back. The interpreter and the native backend both call this."""
+    atom = op.library_atom()
+    assert isinstance(atom, MmaAtom)
     frags: dict[str, np.ndarray] = {}
-    for o in signature.inputs:
-        values = [next(args) for _ in range(o.count)]
+    at = 0
+    for o in op.signature().inputs:
         operand = o.name if o.name in "abc" else "c"
-        frags[operand] = unpack_registers(atom, operand, _words(lanes, values))  # type: ignore[arg-type]
+        frags[operand] = unpack_registers(atom, operand, words[:, at : at + o.count])  # type: ignore[arg-type]
+        at += o.count
     d = emulate_mma(atom, frags["a"], frags["b"], frags["c"])
-    _set_words(lanes, op.outs, pack_registers(atom, "d", d))
+    return pack_registers(atom, "d", d)
 
 
 # --------------------------------------------------------------------------- copy
+
+
+def copy_sources(atom: CopyAtom) -> tuple[np.ndarray, np.ndarray]:
+    """(lane, byte) of the source value that each destination byte of `atom` comes from:
+    two (lanes, destination bytes) arrays, found by running `emulate_copy` on sources
+    that hold their own lane and byte numbers (so the native backend moves bytes exactly
+    as the emulator does, with no second copy of its rules)."""
+    tables = copy_tables(atom)
+    shape = tables.src.shape
+    lane = np.broadcast_to(np.arange(shape[0], dtype=np.uint8)[:, None], shape).copy()
+    byte = np.broadcast_to(np.arange(shape[1], dtype=np.uint8)[None, :], shape).copy()
+    return emulate_copy(atom, lane).astype(np.int64), emulate_copy(atom, byte).astype(np.int64)
 
 
 def _copy(op: thread.AtomOp, atom: CopyAtom, lanes: Sequence[_Thread]) -> None:

@@ -22,11 +22,12 @@ OFFSET_BITS = 48  # a pointer's low bits: its byte offset in its buffer
 # err[4] of a failed check: what failed.
 ERR_LOAD, ERR_STORE, ERR_BARRIER, ERR_DIVIDE = 1, 2, 3, 4
 ERR_SHARED, ERR_SRC_SIZE, ERR_HOOK = 5, 6, 7  # a shared-memory check, cp.async src-size, a hook
+ERR_COLLECTIVE = 8  # a warp-collective op reached with a lane not live
 
 # The i64 words of a warp's ``info``: block id, block dim, grid dim (3 each), the warp's
 # index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook,
-# the shadow check.
-INFO_EPOCH, INFO_START, INFO_HOOK, INFO_SHADOW = 10, 11, 12, 13
+# the shadow check, the warp-op hook (mma.sync, cutec.cpu.native_collective).
+INFO_EPOCH, INFO_START, INFO_HOOK, INFO_SHADOW, INFO_WARP_HOOK = 10, 11, 12, 13, 14
 BUF_ENTRY = 32  # bytes per buffer in ``bufs``: base, size, shadow (0: none), unused
 
 
@@ -43,14 +44,19 @@ class Unsupported(Exception):
     """The kernel uses something the native backend does not run (the caller falls back)."""
 
 
+# tf32 values are f32 values, as in the interpreter (which stores, loads and rounds them
+# as f32): only the mma.sync that consumes them knows the type (docs/cpu-backend.md).
+_FLOATS = {"f16": "half", "bf16": "bfloat", "f32": "float", "tf32": "float", "f64": "double"}
+
+
 def scalar_type(t: Type) -> str:
     """The LLVM scalar type of a thread-IR scalar type."""
     if isinstance(t, IndexType | PointerType):
         return "i64"
     if isinstance(t, IntegerType) and t.width in (1, 8, 16, 32, 64):
         return f"i{t.width}"
-    if isinstance(t, FloatType) and t.kind in ("f16", "bf16", "f32", "f64"):
-        return {"f16": "half", "bf16": "bfloat", "f32": "float", "f64": "double"}[t.kind]
+    if isinstance(t, FloatType) and t.kind in _FLOATS:
+        return _FLOATS[t.kind]
     raise Unsupported(f"type {t}")
 
 

@@ -14,10 +14,11 @@ text, naming the op's location, the thread and the block.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -26,6 +27,7 @@ from cutec.cpu import checks
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import (
     ERR_BARRIER,
+    ERR_COLLECTIVE,
     ERR_DIVIDE,
     ERR_HOOK,
     ERR_LOAD,
@@ -35,18 +37,23 @@ from cutec.cpu.lanes import (
     INFO_HOOK,
     INFO_SHADOW,
     INFO_START,
+    INFO_WARP_HOOK,
     LANES,
     Unsupported,
 )
+from cutec.cpu.mbarrier import Waiting
 from cutec.cpu.native_async import AsyncCopies
+from cutec.cpu.native_collective import WarpOps
+from cutec.cpu.native_mbarrier import NativeMbarriers
 from cutec.cpu.reference import bind_arguments, block_dim, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.ir.attributes import IntegerAttr
+from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
 
-__all__ = ["NativeKernel", "Unsupported", "compile_kernel", "run_kernel"]
+__all__ = ["NativeKernel", "ObjectCache", "Unsupported", "compile_kernel", "run_kernel"]
 
 _WARP_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p)  # fmt: skip
@@ -95,12 +102,33 @@ class NativeKernel:
     fn: Any
 
 
+class ObjectCache(Protocol):
+    """Where compiled warp code is kept between processes (cutec.runtime's disk cache):
+    object code by the key `compile_kernel` computes."""
+
+    def load(self, key: str) -> bytes | None: ...
+
+    def store(self, key: str, code: bytes) -> None: ...
+
+
+def object_key(text: str) -> str:
+    """The key of the object code of LLVM text `text` for this host: the text, LLVM's
+    version, the host CPU and its features (the code is compiled for them)."""
+    host = f"{llvm.llvm_version_info}|{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features()}"
+    return hashlib.sha256(f"{host}|O0\n{text}".encode()).hexdigest()
+
+
 def compile_kernel(
-    kernel: builtin.KernelOp, bounds_check: bool = True, check_shared: bool = True
+    kernel: builtin.KernelOp,
+    bounds_check: bool = True,
+    check_shared: bool = True,
+    objects: ObjectCache | None = None,
 ) -> NativeKernel:
     """The kernel's warp function, compiled; raises `Unsupported` for what it cannot run.
     `bounds_check` and `check_shared` (races, uninitialised shared loads, pending
-    cp.async bytes) add their checks to the code; off, they cost nothing."""
+    cp.async bytes) add their checks to the code; off, they cost nothing. With
+    `objects`, object code compiled before for the same LLVM text is loaded instead
+    of compiled (the text is still generated: it also gives the program's tables)."""
     program = generate(kernel, bounds_check, check_shared)
     tm = _target_machine()
     module = llvm.parse_assembly(program.text)
@@ -109,6 +137,15 @@ def compile_kernel(
     # (results in registers between branches), and sgemm_2 runs in about 10 ms at
     # any level while compiling takes 0.5 s at -O0 and 2 s at -O2 (docs/cpu-backend.md).
     engine = llvm.create_mcjit_compiler(module, tm)
+    if objects is not None:
+        key = object_key(program.text)
+        found = objects.load(key)
+
+        def compiled(_: Any, code: bytes) -> None:
+            objects.store(key, code)
+
+        # MCJIT asks for the module's object first and compiles only without one.
+        engine.set_object_cache(compiled, lambda _: found)
     engine.finalize_object()
     fn = _WARP_FN(engine.get_function_address("warp"))
     return NativeKernel(kernel, program, engine, fn)
@@ -133,9 +170,8 @@ def _lanes(value: Any, t: Type) -> np.ndarray:
     if isinstance(t, FloatType) and t.kind == "bf16":  # the high half of the f32 bits
         return np.full(LANES, np.float32(value).view(np.uint32) >> 16, dtype=np.uint16)
     if isinstance(t, FloatType):
-        return np.full(
-            LANES, value, dtype={"f16": np.float16, "f32": np.float32}.get(t.kind, np.float64)
-        )
+        host = {"f16": np.float16, "f32": np.float32, "tf32": np.float32}
+        return np.full(LANES, value, dtype=host.get(t.kind, np.float64))
     if isinstance(t, IntegerType | IndexType):
         width = 64 if isinstance(t, IndexType) else t.width
         dtype = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width]
@@ -203,6 +239,10 @@ def run_kernel(
     infos[:, 6:9] = grid3
     infos[:, 9] = np.arange(nwarps)
     infos[:, INFO_HOOK] = copies.address
+    mbarriers = NativeMbarriers(buffers, names, copies, infos)
+    warp_ops = WarpOps(prog.ops, mbarriers)
+    if prog.uses_warp_hook:
+        infos[:, INFO_WARP_HOOK] = warp_ops.address
     if prog.check_shared:
         infos[:, INFO_SHADOW] = shadow_check_address()
     err = np.zeros(16, dtype=np.int64)
@@ -218,26 +258,41 @@ def run_kernel(
                     s.fill(0xFF)
                 infos[:, 0:3] = (bx, by, bz)
                 infos[:, INFO_START] = epoch
+                infos[:, INFO_EPOCH] = epoch
                 if prog.uses_async:
                     copies.reset(nwarps)
+                mbarriers.reset()
                 for f in frames:
                     f[: prog.frame_bytes] = frame0  # state 0 and the arguments
+                # Each warp runs to a barrier (1), an mbarrier wait that is not satisfied
+                # (3) or its end (0). Warps at a wait run again while any warp made
+                # progress; then the round ends at a barrier (or a deadlock).
+                at: list[Operation | Waiting | None] = [None] * nwarps
+                todo = list(range(nwarps))
                 while True:
-                    infos[:, INFO_EPOCH] = epoch
-                    at = []
-                    for w in range(nwarps):
+                    events, moved = mbarriers.state.events, False
+                    for w in todo:
                         rc = fn(p_frames[w], p_table, p_infos[w], p_err)
                         if rc == 2:
-                            if err[4] == ERR_HOOK and copies.error is not None:
-                                raise copies.error
-                            raise _error(prog, err, w, (bx, by, bz), block3, names, buffers)
+                            if err[4] == ERR_HOOK:
+                                raise copies.error or warp_ops.error  # type: ignore[misc]
+                            raise _error(prog, err, w, (bx, by, bz), block3, names, buffers,
+                                         nthreads)  # fmt: skip
                         state = int(frames[w][:4].view(np.int32)[0])
-                        at.append(prog.barriers[state - 1] if rc == 1 else None)
+                        at[w] = (None if rc == 0 else prog.barriers[state - 1] if rc == 1
+                                 else mbarriers.waiting[w])  # fmt: skip
+                        moved = moved or rc != 3
+                    blocked = [w for w in range(nwarps) if isinstance(at[w], Waiting)]
+                    if blocked and (moved or mbarriers.state.events != events):
+                        todo = blocked
+                        continue
                     if err[12]:  # no race this interval: the uninitialised load is wrong
                         raise _uninit(prog, err, (bx, by, bz), block3, names)
-                    epoch += 1
+                    epoch = int(infos[0, INFO_EPOCH]) + 1
+                    infos[:, INFO_EPOCH] = epoch
                     if not checks.barrier_round(at, nthreads, (bx, by, bz)):
                         break
+                    todo = list(range(nwarps))
 
 
 def _where(op: Any) -> str:
@@ -259,12 +314,16 @@ def _uninit(prog: WarpProgram, err: np.ndarray, block_id: Dim3, block: Dim3, nam
 
 
 def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block: Dim3,
-           names: list[str], buffers: list[np.ndarray]) -> Exception:  # fmt: skip
+           names: list[str], buffers: list[np.ndarray], nthreads: int) -> Exception:  # fmt: skip
     index, lane, buf, off, kind, nbytes = (int(x) for x in err[:6])
     op = prog.ops[index]
     tid = _tid(warp * LANES + lane, block)
     if kind == ERR_BARRIER:
         return checks.divergent_barrier(op, tid, block_id)
+    if kind == ERR_COLLECTIVE:
+        if warp * LANES + lane >= nthreads:
+            return checks.short_warp(op, op.atom.value, nthreads - warp * LANES)
+        return checks.divergent_collective(op, tid, block_id)
     if kind == ERR_SHARED:
         code, other, access = (int(x) for x in err[6:9])
         message = checks.shared_message(code, access, off, names[buf], other, block)

@@ -80,8 +80,22 @@ class AsyncCopies:
     def _wait(self, warp: int, lane: int, pending: int) -> None:
         groups = self.groups[warp][lane]
         while len(groups) > pending:
-            for buf, off, data in groups.pop(0):
-                self.buffers[buf][off : off + data.size] = data
-                shadow = self.shadows.get(buf)
-                if shadow is not None:
-                    shadow.land(off, data.size)
+            for copy in groups.pop(0):
+                self.land(copy)
+
+    def land(self, copy: _Copy) -> None:
+        """A copy's bytes land in shared memory."""
+        buf, off, data = copy
+        self.buffers[buf][off : off + data.size] = data
+        shadow = self.shadows.get(buf)
+        if shadow is not None:
+            shadow.land(off, data.size)
+
+    def take(self, warp: int, lane: int) -> list[_Copy]:
+        """A lane's copies in flight, out of its groups (which stay, emptied, so that
+        waits count them as before): they land with an mbarrier arrival."""
+        groups = self.groups[warp][lane]
+        taken = [c for g in groups for c in g] + self.open[warp][lane]
+        self.groups[warp][lane] = [[] for _ in groups]
+        self.open[warp][lane] = []
+        return taken

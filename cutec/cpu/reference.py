@@ -60,6 +60,7 @@ import numpy as np
 
 from cutec.cpu import checks
 from cutec.cpu.collective import run_warp_atom, warp_threads
+from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
 from cutec.cpu.reference_memory import (
     Access,
     AccessError,
@@ -171,6 +172,11 @@ class _Cta:
         self.shadows: dict[int, checks.SharedShadow] = {}  # id(buffer) -> its shadow
         self.uninit: AccessError | None = None  # the first load of an unwritten byte
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
+        self.mbarriers = Mbarriers(self.phase_completed)
+
+    def phase_completed(self) -> None:
+        """An mbarrier phase completed: a new interval of the race check (cutec.cpu.mbarrier)."""
+        self.epoch += 1
 
     def note_shared(
         self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: int
@@ -212,43 +218,52 @@ class _Cta:
 
     def run(self, arguments: list[Any]) -> None:
         """Run the threads from barrier to barrier; a warp-collective atom runs when all
-        lanes of its warp have reached it (threads are generators that yield at both)."""
+        lanes of its warp have reached it (threads are generators that yield at both);
+        a thread at an mbarrier wait that is not satisfied yields and is resumed (to
+        check again) while any thread makes progress."""
         bx, by, bz = self.block
         threads = [
             _Thread(self, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)
         ]
         gens = [t.start(arguments) for t in threads]
         at: list[Operation | None] = [None] * len(threads)  # where each thread waits
-        runnable = range(len(threads))
+        runnable: Sequence[int] = range(len(threads))
         while True:
+            events = self.mbarriers.events
+            moved = False
             for i in runnable:
+                before = at[i]
                 try:
                     at[i] = next(gens[i])
                 except StopIteration:
                     at[i] = None  # finished
+                moved = moved or at[i] is not before or before is None
             # A warp whose lanes all wait at one warp-collective atom runs it and goes on;
-            # lanes of one warp stopped at different places are divergent.
+            # lanes of one warp stopped at different places are divergent. A warp with
+            # a lane at an mbarrier wait waits for it.
             ran: list[int] = []
-            warps: list[Operation | None] = []
+            blocked: list[int] = []
+            warps: list[Operation | Waiting | None] = []
             for w in range(0, len(at), checks.WARP):
                 mine = at[w : w + checks.WARP]
+                waits = [w + k for k, op in enumerate(mine) if type(op) is thread.MbarrierWaitOp]
+                if waits:
+                    blocked += waits
+                    warps.append(threads[waits[0]].waiting)
+                    continue
                 first = next((op for op in mine if op is not None), None)
                 if first is not None and any(op is not first for op in mine):
                     k = next(k for k, op in enumerate(mine) if op is not first)
                     if first.name != "gpu.barrier":
-                        raise InterpreterError(
-                            f"divergent warp-collective {first.name} in block {self.block_id}:"
-                            f" thread {threads[w + k].tid} does not reach it while other "
-                            "lanes of its warp wait at it"
-                        )
+                        raise checks.divergent_collective(first, threads[w + k].tid, self.block_id)
                     raise checks.divergent_barrier(first, threads[w + k].tid, self.block_id)
                 if first is not None and first.name != "gpu.barrier":
                     assert isinstance(first, thread.AtomOp)
                     run_warp_atom(first, threads[w : w + checks.WARP])
                     ran += range(w, w + len(mine))
                 warps.append(first)
-            if ran:
-                runnable = ran
+            if (ran or moved or self.mbarriers.events != events) and (ran or blocked):
+                runnable = ran + blocked
                 continue
             if self.uninit is not None:  # no race this interval: the load itself is wrong
                 raise self.uninit
@@ -279,6 +294,7 @@ class _Thread:
         self.env: dict[Value, Any] = {}
         self.uncommitted: list[tuple[Pointer, np.ndarray]] = []
         self.groups: list[list[tuple[Pointer, np.ndarray]]] = []
+        self.waiting: Waiting | None = None  # the mbarrier wait this thread is stopped at
 
     # ------------------------------------------------------------ control
     def start(self, arguments: list[Any]) -> Generator[Operation, None, None]:
@@ -308,6 +324,9 @@ class _Thread:
                 self.arith(op)
             elif cls is thread.AtomOp and self.cta.collective(op):
                 yield op  # the CTA runs it when the warp's lanes have all arrived
+            elif cls is thread.MbarrierWaitOp:
+                while not self.mbarrier_ready(op):
+                    yield op  # the CTA resumes it to check again
             else:
                 handler = _HANDLERS.get(cls)
                 if handler is None:
@@ -547,6 +566,67 @@ class _Thread:
         while len(self.groups) > op.pending.value:
             for dst, data in self.groups.pop(0):
                 self.cta.land(dst.buffer, dst.offset, data)
+
+    # ------------------------------------------------------------ mbarriers
+    def _mbarrier(self, op: Operation, init: bool = False) -> tuple[Pointer, np.ndarray]:
+        """The mbarrier `op` names: its pointer and its 8 bytes, checked (bounds and
+        alignment; init is a store to the shadow, the others are atomic updates that
+        the race check does not see)."""
+        p: Pointer = self.env[op.operands[0]]
+        if init:
+            self._check(op, p, 8, "store")
+        else:
+            saved, self.cta.check_shared = self.cta.check_shared, False
+            try:
+                self._check(op, p, 8, "load")
+            finally:
+                self.cta.check_shared = saved
+        return p, p.buffer.data[p.offset : p.offset + 8]
+
+    def _mbarrier_call(self, op: Operation, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except MbarrierError as e:
+            p: Pointer = self.env[op.operands[0]]
+            raise self.error(op, f"{e} (byte {p.offset} of {p.buffer.name})") from None
+
+    @_handles(thread.MbarrierInitOp)
+    def mbarrier_init(self, op: thread.MbarrierInitOp) -> None:
+        _, raw = self._mbarrier(op, init=True)
+        self._mbarrier_call(op, self.cta.mbarriers.init, raw, self.env[op.count])
+
+    @_handles(thread.MbarrierArriveOp)
+    def mbarrier_arrive(self, op: thread.MbarrierArriveOp) -> None:
+        _, raw = self._mbarrier(op)
+        self._mbarrier_call(op, self.cta.mbarriers.arrive, raw)
+
+    @_handles(thread.MbarrierExpectTxOp)
+    def mbarrier_expect_tx(self, op: thread.MbarrierExpectTxOp) -> None:
+        _, raw = self._mbarrier(op)
+        self._mbarrier_call(op, self.cta.mbarriers.expect_tx, raw, self.env[op.tx])
+
+    @_handles(thread.CpAsyncMbarrierArriveOp)
+    def cp_async_mbarrier_arrive(self, op: thread.CpAsyncMbarrierArriveOp) -> None:
+        """The thread's copies so far leave its groups (the groups stay, for counting)
+        and land with the arrival, when a thread waits on the mbarrier."""
+        p, raw = self._mbarrier(op)
+        copies = [c for g in self.groups for c in g] + self.uncommitted
+        self.groups = [[] for _ in self.groups]
+        self.uncommitted = []
+
+        def land() -> None:
+            for dst, data in copies:
+                self.cta.land(dst.buffer, dst.offset, data)
+
+        key = (id(p.buffer), p.offset)
+        self._mbarrier_call(op, self.cta.mbarriers.async_arrival, key, raw, land)
+
+    def mbarrier_ready(self, op: thread.MbarrierWaitOp) -> bool:
+        p, raw = self._mbarrier(op)
+        parity = self.env[op.parity] & 1
+        self.waiting = Waiting(op, p.buffer.name, p.offset, parity)
+        key = (id(p.buffer), p.offset)
+        return bool(self._mbarrier_call(op, self.cta.mbarriers.ready, key, raw, parity))
 
     # ------------------------------------------------------------ atoms
     @_handles(thread.AtomOp)

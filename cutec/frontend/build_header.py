@@ -405,6 +405,9 @@ def launch_attributes(ctx: BuildContext, k: ast.Kernel) -> dict[str, Any]:
         seen.add(clause.kind)
         if clause.kind == "grid":
             continue  # needs the run-time parameters; see grid_attribute
+        if clause.kind == "blocks_per_sm":
+            _blocks_per_sm(ctx, clause, attrs)
+            continue
         try:
             v = ctx.eval(clause.value)
             dims = v if isinstance(v, tuple) else (v,)
@@ -435,6 +438,20 @@ def launch_attributes(ctx: BuildContext, k: ast.Kernel) -> dict[str, Any]:
             Diagnostic(f"kernel '{k.name}' needs a 'threads' clause (the block size)", loc_of(k))
         )
     return attrs
+
+
+def _blocks_per_sm(ctx: BuildContext, clause: ast.LaunchClause, attrs: dict[str, Any]) -> None:
+    """``blocks_per_sm N``: CUDA's __launch_bounds__ minimum, PTX's ``.minnctapersm``:
+    ptxas keeps registers to what N resident blocks of the kernel leave each."""
+    try:
+        n = require_int(ctx.eval(clause.value), clause.value, "'blocks_per_sm'")
+        if n < 1:
+            raise error(f"'blocks_per_sm' must be positive, got {n}", clause.value)
+        attrs["minnctapersm"] = IntegerAttr(n, T.i32)
+    except CompileError as e:
+        ctx.errors.extend(e.diagnostics)
+    except Poisoned:
+        pass
 
 
 def grid_attribute(ctx: BuildContext, k: ast.Kernel, op: builtin.KernelOp) -> None:

@@ -18,16 +18,20 @@ acc(T)) with acc = f32 for floats, s32 for s8, f64 for f64; a first C
 partition gives T for all four. A later use with other types is an error
 naming the first.
 
-Placeholders for ``auto``. Until select-atoms picks an instruction, an auto
-copy atom is typed as one that moves all of a thread's values at once, and an
-auto MMA as the universal atom (one thread, 1x1x1, CuTe's
-``UniversalFMA<D,A,B,C>``) tiled by the atom layout; select-atoms re-derives
-the views when it chooses.
+Auto atoms. An ``auto`` MMA is typed at its first use with the atom
+`cutec.atoms.select.select_mma` chooses for its element types, the target and
+the block size; ``tiled_copy_A/B(auto, mma)`` at its first ``partition_S``
+with the one `select_operand_copy` chooses for the tensor it reads (ldmatrix,
+or ``auto``: plain loads). Fragments and partitions depend on these atoms, so
+they are right from the start; the make ops carry ``{auto}`` for select-atoms
+to report (docs/passes.md, select-atoms). An auto copy made by
+``tiled_copy(auto, ...)`` stays ``auto`` (typed as one that moves all of a
+thread's values at once): select-atoms picks cp.async or a UniversalCopy width
+per copy, which its partitions do not depend on.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.tiled_copy import (
@@ -40,6 +44,12 @@ from cutec.atoms.tiled_mma import make_fragment_like
 from cutec.dtypes import dtype
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_auto_atoms import (
+    check_threads,
+    num_threads,
+    operand_copy,
+    select_auto_mma,
+)
 from cutec.frontend.build_scalars import as_runtime
 from cutec.frontend.build_tensors import allocate, build_view, tensor_arg
 from cutec.frontend.static_eval import (
@@ -65,12 +75,6 @@ if TYPE_CHECKING:
     from cutec.frontend.context import BuildContext
 
 _ACCUMULATOR = {"f64": T.f64, "s8": T.i32, "s32": T.i32}  # every other float: f32
-
-
-def num_threads(obj: S.TiledCopy | S.TiledMma) -> int:
-    if isinstance(obj, S.TiledCopy):
-        return int(size(obj.type.layout_tv.with_values(()), 0))
-    return int(obj.type.library().num_threads)
 
 
 # --------------------------------------------------------------------------- library objects
@@ -134,24 +138,10 @@ def b_tiled_copy(
     return typed_copy(ctx, proto, element, node)
 
 
-def check_threads(
-    ctx: BuildContext, obj: S.TiledCopy | S.TiledMma, what: str, node: ast.Node
-) -> None:
-    """A tiled object needs no more threads than the kernel's block has: thread indices
-    past it would own parts of the tile no thread runs (fewer is fine: the others idle,
-    or specialise)."""
-    block = ctx.num_threads
-    have = num_threads(obj)
-    if block is not None and have > block:
-        raise error(
-            f"this {what} has {have} threads but the kernel runs {block} (threads {block}): "
-            f"{have - block} threads' parts of each tile would never be touched",
-            node,
-        )
-
-
 def typed_copy(ctx: BuildContext, tc: S.TiledCopy, element: T.Type, node: ast.Node) -> S.TiledCopy:
     """The tiled copy for `element`, its make op emitted once at the kernel entry."""
+    if tc.value is not None and tc.type.element == element:
+        return tc
     key = (tc.type.atom, tc.type.layout_tv, tc.type.tiler, element)
     cache = ctx.tiled_copies
     if tc.value is None:  # remember which types an untyped copy was given
@@ -267,9 +257,7 @@ def typed_mma(ctx: BuildContext, m: S.TiledMma, node: ast.Node, **given: T.Type)
         a = given.get("a") or first or acc
         b = given.get("b") or first or acc
         c = given.get("c") or acc
-        t = replace(m.type, d_type=c, a_type=a, b_type=b, c_type=c)
-        op = ctx.emit_at_entry(C.MakeTiledMmaOp(t), node)
-        cache[key] = (S.TiledMma(op.result, t, None, m.origin), node)
+        cache[key] = (select_auto_mma(ctx, m, c, a, b, c, node), node)
     if m.value is None:
         m, first_use = cache[key]
         for which, want in given.items():
@@ -335,6 +323,8 @@ def _tiled_copy_of_mma(which: str) -> Any:
             spec_of(tiled.layout_tv),
             tuple(int(x) for x in tiled.tiler_mn),
         )
+        if atom.kind == "auto":  # typed at its first partition_S (operand_copy)
+            return S.TiledCopy(None, t, None, mma, which, node)  # type: ignore[arg-type]
         return typed_copy(
             ctx,
             S.TiledCopy(
@@ -424,6 +414,8 @@ def call_method(
 def _copy_method(
     ctx: BuildContext, obj: S.ThrSlice, tiled: S.TiledCopy, name: str, t: S.Tensor, node: ast.Call
 ) -> S.Tensor:
+    if tiled.operand is not None:
+        tiled = operand_copy(ctx, tiled, None if t.coord_rank else name, t, node)
     if t.coord_rank:
         tiled = copy_for_coords(ctx, tiled, node)
     else:
@@ -537,6 +529,8 @@ def emit_copy(
 ) -> None:
     """copy(tiled_copy, src, dst[, pred]): synchronous, cp.async, or predicated."""
     if isinstance(atom, S.TiledCopy):
+        if atom.operand is not None:
+            atom = operand_copy(ctx, atom, None, None, node)
         atom = typed_copy(ctx, atom, src.element, node)
         if atom.type.element != src.element:
             raise error(

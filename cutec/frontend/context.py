@@ -72,6 +72,7 @@ class BuildContext:
     tiled_copies: dict[Any, S.TiledCopy] = field(default_factory=dict)  # per element type
     copy_typings: dict[Any, set[Any]] = field(default_factory=dict)  # types an untyped copy got
     typed_mmas: dict[Any, Any] = field(default_factory=dict)  # auto MMAs typed at first use
+    operand_copies: dict[Any, Any] = field(default_factory=dict)  # auto copies of MMA operands
 
     # -- the funcs being inlined (build_calls.inline_call)
     inline_depth: int = 0

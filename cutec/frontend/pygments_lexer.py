@@ -27,7 +27,8 @@ from cutec.frontend.builtins import REGISTRY
 
 KEYWORDS = (
     "kernel", "func", "import", "as", "const", "if", "else", "for", "in", "range",
-    "unroll", "pipeline", "while", "return", "grid", "threads", "cluster", "assume", "align",
+    "unroll", "pipeline", "while", "return", "grid", "threads", "cluster", "blocks_per_sm",
+    "assume", "align",
     "smem", "rmem", "and", "or", "not",
 )  # fmt: skip
 CONSTANTS = ("true", "false", "auto", "X", "_")

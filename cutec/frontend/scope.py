@@ -76,6 +76,11 @@ class TiledCopy:
     value: Value
     type: TiledCopyType
     record: Any = None  # the CopyAtom, None for auto
+    # tiled_copy_A/B/C(auto, mma): the MMA and operand, typed at its first partition_S
+    # (the atom is chosen from the tensor it reads) and keyed by the call (origin).
+    mma: Any = None
+    operand: str | None = None
+    origin: Any = None
 
 
 @dataclass(frozen=True)

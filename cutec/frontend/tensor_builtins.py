@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
+from cutec.frontend.build_auto_atoms import operand_copy
 from cutec.frontend.build_scalars import as_runtime, const_index, logical_and, materialize
 from cutec.frontend.build_tensors import (
     allocate,
@@ -157,6 +158,8 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     atom = args[0] if len(args) == 3 else None
     src = tensor_arg(args[-2], node.args[-2], "the copy's source")
     dst = tensor_arg(args[-1], node.args[-1], "the copy's destination")
+    if isinstance(atom, S.TiledCopy) and atom.operand is not None:
+        atom = operand_copy(ctx, atom, None, None, node)
     record = getattr(atom, "record", None)
     per_call = (1, 1)
     if record is not None and hasattr(record, "call_values"):
@@ -252,10 +255,12 @@ def b_axpby(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: as
     x = tensor_arg(args[1], node.args[1], "axpby's x")
     y = tensor_arg(args[3], node.args[3], "axpby's y")
     check_same_size(x, y, node, "axpby", ("x", "y"))
-    if x.element != y.element:
+    floats = isinstance(x.element, T.FloatType) and isinstance(y.element, T.FloatType)
+    if x.element != y.element and not floats:
         raise error(f"axpby: x holds {x.element} but y holds {y.element}", node)
-    alpha = as_runtime(ctx, args[0], node.args[0], y.element)
-    beta = as_runtime(ctx, args[2], node.args[2], y.element)
+    # The arithmetic is in x's type (the accumulator's); y is converted on the way.
+    alpha = as_runtime(ctx, args[0], node.args[0], x.element)
+    beta = as_runtime(ctx, args[2], node.args[2], x.element)
     ctx.emit(C.AxpbyOp(alpha.value, x.value, beta.value, y.value), node)
 
 

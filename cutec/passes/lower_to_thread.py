@@ -465,34 +465,60 @@ class _KernelLowering:
             self.store(value, t, i, scope)
 
     def axpby(self, op: AxpbyOp, scope: _Scope) -> None:
+        """y = alpha x + beta y in x's element type (the accumulator's), converted to y's
+        on the store; `vector` elements per access (vectorize), one under a predicate."""
         n = _static_size(self.la, op.x, op)
-        element = _element(op.y)
-        if not isinstance(element, FloatType):
-            raise CompileError(f"axpby computes in floating point, not {element}", op.location)
+        element, compute = _element(op.y), _element(op.x)
+        if not (isinstance(element, FloatType) and isinstance(compute, FloatType)):
+            raise CompileError(
+                f"axpby computes in floating point, not {compute} to {element}", op.location
+            )
+        attr = op.attributes.get("vector")
+        width = attr.value if isinstance(attr, IntegerAttr) and op.pred is None else 1
         b = scope.builder
-        zero = self.constant(0.0, element, scope)
+        zero = self.constant(0.0, compute, scope)
         beta_zero = b.insert(arith.CmpFOp("oeq", op.beta, zero)).result
         branch = b.insert(scf.IfOp(beta_zero, with_else=True))
         for block, read_y in ((branch.then_block, False), (branch.else_block, True)):
             assert block is not None
             block.append(scf.YieldOp())
             inner = scope.nested(block, block.last_op)
-            for i in range(n):
-                x = self.load(op.x, i, inner)
-                ax = inner.builder.insert(arith.MulFOp(op.alpha, x)).result
-                ptr = self.element_ptr(op.y, i, inner)
-                p = self.load(op.pred, i, inner) if op.pred is not None else None
+            ib = inner.builder
+            for g in range(0, n, width):
+                xs = self._lanes(self.load(op.x, g, inner, width), width, inner)
+                out = [ib.insert(arith.MulFOp(op.alpha, x)).result for x in xs]
+                ptr = self.element_ptr(op.y, g, inner)
+                p = self.load(op.pred, g, inner) if op.pred is not None else None
                 if read_y:
-                    y = (
-                        inner.builder.insert(thread.LoadIfOp(p, ptr, zero)).result
-                        if p is not None
-                        else inner.builder.insert(thread.LoadOp(ptr)).result
-                    )
-                    ax = inner.builder.insert(arith.FmaOp(op.beta, y, ax)).result
+                    if p is not None:
+                        y = ib.insert(thread.LoadIfOp(p, ptr, self.constant(0.0, element, inner))
+                                      ).result  # fmt: skip
+                    else:
+                        y = ib.insert(thread.LoadOp(ptr, width)).result
+                    ys = [self._convert(v, compute, inner) for v in self._lanes(y, width, inner)]
+                    pairs = zip(ys, out, strict=True)
+                    out = [ib.insert(arith.FmaOp(op.beta, v, a)).result for v, a in pairs]
+                out = [self._convert(v, element, inner) for v in out]
+                value = out[0] if width == 1 else ib.insert(thread.FromElementsOp(out)).result
                 if p is None:
-                    inner.builder.insert(thread.StoreOp(ax, ptr))
+                    ib.insert(thread.StoreOp(value, ptr))
                 else:
-                    inner.builder.insert(thread.StoreIfOp(p, ax, ptr))
+                    ib.insert(thread.StoreIfOp(p, value, ptr))
+
+    def _lanes(self, value: Value, width: int, scope: _Scope) -> list[Value]:
+        """The elements of a vector of `width` (a scalar is its own one element)."""
+        if width == 1:
+            return [value]
+        return [scope.builder.insert(thread.ExtractOp(value, i)).result for i in range(width)]
+
+    def _convert(self, value: Value, to: Type, scope: _Scope) -> Value:
+        """A float converted exactly (wider) or to nearest even (narrower)."""
+        t = value.type
+        if t == to:
+            return value
+        assert isinstance(t, FloatType) and isinstance(to, FloatType)
+        cast = arith.ExtFOp if dtype_of(to).bits > dtype_of(t).bits else arith.TruncFOp
+        return scope.builder.insert(cast(value, to)).result
 
     def map(self, op: MapOp, scope: _Scope) -> None:
         """The body once per element, its arguments the inputs' elements."""

@@ -1,31 +1,63 @@
-"""select-atoms: give every copy that names no atom the instruction it will run.
+"""select-atoms: give every ``auto`` atom its instruction, and say why (``--remarks``).
 
-On the SIMT path a copy without an atom (``copy(src, dst)``) or with
-``auto`` is a UniversalCopy of the widest access vectorize allowed: the pass
-writes ``{atom = "UniversalCopy<uint128_t>"}`` and a remark at the copy's
-line saying what it chose and what stopped a wider access::
+The choices are `cutec.atoms.select`'s, made in two places (docs/passes.md,
+select-atoms, says why):
+
+* An ``auto`` MMA and an ``auto`` copy of an MMA operand (``tiled_copy_A(auto,
+  mma)``) are typed by the frontend with the atom chosen, since their fragments
+  and partitions depend on it; their make ops carry ``{auto}``. This pass makes
+  the same choice again from the IR (the element types, the module's target,
+  the kernel's block size, the tensor the copy's partition_S reads), checks it
+  is the one in the type, and reports it at the source line.
+* A global → shared copy whose tiled copy is ``auto`` becomes a cp.async
+  (``cute.copy_async``, its token added to the ``cp_async_fence`` after it) of 16
+  bytes where both sides allow it, else 8 or 4 (`vectorize`'s contiguity test),
+  a ``_ZFILL`` atom where masked elements become zeros.
+* Every other copy that names no instruction is a UniversalCopy of the widest
+  access vectorize allowed::
 
     sgemm_1.cute:47:5: remark: copy by UniversalCopy<uint32_t> (32-bit accesses);
         64-bit accesses not used: 32 consecutive elements of ... are not contiguous
 
-A predicated copy without an atom moves one element per access (its predicate
-is per element). A named atom is left as written (vectorize checked it). The
-tensor-core choices (ldmatrix, mma.sync, wgmma, TMA) come with their paths.
+  A predicated copy without an atom moves one element per access (its
+  predicate is per element). A named atom is left as written (vectorize checked it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cutec.ir.attributes import IntegerAttr, StringAttr
-from cutec.ir.dialects.builtin import ModuleOp
-from cutec.ir.dialects.cute_atom_types import AUTO
-from cutec.ir.dialects.cute_compute import CopyIfOp, CopyOp
+from cutec.atoms.select import AUTO as SELECT_AUTO
+from cutec.atoms.select import (
+    Choice,
+    SelectionError,
+    select_global_copy,
+    select_mma,
+    select_operand_copy,
+    shorten,
+)
+from cutec.diagnostics import CompileError
+from cutec.ir.attributes import DenseArrayAttr, IntegerAttr, StringAttr
+from cutec.ir.core import Operation, OpResult, Value
+from cutec.ir.dialects.builtin import KernelOp, ModuleOp
+from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
+from cutec.ir.dialects.cute_compute import (
+    CopyAsyncOp,
+    CopyIfOp,
+    CopyOp,
+    MakeTiledCopyOp,
+    MakeTiledMmaOp,
+)
+from cutec.ir.dialects.cute_tensor import PartitionOp
 from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncWaitOp
 from cutec.ir.layout_of import LayoutAnalysis
-from cutec.ir.types import dtype_of, i64
+from cutec.ir.types import dtype_name, dtype_of, i64
 from cutec.passes.manager import Pass
-from cutec.passes.vectorize import vector_width
+from cutec.passes.vectorize import contiguity_problem, vector_width
+from cutec.target import DEFAULT_TARGET, AddressSpace, Target, target
+
+assert SELECT_AUTO == AUTO  # one spelling in the atom library and the IR
 
 # CuTe's unsigned integer types by width, the value types of UniversalCopy.
 _UINT = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t", 128: "uint128_t"}
@@ -33,35 +65,194 @@ _UINT = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t", 128: "uin
 
 @dataclass
 class SelectAtoms(Pass):
-    """Resolve unnamed and ``auto`` copy atoms (see the module docstring)."""
+    """Resolve ``auto`` atoms and copies that name none (see the module docstring)."""
 
     name = "select-atoms"
-    summary = "choose the copy instruction of copies that name none (with --remarks saying why)"
+    summary = "choose the instructions of auto atoms (with --remarks saying why)"
 
     def run(self, module: ModuleOp) -> None:
+        tgt = target(module.target or DEFAULT_TARGET)
         la = LayoutAnalysis()
-        for op in list(module.walk()):
-            if not isinstance(op, CopyOp | CopyIfOp) or "atom" in op.attributes:
-                continue
-            tiled = op.tiled_type()
-            if tiled is not None and tiled.atom != AUTO:
-                continue
-            t = op.src.type
-            assert isinstance(t, TensorType)
-            bits = dtype_of(t.element).bits
-            found = vector_width(la, op.src, op.dst)
-            why = found.limits[-1] if found.limits else ""
-            if isinstance(op, CopyIfOp):
-                if found.elements > 1:
-                    why = "a predicated copy moves one element per access"
-                width = 1
-            else:
-                attr = op.attributes.get("vector")
-                width = attr.value if isinstance(attr, IntegerAttr) else found.elements
-            if width * bits not in _UINT:
-                continue  # sub-byte elements: no UniversalCopy value type
-            atom = f"UniversalCopy<{_UINT[width * bits]}>"
-            op.attributes["atom"] = StringAttr(atom)
-            op.attributes["vector"] = IntegerAttr(width, i64)
-            message = f"copy by {atom} ({width * bits}-bit accesses)"
-            self.remark(message + (f"; {why}" if why else ""), op.location)
+        for kernel in module.walk_type(KernelOp):
+            threads = _block_size(kernel)
+            for op in list(kernel.walk()):
+                if isinstance(op, MakeTiledMmaOp) and op.auto is not None:
+                    self._report_mma(op, tgt, threads)
+                elif isinstance(op, CopyOp | CopyIfOp) and "atom" not in op.attributes:
+                    self._copy(op, tgt, la)
+
+    # ------------------------------------------------------------------ MMA
+    def _report_mma(self, op: MakeTiledMmaOp, tgt: Target, threads: int | None) -> None:
+        t = op.result.type
+        assert isinstance(t, TiledMmaType)
+        names = tuple(dtype_name(x) for x in (t.d_type, t.a_type, t.b_type, t.c_type))
+        try:
+            choice = select_mma(tgt, *names, t.atom_layout.with_values(()), threads)
+        except SelectionError as e:
+            raise CompileError(str(e), op.location) from None
+        _agree(op, choice.atom, t.atom)
+        self.remark(choice.remark(), op.location)
+
+    # ------------------------------------------------------------------ copies
+    def _copy(self, op: CopyOp | CopyIfOp, tgt: Target, la: LayoutAnalysis) -> None:
+        tiled = op.tiled_type()
+        maker = _maker(op)
+        if tiled is not None and tiled.atom != AUTO:
+            if maker is not None and maker.auto is not None:
+                self.remark(_operand_choice(maker, tgt, la).remark(), op.location)
+            return
+        ruled_out: tuple[str, ...] = ()
+        if maker is not None and maker.auto is not None and maker.mma is not None:
+            ruled_out = _operand_choice(maker, tgt, la).ruled_out  # why no ldmatrix
+        elif tiled is not None and _spaces(op) == (AddressSpace.GLOBAL, AddressSpace.SHARED):
+            ruled_out = self._cp_async(op, tgt, la)
+            if ruled_out is None:
+                return
+        self._universal(op, la, ruled_out)
+
+    def _cp_async(
+        self, op: CopyOp | CopyIfOp, tgt: Target, la: LayoutAnalysis
+    ) -> tuple[str, ...] | None:
+        """Make `op` a cp.async when one fits (see the module docstring); else say why not."""
+        t = op.src.type
+        assert isinstance(t, TensorType)
+        bits = dtype_of(t.element).bits
+        commit = _commit_after(op)
+        predicated = isinstance(op, CopyIfOp)
+        choice, width = select_global_copy(
+            tgt,
+            bits,
+            lambda p: (
+                contiguity_problem(la, op.src, p, bits) or contiguity_problem(la, op.dst, p, bits)
+            ),
+            predicated=predicated,
+            zfill=predicated and op.zfill is not None,  # type: ignore[union-attr]
+            waited=commit is not None,
+        )
+        if choice.atom == AUTO:
+            return choice.ruled_out
+        assert commit is not None and op.tiled is not None
+        pred = op.pred if isinstance(op, CopyIfOp) else None
+        new = CopyAsyncOp(op.tiled, op.src, op.dst, pred)
+        new.attributes["atom"] = StringAttr(choice.atom)
+        new.attributes["vector"] = IntegerAttr(width, i64)
+        new.location = op.location
+        op.parent.insert_before(op, new)  # type: ignore[union-attr]
+        op.erase()
+        commit.set_operands([*commit.operands, new.token])
+        self.remark(choice.remark(), op.location)
+        return None
+
+    def _universal(
+        self, op: CopyOp | CopyIfOp, la: LayoutAnalysis, before: tuple[str, ...]
+    ) -> None:
+        """A UniversalCopy of the width vectorize chose (one element if predicated)."""
+        t = op.src.type
+        assert isinstance(t, TensorType)
+        bits = dtype_of(t.element).bits
+        found = vector_width(la, op.src, op.dst)
+        why = found.limits[-1] if found.limits else ""
+        if isinstance(op, CopyIfOp):
+            if found.elements > 1:
+                why = "a predicated copy moves one element per access"
+            width = 1
+        else:
+            attr = op.attributes.get("vector")
+            width = attr.value if isinstance(attr, IntegerAttr) else found.elements
+        if width * bits not in _UINT:
+            return  # sub-byte elements: no UniversalCopy value type
+        atom = f"UniversalCopy<{_UINT[width * bits]}>"
+        op.attributes["atom"] = StringAttr(atom)
+        op.attributes["vector"] = IntegerAttr(width, i64)
+        reasons = shorten([*before, why] if why else list(before))
+        self.remark("; ".join([f"copy by {atom} ({width * bits}-bit accesses)", *reasons]),
+                    op.location)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _block_size(kernel: KernelOp) -> int | None:
+    attr = kernel.attributes.get("reqntid")
+    if isinstance(attr, DenseArrayAttr):
+        n = 1
+        for v in attr.values:
+            n *= v
+        return n
+    return None
+
+
+def _maker(op: CopyOp | CopyIfOp) -> MakeTiledCopyOp | None:
+    tiled = op.tiled
+    if isinstance(tiled, OpResult) and isinstance(tiled.op, MakeTiledCopyOp):
+        return tiled.op
+    return None
+
+
+def _spaces(op: CopyOp | CopyIfOp) -> tuple[AddressSpace, AddressSpace]:
+    s, d = op.src.type, op.dst.type
+    assert isinstance(s, TensorType) and isinstance(d, TensorType)
+    return s.space, d.space
+
+
+def _operand_choice(maker: MakeTiledCopyOp, tgt: Target, la: LayoutAnalysis) -> Choice:
+    """select_operand_copy again, on the tensor the copy's first partition_S reads."""
+    mma, t = maker.mma, maker.result.type
+    operand = maker.attributes.get("operand")
+    assert isinstance(t, TiledCopyType)
+    if mma is None or not isinstance(operand, StringAttr):
+        raise CompileError(
+            "an {auto} tiled copy names the tiled MMA and operand it was chosen for",
+            maker.location,
+        )
+    source = _first_partition_source(maker.result)
+    if source is None:
+        raise CompileError("an {auto} tiled copy of an MMA operand partitions no tensor",
+                           maker.location)  # fmt: skip
+    st = source.type
+    mt = mma.type
+    assert isinstance(st, TensorType) and isinstance(mt, TiledMmaType)
+    choice = select_operand_copy(
+        tgt,
+        mt.library(),
+        operand.value,
+        dtype_of(t.element).bits,
+        la.layout_of(source),  # as the frontend saw it, symbolic leaves included
+        st.space is AddressSpace.SHARED,
+    )
+    _agree(maker, choice.atom, t.atom)
+    return choice
+
+
+def _first_partition_source(tiled: Value) -> Value | None:
+    for use in tiled.uses:
+        owner = use.owner
+        if isinstance(owner, PartitionOp) and owner.attributes.get("operand") == StringAttr("S"):
+            return owner.operands[0]
+    return None
+
+
+def _agree(op: Operation, chosen: str, typed: str) -> None:
+    if chosen != typed:
+        raise CompileError(
+            f"this {{auto}} atom is {typed}, but select-atoms chooses {chosen} here "
+            "(an {auto} atom must be the selection's: name the atom instead)",
+            op.location,
+        )
+
+
+def _commit_after(op: Operation) -> CpAsyncCommitOp | None:
+    """The cp_async_fence after `op` (in its block or an enclosing one) that closes its
+    group, if a cp_async_wait follows that fence."""
+    node: Operation | None = op
+    while node is not None and not isinstance(node, KernelOp):
+        after = node.next_op
+        while after is not None and not isinstance(after, CpAsyncCommitOp):
+            after = after.next_op
+        if after is not None:
+            wait = after.next_op
+            while wait is not None and not isinstance(wait, CpAsyncWaitOp):
+                wait = wait.next_op
+            return after if wait is not None else None
+        node = node.parent_op
+    return None

@@ -22,7 +22,8 @@ UniversalCopy atom is checked, never changed: an atom wider than the layouts
 allow is a located error naming what is not known. Copies by other named atoms
 (ldmatrix, cp.async, TMA) follow their instructions' own rules.
 `vector_width` returns, with the width, why it is not wider ("128-bit accesses
-not used: ldA is not known to be a multiple of 4") for `--remarks`.
+not used: ldA is not known to be a multiple of 4") for `--remarks`. An unpredicated
+``axpby`` (an epilogue) gets a width by the same rules on x and y (`axpby_width`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import OpResult, Value
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.dialects.cute_atom_types import AUTO
-from cutec.ir.dialects.cute_compute import CopyOp
+from cutec.ir.dialects.cute_compute import AxpbyOp, CopyOp
 from cutec.ir.dialects.cute_tensor import MakeTensorOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.layout_of import LayoutAnalysis, TensorAddress
@@ -89,6 +90,16 @@ def vector_width(
         limits.append(f"{p * bits}-bit accesses not used: {why}")
         p //= 2
     return VectorWidth(p, limits)
+
+
+def axpby_width(la: LayoutAnalysis, x: Value, y: Value) -> int:
+    """Elements per access of an epilogue y = alpha x + beta y: contiguous and aligned in
+    both x and y, each with its own element type (an f32 x may feed an f16 y)."""
+    bits = {side: dtype_of(side.type.element).bits for side in (x, y)}  # type: ignore[union-attr]
+    p = min(MAX_VECTOR, MAX_ACCESS_BITS // max(bits.values()))
+    while p > 1 and any(contiguity_problem(la, v, p, b) for v, b in bits.items()):
+        p //= 2
+    return p
 
 
 def contiguity_problem(la: LayoutAnalysis, value: Value, p: int, bits: int) -> str | None:
@@ -149,6 +160,9 @@ class Vectorize(Pass):
 
     def run(self, module: ModuleOp) -> None:
         la = LayoutAnalysis()
+        for axpby in module.walk_type(AxpbyOp):
+            if axpby.pred is None:  # a predicated one moves an element per access
+                axpby.attributes["vector"] = IntegerAttr(axpby_width(la, axpby.x, axpby.y), i64)
         for op in module.walk_type(CopyOp):
             if "atom" in op.attributes:
                 continue  # a specific instruction (ldmatrix ...): its own rules apply

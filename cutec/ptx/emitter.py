@@ -3,7 +3,7 @@
 ``emit_ptx(module, target)`` legalises a copy of the module (legalize.py), then
 writes, per kernel, the ``.entry`` with its parameters (docs/abi.md) and
 performance directives, and its body: each op is looked up by class in
-`RULES` (rules.py: arith, gpu, thread; control.py: scf) and its rule prints
+`RULES` (rules.py: arith, gpu, thread; control.py: scf; mbarrier.py) and its rule prints
 its instructions through the `KernelEmitter` it is given. Adding an op is
 adding a row to a table in tables.py or one small rule function.
 
@@ -27,6 +27,7 @@ from cutec.ir.traits import Terminator
 from cutec.ir.types import VectorType
 from cutec.ptx.control import CONTROL_RULES
 from cutec.ptx.legalize import legalize
+from cutec.ptx.mbarrier import MBARRIER_RULES
 from cutec.ptx.regalloc import Registers
 from cutec.ptx.rules import RULES as OP_RULES
 from cutec.ptx.rules import Rule
@@ -34,7 +35,7 @@ from cutec.ptx.tables import PtxType, param_type, ptx_type
 from cutec.target import Feature, Target
 from cutec.target import target as lookup_target
 
-RULES: dict[type[Operation], Rule] = {**OP_RULES, **CONTROL_RULES}
+RULES: dict[type[Operation], Rule] = {**OP_RULES, **CONTROL_RULES, **MBARRIER_RULES}
 
 
 def register_rule(op_class: type[Operation], rule: Rule) -> None:

@@ -113,6 +113,18 @@ class _Compiled:
     launch: LaunchInfo | None = None
 
 
+class _CpuObjects:
+    """The llvmlite backend's object code in the disk cache (`native.ObjectCache`):
+    a warm cache skips LLVM's code generation, most of a CPU kernel's compile time."""
+
+    def load(self, key: str) -> bytes | None:
+        entry = cache.load(cache.key("cpu-object", key))
+        return None if entry is None else entry.blobs.get("object")
+
+    def store(self, key: str, code: bytes) -> None:
+        cache.store(cache.key("cpu-object", key), cache.Entry({}, {"object": code}))
+
+
 @dataclass
 class _CpuVariant:
     """One specialisation for device="cpu": its thread-level IR and how it runs."""
@@ -365,7 +377,9 @@ class Kernel:
             args.append(arrays[name] if kind == "ptr" else host_scalar(kind, value))
         if compiled.runner is None:
             try:
-                compiled.runner = native.compile_kernel(op, self.bounds_check, self.check_shared)
+                compiled.runner = native.compile_kernel(
+                    op, self.bounds_check, self.check_shared, objects=_CpuObjects()
+                )
                 self.cpu_backend = "native"
             except native.Unsupported as e:
                 compiled.runner = "reference"

@@ -256,9 +256,10 @@ def test_cli_reports_a_failed_check_and_can_turn_checks_off(
     seen = []
     compile_kernel = native.compile_kernel
 
-    def spy(op: KernelOp, bounds_check: bool, check_shared: bool) -> native.NativeKernel:
+    def spy(op: KernelOp, bounds_check: bool, check_shared: bool, objects: Any = None
+            ) -> native.NativeKernel:  # fmt: skip
         seen.append((bounds_check, check_shared))
-        return compile_kernel(op, bounds_check, check_shared)
+        return compile_kernel(op, bounds_check, check_shared, objects)
 
     monkeypatch.setattr(native, "compile_kernel", spy)
     assert main([*run, "--no-shared-checks", "--no-bounds-check"]) == 0

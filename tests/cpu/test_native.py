@@ -250,3 +250,37 @@ def test_bf16_values_give_the_reference_bits() -> None:
         tw = got["out"].reshape(64, 8)[:6, 4].astype(np.float32)
         assert tw.tolist()[:3] == [1.0, 1 + 2**-6, np.inf] and tw[4] == 0 and tw[5] == -1.0
         assert got["out"].reshape(64, 8)[0, 5] == 1.0  # ml-dtypes: through f32, onto the tie
+
+
+class _MemoryObjects:
+    """A `native.ObjectCache` in memory, counting what it is asked."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, bytes] = {}
+        self.stores = 0
+
+    def load(self, key: str) -> bytes | None:
+        return self.codes.get(key)
+
+    def store(self, key: str, code: bytes) -> None:
+        self.codes[key] = code
+        self.stores += 1
+
+
+def test_object_code_is_stored_once_and_loaded_after() -> None:
+    """The first compile stores the object code under the hash of its LLVM text and
+    host; the second loads it (LLVM compiles nothing, so stores nothing) and runs the
+    same; another specialisation (checks off) is another entry."""
+    objects = _MemoryObjects()
+    kernel = _kernel(SCALE)
+    x = np.random.default_rng(1).standard_normal(96).astype(np.float32)
+    outs = []
+    for _ in range(2):
+        nk = native.compile_kernel(kernel, objects=objects)
+        y = np.zeros(96, np.float32)
+        native.run_kernel(kernel, 3, {"x": x, "y": y, "a": 1.5}, native=nk)
+        outs.append(y)
+    assert objects.stores == 1 and list(objects.codes) == [native.object_key(nk.program.text)]
+    assert np.array_equal(outs[0], x * np.float32(1.5)) and np.array_equal(outs[0], outs[1])
+    native.compile_kernel(kernel, bounds_check=False, check_shared=False, objects=objects)
+    assert objects.stores == 2 and len(objects.codes) == 2

@@ -132,11 +132,23 @@ def test_coordinates_of_a_residue_tile_never_alias() -> None:
 
 
 def test_auto_atoms_take_their_types_from_the_tensors() -> None:
+    # The MMA's atom is chosen when its types are known (its first use), the operand
+    # copies' when the tensor they read is (their first partition_S); the gmem -> smem
+    # copy stays auto until select-atoms (its partitions do not depend on the atom).
     k = kernel("auto_atoms.cute", "gemm_tn")
-    mmas = [str(op.result.type) for op in k.walk() if isinstance(op, C.MakeTiledMmaOp)]
-    assert mmas == ["!cute.tiled_mma<auto, f32, f16, f16, f32, (2,2,1):(1,2,0)>"]
-    copies = [op.result.type for op in k.walk() if isinstance(op, C.MakeTiledCopyOp)]
-    assert {c.atom for c in copies} == {"auto"} and {str(c.element) for c in copies} == {"f16"}
+    mmas = [op for op in k.walk() if isinstance(op, C.MakeTiledMmaOp)]
+    assert [str(op.result.type) for op in mmas] == [
+        '!cute.tiled_mma<"SM80_16x8x16_F32F16F16F32_TN", f32, f16, f16, f32, (2,2,1):(1,2,0)>'
+    ]
+    assert all(op.auto is not None for op in mmas)
+    copies = [op for op in k.walk() if isinstance(op, C.MakeTiledCopyOp)]
+    atoms = {(op.result.type.atom, op.attributes.get("operand")) for op in copies}
+    assert {(a, str(o) if o else None) for a, o in atoms} == {
+        ("auto", None),
+        ("SM75_U32x4_LDSM_N", '"A"'),
+        ("SM75_U32x2_LDSM_N", '"B"'),
+    }
+    assert {str(op.result.type.element) for op in copies} == {"f16"}
     text = print_op(k)
     assert "cute.retile" in text and "cute.gemm" in text
 

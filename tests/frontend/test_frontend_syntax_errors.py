@@ -75,7 +75,7 @@ CASES: list[tuple[str, str]] = [
     ("kernel k(A: f32[M] align) { }", "1:25: error: expected an integer, found ')'"),
     ("kernel (A: f32[M]) { }", "1:8: error: expected a name, found '('"),
     ("kernel k(A: f32[M]) grid 1 grid 2 { }", "1:28: error: 'grid' given twice in the kernel header"),
-    ("kernel k()", "1:11: error: expected '{', 'assume', 'cluster', 'grid' or 'threads', found the end of the file"),
+    ("kernel k()", "1:11: error: expected '{', 'assume', 'blocks_per_sm', 'cluster', 'grid' or 'threads', found the end of the file"),
     ("kernel k() { } }", "1:16: error: expected a newline, found '}'"),
     ("func f(a, b) { return a }\nfoo", "2:1: error: expected 'const', 'func', 'import' or 'kernel', found 'foo'"),
     ("import common.cute", "1:8: error: expected a string, found 'common'"),

@@ -299,7 +299,7 @@ CASES = [
     ),
     (
         "auto_mma_types",
-        "  m = tiled_mma(auto, atoms = (2, 2, 1))\n  s = smem f16[(128, 8)]\n  a = m.slice(thread.x).partition_A(s)\n  c = m.slice(thread.x).partition_C(C)\n  h = smem f16[(128, 8)]\n  b = m.slice(thread.x).partition_B(h)\n  r = m.slice(thread.x).partition_C(rmem f16[(16, 16)])\n",
+        "  m = tiled_mma(auto, atoms = (2, 2, 1))\n  s = smem f16[(128, 16)]\n  a = m.slice(thread.x).partition_A(s)\n  c = m.slice(thread.x).partition_C(C)\n  h = smem f16[(128, 16)]\n  b = m.slice(thread.x).partition_B(h)\n  r = m.slice(thread.x).partition_C(rmem f16[(16, 16)])\n",
         8,
         7,
         "this auto MMA was given f32 for C at its first use (line 4); here C holds f16",
@@ -455,6 +455,16 @@ def test_missing_threads_clause() -> None:
     assert [d.message for d in info.value.diagnostics] == [
         "kernel 'k' needs a 'threads' clause (the block size)"
     ]
+
+
+def test_blocks_per_sm_sets_minnctapersm() -> None:
+    """CUDA's __launch_bounds__ minimum: the kernel's .minnctapersm, a positive int."""
+    module = compile_source("kernel k(A: f32[M] : (1)) threads 32 blocks_per_sm 2 { }\n", "t.cute")
+    assert "minnctapersm = 2 : i32" in print_op(module)
+    with pytest.raises(CompileError) as info:
+        compile_source("kernel k(A: f32[M] : (1)) threads 32 blocks_per_sm 0 { }\n", "t.cute")
+    d = info.value.diagnostics[0]
+    assert (d.location.col, d.message) == (52, "'blocks_per_sm' must be positive, got 0")
 
 
 def test_bad_assumption() -> None:

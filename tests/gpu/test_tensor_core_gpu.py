@@ -116,3 +116,26 @@ def test_sgemm_sm80_refuses_sizes_its_tiles_do_not_divide() -> None:
     c = torch.zeros(256, 300, device="cuda", dtype=torch.float16).t()
     with pytest.raises(cutec.ArgumentError):
         kern(a, b, c, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("arch", [None, "sm_80"])
+@pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 256), (512, 512, 512), (256, 512, 128)])
+def test_auto_atoms_against_float64(m: int, n: int, k: int, arch: str | None) -> None:
+    """examples/auto_atoms.cute as written: select-atoms' mma.sync (f16 in, f32
+    accumulation), ldmatrix and cp.async; f32 accumulation keeps the normwise error
+    far below f16's (a wrong tile or fragment gives an error of order 1)."""
+    kern = rt.jit(EXAMPLES / "auto_atoms.cute", arch=arch)
+    gen = torch.Generator(device="cuda").manual_seed(m + 2 * n + k)
+    a = torch.randn(m, k, generator=gen, device="cuda").half()  # (M,K) k-major
+    b = torch.randn(n, k, generator=gen, device="cuda").half()  # (N,K) k-major
+    for beta in (0.0, -1.0):
+        c0 = torch.randn(n, m, generator=gen, device="cuda").t()  # (M,N) m-major, f32
+        c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+        kern(a, b, c, 0.5, beta)
+        ref = 0.5 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
+        assert torch.isfinite(c).all()
+        assert _normwise(c, ref) < 1e-4, (m, n, k, beta)
+    for instruction in ("mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async.cg"):
+        assert instruction in kern.ptx
+    if arch is not None:
+        assert f".target {arch}" in kern.ptx

@@ -99,6 +99,27 @@ def test_cpu_transpose() -> None:
     assert np.array_equal(d, s.T)
 
 
+def test_cpu_object_code_comes_from_the_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first kernel object compiles the warp code and stores its object code; a new
+    kernel object (as in a new process) loads it: LLVM compiles nothing, and it runs."""
+    stored: list[str] = []
+    real_store = cache.store
+
+    def spy(k: str, entry: cache.Entry) -> None:
+        stored.extend(name for name in entry.blobs if name == "object")
+        real_store(k, entry)
+
+    monkeypatch.setattr(cache, "store", spy)
+    s = _col_major(64, 96, np.random.default_rng(1))
+    for _ in range(2):
+        monkeypatch.setattr(sys.modules["cutec.runtime.jit"], "_KERNELS", {})
+        k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+        d = np.full((96, 64), np.nan, np.float32, order="F")
+        k(D=d, S=s)
+        assert np.array_equal(d, s.T) and k.cpu_backend == "native"
+    assert stored == ["object"]
+
+
 class _DLPackOnly:
     """An array known only through DLPack (as JAX's or any framework's would be)."""
 

@@ -16,10 +16,12 @@ Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
   so the type never depends on them. The verifier recomputes the type of a
   view whose source is static; a lowering recomputes dynamic leaves from the
   same algebra, so nothing is lost by printing them as ``?``.
-* TiledCopy and TiledMMA are values (`cute_atom_types`): a pure op with no
-  operands makes one, and its type holds the whole object (atom name or
-  ``auto``, element types, TV layout and tiler / atom layout and permutation).
-  `auto` stays in the type for the select-atoms pass.
+* TiledCopy and TiledMMA are values (`cute_atom_types`): a pure op makes one
+  (a copy of an MMA operand names the TiledMMA it is made from), and its type
+  holds the whole object (atom name or ``auto``, element types, TV layout and
+  tiler / atom layout and permutation). An MMA or operand copy the source left
+  ``auto`` is typed with the chosen atom and marked ``{auto}``; a
+  ``tiled_copy(auto, ...)`` keeps ``auto`` for select-atoms (docs/passes.md).
 * Memory ops declare their effects from their operands' memories (gmem →
   global, smem → shared, rmem → reg); allocations (`alloc_smem`,
   `make_fragment`) allocate; a copy by an asynchronous atom is

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cutec.atoms.copy import CopyAtomError, copy_atom
 from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
-from cutec.ir.attributes import UnitAttr
+from cutec.ir.attributes import StringAttr, UnitAttr
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_base import CuteOp, same_shape_mismatch
@@ -29,14 +29,24 @@ class MakeTiledCopyOp(CuteOp):
 
     ``%copy_a = cute.make_tiled_copy
         : !cute.tiled_copy<"UniversalCopy<uint128_t>", f32, ((32,8),4):((4,128),1), (128,8)>``
+
+    A copy of an MMA operand whose atom the source left ``auto``
+    (``tiled_copy_A(auto, mma)``) names the TiledMMA it was made from and the
+    operand, and carries ``{auto}``: the frontend chose its atom (ldmatrix, or
+    ``auto`` for plain loads) and select-atoms explains the choice::
+
+        %s2r = cute.make_tiled_copy %mma {auto, operand = "A"}
+            : !cute.tiled_mma<...> -> !cute.tiled_copy<"SM75_U32x4_LDSM_N", f16, ...>
     """
 
     name = "cute.make_tiled_copy"
     traits = (Pure(),)
+    mma = opt_operand_def(TiledMmaType)
+    auto = opt_attr_def(UnitAttr)  # the source said `auto`: the atom is select-atoms' choice
     result = result_def(TiledCopyType)
 
-    def __init__(self, t: TiledCopyType) -> None:
-        super().__init__(result_types=[t])
+    def __init__(self, t: TiledCopyType, mma: Value | None = None) -> None:
+        super().__init__(operands=[mma] if mma is not None else [], result_types=[t])
 
     def verify_(self) -> None:
         t = self.result.type
@@ -46,6 +56,11 @@ class MakeTiledCopyOp(CuteOp):
                 copy_atom(t.atom)
             except CopyAtomError as e:
                 raise self.error(str(e)) from None
+        operand = self.attributes.get("operand")
+        if self.mma is not None and not (
+            isinstance(operand, StringAttr) and operand.value in ("A", "B", "C")
+        ):
+            raise self.error("a tiled copy made from a tiled MMA names its operand (A, B or C)")
 
 
 class MakeTiledMmaOp(CuteOp):
@@ -57,6 +72,7 @@ class MakeTiledMmaOp(CuteOp):
 
     name = "cute.make_tiled_mma"
     traits = (Pure(),)
+    auto = opt_attr_def(UnitAttr)  # the source said `auto`: the atom is select-atoms' choice
     result = result_def(TiledMmaType)
 
     def __init__(self, t: TiledMmaType) -> None:
@@ -357,6 +373,10 @@ class AxpbyOp(CuteOp):
 
     ``cute.axpby %alpha, %tCrC, %beta, %tCgC : f32, !cute.tensor<...>, f32, !cute.tensor<...>``
 
+    The arithmetic is in x's element type (an epilogue's accumulator type), as are
+    alpha and beta; y may hold another float type: y is read converted to x's type
+    and written converted back (rounding to nearest even), as CUTLASS's epilogues do.
+
     An optional last operand, an i1 register tensor of y's size, masks elements:
     where it is false y is neither read nor written (the predicate pass's guard
     of a partial output tile).
@@ -384,9 +404,11 @@ class AxpbyOp(CuteOp):
         x, y = self.x.type, self.y.type
         assert isinstance(x, TensorType) and isinstance(y, TensorType)
         for what, scalar in (("alpha", self.alpha), ("beta", self.beta)):
-            if scalar.type != y.element:
-                raise self.error(f"{what} is {scalar.type} but y holds {y.element}")
-        if x.element != y.element:
+            if scalar.type != x.element:
+                raise self.error(f"{what} is {scalar.type} but x holds {x.element}")
+        if x.element != y.element and not (
+            isinstance(x.element, FloatType) and isinstance(y.element, FloatType)
+        ):
             raise self.error(f"x holds {x.element} but y holds {y.element}")
         why = same_shape_mismatch(x, y)
         if why:

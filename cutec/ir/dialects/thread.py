@@ -13,7 +13,8 @@ and tokens, which the cute level uses too, are the gpu dialect's. Here:
   registers in PTX): a vector load's element is read with `extract`, a
   vector store's value built with `from_elements`. A vector type keeps one op
   per access and one result, as MLIR's vector dialect and LLVM's NVPTX do;
-* the cp.async family (thread_async.py) and the one atom op (thread_atom.py).
+* the cp.async family (thread_async.py), the mbarrier family (thread_mbarrier.py) and
+  the one atom op (thread_atom.py).
 
 Access rules the verifier enforces: an access moves its element or a vector
 of 2 or 4 elements of at most 128 bits, through a pointer of that element
@@ -33,6 +34,13 @@ from cutec.ir.dialect import Dialect
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncOp, CpAsyncWaitOp
 from cutec.ir.dialects.thread_atom import AtomOp, AtomSignature, atom_signature, lookup_atom
+from cutec.ir.dialects.thread_mbarrier import (
+    CpAsyncMbarrierArriveOp,
+    MbarrierArriveOp,
+    MbarrierExpectTxOp,
+    MbarrierInitOp,
+    MbarrierWaitOp,
+)
 from cutec.ir.opdef import (
     AnyType,
     FieldValues,
@@ -57,6 +65,7 @@ __all__ = [
     "AtomOp",
     "AtomSignature",
     "CpAsyncCommitOp",
+    "CpAsyncMbarrierArriveOp",
     "CpAsyncOp",
     "CpAsyncWaitOp",
     "CvtaOp",
@@ -65,6 +74,10 @@ __all__ = [
     "FromElementsOp",
     "LoadIfOp",
     "LoadOp",
+    "MbarrierArriveOp",
+    "MbarrierExpectTxOp",
+    "MbarrierInitOp",
+    "MbarrierWaitOp",
     "PtrAddOp",
     "PtrCastOp",
     "StoreIfOp",
@@ -500,5 +513,10 @@ DIALECT = Dialect(
         CpAsyncCommitOp,
         CpAsyncWaitOp,
         AtomOp,
+        MbarrierInitOp,
+        MbarrierArriveOp,
+        MbarrierExpectTxOp,
+        MbarrierWaitOp,
+        CpAsyncMbarrierArriveOp,
     ),
 )

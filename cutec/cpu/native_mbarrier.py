@@ -1,0 +1,75 @@
+"""mbarriers for the native backend: the warp code's calls (cutec/cpu/codegen_mbarrier.py).
+
+The hook runs `cutec.cpu.mbarrier` for each live lane in lane order, on the
+mbarrier's bytes in its shared buffer; a wait returns `NOT_READY` when some live
+lane's phase has not completed (the warp then yields), and notes what the warp
+waits on for a deadlock report. Each completed phase starts a new interval of
+the race check: the epoch in every warp's ``info`` grows by one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cutec.cpu.checks import tid3
+from cutec.cpu.codegen_mbarrier import NOT_READY
+from cutec.cpu.lanes import INFO_EPOCH, LANES
+from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
+from cutec.cpu.native_async import AsyncCopies
+from cutec.cpu.reference_memory import AccessError
+from cutec.ir.core import Operation
+from cutec.ir.dialects import thread
+
+
+class NativeMbarriers:
+    """The mbarrier state of one run (its CTAs one after another)."""
+
+    def __init__(self, buffers: list[np.ndarray], names: list[str], copies: AsyncCopies,
+                 infos: np.ndarray) -> None:  # fmt: skip
+        self.buffers, self.names, self.copies, self.infos = buffers, names, copies, infos
+        self.state = Mbarriers(self._phase)
+        self.waiting: dict[int, Waiting] = {}  # warp -> what it waits on, at its last wait
+
+    def _phase(self) -> None:
+        self.infos[:, INFO_EPOCH] += 1
+
+    def reset(self) -> None:
+        self.state.reset()
+        self.waiting = {}
+
+    def run(self, op: Operation, warp: int, table: np.ndarray) -> int:
+        """Run `op` for the live lanes of `warp` (`table`: buffer ids, byte offsets,
+        operand, live mask, as rows of 32); 0, or NOT_READY at an unsatisfied wait."""
+        ready = 0
+        for lane in np.flatnonzero(table[3]).tolist():
+            buf, off, value = (int(x) for x in table[:3, lane])
+            try:
+                ready |= self._lane(op, warp, lane, buf, off, value)
+            except MbarrierError as e:
+                block = tuple(int(x) for x in self.infos[warp, 3:6])
+                tid = tid3(warp * LANES + lane, block)  # type: ignore[arg-type]
+                block_id = tuple(int(x) for x in self.infos[warp, 0:3])
+                message = f"{e} (byte {off} of {self.names[buf]})"
+                raise AccessError(message, op, tid, block_id) from None  # type: ignore[arg-type]
+        return ready
+
+    def _lane(self, op: Operation, warp: int, lane: int, buf: int, off: int, value: int) -> int:
+        raw = self.buffers[buf][off : off + 8]
+        if isinstance(op, thread.MbarrierInitOp):
+            self.state.init(raw, value)
+        elif isinstance(op, thread.MbarrierArriveOp):
+            self.state.arrive(raw)
+        elif isinstance(op, thread.MbarrierExpectTxOp):
+            self.state.expect_tx(raw, value)
+        elif isinstance(op, thread.CpAsyncMbarrierArriveOp):
+            taken = self.copies.take(warp, lane)
+
+            def land(taken: list = taken) -> None:
+                for copy in taken:
+                    self.copies.land(copy)
+
+            self.state.async_arrival((buf, off), raw, land)
+        elif not self.state.ready((buf, off), raw, value & 1):
+            self.waiting[warp] = Waiting(op, self.names[buf], off, value & 1)
+            return NOT_READY
+        return 0
