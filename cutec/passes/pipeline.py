@@ -48,10 +48,11 @@ stage gave sgemm_tn 170 registers instead of 128 under ptxas 13.0).
 through copies into registers (s2r: ldmatrix or UniversalCopy), grouped in
 K-blocks ``loads_j; rest_j`` (as a fully unrolled k_block loop writes them),
 the loads of block j+1 move above ``rest_j`` and block 0 of the next tile is
-loaded at the end of the iteration, after the barrier (sgemm_sm80's order)::
+loaded at the end of the iteration, after the barrier (sgemm_sm80's order,
+except that the copies come first: fewer registers under ptxas)::
 
     prologue: ... ; wait_group(W); barrier; if lb < ub { loads_0 of stage 0 }
-    iteration i:  loads_1; copy tile min'(i+N-1); commit; rest_0
+    iteration i:  copy tile min'(i+N-1); commit; loads_1; rest_0
                   loads_{j+1}; rest_j                            (0 < j < KB-1)
                   wait_group(W); barrier; loads_0 of stage (i+1)%N; rest_KB-1
 
@@ -604,10 +605,13 @@ def rewrite(plan: _Plan) -> None:
                 for op in plan.blocks[0][0]:
                     loads.emit(op)
             else:
+                if j == 0:
+                    # The copies first: their address math then sits apart from the
+                    # loads' (ptxas 13.0: sgemm_tn 107 registers, 136 after k-block
+                    # 1's loads as sgemm_sm80 orders them).
+                    issue()
                 for op in plan.blocks[j + 1][0]:
                     body_em.emit(op)
-            if j == 0:
-                issue()
             for op in plan.blocks[j][1]:
                 body_em.emit(op)
     term = loop.body.terminator

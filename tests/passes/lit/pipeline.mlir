@@ -48,9 +48,9 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: cute.axpby
 //
-// With the operands copied to registers per k-block, k-block 1's registers load
-// before k-block 0's FMAs, and k-block 0 of the next tile from stage (k+1)%3
-// after the barrier, before k-block 1's FMAs.
+// With the operands copied to registers per k-block, the iteration issues its
+// copies, then k-block 1's registers load before k-block 0's FMAs, and k-block 0
+// of the next tile from stage (k+1)%3 after the barrier, before k-block 1's FMAs.
 // CHECK-LABEL: kernel @register_operands
 // CHECK: thread.cp_async_wait {pending = 1 : i32}
 // CHECK-NEXT: gpu.barrier
@@ -59,14 +59,15 @@
 // CHECK: cute.slice %tCrA {coord = #cute.tuple<(_,_,0)>}
 // CHECK: scf.for %k_tile =
 // CHECK: %[[READ2:.*]] = arith.remui %k_tile
+// CHECK: cute.copy_async
+// CHECK: cute.copy_async
+// CHECK-NEXT: thread.cp_async_commit
 // CHECK: cute.slice %sA, %[[READ2]]
 // CHECK: %[[A1:.*]] = cute.slice %tCrA {coord = #cute.tuple<(_,_,1)>}
 // CHECK-NEXT: cute.copy %{{.*}}, %[[A1]]
 // CHECK: %[[B1:.*]] = cute.slice %tCrB {coord = #cute.tuple<(_,_,1)>}
 // CHECK-NEXT: cute.copy %{{.*}}, %[[B1]]
-// CHECK: cute.copy_async
-// CHECK: cute.copy_async
-// CHECK-NEXT: thread.cp_async_commit
+// CHECK-NEXT: cute.slice %tCrA {coord = #cute.tuple<(_,_,0)>}
 // CHECK: cute.gemm
 // CHECK-NEXT: thread.cp_async_wait {pending = 1 : i32}
 // CHECK-NEXT: gpu.barrier
