@@ -91,3 +91,15 @@ def test_register_packing_puts_value_zero_low() -> None:
     frags = np.zeros((128, 16), dtype=np.float32)
     frags[0, :4] = [1.0, -1.0, 0.5, 448.0]  # e4m3: 0x38, 0xb8, 0x30, 0x7e
     assert int(pack_registers(fp8, "a", frags)[0, 0]) == 0x7E30_B838
+
+
+def test_tf32_operands_lose_their_low_13_bits() -> None:
+    """The emulator reads tf32 A and B as the tensor cores do (truncated; measured on
+    an H100, tests/atoms/gpu/test_mma_gpu.py): A times an identity B is A truncated."""
+    atom = lookup_mma_atom("SM80_16x8x8_F32TF32TF32F32_TN")
+    a = np.random.default_rng(1).standard_normal(tile_shape(atom, "a")).astype(np.float32)
+    b = np.eye(*tile_shape(atom, "b"), dtype=np.float32)
+    c = np.zeros(tile_shape(atom, "c"), np.float32)
+    d = emulate_mma(atom, *(gather(atom, op, t) for op, t in (("a", a), ("b", b), ("c", c))))
+    want = (a.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    np.testing.assert_array_equal(scatter(atom, "c", d), want)

@@ -176,3 +176,26 @@ def test_gpu_detects_a_wrong_layout(context: int) -> None:
     wrong = dataclasses.replace(nt, a_layout=lookup_mma_atom("SM70_8x8x4_F32F16F16F32_TN").a_layout)
     got, expected = _run(wrong)
     assert not np.array_equal(got, expected)
+
+
+def test_tf32_operands_are_truncated(context: int) -> None:
+    """mma.sync reads a tf32 operand's f32 register without its low 13 mantissa bits
+    (truncation): fractional A against an identity B gives A truncated, as the emulator
+    (and so both CPU backends) computes."""
+    atom = lookup_mma_atom("SM80_16x8x8_F32TF32TF32F32_TN")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(tile_shape(atom, "a")).astype(np.float32)
+    b = np.eye(*tile_shape(atom, "b"), dtype=np.float32)  # (N, K): B[n, k] = (n == k)
+    c = np.zeros(tile_shape(atom, "c"), np.float32)
+    frags = {op: gather(atom, op, t) for op, t in (("a", a), ("b", b), ("c", c))}
+    thread = _lane_to_thread(atom, 32)
+    kernel = fragment_kernel(atom.ptx, arch=atom.ptxas_arch, inputs=["a", "b", "c"],
+                             outputs=["d"])  # fmt: skip
+    regs = {op: pack_registers(atom, op, frags[op]) for op in "abc"}
+    inputs = np.concatenate([regs[n][thread] for n, _ in kernel.inputs], axis=1)
+    out = np.zeros((32, regs["c"].shape[1]), dtype=np.uint64)
+    got = _launch(kernel.ptx, kernel.name, 32, [np.ascontiguousarray(inputs), out], 1)
+    d = pack_registers(atom, "d", emulate_mma(atom, frags["a"], frags["b"], frags["c"]))
+    np.testing.assert_array_equal(got & np.uint64(0xFFFFFFFF), d[thread])
+    truncated = (a.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    assert not np.array_equal(truncated, a)  # the inputs do have low bits
