@@ -1,0 +1,83 @@
+"""The whole-tensor GEMM (examples/gemm_auto.cute) by the values it computes on
+the CPU, in every majorness, f16 / bf16 (f32 accumulation, C f32 or 16-bit) and
+tf32, at sizes the tiles divide and sizes they do not; the heuristic's choices
+(`cutec.atoms.tile_plan`) said as remarks by the `tile` pass; misuses located.
+
+Small integers keep every product and sum exact in each type, so the results are
+compared with float64 exactly (up to C's own rounding)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cutec.cpu import native
+from cutec.driver import Options, Source, Stage, compile
+from cutec.ir.dialects.builtin import KernelOp
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
+SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}  # 2x2 warps of 16x8 atoms, 1 k-block
+
+
+def _kernel(name: str, **defines: Any) -> KernelOp:
+    options = Options(defines={**SMALL, **defines}, kernel=name)
+    module = compile(Source.from_file(EXAMPLE), Stage.THREAD, options).module
+    assert module is not None
+    return next(k for k in module.walk_type(KernelOp) if k.sym_name == name)
+
+
+def _numpy(t: str) -> Any:
+    if t == "bf16":
+        return pytest.importorskip("ml_dtypes").bfloat16
+    return np.float16 if t == "f16" else np.float32  # tf32 takes float32 arrays
+
+
+def _check(kernel: KernelOp, name: str, t: str, tc: str, m: int, n: int, k: int) -> None:
+    """C = 2 A B^T - C at (m, n, k); A m-major for NT / NN, B n-major for NT / TT."""
+    rng = np.random.default_rng(m * n + k)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float64)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float64)
+    c = rng.integers(-3, 4, (m, n)).astype(np.float64)
+    a_mn, b_mn = name[-2] == "n", name[-1] == "t"
+    # An m-major (M,K) is a (K,M) row-major array; a k-major one (M,K) row-major.
+    a_arr = np.ascontiguousarray(a.T if a_mn else a).astype(_numpy(t))
+    b_arr = np.ascontiguousarray(b.T if b_mn else b).astype(_numpy(t))
+    c_arr = np.asfortranarray(c).astype(_numpy(tc))
+    args = {"A": a_arr, "M": m, "K": k, "ldA": m if a_mn else k,
+            "B": b_arr, "N": n, "ldB": n if b_mn else k,
+            "C": c_arr, "ldC": m, "alpha": 2.0, "beta": -1.0}  # fmt: skip
+    native.run_kernel(kernel, (-(-m // SMALL["BM"]), -(-n // SMALL["BN"])), args)
+    want = 2.0 * a @ b.T - c
+    got = np.asarray(args["C"], dtype=np.float64)
+    if tc == "f32":
+        np.testing.assert_array_equal(got, want)
+    else:  # C rounded to its 16-bit type once
+        np.testing.assert_array_equal(got, want.astype(_numpy(tc)).astype(np.float64))
+
+
+SIZES = [(64, 32, 64), (40, 48, 72), (24, 8, 8)]  # divided; M, N, K residues; one partial tile
+
+
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+@pytest.mark.parametrize(("t", "tc"), [("f16", "f32"), ("bf16", "f32"), ("tf32", "f32")])
+def test_values_every_majorness(name: str, t: str, tc: str) -> None:
+    kernel = _kernel(name, T=t, TC=tc)
+    for m, n, k in SIZES:
+        _check(kernel, name, t, tc, m, n, k)
+
+
+@pytest.mark.parametrize(("t", "tc"), [("f16", "f16"), ("bf16", "bf16")])
+def test_values_16_bit_output(t: str, tc: str) -> None:
+    kernel = _kernel("gemm_tn", T=t, TC=tc)
+    for m, n, k in SIZES[1:]:
+        _check(kernel, "gemm_tn", t, tc, m, n, k)
+
+
+def test_values_deeper_pipeline_and_two_k_blocks() -> None:
+    """4 stages, BK = 64 (Swizzle<3,3,3> K-major rows, 4 k-blocks of 16)."""
+    kernel = _kernel("gemm_tn", BK=64, BP=4)
+    for m, n, k in [(32, 32, 64 * 5), (40, 40, 72)]:
+        _check(kernel, "gemm_tn", "f16", "f32", m, n, k)
