@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from cutec.cpu import native
+from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
 
@@ -81,3 +82,61 @@ def test_values_deeper_pipeline_and_two_k_blocks() -> None:
     kernel = _kernel("gemm_tn", BK=64, BP=4)
     for m, n, k in [(32, 32, 64 * 5), (40, 40, 72)]:
         _check(kernel, "gemm_tn", "f16", "f32", m, n, k)
+
+
+def test_remarks_say_each_choice_at_the_call() -> None:
+    """The tile pass reports the warp layout, each operand's smem layout and copy
+    threads at the user's gemm line (as select-atoms its MMA); the attribute is gone."""
+    result = compile(Source.from_file(EXAMPLE), Stage.CUTE, Options(kernel="gemm_nt", remarks=True))
+    at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == 21]
+    assert at_call[:3] == [
+        "tile: CTA tile (128, 128, 32) on 128 threads: 2x2 warps of MMA atoms, each warp "
+        "a 64x64 quarter of C",
+        "tile: A (M-major, 16-bit): shared tile of Swizzle<3,3,3> o (_64,_8):(_1,_64) atoms "
+        "(128-byte rows, 8 rows in distinct banks); copied 16 bytes per thread by threads "
+        "(_16,_8):(_1,_16), values (_8,_1):(_1,_0)",
+        "tile: B (N-major, 16-bit): shared tile of Swizzle<3,3,3> o (_64,_8):(_1,_64) atoms "
+        "(128-byte rows, 8 rows in distinct banks); copied 16 bytes per thread by threads "
+        "(_16,_8):(_1,_16), values (_8,_1):(_1,_0)",
+    ]
+    assert at_call[3].startswith("MMA by SM80_16x8x16_F32F16F16F32_TN")
+    assert result.module is not None and "tile_plan" not in str(result.module)
+
+
+HEAD = (
+    "kernel k(A: f16[M, K] : (ldA, 1) align 16, B: f16[N, K] : (ldB, 1) align 16,\n"
+    "         C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)\n"
+    "  assume K % 8 == 0, ldA % 8 == 0, ldB % 8 == 0\n"
+    "  grid (ceil_div(M, 128), ceil_div(N, 128)) threads {threads}\n{{\n  {body}\n}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("threads", "body", "col", "message"),
+    [
+        (256, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), stages = 3)", 3,
+         "the whole-tensor gemm runs on 128 threads (2x2 warps); the kernel has 256: "
+         "write `threads 128`"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (48, 128, 32), stages = 3)", 3,
+         "the tile (48, 128, 32) must be a multiple of (32, 16) for 2x2 warps of mma.sync "
+         "atoms"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 24), stages = 3)", 3,
+         "the K-major A tile needs BK to be a power of two times 8 (16 bytes of 16-bit "
+         "elements), got 24"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128), stages = 3)", 3,
+         "tile must be 3 compile-time integers, got a tuple"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
+         "the whole-tensor gemm has no keyword 'depth' (tile, stages)"),
+        (128, "gemm(A, B, C, alpha, tile = (128, 128, 32))", 3,
+         "the whole-tensor gemm takes (A, B, C, alpha, beta, tile = ..., stages = ...)"),
+        (128, "gemm(A, B, smem f32[(8, 8)], alpha, beta, tile = (128, 128, 32))", 14,
+         "the whole-tensor gemm's C must be a global tensor"),
+    ],
+)  # fmt: skip
+def test_misuse_is_one_located_error(threads: int, body: str, col: int, message: str) -> None:
+    text = HEAD.format(threads=threads, body=body)
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE)
+    (d,) = info.value.diagnostics
+    assert d.message == message
+    assert d.location is not None and (d.location.line, d.location.col) == (6, col)
