@@ -36,7 +36,9 @@ def _numpy(t: str) -> Any:
     return np.float16 if t == "f16" else np.float32  # tf32 takes float32 arrays
 
 
-def _check(kernel: KernelOp, name: str, t: str, tc: str, m: int, n: int, k: int) -> None:
+def _check(
+    kernel: KernelOp, name: str, t: str, tc: str, m: int, n: int, k: int, tile: int = 32
+) -> None:
     """C = 2 A B^T - C at (m, n, k); A m-major for NT / NN, B n-major for NT / TT."""
     rng = np.random.default_rng(m * n + k)
     a = rng.integers(-3, 4, (m, k)).astype(np.float64)
@@ -50,7 +52,7 @@ def _check(kernel: KernelOp, name: str, t: str, tc: str, m: int, n: int, k: int)
     args = {"A": a_arr, "M": m, "K": k, "ldA": m if a_mn else k,
             "B": b_arr, "N": n, "ldB": n if b_mn else k,
             "C": c_arr, "ldC": m, "alpha": 2.0, "beta": -1.0}  # fmt: skip
-    native.run_kernel(kernel, (-(-m // SMALL["BM"]), -(-n // SMALL["BN"])), args)
+    native.run_kernel(kernel, (-(-m // tile), -(-n // tile)), args)
     want = 2.0 * a @ b.T - c
     got = np.asarray(args["C"], dtype=np.float64)
     if tc == "f32":
@@ -82,6 +84,15 @@ def test_values_deeper_pipeline_and_two_k_blocks() -> None:
     kernel = _kernel("gemm_tn", BK=64, BP=4)
     for m, n, k in [(32, 32, 64 * 5), (40, 40, 72)]:
         _check(kernel, "gemm_tn", "f16", "f32", m, n, k)
+
+
+def test_values_default_tiles() -> None:
+    """The example as written (128x128x32, 3 stages): one partial CTA tile in M and
+    N, three k-tiles the last of which is partial."""
+    module = compile(Source.from_file(EXAMPLE), Stage.THREAD, Options(kernel="gemm_nn")).module
+    assert module is not None
+    (kernel,) = module.walk_type(KernelOp)
+    _check(kernel, "gemm_nn", "f16", "f32", 200, 136, 72, tile=128)
 
 
 def test_remarks_say_each_choice_at_the_call() -> None:
