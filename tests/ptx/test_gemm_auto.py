@@ -41,6 +41,7 @@ def test_assembles_on_the_tensor_core_path(kernel: str, t: str, target: str) -> 
     assert ("ldmatrix" in ptx) == (t != "tf32" or not (a_mn and b_mn))
     assert (".trans" in ptx) == (t != "tf32" and (a_mn or b_mn))
 
+
 def test_16_bit_output_assembles() -> None:
     """f32 accumulators converted to an f16 C by the epilogue."""
     result = compile(
