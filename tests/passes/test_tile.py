@@ -18,6 +18,7 @@ from cutec.cpu import native
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
+from cutec.ir.printer import print_op
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
 SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}  # 2x2 warps of 16x8 atoms, 1 k-block
@@ -151,3 +152,17 @@ def test_misuse_is_one_located_error(threads: int, body: str, col: int, message:
     (d,) = info.value.diagnostics
     assert d.message == message
     assert d.location is not None and (d.location.line, d.location.col) == (6, col)
+
+
+def test_plan_round_trips_through_the_printed_ir() -> None:
+    """Before the tile pass the plan is an attribute of the printed IR; parsed back,
+    the pass reports the same remarks at the same line."""
+    options = Options(kernel="gemm_tt", pipeline="", remarks=True)
+    before = compile(Source.from_file(EXAMPLE), Stage.CUTE, options).module
+    assert before is not None
+    text = print_op(before)
+    assert "tile_plan = [" in text
+    again = compile(Source(text, "g.mlir", lang="mlir"), Stage.CUTE, Options(pipeline="tile"))
+    lines = {(r.location.line if r.location else None) for r in again.remarks}
+    assert [r.message[:10] for r in again.remarks] == ["tile: CTA ", "tile: A (K", "tile: B (N"]
+    assert lines == {51}
