@@ -166,3 +166,13 @@ def test_plan_round_trips_through_the_printed_ir() -> None:
     lines = {(r.location.line if r.location else None) for r in again.remarks}
     assert [r.message[:10] for r in again.remarks] == ["tile: CTA ", "tile: A (K", "tile: B (N"]
     assert lines == {51}
+
+
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_16_bit_shared_accesses_are_conflict_free(name: str) -> None:
+    """The plan's swizzles: every cp.async store and ldmatrix of the 16-bit kernels
+    takes the minimum wavefronts (the bank-conflicts pass, from the layouts)."""
+    result = compile(Source.from_file(EXAMPLE), Stage.THREAD, Options(kernel=name, remarks=True))
+    banks = [r.message for r in result.remarks if "wavefront" in r.message]
+    assert any("ldmatrix.x4" in m for m in banks) and any("cp.async" in m for m in banks)
+    assert all(m.endswith("(conflict-free)") for m in banks), banks
