@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom
 from cutec.atoms.tile_plan import TILE_PLAN_ATTR, TilePlanError, plan_gemm
+from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
 from cutec.frontend import scope as S
@@ -35,7 +36,7 @@ from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
     from cutec.frontend.context import BuildContext
-    from cutec.ir.core import Block
+    from cutec.ir.core import Block, Operation
 
 LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
 
@@ -47,8 +48,17 @@ def _gemm_tiled() -> S.FuncRef:
     return names["gemm_tiled"]
 
 
-def _tiled_mmas(block: Block) -> list[C.MakeTiledMmaOp]:
-    return [op for top in list(block.ops) for op in top.walk() if isinstance(op, C.MakeTiledMmaOp)]
+def _ops(block: Block) -> list[Operation]:
+    return [op for top in list(block.ops) for op in top.walk()]
+
+
+def _at_call(d: Diagnostic, node: ast.Node) -> Diagnostic:
+    """A mistake found inside the expansion (a tile too large for shared memory ...),
+    located at the user's call; the library line it arose at becomes a note."""
+    if d.location is None or d.location.file != str(LIBRARY):
+        return d
+    note = Note("in the whole-tensor gemm's expansion (docs/passes.md, *tile*)", d.location)
+    return Diagnostic(d.message, loc_of(node), d.severity, [*d.notes, note])
 
 
 def _k_major(t: S.Tensor, name: str, node: ast.Node) -> bool:
@@ -112,12 +122,21 @@ def build_tile_gemm(
     operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
     operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps]
     assert ctx.body_block is not None
-    before = set(_tiled_mmas(ctx.body_block))
-    inline_call(ctx, _gemm_tiled(), node, operands, {}, ct)
-    made = [op for op in _tiled_mmas(ctx.body_block) if op not in before]
-    assert len(made) == 1, made
-    op = made[0]
-    # The choices are reported at the user's call, as is the MMA select-atoms picks.
-    op.location = loc_of(node)
+    before = set(_ops(ctx.body_block))
+    n_errors = len(ctx.errors)
+    try:
+        inline_call(ctx, _gemm_tiled(), node, operands, {}, ct)
+    except CompileError as e:
+        raise CompileError("", diagnostics=[_at_call(d, node) for d in e.diagnostics]) from None
+    ctx.errors[n_errors:] = [_at_call(d, node) for d in ctx.errors[n_errors:]]
+    # The expansion is the user's gemm: its ops (what the passes report and the PTX's
+    # .loc lines) are located at the call.
+    made = [op for op in _ops(ctx.body_block) if op not in before]
+    for op in made:
+        op.location = loc_of(node)
+    mmas = [op for op in made if isinstance(op, C.MakeTiledMmaOp)]
+    if not mmas:  # the expansion failed; its errors are in ctx.errors
+        return
+    (op,) = mmas
     reasons = (plan.remark, plan.a.remark, plan.b.remark)
     op.attributes[TILE_PLAN_ATTR] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
