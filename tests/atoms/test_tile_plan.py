@@ -27,15 +27,21 @@ def test_smem_atom(bits: int, k_major: bool, mn: int, bk: int, atom: str) -> Non
     assert str(plan_operand("A", bits, k_major, mn, bk).smem_atom) == atom
 
 
-@pytest.mark.parametrize(("bits", "k_major"), [(16, True), (16, False), (32, True), (32, False)])
-@pytest.mark.parametrize("width", [16, 32, 64, 128])
-def test_ldmatrix_rows_fall_in_distinct_bank_groups(bits: int, k_major: bool, width: int) -> None:
+# Every row width the plan uses: 16 to 128 bytes.
+ROWS = [
+    (bits, width)
+    for bits in (16, 32)
+    for width in (128 // bits, 256 // bits, 512 // bits, 1024 // bits)
+]
+
+
+@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize(("bits", "width"), ROWS)
+def test_ldmatrix_rows_fall_in_distinct_bank_groups(bits: int, width: int, k_major: bool) -> None:
     """Column block c of rows 0..7 (one ldmatrix 8x8 matrix, or 8 rows of 16-byte
     stores) lands at 8 distinct 16-byte offsets modulo 128 bytes: one wavefront."""
     elems16 = 128 // bits
-    if width < elems16 or width * bits // 8 > 128:
-        pytest.skip("not a row width the plan uses")
-    mn, bk = (128, width) if k_major else (width, 64)
+    mn, bk = (128, width) if k_major else (width, 128)
     atom = plan_operand("A", bits, k_major, mn, bk).smem_atom
     for c in range(width // elems16):
         coords = [(r, c * elems16) if k_major else (c * elems16, r) for r in range(8)]
