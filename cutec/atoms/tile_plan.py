@@ -16,15 +16,18 @@ The choices, for a 4-warp (128-thread) block:
   row-index bits above one 128-byte line (bits M+3 ...) into the chunk bits
   (bits M ...): the minimum wavefronts (R = 128: CuTe's Swizzle<3,3,3> for 16-bit
   and Swizzle<3,2,3> for 32-bit elements).
-* **gmem -> smem copy**: 16 bytes per thread and instruction (cp.async.cg
-  16 B), the threads laid along the contiguous mode first, as many as one row of
-  the tile holds (at most the block), the rest along the other mode.
+* **gmem -> smem copy**: the widest cp.async the operand's facts allow (16 bytes,
+  .cg; else 8 or 4 bytes, .ca): its contiguous extent, leading dimension and
+  base alignment multiples of the vector (the predicate pass guards residues a
+  vector at a time); the threads laid along the contiguous mode first, as many as
+  one row of the tile holds (at most the block), the rest along the other mode.
 * **TiledMMA**: the 4 warps as 2x2 MMA atoms (M x N), the layout CuTe's sgemm_sm80
   uses for 128x128 tiles; each warp then owns a (BM/2)x(BN/2) quarter.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cutec.layout import Layout
@@ -51,6 +54,7 @@ class OperandPlan:
     smem_atom: Layout | ComposedLayout
     thr: Layout
     val: Layout
+    copy_atom: str  # the gmem -> smem cp.async atom
     remark: str
 
 
@@ -60,8 +64,32 @@ class GemmPlan:
     b: OperandPlan
     warps: tuple[int, int, int]
     threads: int
-    copy_atom: str  # the gmem -> smem atom (its vector width is COPY_BYTES)
     remark: str  # the MMA's warp layout and why
+
+
+# cp.async atom by bytes per instruction (PTX allows .cg, L2 only, for 16 bytes).
+CP_ASYNC = {16: "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 8: "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>",
+            4: "SM80_CP_ASYNC_CACHEALWAYS<uint32_t>"}  # fmt: skip
+
+
+def copy_bytes(bits: int, divisible: Callable[[int], bool]) -> tuple[int, str]:
+    """The widest cp.async (16, 8 or 4 bytes) an operand allows, and why not wider.
+
+    `divisible(v)` says whether v elements may move under one predicate and one
+    aligned access: the contiguous extent, the leading dimension and the base
+    pointer's alignment all multiples of v elements (the caller asks the IR's
+    facts). Raises TilePlanError when not even 4 bytes fit.
+    """
+    why = ""
+    for nbytes in (16, 8, 4):
+        v = nbytes * 8 // bits
+        if v >= 1 and divisible(v):
+            return nbytes, why
+        why = why or f"; {nbytes}-byte copies not used: {v} elements are not known to align"
+    raise TilePlanError(
+        f"cp.async moves at least 4 bytes ({32 // bits} {bits}-bit elements); assume the "
+        "contiguous extent and the leading dimension are multiples of that"
+    )
 
 
 def _log2(n: int) -> int:
@@ -72,8 +100,11 @@ def _is_pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def plan_operand(name: str, bits: int, k_major: bool, mn: int, bk: int) -> OperandPlan:
-    """The plan of an (MN, K) operand tile of `bits`-bit elements."""
+def plan_operand(
+    name: str, bits: int, k_major: bool, mn: int, bk: int, nbytes: int = COPY_BYTES, why: str = ""
+) -> OperandPlan:
+    """The plan of an (MN, K) operand tile of `bits`-bit elements, copied `nbytes`
+    per cp.async (`why`: why not wider)."""
     mn_name = "M" if name == "A" else "N"
     elems16 = COPY_BYTES * 8 // bits  # elements in 16 bytes
     contiguous = bk if k_major else mn
@@ -90,7 +121,8 @@ def plan_operand(name: str, bits: int, k_major: bool, mn: int, bk: int) -> Opera
     rows = Layout((8, width), (width, 1)) if k_major else Layout((width, 8), (1, width))
     atom = rows if bbits == 0 else ComposedLayout(Swizzle(bbits, mbits, 3), 0, rows)
     # Copy threads: one row of the tile's contiguous mode, then the other mode.
-    along = min(contiguous // elems16, THREADS)
+    vec = nbytes * 8 // bits
+    along = min(contiguous // vec, THREADS)
     across = THREADS // along
     other = mn if k_major else bk
     if other % across:
@@ -99,23 +131,30 @@ def plan_operand(name: str, bits: int, k_major: bool, mn: int, bk: int) -> Opera
             f"= {other}, which they do not divide"
         )
     if k_major:
-        thr, val = Layout((across, along), (along, 1)), Layout((1, elems16))
+        thr, val = Layout((across, along), (along, 1)), Layout((1, vec))
     else:
-        thr, val = Layout((along, across), (1, along)), Layout((elems16, 1))
+        thr, val = Layout((along, across), (1, along)), Layout((vec, 1))
     major = "K" if k_major else f"{mn_name}"
     swz = f"Swizzle<{bbits},{mbits},3> o " if bbits else ""
     remark = (
         f"{name} ({major}-major, {bits}-bit): shared tile of {swz}{rows} atoms "
-        f"({row_bytes}-byte rows, 8 rows in distinct banks); copied {COPY_BYTES} bytes "
-        f"per thread by threads {thr}, values {val}"
+        f"({row_bytes}-byte rows, 8 rows in distinct banks); copied {nbytes} bytes "
+        f"per thread by threads {thr}, values {val}{why}"
     )
-    return OperandPlan(atom, thr, val, remark)
+    return OperandPlan(atom, thr, val, CP_ASYNC[nbytes], remark)
 
 
 def plan_gemm(
-    a_bits: int, b_bits: int, a_k_major: bool, b_k_major: bool, tile: tuple[int, int, int]
+    a_bits: int,
+    b_bits: int,
+    a_k_major: bool,
+    b_k_major: bool,
+    tile: tuple[int, int, int],
+    a_copy: tuple[int, str] = (COPY_BYTES, ""),
+    b_copy: tuple[int, str] = (COPY_BYTES, ""),
 ) -> GemmPlan:
-    """The plan of a CTA tile (BM, BN, BK) for mma.sync on 4 warps."""
+    """The plan of a CTA tile (BM, BN, BK) for mma.sync on 4 warps; `a_copy` and
+    `b_copy` are `copy_bytes`' answers for the operands."""
     bm, bn, bk = tile
     atom_m, atom_n = 16 * WARPS[0], 8 * WARPS[1]  # 2x2 m16n8 atoms
     if bm % atom_m or bn % atom_n:
@@ -123,10 +162,10 @@ def plan_gemm(
             f"the tile ({bm}, {bn}, {bk}) must be a multiple of ({atom_m}, {atom_n}) "
             "for 2x2 warps of mma.sync atoms"
         )
-    a = plan_operand("A", a_bits, a_k_major, bm, bk)
-    b = plan_operand("B", b_bits, b_k_major, bn, bk)
+    a = plan_operand("A", a_bits, a_k_major, bm, bk, *a_copy)
+    b = plan_operand("B", b_bits, b_k_major, bn, bk, *b_copy)
     remark = (
         f"CTA tile ({bm}, {bn}, {bk}) on {THREADS} threads: 2x2 warps of MMA atoms, "
         f"each warp a {bm // 2}x{bn // 2} quarter of C"
     )
-    return GemmPlan(a, b, WARPS, THREADS, "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", remark)
+    return GemmPlan(a, b, WARPS, THREADS, remark)

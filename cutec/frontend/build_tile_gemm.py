@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom
-from cutec.atoms.tile_plan import TILE_PLAN_ATTR, TilePlanError, plan_gemm
+from cutec.atoms.tile_plan import TILE_PLAN_ATTR, TilePlanError, copy_bytes, plan_gemm
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
@@ -29,9 +29,9 @@ from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
 from cutec.frontend.static_eval import describe, error, loc_of
-from cutec.ir.attributes import ArrayAttr, StringAttr
+from cutec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C
-from cutec.layout.symbolic import is_static
+from cutec.layout.symbolic import is_static, known_divisible
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
@@ -76,6 +76,18 @@ def _k_major(t: S.Tensor, name: str, node: ast.Node) -> bool:
     )
 
 
+def _divisible(t: S.Tensor, k_major: bool, v: int, bits: int) -> bool:
+    """Whether `v` elements of `t` may move as one aligned, predicated vector: its
+    contiguous extent and leading dimension multiples of v (the kernel's facts) and
+    its base aligned to v elements (``align``)."""
+    contiguous = 1 if k_major else 0
+    extent, ld = t.layout.shape[contiguous], t.layout.stride[1 - contiguous]
+    owner = t.value.owner
+    align = owner.attributes.get("align") if isinstance(owner, C.MakeTensorOp) else None
+    align_bytes = align.value if isinstance(align, IntegerAttr) else bits // 8
+    return known_divisible(extent, v) and known_divisible(ld, v) and align_bytes * 8 >= v * bits
+
+
 def _static_ints(v: Any, n: int, what: str, node: ast.Node) -> tuple[int, ...]:
     items = v if isinstance(v, tuple) else (v,)
     if len(items) != n or not all(isinstance(x, int) or is_static(x) for x in items):
@@ -108,7 +120,9 @@ def build_tile_gemm(
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
     try:
-        plan = plan_gemm(bits, bits, a_k, b_k, tile)
+        a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
+        b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
+        plan = plan_gemm(bits, bits, a_k, b_k, tile, a_copy, b_copy)
     except TilePlanError as e:
         raise error(str(e), node) from None
     if ctx.num_threads != plan.threads:
@@ -117,8 +131,10 @@ def build_tile_gemm(
             f"the kernel has {ctx.num_threads}: write `threads {plan.threads}`",
             node,
         )
-    cp = S.AtomRef("copy", plan.copy_atom, copy_atom(plan.copy_atom))
-    ct = {"T": a.element, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages, "CP": cp}
+    cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
+    cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
+    ct = {"T": a.element, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
+    ct |= {"CPA": cpa, "CPB": cpb}
     operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
     operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps]
     assert ctx.body_block is not None

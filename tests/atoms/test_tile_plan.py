@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cutec.atoms.tile_plan import TilePlanError, plan_gemm, plan_operand
+from cutec.atoms.tile_plan import TilePlanError, copy_bytes, plan_gemm, plan_operand
 from cutec.layout import Layout
 
 
@@ -73,7 +73,7 @@ def test_copy_threads_cover_the_tile_once() -> None:
 def test_plan_gemm_warps_and_atom() -> None:
     plan = plan_gemm(16, 16, False, True, (128, 128, 32))
     assert plan.warps == (2, 2, 1) and plan.threads == 128
-    assert plan.copy_atom == "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>"
+    assert plan.a.copy_atom == plan.b.copy_atom == "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>"
     assert plan.a.val.shape == (8, 1) and plan.b.val.shape == (1, 8)
 
 
@@ -89,3 +89,25 @@ def test_plan_gemm_warps_and_atom() -> None:
 def test_refused(args: tuple, message: str) -> None:
     with pytest.raises(TilePlanError, match=message.replace("(", r"\(").replace(")", r"\)")):
         plan_gemm(*args)
+
+
+@pytest.mark.parametrize(
+    ("bits", "fits", "nbytes", "why"),
+    [
+        (16, {8, 4, 2}, 16, ""),
+        (16, {4, 2}, 8, "; 16-byte copies not used: 8 elements are not known to align"),
+        (16, {2}, 4, "; 16-byte copies not used: 8 elements are not known to align"),
+        (32, {1}, 4, "; 16-byte copies not used: 4 elements are not known to align"),
+    ],
+)
+def test_copy_bytes_narrows_to_the_facts(bits: int, fits: set, nbytes: int, why: str) -> None:
+    assert copy_bytes(bits, lambda v: v in fits) == (nbytes, why)
+    plan = plan_operand("A", bits, True, 128, 32, nbytes, why)
+    assert plan.val.shape == (1, nbytes * 8 // bits)
+    assert plan.copy_atom.startswith("SM80_CP_ASYNC_CACHE")
+    assert plan.remark.endswith(why)
+
+
+def test_copy_bytes_refuses_less_than_4() -> None:
+    with pytest.raises(TilePlanError, match=r"cp\.async moves at least 4 bytes"):
+        copy_bytes(16, lambda v: v == 1)

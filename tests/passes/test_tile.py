@@ -187,14 +187,68 @@ def test_16_bit_shared_accesses_are_conflict_free(name: str) -> None:
 
 
 def test_missing_divisibility_fact_is_located_at_the_call() -> None:
-    """NT without `M % 8 == 0`: the predicate pass cannot guard 16-byte copies along
-    M, and says so at the user's gemm (the expansion's ops are located there)."""
+    """NT without `M % 8 == 0`: M's divisibility is unknown, so no cp.async of A
+    (4 bytes or more) can be guarded by one predicate; said at the user's gemm."""
     text = EXAMPLE.read_text().replace("assume M % 8 == 0, N % 8 == 0,", "assume N % 8 == 0,")
     with pytest.raises(CompileError) as info:
         compile(Source(text, "g.cute"), Stage.CUTE, Options(kernel="gemm_nt"))
     (d,) = info.value.diagnostics
-    assert d.message.startswith(
-        "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t> moves 8 elements under one predicate along "
-        "mode 0, whose extent M is not known to be a multiple of 8"
-    )
+    assert d.message.startswith("cp.async moves at least 4 bytes (2 16-bit elements)")
     assert d.location is not None and (d.location.file, d.location.line) == ("g.cute", 21)
+
+
+ANY = """
+kernel any_nt[T: dtype = tf32](A: T[M, K] : (1, ldA), B: T[N, K] : (1, ldB),
+    C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)
+  grid (ceil_div(M, 32), ceil_div(N, 32)) threads 128
+{
+  gemm(A, B, C, alpha, beta, tile = (32, 32, 32), stages = 2)
+}
+
+kernel half_tn[T: dtype = f16](A: T[M, K] : (ldA, 1) align 8, B: T[N, K] : (ldB, 1) align 4,
+    C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)
+  assume K % 4 == 0, ldA % 4 == 0, ldB % 2 == 0
+  grid (ceil_div(M, 32), ceil_div(N, 32)) threads 128
+{
+  gemm(A, B, C, alpha, beta, tile = (32, 32, 32), stages = 3)
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "t", "sizes", "copies"),
+    [
+        ("any_nt", "tf32", [(37, 29, 13), (5, 3, 1)], ("4 bytes", "4 bytes")),
+        ("half_tn", "f16", [(37, 29, 12), (64, 32, 68)], ("8 bytes", "4 bytes")),
+        ("half_tn", "bf16", [(37, 29, 12)], ("8 bytes", "4 bytes")),
+    ],
+)
+def test_narrower_copies_where_the_facts_allow_no_16_bytes(
+    name: str, t: str, sizes: list[tuple[int, int, int]], copies: tuple[str, str]
+) -> None:
+    """No facts (tf32: 4-byte cp.async of one element) or only 8- and 4-byte ones
+    (f16): the plan narrows each operand's copy, says why, and the values hold at
+    sizes no vector of 16 bytes divides."""
+    options = Options(kernel=name, defines={"T": t}, remarks=True)
+    result = compile(Source(ANY, "any.cute"), Stage.THREAD, options)
+    said = [r.message for r in result.remarks if r.message.startswith("tile: ")]
+    for operand, nbytes in zip("AB", copies, strict=True):
+        (line,) = [m for m in said if m.startswith(f"tile: {operand} (")]
+        assert f"copied {nbytes} per thread" in line and "16-byte copies not used" in line
+    assert result.module is not None
+    (kernel,) = result.module.walk_type(KernelOp)
+    for m, n, k in sizes:
+        _check(kernel, "gemm_" + ("nt" if name == "any_nt" else "tn"), t, "f32", m, n, k)
+
+
+def test_no_cp_async_fits_is_one_located_error() -> None:
+    """f16 with nothing known: not even 4 bytes (2 elements) may move as one."""
+    text = ANY.replace("assume K % 4 == 0, ldA % 4 == 0, ldB % 2 == 0\n", "")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "any.cute"), Stage.CUTE, Options(kernel="half_tn"))
+    (d,) = info.value.diagnostics
+    assert d.message == (
+        "cp.async moves at least 4 bytes (2 16-bit elements); assume the contiguous extent "
+        "and the leading dimension are multiples of that"
+    )
+    assert d.location is not None and d.location.line == 13
