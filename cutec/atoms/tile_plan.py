@@ -63,6 +63,7 @@ class GemmPlan:
     a: OperandPlan
     b: OperandPlan
     warps: tuple[int, int, int]
+    mma_tile: tuple[int, int, int]  # the TiledMMA's (M, N, K) tile: 2x2 warps of (16, 16, 16 bytes)
     threads: int
     remark: str  # the MMA's warp layout and why
 
@@ -156,7 +157,7 @@ def plan_gemm(
     """The plan of a CTA tile (BM, BN, BK) for mma.sync on 4 warps; `a_copy` and
     `b_copy` are `copy_bytes`' answers for the operands."""
     bm, bn, bk = tile
-    atom_m, atom_n = 16 * WARPS[0], 8 * WARPS[1]  # 2x2 m16n8 atoms
+    atom_m, atom_n = 16 * WARPS[0], 16 * WARPS[1]  # 2x2 warps of two m16n8 atoms
     if bm % atom_m or bn % atom_n:
         raise TilePlanError(
             f"the tile ({bm}, {bn}, {bk}) must be a multiple of ({atom_m}, {atom_n}) "
@@ -165,7 +166,11 @@ def plan_gemm(
     a = plan_operand("A", a_bits, a_k_major, bm, bk, *a_copy)
     b = plan_operand("B", b_bits, b_k_major, bn, bk, *b_copy)
     remark = (
-        f"CTA tile ({bm}, {bn}, {bk}) on {THREADS} threads: 2x2 warps of MMA atoms, "
-        f"each warp a {bm // 2}x{bn // 2} quarter of C"
+        f"CTA tile ({bm}, {bn}, {bk}) on {THREADS} threads: 2x2 warps of MMA atoms "
+        f"tiled ({16 * WARPS[0]}, {16 * WARPS[1]}, {256 // a_bits}), each warp a "
+        f"{bm // 2}x{bn // 2} quarter of C"
     )
-    return GemmPlan(a, b, WARPS, THREADS, remark)
+    # Each warp takes two n8 atoms side by side (CuTe's Tile<_32,_32,_16> for 16-bit
+    # elements): a B fragment of 16x16 bytes, read by one ldmatrix.x4 like A's.
+    mma_tile = (16 * WARPS[0], 16 * WARPS[1], 256 // a_bits)
+    return GemmPlan(a, b, WARPS, mma_tile, THREADS, remark)

@@ -136,7 +136,7 @@ def build_tile_gemm(
     ct = {"T": a.element, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
     ct |= {"CPA": cpa, "CPB": cpb}
     operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
-    operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps]
+    operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]
     assert ctx.body_block is not None
     before = set(_ops(ctx.body_block))
     n_errors = len(ctx.errors)

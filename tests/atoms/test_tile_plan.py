@@ -80,7 +80,7 @@ def test_plan_gemm_warps_and_atom() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ((16, 16, True, True, (48, 128, 32)), "must be a multiple of (32, 16)"),
+        ((16, 16, True, True, (48, 128, 32)), "must be a multiple of (32, 32)"),
         ((16, 16, True, True, (128, 128, 24)), "BK to be a power of two times 8"),
         ((32, 32, True, True, (32, 32, 2)), "BK to be a power of two times 4"),
         ((16, 16, False, True, (32, 32, 16)), "lays 32 threads across BK = 16"),

@@ -102,8 +102,8 @@ def test_remarks_say_each_choice_at_the_call() -> None:
     result = compile(Source.from_file(EXAMPLE), Stage.CUTE, Options(kernel="gemm_nt", remarks=True))
     at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == 21]
     assert at_call[:3] == [
-        "tile: CTA tile (128, 128, 32) on 128 threads: 2x2 warps of MMA atoms, each warp "
-        "a 64x64 quarter of C",
+        "tile: CTA tile (128, 128, 32) on 128 threads: 2x2 warps of MMA atoms tiled (32, 32, "
+        "16), each warp a 64x64 quarter of C",
         "tile: A (M-major, 16-bit): shared tile of Swizzle<3,3,3> o (_64,_8):(_1,_64) atoms "
         "(128-byte rows, 8 rows in distinct banks); copied 16 bytes per thread by threads "
         "(_16,_8):(_1,_16), values (_8,_1):(_1,_0)",
@@ -133,7 +133,7 @@ HEAD = (
          "the whole-tensor gemm runs on 128 threads (2x2 warps); the kernel has 256: "
          "write `threads 128`"),
         (128, "gemm(A, B, C, alpha, beta, tile = (48, 128, 32), stages = 3)", 3,
-         "the tile (48, 128, 32) must be a multiple of (32, 16) for 2x2 warps of mma.sync "
+         "the tile (48, 128, 32) must be a multiple of (32, 32) for 2x2 warps of mma.sync "
          "atoms"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 24), stages = 3)", 3,
          "the K-major A tile needs BK to be a power of two times 8 (16 bytes of 16-bit "
