@@ -2,7 +2,7 @@
 staged, copied and computed when the kernel states only the tile sizes.
 
 `plan_gemm` is a pure function of the element bits, the operands' majorness, the
-CTA tile and the block size; each choice comes with the sentence the `tile` pass
+CTA tile and the copy widths `copy_bytes` allows; each choice comes with the sentence the `tile` pass
 reports as a remark (docs/passes.md, *tile*). The atoms themselves are left to
 select-atoms (`select.py`): the plan fixes what their choice depends on.
 
@@ -21,8 +21,10 @@ The choices, for a 4-warp (128-thread) block:
   base alignment multiples of the vector (the predicate pass guards residues a
   vector at a time); the threads laid along the contiguous mode first, as many as
   one row of the tile holds (at most the block), the rest along the other mode.
-* **TiledMMA**: the 4 warps as 2x2 MMA atoms (M x N), the layout CuTe's sgemm_sm80
-  uses for 128x128 tiles; each warp then owns a (BM/2)x(BN/2) quarter.
+* **TiledMMA**: the 4 warps as 2x2 MMA atoms (M x N) tiled (32, 32, 16 bytes of
+  K), CuTe's sgemm_sm80 `Tile<_32,_32,_16>`: each warp takes two n8 atoms side by
+  side, so B's fragment is read by one ldmatrix.x4 as A's; each warp owns a
+  (BM/2)x(BN/2) quarter of C.
 """
 
 from __future__ import annotations
