@@ -76,6 +76,9 @@ CUTEC_KERNELS = (
     CutecKernel("hgemm_pipeline_pass", "hgemm_tn", "f16", "TN", "sgemm_sm80"),
     CutecKernel("wgmma_sm90", "hgemm_nt", "f16", "NT", "wgmma_sm90"),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
+    # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler.
+    CutecKernel("gemm_auto", "gemm_nt", "f16f32", "NT", None),
+    CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None),
 )
 
 

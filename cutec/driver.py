@@ -62,7 +62,7 @@ class Stage(enum.IntEnum):
 
 
 # The cute-level pipeline a compile runs unless it is given another.
-DEFAULT_PIPELINE = "predicate,canonicalize,cse,vectorize,pipeline,select-atoms"
+DEFAULT_PIPELINE = "tile,predicate,canonicalize,cse,vectorize,pipeline,select-atoms"
 # The lowering to one thread's program and its clean-up (docs/passes.md), run for
 # --emit=thread and beyond.
 # simplify is canonicalize, strength reduction, licm and cse in one pass.

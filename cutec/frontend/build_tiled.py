@@ -443,9 +443,16 @@ def _mma_method(
     ctx: BuildContext, obj: S.ThrSlice, mma: S.TiledMma, name: str, t: S.Tensor, node: ast.Call
 ) -> S.Tensor:
     which = name[-1]
-    mma = typed_mma(ctx, mma, node, **{which.lower(): t.element})
+    # partition_C of global memory is the epilogue's view: axpby converts the
+    # accumulators to C's type (f32 into f16 / bf16), so once the MMA is typed the
+    # tensor's element type need not be the MMA's C type (CuTe's partition_C is a
+    # layout operation on any tensor).
+    key = mma.origin.span if mma.origin is not None else id(mma)
+    typed = mma.value is not None or key in ctx.typed_mmas
+    epilogue = name == "partition_C" and t.space is AddressSpace.GLOBAL and typed
+    mma = typed_mma(ctx, mma, node, **({} if epilogue else {which.lower(): t.element}))
     want = _operand_type(mma, which)
-    if t.element != want and not (want == T.tf32 and t.element == T.f32):
+    if not epilogue and t.element != want and not (want == T.tf32 and t.element == T.f32):
         raise error(
             f"{name}: the MMA takes {want} for {which} but the tensor holds {t.element}", node
         )

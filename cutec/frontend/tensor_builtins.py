@@ -208,6 +208,12 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
 
 
 def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+    if "tile" in kwargs:  # the whole-tensor form on global tensors
+        # a cycle: build_tile_gemm inlines a library func through build_calls
+        from cutec.frontend.build_tile_gemm import build_tile_gemm
+
+        build_tile_gemm(ctx, args, kwargs, node)
+        return
     arity("gemm", args, 3, 4, node)
     mma = args[0] if len(args) == 4 else None
     a, b, c = (

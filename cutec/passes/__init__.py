@@ -21,6 +21,7 @@ from cutec.passes.select_atoms import SelectAtoms
 from cutec.passes.simplify import Simplify
 from cutec.passes.sink_barriers import SinkBarriers
 from cutec.passes.specialize_args import SpecializeArgs
+from cutec.passes.tile import Tile
 from cutec.passes.vectorize import Vectorize
 
 _ALL: tuple[type[Pass], ...] = (
@@ -39,6 +40,7 @@ _ALL: tuple[type[Pass], ...] = (
     Simplify,
     SinkBarriers,
     SpecializeArgs,
+    Tile,
     Vectorize,
 )
 

@@ -275,7 +275,9 @@ def float_immediate(value: float, t: PtxType) -> str | None:
     """PTX's exact spelling of a float constant held in `t`'s register, or None.
 
     f32 and f64 have PTX's hex float forms (``0f3F800000``, ``0d3FF0...``); f16
-    and bf16 are moved as their bit patterns (``0x3C00``) into a b16 register.
+    and bf16 are moved as their bit patterns (``0x3C00``) into a b16 register, tf32
+    (an f32 with a 10-bit mantissa, in a b32 register) as its f32 pattern
+    (``0x3F800000``: the zero a residue's zero-fill writes).
     The value is already rounded to the type (arith constants are).
     """
     if t.f == "f64":
@@ -286,4 +288,6 @@ def float_immediate(value: float, t: PtxType) -> str | None:
         return "0x" + struct.pack(">e", value).hex().upper()
     if t.ir == "bf16":
         return "0x" + struct.pack(">f", value).hex().upper()[:4]
+    if t.ir == "tf32":
+        return "0x" + struct.pack(">f", value).hex().upper()
     return None

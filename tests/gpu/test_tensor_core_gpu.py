@@ -139,3 +139,30 @@ def test_auto_atoms_against_float64(m: int, n: int, k: int, arch: str | None) ->
         assert instruction in kern.ptx
     if arch is not None:
         assert f".target {arch}" in kern.ptx
+
+
+@pytest.mark.parametrize("arch", [None, "sm_80"])
+@pytest.mark.parametrize(("t", "tol"), [("f16", 1e-5), ("bf16", 1e-5), ("tf32", 2e-3)])
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_gemm_auto_against_float64(kernel: str, t: str, tol: float, arch: str | None) -> None:
+    """examples/gemm_auto.cute (the whole-tensor gemm, the tile pass): every
+    majorness from the tensors' layouts, f32 accumulation, sizes the 128x128x32
+    tiles divide and sizes they do not. f16 and bf16 products are exact in f32, so
+    only the sums round; tf32 rounds the inputs to a 10-bit mantissa."""
+    kern = rt.jit(EXAMPLES / "gemm_auto.cute", kernel, arch=arch, T=t)
+    a_mn, b_mn = kernel[-2] == "n", kernel[-1] == "t"
+    for m, n, k in [(256, 256, 256), (512, 384, 96), (200, 136, 72)]:
+        gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + k)
+        a = torch.randn(m, k, generator=gen, device="cuda").to(_TORCH[t])
+        b = torch.randn(n, k, generator=gen, device="cuda").to(_TORCH[t])
+        ga = a.t().contiguous().t() if a_mn else a  # (M,K) m-major: stride (1, M)
+        gb = b.t().contiguous().t() if b_mn else b
+        for beta in (0.0, -1.0):
+            c0 = torch.randn(n, m, generator=gen, device="cuda").t()  # (M,N) m-major, f32
+            c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+            kern(ga, gb, c, 0.5, beta)
+            ref = 0.5 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
+            assert torch.isfinite(c).all()
+            assert _normwise(c, ref) < tol, (m, n, k, beta)
+    for instruction in ("mma.sync.aligned", "cp.async.cg"):
+        assert instruction in kern.ptx

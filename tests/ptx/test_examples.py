@@ -25,6 +25,7 @@ LOWERED = [
     "hgemm_pipeline_pass",
     "sgemm_sm80",
     "auto_atoms",
+    "gemm_auto",
     "elementwise",
     "transpose",
 ]

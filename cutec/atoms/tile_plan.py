@@ -1,0 +1,178 @@
+"""The heuristic of the `tile` expansion: how a whole-tensor GEMM on CTA tiles is
+staged, copied and computed when the kernel states only the tile sizes.
+
+`plan_gemm` is a pure function of the element bits, the operands' majorness, the
+CTA tile and the copy widths `copy_bytes` allows; each choice comes with the sentence the `tile` pass
+reports as a remark (docs/passes.md, *tile*). The atoms themselves are left to
+select-atoms (`select.py`): the plan fixes what their choice depends on.
+
+The choices, for a 4-warp (128-thread) block:
+
+* **Shared-memory layout** of an operand tile: 128-byte rows along its contiguous
+  mode (K for a K-major operand, M or N for an MN-major one), swizzled so that the
+  8 rows of an ldmatrix (or of a row of cp.async stores) fall in distinct banks.
+  A row of R bytes holds R/16 chunks of 16 bytes; rows are 8, and the swizzle
+  Swizzle<B, M, 3> with 2^M elements in 16 bytes and 2^B = min(R/16, 8) XORs the
+  row-index bits above one 128-byte line (bits M+3 ...) into the chunk bits
+  (bits M ...): the minimum wavefronts (R = 128: CuTe's Swizzle<3,3,3> for 16-bit
+  and Swizzle<3,2,3> for 32-bit elements).
+* **gmem -> smem copy**: the widest cp.async the operand's facts allow (16 bytes,
+  .cg; else 8 or 4 bytes, .ca): its contiguous extent, leading dimension and
+  base alignment multiples of the vector (the predicate pass guards residues a
+  vector at a time); the threads laid along the contiguous mode first, as many as
+  one row of the tile holds (at most the block), the rest along the other mode.
+* **TiledMMA**: the 4 warps as 2x2 MMA atoms (M x N) tiled (32, 32, 16 bytes of
+  K), CuTe's sgemm_sm80 `Tile<_32,_32,_16>`: each warp takes two n8 atoms side by
+  side, so B's fragment is read by one ldmatrix.x4 as A's; each warp owns a
+  (BM/2)x(BN/2) quarter of C.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cutec.layout import Layout
+from cutec.layout.swizzle import ComposedLayout, Swizzle
+
+THREADS = 128  # 4 warps: 2x2 mma.sync atoms
+WARPS = (2, 2, 1)
+COPY_BYTES = 16  # cp.async's widest access
+LINE_BYTES = 128  # one shared-memory wavefront: 32 banks of 4 bytes
+# The attribute of the expansion's make_tiled_mma that carries the remarks for the
+# `tile` pass (a string array; the pass drops it).
+TILE_PLAN_ATTR = "tile_plan"
+
+
+class TilePlanError(ValueError):
+    """The tile cannot be planned; the message says which size to change."""
+
+
+@dataclass(frozen=True)
+class OperandPlan:
+    """How one operand (A: (M,K), B: (N,K)) moves: its smem layout atom (rows of
+    its contiguous mode), the copy's thread and value layouts, and why."""
+
+    smem_atom: Layout | ComposedLayout
+    thr: Layout
+    val: Layout
+    copy_atom: str  # the gmem -> smem cp.async atom
+    remark: str
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    a: OperandPlan
+    b: OperandPlan
+    warps: tuple[int, int, int]
+    mma_tile: tuple[int, int, int]  # the TiledMMA's (M, N, K) tile: 2x2 warps of (16, 16, 16 bytes)
+    threads: int
+    remark: str  # the MMA's warp layout and why
+
+
+# cp.async atom by bytes per instruction (PTX allows .cg, L2 only, for 16 bytes).
+CP_ASYNC = {16: "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 8: "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>",
+            4: "SM80_CP_ASYNC_CACHEALWAYS<uint32_t>"}  # fmt: skip
+
+
+def copy_bytes(bits: int, divisible: Callable[[int], bool]) -> tuple[int, str]:
+    """The widest cp.async (16, 8 or 4 bytes) an operand allows, and why not wider.
+
+    `divisible(v)` says whether v elements may move under one predicate and one
+    aligned access: the contiguous extent, the leading dimension and the base
+    pointer's alignment all multiples of v elements (the caller asks the IR's
+    facts). Raises TilePlanError when not even 4 bytes fit.
+    """
+    why = ""
+    for nbytes in (16, 8, 4):
+        v = nbytes * 8 // bits
+        if v >= 1 and divisible(v):
+            return nbytes, why
+        why = why or f"; {nbytes}-byte copies not used: {v} elements are not known to align"
+    raise TilePlanError(
+        f"cp.async moves at least 4 bytes ({32 // bits} {bits}-bit elements); assume the "
+        "contiguous extent and the leading dimension are multiples of that"
+    )
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def plan_operand(
+    name: str, bits: int, k_major: bool, mn: int, bk: int, nbytes: int = COPY_BYTES, why: str = ""
+) -> OperandPlan:
+    """The plan of an (MN, K) operand tile of `bits`-bit elements, copied `nbytes`
+    per cp.async (`why`: why not wider)."""
+    mn_name = "M" if name == "A" else "N"
+    elems16 = COPY_BYTES * 8 // bits  # elements in 16 bytes
+    contiguous = bk if k_major else mn
+    width = min(contiguous, LINE_BYTES * 8 // bits)  # one row: at most 128 bytes
+    if not _is_pow2(width) or width < elems16 or contiguous % width:
+        along = "BK" if k_major else f"B{mn_name}"
+        raise TilePlanError(
+            f"the {'K' if k_major else mn_name}-major {name} tile needs {along} to be a "
+            f"power of two times {elems16} (16 bytes of {bits}-bit elements), got {contiguous}"
+        )
+    row_bytes = width * bits // 8
+    bbits = _log2(min(row_bytes // COPY_BYTES, 8))
+    mbits = _log2(elems16)
+    rows = Layout((8, width), (width, 1)) if k_major else Layout((width, 8), (1, width))
+    atom = rows if bbits == 0 else ComposedLayout(Swizzle(bbits, mbits, 3), 0, rows)
+    # Copy threads: one row of the tile's contiguous mode, then the other mode.
+    vec = nbytes * 8 // bits
+    along = min(contiguous // vec, THREADS)
+    across = THREADS // along
+    other = mn if k_major else bk
+    if other % across:
+        raise TilePlanError(
+            f"{name}'s copy lays {across} threads across {'B' + mn_name if k_major else 'BK'} "
+            f"= {other}, which they do not divide"
+        )
+    if k_major:
+        thr, val = Layout((across, along), (along, 1)), Layout((1, vec))
+    else:
+        thr, val = Layout((along, across), (1, along)), Layout((vec, 1))
+    major = "K" if k_major else f"{mn_name}"
+    swz = f"Swizzle<{bbits},{mbits},3> o " if bbits else ""
+    remark = (
+        f"{name} ({major}-major, {bits}-bit): shared tile of {swz}{rows} atoms "
+        f"({row_bytes}-byte rows, 8 rows in distinct banks); copied {nbytes} bytes "
+        f"per thread by threads {thr}, values {val}{why}"
+    )
+    return OperandPlan(atom, thr, val, CP_ASYNC[nbytes], remark)
+
+
+def plan_gemm(
+    a_bits: int,
+    b_bits: int,
+    a_k_major: bool,
+    b_k_major: bool,
+    tile: tuple[int, int, int],
+    a_copy: tuple[int, str] = (COPY_BYTES, ""),
+    b_copy: tuple[int, str] = (COPY_BYTES, ""),
+) -> GemmPlan:
+    """The plan of a CTA tile (BM, BN, BK) for mma.sync on 4 warps; `a_copy` and
+    `b_copy` are `copy_bytes`' answers for the operands."""
+    bm, bn, bk = tile
+    atom_m, atom_n = 16 * WARPS[0], 16 * WARPS[1]  # 2x2 warps of two m16n8 atoms
+    if bm % atom_m or bn % atom_n:
+        raise TilePlanError(
+            f"the tile ({bm}, {bn}, {bk}) must be a multiple of ({atom_m}, {atom_n}) "
+            "for 2x2 warps of mma.sync atoms"
+        )
+    a = plan_operand("A", a_bits, a_k_major, bm, bk, *a_copy)
+    b = plan_operand("B", b_bits, b_k_major, bn, bk, *b_copy)
+    remark = (
+        f"CTA tile ({bm}, {bn}, {bk}) on {THREADS} threads: 2x2 warps of MMA atoms "
+        f"tiled ({16 * WARPS[0]}, {16 * WARPS[1]}, {256 // a_bits}), each warp a "
+        f"{bm // 2}x{bn // 2} quarter of C"
+    )
+    # Each warp takes two n8 atoms side by side (CuTe's Tile<_32,_32,_16> for 16-bit
+    # elements): a B fragment of 16x16 bytes, read by one ldmatrix.x4 like A's.
+    mma_tile = (16 * WARPS[0], 16 * WARPS[1], 256 // a_bits)
+    return GemmPlan(a, b, WARPS, mma_tile, THREADS, remark)

@@ -1,0 +1,158 @@
+"""The whole-tensor GEMM: ``gemm(A, B, C, alpha, beta, tile = (BM, BN, BK), stages = S)``
+on global tensors, expanded into CTA tiles and a pipelined k-loop.
+
+The expansion is the library func ``gemm_tiled`` (``lib/gemm_tiled.cute``, CuTe's
+sgemm_sm80 structure written once in the language), inlined with the choices of
+`cutec.atoms.tile_plan` (shared-memory layout atoms and swizzle, copy thread and
+value layouts, the MMA's warp layout). It happens here, not in an IR pass, for the
+reason select-atoms chooses `auto` MMAs when the frontend builds them
+(docs/passes.md, *select-atoms*): every fragment's and partition's type depends on
+the atoms and tiles chosen, so the views must be built after the choice, through
+the same builder a hand-written kernel goes through. The plan's reasons ride on
+the TiledMMA's make op (``tile_plan``) and the `tile` pass reports them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cutec.atoms.copy import copy_atom
+from cutec.atoms.tile_plan import TILE_PLAN_ATTR, TilePlanError, copy_bytes, plan_gemm
+from cutec.diagnostics import CompileError, Diagnostic, Note
+from cutec.dtypes import dtype_of_ir
+from cutec.frontend import ast
+from cutec.frontend import scope as S
+from cutec.frontend.build_calls import inline_call
+from cutec.frontend.build_imports import program_globals
+from cutec.frontend.build_tensors import tensor_arg
+from cutec.frontend.imports import load_file
+from cutec.frontend.static_eval import describe, error, loc_of
+from cutec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from cutec.ir.dialects import cute as C
+from cutec.layout.symbolic import is_static, known_divisible
+from cutec.target import AddressSpace
+
+if TYPE_CHECKING:
+    from cutec.frontend.context import BuildContext
+    from cutec.ir.core import Block, Operation
+
+LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
+
+
+@cache
+def _gemm_tiled() -> S.FuncRef:
+    names, errors = program_globals(load_file(LIBRARY).program)
+    assert not errors, errors
+    return names["gemm_tiled"]
+
+
+def _ops(block: Block) -> list[Operation]:
+    return [op for top in list(block.ops) for op in top.walk()]
+
+
+def _at_call(d: Diagnostic, node: ast.Node) -> Diagnostic:
+    """A mistake found inside the expansion (a tile too large for shared memory ...),
+    located at the user's call; the library line it arose at becomes a note."""
+    if d.location is None or d.location.file != str(LIBRARY):
+        return d
+    note = Note("in the whole-tensor gemm's expansion (docs/passes.md, *tile*)", d.location)
+    return Diagnostic(d.message, loc_of(node), d.severity, [*d.notes, note])
+
+
+def _k_major(t: S.Tensor, name: str, node: ast.Node) -> bool:
+    """True for a K-major operand ((MN,K) with K's stride 1), False for MN-major."""
+    stride = t.layout.stride
+    if not isinstance(stride, tuple) or len(stride) != 2:
+        raise error(f"the whole-tensor gemm's {name} must be a rank-2 tensor", node)
+    for mode, s in enumerate(stride):
+        if is_static(s) and int(s) == 1:
+            return mode == 1
+    raise error(
+        f"the whole-tensor gemm's {name} needs a unit stride in one mode (MN- or "
+        f"K-major), got strides {stride}",
+        node,
+    )
+
+
+def _divisible(t: S.Tensor, k_major: bool, v: int, bits: int) -> bool:
+    """Whether `v` elements of `t` may move as one aligned, predicated vector: its
+    contiguous extent and leading dimension multiples of v (the kernel's facts) and
+    its base aligned to v elements (``align``)."""
+    contiguous = 1 if k_major else 0
+    extent, ld = t.layout.shape[contiguous], t.layout.stride[1 - contiguous]
+    owner = t.value.owner
+    align = owner.attributes.get("align") if isinstance(owner, C.MakeTensorOp) else None
+    align_bytes = align.value if isinstance(align, IntegerAttr) else bits // 8
+    return known_divisible(extent, v) and known_divisible(ld, v) and align_bytes * 8 >= v * bits
+
+
+def _static_ints(v: Any, n: int, what: str, node: ast.Node) -> tuple[int, ...]:
+    items = v if isinstance(v, tuple) else (v,)
+    if len(items) != n or not all(isinstance(x, int) or is_static(x) for x in items):
+        raise error(f"{what} must be {n} compile-time integers, got {describe(v)}", node)
+    return tuple(int(x) for x in items)
+
+
+def build_tile_gemm(
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> None:
+    """``gemm(A, B, C, alpha, beta, tile = (BM, BN, BK), stages = S)``."""
+    if len(args) != 5:
+        raise error(
+            "the whole-tensor gemm takes (A, B, C, alpha, beta, tile = ..., stages = ...)", node
+        )
+    if set(kwargs) - {"tile", "stages"}:
+        bad = sorted(set(kwargs) - {"tile", "stages"})[0]
+        raise error(f"the whole-tensor gemm has no keyword '{bad}' (tile, stages)", node)
+    tile = _static_ints(kwargs["tile"], 3, "tile", node)
+    stages = _static_ints(kwargs.get("stages", 2), 1, "stages", node)[0]
+    a, b, c = (
+        tensor_arg(v, n, f"gemm's {w}")
+        for v, n, w in zip(args[:3], node.args[:3], ("A", "B", "C"), strict=True)
+    )
+    for t, w, n in ((a, "A", node.args[0]), (b, "B", node.args[1]), (c, "C", node.args[2])):
+        if t.space is not AddressSpace.GLOBAL:
+            raise error(f"the whole-tensor gemm's {w} must be a global tensor", n)
+    if a.element != b.element:
+        raise error(f"gemm's A holds {a.element} but B holds {b.element}", node)
+    a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
+    bits = dtype_of_ir(str(a.element)).bits
+    try:
+        a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
+        b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
+        plan = plan_gemm(bits, bits, a_k, b_k, tile, a_copy, b_copy)
+    except TilePlanError as e:
+        raise error(str(e), node) from None
+    if ctx.num_threads != plan.threads:
+        raise error(
+            f"the whole-tensor gemm runs on {plan.threads} threads (2x2 warps); "
+            f"the kernel has {ctx.num_threads}: write `threads {plan.threads}`",
+            node,
+        )
+    cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
+    cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
+    ct = {"T": a.element, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
+    ct |= {"CPA": cpa, "CPB": cpb}
+    operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
+    operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]
+    assert ctx.body_block is not None
+    before = set(_ops(ctx.body_block))
+    n_errors = len(ctx.errors)
+    try:
+        inline_call(ctx, _gemm_tiled(), node, operands, {}, ct)
+    except CompileError as e:
+        raise CompileError("", diagnostics=[_at_call(d, node) for d in e.diagnostics]) from None
+    ctx.errors[n_errors:] = [_at_call(d, node) for d in ctx.errors[n_errors:]]
+    # The expansion is the user's gemm: its ops (what the passes report and the PTX's
+    # .loc lines) are located at the call.
+    made = [op for op in _ops(ctx.body_block) if op not in before]
+    for op in made:
+        op.location = loc_of(node)
+    mmas = [op for op in made if isinstance(op, C.MakeTiledMmaOp)]
+    if not mmas:  # the expansion failed; its errors are in ctx.errors
+        return
+    (op,) = mmas
+    reasons = (plan.remark, plan.a.remark, plan.b.remark)
+    op.attributes[TILE_PLAN_ATTR] = ArrayAttr(tuple(StringAttr(r) for r in reasons))

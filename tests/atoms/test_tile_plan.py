@@ -1,0 +1,113 @@
+"""The tile heuristic (`cutec.atoms.tile_plan`) decision by decision: the swizzle
+of each row width puts the 8 rows an ldmatrix reads in distinct 16-byte bank
+groups, the copy threads cover the tile, and impossible tiles are refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from cutec.atoms.tile_plan import TilePlanError, copy_bytes, plan_gemm, plan_operand
+from cutec.layout import Layout
+
+
+@pytest.mark.parametrize(
+    ("bits", "k_major", "mn", "bk", "atom"),
+    [
+        (16, True, 128, 64, "Sw<3,3,3> o _0 o (_8,_64):(_64,_1)"),  # CuTe's sgemm_sm80
+        (16, True, 128, 32, "Sw<2,3,3> o _0 o (_8,_32):(_32,_1)"),
+        (16, True, 128, 16, "Sw<1,3,3> o _0 o (_8,_16):(_16,_1)"),
+        (16, False, 128, 32, "Sw<3,3,3> o _0 o (_64,_8):(_1,_64)"),
+        (16, False, 32, 32, "Sw<2,3,3> o _0 o (_32,_8):(_1,_32)"),
+        (32, True, 128, 32, "Sw<3,2,3> o _0 o (_8,_32):(_32,_1)"),  # tf32
+        (32, False, 128, 16, "Sw<3,2,3> o _0 o (_32,_8):(_1,_32)"),
+        (16, True, 128, 8, "(_8,_8):(_8,_1)"),  # 16-byte rows: nothing to swizzle
+    ],
+)
+def test_smem_atom(bits: int, k_major: bool, mn: int, bk: int, atom: str) -> None:
+    assert str(plan_operand("A", bits, k_major, mn, bk).smem_atom) == atom
+
+
+# Every row width the plan uses: 16 to 128 bytes.
+ROWS = [
+    (bits, width)
+    for bits in (16, 32)
+    for width in (128 // bits, 256 // bits, 512 // bits, 1024 // bits)
+]
+
+
+@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize(("bits", "width"), ROWS)
+def test_ldmatrix_rows_fall_in_distinct_bank_groups(bits: int, width: int, k_major: bool) -> None:
+    """Column block c of rows 0..7 (one ldmatrix 8x8 matrix, or 8 rows of 16-byte
+    stores) lands at 8 distinct 16-byte offsets modulo 128 bytes: one wavefront."""
+    elems16 = 128 // bits
+    mn, bk = (128, width) if k_major else (width, 128)
+    atom = plan_operand("A", bits, k_major, mn, bk).smem_atom
+    for c in range(width // elems16):
+        coords = [(r, c * elems16) if k_major else (c * elems16, r) for r in range(8)]
+        groups = {(atom(*rc) * bits // 8) % 128 // 16 for rc in coords}
+        assert len(groups) == 8, (c, groups)
+
+
+def test_copy_threads_cover_the_tile_once() -> None:
+    """Every (mn, k) element of the tile is copied by exactly one (thread, value)."""
+    for k_major, (mn, bk) in [(True, (128, 32)), (False, (128, 32)), (True, (32, 64))]:
+        p = plan_operand("A", 16, k_major, mn, bk)
+        thr, val = p.thr, p.val
+        tm, tk = thr.shape
+        vm, vk = val.shape
+        seen = set()
+        for t in range(128):
+            t_coord = (t // tk, t % tk) if k_major else (t % tm, t // tm)
+            for v in range(vm * vk):
+                v_coord = (v % vm, v // vm)
+                for rm in range(mn // (tm * vm)):
+                    for rk in range(bk // (tk * vk)):
+                        m = (rm * tm + t_coord[0]) * vm + v_coord[0]
+                        k = (rk * tk + t_coord[1]) * vk + v_coord[1]
+                        seen.add((m, k))
+        assert seen == {(m, k) for m in range(mn) for k in range(bk)}
+        assert thr(*t_coord) is not None and isinstance(thr, Layout)
+
+
+def test_plan_gemm_warps_and_atom() -> None:
+    plan = plan_gemm(16, 16, False, True, (128, 128, 32))
+    assert plan.warps == (2, 2, 1) and plan.threads == 128
+    assert plan.a.copy_atom == plan.b.copy_atom == "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>"
+    assert plan.a.val.shape == (8, 1) and plan.b.val.shape == (1, 8)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((16, 16, True, True, (48, 128, 32)), "must be a multiple of (32, 32)"),
+        ((16, 16, True, True, (128, 128, 24)), "BK to be a power of two times 8"),
+        ((32, 32, True, True, (32, 32, 2)), "BK to be a power of two times 4"),
+        ((16, 16, False, True, (32, 32, 16)), "lays 32 threads across BK = 16"),
+    ],
+)
+def test_refused(args: tuple, message: str) -> None:
+    with pytest.raises(TilePlanError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        plan_gemm(*args)
+
+
+@pytest.mark.parametrize(
+    ("bits", "fits", "nbytes", "why"),
+    [
+        (16, {8, 4, 2}, 16, ""),
+        (16, {4, 2}, 8, "; 16-byte copies not used: 8 elements are not known to align"),
+        (16, {2}, 4, "; 16-byte copies not used: 8 elements are not known to align"),
+        (32, {1}, 4, "; 16-byte copies not used: 4 elements are not known to align"),
+    ],
+)
+def test_copy_bytes_narrows_to_the_facts(bits: int, fits: set, nbytes: int, why: str) -> None:
+    assert copy_bytes(bits, lambda v: v in fits) == (nbytes, why)
+    plan = plan_operand("A", bits, True, 128, 32, nbytes, why)
+    assert plan.val.shape == (1, nbytes * 8 // bits)
+    assert plan.copy_atom.startswith("SM80_CP_ASYNC_CACHE")
+    assert plan.remark.endswith(why)
+
+
+def test_copy_bytes_refuses_less_than_4() -> None:
+    with pytest.raises(TilePlanError, match=r"cp\.async moves at least 4 bytes"):
+        copy_bytes(16, lambda v: v == 1)

@@ -1,0 +1,254 @@
+"""The whole-tensor GEMM (examples/gemm_auto.cute) by the values it computes on
+the CPU, in every majorness, f16 / bf16 (f32 accumulation, C f32 or 16-bit) and
+tf32, at sizes the tiles divide and sizes they do not; the heuristic's choices
+(`cutec.atoms.tile_plan`) said as remarks by the `tile` pass; misuses located.
+
+Small integers keep every product and sum exact in each type, so the results are
+compared with float64 exactly (up to C's own rounding)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cutec.cpu import native
+from cutec.diagnostics import CompileError
+from cutec.driver import Options, Source, Stage, compile
+from cutec.ir.dialects.builtin import KernelOp
+from cutec.ir.printer import print_op
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
+SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}  # 2x2 warps of 16x8 atoms, 1 k-block
+
+
+def _kernel(name: str, **defines: Any) -> KernelOp:
+    options = Options(defines={**SMALL, **defines}, kernel=name)
+    module = compile(Source.from_file(EXAMPLE), Stage.THREAD, options).module
+    assert module is not None
+    return next(k for k in module.walk_type(KernelOp) if k.sym_name == name)
+
+
+def _numpy(t: str) -> Any:
+    if t == "bf16":
+        return pytest.importorskip("ml_dtypes").bfloat16
+    return np.float16 if t == "f16" else np.float32  # tf32 takes float32 arrays
+
+
+def _check(
+    kernel: KernelOp, name: str, t: str, tc: str, m: int, n: int, k: int, tile: int = 32
+) -> None:
+    """C = 2 A B^T - C at (m, n, k); A m-major for NT / NN, B n-major for NT / TT."""
+    rng = np.random.default_rng(m * n + k)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float64)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float64)
+    c = rng.integers(-3, 4, (m, n)).astype(np.float64)
+    a_mn, b_mn = name[-2] == "n", name[-1] == "t"
+    # An m-major (M,K) is a (K,M) row-major array; a k-major one (M,K) row-major.
+    a_arr = np.ascontiguousarray(a.T if a_mn else a).astype(_numpy(t))
+    b_arr = np.ascontiguousarray(b.T if b_mn else b).astype(_numpy(t))
+    c_arr = np.asfortranarray(c).astype(_numpy(tc))
+    args = {"A": a_arr, "M": m, "K": k, "ldA": m if a_mn else k,
+            "B": b_arr, "N": n, "ldB": n if b_mn else k,
+            "C": c_arr, "ldC": m, "alpha": 2.0, "beta": -1.0}  # fmt: skip
+    native.run_kernel(kernel, (-(-m // tile), -(-n // tile)), args)
+    want = 2.0 * a @ b.T - c
+    got = np.asarray(args["C"], dtype=np.float64)
+    if tc == "f32":
+        np.testing.assert_array_equal(got, want)
+    else:  # C rounded to its 16-bit type once
+        np.testing.assert_array_equal(got, want.astype(_numpy(tc)).astype(np.float64))
+
+
+SIZES = [(64, 32, 64), (40, 48, 72), (24, 8, 8)]  # divided; M, N, K residues; one partial tile
+
+
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+@pytest.mark.parametrize(("t", "tc"), [("f16", "f32"), ("bf16", "f32"), ("tf32", "f32")])
+def test_values_every_majorness(name: str, t: str, tc: str) -> None:
+    kernel = _kernel(name, T=t, TC=tc)
+    for m, n, k in SIZES:
+        _check(kernel, name, t, tc, m, n, k)
+
+
+@pytest.mark.parametrize(("t", "tc"), [("f16", "f16"), ("bf16", "bf16")])
+def test_values_16_bit_output(t: str, tc: str) -> None:
+    kernel = _kernel("gemm_tn", T=t, TC=tc)
+    for m, n, k in SIZES[1:]:
+        _check(kernel, "gemm_tn", t, tc, m, n, k)
+
+
+def test_values_deeper_pipeline_and_two_k_blocks() -> None:
+    """4 stages, BK = 64 (Swizzle<3,3,3> K-major rows, 4 k-blocks of 16)."""
+    kernel = _kernel("gemm_tn", BK=64, BP=4)
+    for m, n, k in [(32, 32, 64 * 5), (40, 40, 72)]:
+        _check(kernel, "gemm_tn", "f16", "f32", m, n, k)
+
+
+def test_values_default_tiles() -> None:
+    """The example as written (128x128x32, 3 stages): one partial CTA tile in M and
+    N, three k-tiles the last of which is partial."""
+    module = compile(Source.from_file(EXAMPLE), Stage.THREAD, Options(kernel="gemm_nn")).module
+    assert module is not None
+    (kernel,) = module.walk_type(KernelOp)
+    _check(kernel, "gemm_nn", "f16", "f32", 200, 136, 72, tile=128)
+
+
+def test_remarks_say_each_choice_at_the_call() -> None:
+    """The tile pass reports the warp layout, each operand's smem layout and copy
+    threads at the user's gemm line (as select-atoms its MMA); the attribute is gone."""
+    result = compile(Source.from_file(EXAMPLE), Stage.CUTE, Options(kernel="gemm_nt", remarks=True))
+    at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == 21]
+    assert at_call[:3] == [
+        "tile: CTA tile (128, 128, 32) on 128 threads: 2x2 warps of MMA atoms tiled (32, 32, "
+        "16), each warp a 64x64 quarter of C",
+        "tile: A (M-major, 16-bit): shared tile of Swizzle<3,3,3> o (_64,_8):(_1,_64) atoms "
+        "(128-byte rows, 8 rows in distinct banks); copied 16 bytes per thread by threads "
+        "(_16,_8):(_1,_16), values (_8,_1):(_1,_0)",
+        "tile: B (N-major, 16-bit): shared tile of Swizzle<3,3,3> o (_64,_8):(_1,_64) atoms "
+        "(128-byte rows, 8 rows in distinct banks); copied 16 bytes per thread by threads "
+        "(_16,_8):(_1,_16), values (_8,_1):(_1,_0)",
+    ]
+    # the expansion is the user's gemm: the passes' remarks on it are at the call too
+    assert any(m.startswith("pipelined over 3 shared-memory stages") for m in at_call)
+    assert any(m.startswith("MMA by SM80_16x8x16_F32F16F16F32_TN") for m in at_call)
+    assert any(m.startswith("copy by SM75_U16x8_LDSM_T (ldmatrix.x4") for m in at_call)
+    assert result.module is not None and "tile_plan" not in str(result.module)
+
+
+HEAD = (
+    "kernel k(A: f16[M, K] : (ldA, 1) align 16, B: f16[N, K] : (ldB, 1) align 16,\n"
+    "         C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)\n"
+    "  assume K % 8 == 0, ldA % 8 == 0, ldB % 8 == 0\n"
+    "  grid (ceil_div(M, 128), ceil_div(N, 128)) threads {threads}\n{{\n  {body}\n}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("threads", "body", "col", "message"),
+    [
+        (256, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), stages = 3)", 3,
+         "the whole-tensor gemm runs on 128 threads (2x2 warps); the kernel has 256: "
+         "write `threads 128`"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (48, 128, 32), stages = 3)", 3,
+         "the tile (48, 128, 32) must be a multiple of (32, 32) for 2x2 warps of mma.sync "
+         "atoms"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 24), stages = 3)", 3,
+         "the K-major A tile needs BK to be a power of two times 8 (16 bytes of 16-bit "
+         "elements), got 24"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128), stages = 3)", 3,
+         "tile must be 3 compile-time integers, got a tuple"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
+         "the whole-tensor gemm has no keyword 'depth' (tile, stages)"),
+        (128, "gemm(A, B, C, alpha, tile = (128, 128, 32))", 3,
+         "the whole-tensor gemm takes (A, B, C, alpha, beta, tile = ..., stages = ...)"),
+        (128, "gemm(A, B, smem f32[(8, 8)], alpha, beta, tile = (128, 128, 32))", 14,
+         "the whole-tensor gemm's C must be a global tensor"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 512))", 3,
+         "shared memory use reaches 262144 bytes with this 131072-byte buffer; the limit "
+         "on sm_90a is 232448 (227 KiB per CTA)"),
+    ],
+)  # fmt: skip
+def test_misuse_is_one_located_error(threads: int, body: str, col: int, message: str) -> None:
+    text = HEAD.format(threads=threads, body=body)
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE)
+    (d,) = info.value.diagnostics
+    assert d.message == message
+    # a mistake found inside the expansion names the library line in a note
+    assert all(n.location and n.location.file.endswith("gemm_tiled.cute") for n in d.notes)
+    assert d.location is not None and (d.location.line, d.location.col) == (6, col)
+
+
+def test_plan_round_trips_through_the_printed_ir() -> None:
+    """Before the tile pass the plan is an attribute of the printed IR; parsed back,
+    the pass reports the same remarks at the same line."""
+    options = Options(kernel="gemm_tt", pipeline="", remarks=True)
+    before = compile(Source.from_file(EXAMPLE), Stage.CUTE, options).module
+    assert before is not None
+    text = print_op(before)
+    assert "tile_plan = [" in text
+    again = compile(Source(text, "g.mlir", lang="mlir"), Stage.CUTE, Options(pipeline="tile"))
+    lines = {(r.location.line if r.location else None) for r in again.remarks}
+    assert [r.message[:10] for r in again.remarks] == ["tile: CTA ", "tile: A (K", "tile: B (N"]
+    assert lines == {51}
+
+
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_16_bit_shared_accesses_are_conflict_free(name: str) -> None:
+    """The plan's swizzles: every cp.async store and ldmatrix of the 16-bit kernels
+    takes the minimum wavefronts (the bank-conflicts pass, from the layouts)."""
+    result = compile(Source.from_file(EXAMPLE), Stage.THREAD, Options(kernel=name, remarks=True))
+    banks = [r.message for r in result.remarks if "wavefront" in r.message]
+    assert any("ldmatrix.x4" in m for m in banks) and any("cp.async" in m for m in banks)
+    assert all(m.endswith("(conflict-free)") for m in banks), banks
+
+
+def test_missing_divisibility_fact_is_located_at_the_call() -> None:
+    """NT without `M % 8 == 0`: M's divisibility is unknown, so no cp.async of A
+    (4 bytes or more) can be guarded by one predicate; said at the user's gemm."""
+    text = EXAMPLE.read_text().replace("assume M % 8 == 0, N % 8 == 0,", "assume N % 8 == 0,")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "g.cute"), Stage.CUTE, Options(kernel="gemm_nt"))
+    (d,) = info.value.diagnostics
+    assert d.message.startswith("cp.async moves at least 4 bytes (2 16-bit elements)")
+    assert d.location is not None and (d.location.file, d.location.line) == ("g.cute", 21)
+
+
+ANY = """
+kernel any_nt[T: dtype = tf32](A: T[M, K] : (1, ldA), B: T[N, K] : (1, ldB),
+    C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)
+  grid (ceil_div(M, 32), ceil_div(N, 32)) threads 128
+{
+  gemm(A, B, C, alpha, beta, tile = (32, 32, 32), stages = 2)
+}
+
+kernel half_tn[T: dtype = f16](A: T[M, K] : (ldA, 1) align 8, B: T[N, K] : (ldB, 1) align 4,
+    C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)
+  assume K % 4 == 0, ldA % 4 == 0, ldB % 2 == 0
+  grid (ceil_div(M, 32), ceil_div(N, 32)) threads 128
+{
+  gemm(A, B, C, alpha, beta, tile = (32, 32, 32), stages = 3)
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "t", "sizes", "copies"),
+    [
+        ("any_nt", "tf32", [(37, 29, 13), (5, 3, 1)], ("4 bytes", "4 bytes")),
+        ("half_tn", "f16", [(37, 29, 12), (64, 32, 68)], ("8 bytes", "4 bytes")),
+        ("half_tn", "bf16", [(37, 29, 12)], ("8 bytes", "4 bytes")),
+    ],
+)
+def test_narrower_copies_where_the_facts_allow_no_16_bytes(
+    name: str, t: str, sizes: list[tuple[int, int, int]], copies: tuple[str, str]
+) -> None:
+    """No facts (tf32: 4-byte cp.async of one element) or only 8- and 4-byte ones
+    (f16): the plan narrows each operand's copy, says why, and the values hold at
+    sizes no vector of 16 bytes divides."""
+    options = Options(kernel=name, defines={"T": t}, remarks=True)
+    result = compile(Source(ANY, "any.cute"), Stage.THREAD, options)
+    said = [r.message for r in result.remarks if r.message.startswith("tile: ")]
+    for operand, nbytes in zip("AB", copies, strict=True):
+        (line,) = [m for m in said if m.startswith(f"tile: {operand} (")]
+        assert f"copied {nbytes} per thread" in line and "16-byte copies not used" in line
+    assert result.module is not None
+    (kernel,) = result.module.walk_type(KernelOp)
+    for m, n, k in sizes:
+        _check(kernel, "gemm_" + ("nt" if name == "any_nt" else "tn"), t, "f32", m, n, k)
+
+
+def test_no_cp_async_fits_is_one_located_error() -> None:
+    """f16 with nothing known: not even 4 bytes (2 elements) may move as one."""
+    text = ANY.replace("assume K % 4 == 0, ldA % 4 == 0, ldB % 2 == 0\n", "")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "any.cute"), Stage.CUTE, Options(kernel="half_tn"))
+    (d,) = info.value.diagnostics
+    assert d.message == (
+        "cp.async moves at least 4 bytes (2 16-bit elements); assume the contiguous extent "
+        "and the leading dimension are multiples of that"
+    )
+    assert d.location is not None and d.location.line == 13

@@ -1,0 +1,54 @@
+"""examples/gemm_auto.cute in every majorness and element type, as ptxas assembles
+it for each target: no spills, no stack, the tensor-core path (cp.async 16 B,
+ldmatrix for 16-bit operands, mma.sync) and one barrier per k-tile."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cutec.driver import Options, Source, Stage, compile
+from cutec.ptx.ptxas import find_ptxas
+
+pytestmark = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
+MMA = {"f16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+       "bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+       "tf32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"}  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("t", ["f16", "bf16", "tf32"])
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_assembles_on_the_tensor_core_path(kernel: str, t: str, target: str) -> None:
+    result = compile(
+        Source.from_file(EXAMPLE),
+        Stage.CUBIN,
+        Options(kernel=kernel, target=target, defines={"T": t}),
+    )
+    assert result.ptx is not None and result.resources
+    usage = result.resources[kernel]
+    assert not usage.spills and usage.stack_frame == 0, usage
+    ptx = result.ptx
+    assert MMA[t] in ptx
+    assert re.search(r"cp\.async\.cg\.shared\.global(\.L2::\w+)? \[[^]]+\], \[[^]]+\], 16", ptx)
+    # ldmatrix reads K-major operands; MN-major 16-bit ones with .trans, MN-major
+    # tf32 ones with ld.shared (.trans moves 16-bit elements only)
+    a_mn, b_mn = kernel[-2] == "n", kernel[-1] == "t"
+    assert ("ldmatrix" in ptx) == (t != "tf32" or not (a_mn and b_mn))
+    assert (".trans" in ptx) == (t != "tf32" and (a_mn or b_mn))
+
+
+def test_16_bit_output_assembles() -> None:
+    """f32 accumulators converted to an f16 C by the epilogue."""
+    result = compile(
+        Source.from_file(EXAMPLE),
+        Stage.CUBIN,
+        Options(kernel="gemm_tn", target="sm_80", defines={"TC": "f16"}),
+    )
+    assert result.ptx is not None and result.resources
+    assert not result.resources["gemm_tn"].spills
+    assert "cvt.rn.f16.f32" in result.ptx
