@@ -3,8 +3,8 @@ staged, copied and computed when the kernel states only the tile sizes.
 
 `plan_gemm` is a pure function of the element bits, the operands' majorness, the
 CTA tile and the copy widths `copy_bytes` allows; each choice comes with the
-sentence the `tile` pass reports as a remark (docs/passes.md, *tile*). The atoms themselves are left to
-select-atoms (`select.py`): the plan fixes what their choice depends on.
+sentence the `tile` pass reports as a remark (docs/passes.md, *tile*). The atoms
+themselves are left to select-atoms (`select.py`): the plan fixes what their choice depends on.
 
 The choices, for a 4-warp (128-thread) block:
 
