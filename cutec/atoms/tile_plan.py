@@ -6,7 +6,8 @@ CTA tile and the copy widths `copy_bytes` allows; each choice comes with the
 sentence the `tile` pass reports as a remark (docs/passes.md, *tile*). The atoms
 themselves are left to select-atoms (`select.py`): the plan fixes what their choice depends on.
 
-The choices, for a 4-warp (128-thread) block:
+The choices, for a block of 4 warps (128 threads) or 8 (256: the kernel's
+`threads` says which):
 
 * **Shared-memory layout** of an operand tile: 128-byte rows along its contiguous
   mode (K for a K-major operand, M or N for an MN-major one), swizzled so that the
@@ -21,10 +22,11 @@ The choices, for a 4-warp (128-thread) block:
   base alignment multiples of the vector (the predicate pass guards residues a
   vector at a time); the threads laid along the contiguous mode first, as many as
   one row of the tile holds (at most the block), the rest along the other mode.
-* **TiledMMA**: the 4 warps as 2x2 MMA atoms (M x N) tiled (32, 32, 16 bytes of
-  K), CuTe's sgemm_sm80 `Tile<_32,_32,_16>`: each warp takes two n8 atoms side by
+* **TiledMMA**: 4 warps as 2x2 MMA atoms (M x N) tiled (32, 32, 16 bytes of K),
+  CuTe's sgemm_sm80 `Tile<_32,_32,_16>`: each warp takes two n8 atoms side by
   side, so B's fragment is read by one ldmatrix.x4 as A's; each warp owns a
-  (BM/2)x(BN/2) quarter of C.
+  (BM/2)x(BN/2) quarter of C. 8 warps are 2x4 atoms tiled (32, 64, 16 bytes), each
+  warp a (BM/2)x(BN/4) eighth of C: half the accumulator registers per thread.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from dataclasses import dataclass
 from cutec.layout import Layout
 from cutec.layout.swizzle import ComposedLayout, Swizzle
 
-THREADS = 128  # 4 warps: 2x2 mma.sync atoms
-WARPS = (2, 2, 1)
+THREADS = 128  # the default block: 4 warps, 2x2 mma.sync atoms
+WARP_LAYOUTS = {128: (2, 2, 1), 256: (2, 4, 1)}  # threads -> MMA atoms (M, N, K) per CTA
 COPY_BYTES = 16  # cp.async's widest access
 LINE_BYTES = 128  # one shared-memory wavefront: 32 banks of 4 bytes
 # The attribute of the expansion's make_tiled_mma that carries the remarks for the
@@ -65,7 +67,7 @@ class GemmPlan:
     a: OperandPlan
     b: OperandPlan
     warps: tuple[int, int, int]
-    mma_tile: tuple[int, int, int]  # the TiledMMA's (M, N, K) tile: 2x2 warps of (16, 16, 16 bytes)
+    mma_tile: tuple[int, int, int]  # the TiledMMA's (M, N, K) tile: warps of (16, 16, 16 bytes)
     threads: int
     remark: str  # the MMA's warp layout and why
 
@@ -104,10 +106,17 @@ def _is_pow2(n: int) -> bool:
 
 
 def plan_operand(
-    name: str, bits: int, k_major: bool, mn: int, bk: int, nbytes: int = COPY_BYTES, why: str = ""
+    name: str,
+    bits: int,
+    k_major: bool,
+    mn: int,
+    bk: int,
+    nbytes: int = COPY_BYTES,
+    why: str = "",
+    threads: int = THREADS,
 ) -> OperandPlan:
     """The plan of an (MN, K) operand tile of `bits`-bit elements, copied `nbytes`
-    per cp.async (`why`: why not wider)."""
+    per cp.async (`why`: why not wider) by `threads` threads."""
     mn_name = "M" if name == "A" else "N"
     elems16 = COPY_BYTES * 8 // bits  # elements in 16 bytes
     contiguous = bk if k_major else mn
@@ -125,8 +134,8 @@ def plan_operand(
     atom = rows if bbits == 0 else ComposedLayout(Swizzle(bbits, mbits, 3), 0, rows)
     # Copy threads: one row of the tile's contiguous mode, then the other mode.
     vec = nbytes * 8 // bits
-    along = min(contiguous // vec, THREADS)
-    across = THREADS // along
+    along = min(contiguous // vec, threads)
+    across = threads // along
     other = mn if k_major else bk
     if other % across:
         raise TilePlanError(
@@ -155,24 +164,31 @@ def plan_gemm(
     tile: tuple[int, int, int],
     a_copy: tuple[int, str] = (COPY_BYTES, ""),
     b_copy: tuple[int, str] = (COPY_BYTES, ""),
+    threads: int = THREADS,
 ) -> GemmPlan:
-    """The plan of a CTA tile (BM, BN, BK) for mma.sync on 4 warps; `a_copy` and
-    `b_copy` are `copy_bytes`' answers for the operands."""
+    """The plan of a CTA tile (BM, BN, BK) for mma.sync on `threads` threads (128 or
+    256); `a_copy` and `b_copy` are `copy_bytes`' answers for the operands."""
+    if threads not in WARP_LAYOUTS:
+        raise TilePlanError(
+            f"the whole-tensor gemm runs on 128 or 256 threads (2x2 or 2x4 warps), not {threads}"
+        )
+    warps = WARP_LAYOUTS[threads]
     bm, bn, bk = tile
-    atom_m, atom_n = 16 * WARPS[0], 16 * WARPS[1]  # 2x2 warps of two m16n8 atoms
+    atom_m, atom_n = 16 * warps[0], 16 * warps[1]  # warps of two m16n8 atoms side by side
+    shape = f"{warps[0]}x{warps[1]}"
     if bm % atom_m or bn % atom_n:
         raise TilePlanError(
             f"the tile ({bm}, {bn}, {bk}) must be a multiple of ({atom_m}, {atom_n}) "
-            "for 2x2 warps of mma.sync atoms"
+            f"for {shape} warps of mma.sync atoms"
         )
-    a = plan_operand("A", a_bits, a_k_major, bm, bk, *a_copy)
-    b = plan_operand("B", b_bits, b_k_major, bn, bk, *b_copy)
+    a = plan_operand("A", a_bits, a_k_major, bm, bk, *a_copy, threads=threads)
+    b = plan_operand("B", b_bits, b_k_major, bn, bk, *b_copy, threads=threads)
     remark = (
-        f"CTA tile ({bm}, {bn}, {bk}) on {THREADS} threads: 2x2 warps of MMA atoms "
-        f"tiled ({16 * WARPS[0]}, {16 * WARPS[1]}, {256 // a_bits}), each warp a "
-        f"{bm // 2}x{bn // 2} quarter of C"
+        f"CTA tile ({bm}, {bn}, {bk}) on {threads} threads: {shape} warps of MMA atoms "
+        f"tiled ({atom_m}, {atom_n}, {256 // a_bits}), each warp a "
+        f"{bm // warps[0]}x{bn // warps[1]} {'quarter' if threads == 128 else 'eighth'} of C"
     )
     # Each warp takes two n8 atoms side by side (CuTe's Tile<_32,_32,_16> for 16-bit
-    # elements): a B fragment of 16x16 bytes, read by one ldmatrix.x4 like A's.
-    mma_tile = (16 * WARPS[0], 16 * WARPS[1], 256 // a_bits)
-    return GemmPlan(a, b, WARPS, mma_tile, THREADS, remark)
+    # elements on 2x2 warps): a B fragment of 16x16 bytes, read by one ldmatrix.x4 like A's.
+    mma_tile = (atom_m, atom_n, 256 // a_bits)
+    return GemmPlan(a, b, warps, mma_tile, threads, remark)

@@ -122,15 +122,9 @@ def build_tile_gemm(
     try:
         a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
         b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
-        plan = plan_gemm(bits, bits, a_k, b_k, tile, a_copy, b_copy)
+        plan = plan_gemm(bits, bits, a_k, b_k, tile, a_copy, b_copy, threads=ctx.num_threads)
     except TilePlanError as e:
         raise error(str(e), node) from None
-    if ctx.num_threads != plan.threads:
-        raise error(
-            f"the whole-tensor gemm runs on {plan.threads} threads (2x2 warps); "
-            f"the kernel has {ctx.num_threads}: write `threads {plan.threads}`",
-            node,
-        )
     cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
     cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
     ct = {"T": a.element, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}

@@ -111,3 +111,13 @@ def test_copy_bytes_narrows_to_the_facts(bits: int, fits: set, nbytes: int, why:
 def test_copy_bytes_refuses_less_than_4() -> None:
     with pytest.raises(TilePlanError, match=r"cp\.async moves at least 4 bytes"):
         copy_bytes(16, lambda v: v == 1)
+
+
+def test_plan_gemm_on_eight_warps() -> None:
+    """256 threads: 2x4 warps tiled (32, 64, 16 bytes), each warp an eighth of C (half
+    the accumulators of 2x2); the copies spread over all 256 threads."""
+    plan = plan_gemm(16, 16, True, True, (128, 256, 32), threads=256)
+    assert plan.warps == (2, 4, 1) and plan.mma_tile == (32, 64, 16) and plan.threads == 256
+    assert "64x64 eighth of C" in plan.remark
+    for op in (plan.a, plan.b):
+        assert op.thr.size() == 256

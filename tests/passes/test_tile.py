@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import cutec.runtime as rt
 from cutec.cpu import native
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
@@ -129,9 +130,11 @@ HEAD = (
 @pytest.mark.parametrize(
     ("threads", "body", "col", "message"),
     [
-        (256, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), stages = 3)", 3,
-         "the whole-tensor gemm runs on 128 threads (2x2 warps); the kernel has 256: "
-         "write `threads 128`"),
+        (64, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), stages = 3)", 3,
+         "the whole-tensor gemm runs on 128 or 256 threads (2x2 or 2x4 warps), not 64"),
+        (256, "gemm(A, B, C, alpha, beta, tile = (64, 96, 32), stages = 3)", 3,
+         "the tile (64, 96, 32) must be a multiple of (32, 64) for 2x4 warps of mma.sync "
+         "atoms"),
         (128, "gemm(A, B, C, alpha, beta, tile = (48, 128, 32), stages = 3)", 3,
          "the tile (48, 128, 32) must be a multiple of (32, 32) for 2x2 warps of mma.sync "
          "atoms"),
@@ -252,3 +255,19 @@ def test_no_cp_async_fits_is_one_located_error() -> None:
         "and the leading dimension are multiples of that"
     )
     assert d.location is not None and d.location.line == 13
+
+
+def test_eight_warps_match_float64() -> None:
+    """`threads 256`: 2x4 warps (each an eighth of C), ragged sizes, every majorness."""
+    rng = np.random.default_rng(3)
+    for kernel in ("gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"):
+        k = rt.jit(EXAMPLE, kernel=kernel, device="cpu", THREADS=256,
+                   BM=64, BN=64)  # fmt: skip
+        m, n, kk = 72, 80, 40
+        a = rng.integers(-3, 4, (m, kk)).astype(np.float16)
+        b = rng.integers(-3, 4, (n, kk)).astype(np.float16)
+        a = np.asfortranarray(a) if kernel[5] == "n" else a
+        b = np.asfortranarray(b) if kernel[6] == "t" else b
+        c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
+        k(a, b, c, 1.0, 0.0)
+        np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
