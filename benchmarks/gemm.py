@@ -4,7 +4,7 @@
     python benchmarks/gemm.py --quick            # 1024³, 4096³ and one ragged shape
     python benchmarks/gemm.py --dry-run          # no GPU: the reporting code on fake numbers
 
-For each problem (dtype, layout NT/TN, M×N×K) and implementation — cutec's
+For each problem (dtype, layout NT/TN/NN/TT, M×N×K) and implementation — cutec's
 example kernels (cutec.jit), CuTe's tutorial kernels (built here with nvcc
 from the nvidia-cutlass wheel's sources, see cute_tutorials/), a Triton
 matmul in the style of Triton's tutorial, and cuBLAS (torch.mm; TF32 off for
@@ -225,8 +225,13 @@ def _operands(values, problem, torch):
     a_val, b_val = values
     t_in, t_out = (getattr(torch, t) for t in DTYPES[problem.dtype])
     a, b = a_val.to(t_in), b_val.to(t_in)
-    if problem.layout == "NT":  # M- and N-major: the transposes' storage
-        a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    # The layout's first letter is A's majorness, its second B's: N is M- or N-major
+    # (the transpose's storage), T K-major (row-major (M,K) and (N,K)). NT: both MN-major,
+    # TN: both K-major, NN: A M-major and B K-major, TT: A K-major and B N-major.
+    if problem.layout[0] == "N":
+        a = a.t().contiguous().t()
+    if problem.layout[1] == "T":
+        b = b.t().contiguous().t()
     c = torch.empty((problem.n, problem.m), dtype=t_out, device="cuda").t()
     return a, b, c
 

@@ -138,7 +138,7 @@ def launch_overhead(spec, calls: int = 200, rounds: int = 101, size: int = 64) -
     b = torch.randn((size, size), device="cuda")
     a, b = (a.t(), b.t()) if nt else (a, b)
     c = torch.empty((size, size), device="cuda").t()
-    kern = jit_kernel(spec.example, spec.kernel)
+    kern = jit_kernel(spec.example, spec.kernel, spec.defines)
 
     def cutec_call() -> None:
         kern(a, b, c, 1.0, 0.0)

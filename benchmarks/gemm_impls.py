@@ -24,7 +24,7 @@ Launch = Callable[[], None]
 
 # dtype keys: inputs and output element types
 DTYPES = {"f32": ("float32", "float32"), "f16": ("float16", "float16"),
-          "f16f32": ("float16", "float32")}  # fmt: skip
+          "f16f32": ("float16", "float32"), "bf16f32": ("bfloat16", "float32")}  # fmt: skip
 # Normwise relative error allowed, by output dtype. f16 output: CuTe's f16
 # tutorials and cutec's f16 examples accumulate in f16, whose error grows
 # with K (a simulation of chunked f16 accumulation gives about 3e-3 at K = 8192).
@@ -38,7 +38,7 @@ class Unsupported(Exception):
 @dataclass(frozen=True)
 class Problem:
     dtype: str  # a key of DTYPES
-    layout: str  # "NT" or "TN"
+    layout: str  # "NT", "TN", "NN" or "TT" (A's majorness, then B's: N = MN-major)
     m: int
     n: int
     k: int
@@ -53,6 +53,7 @@ class CutecKernel:
     dtype: str
     layout: str
     cute: str | None
+    defines: tuple[tuple[str, str], ...] = ()  # compile-time parameters (T = bf16)
 
     @property
     def label(self) -> str:
@@ -79,23 +80,28 @@ CUTEC_KERNELS = (
     # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler.
     CutecKernel("gemm_auto", "gemm_nt", "f16f32", "NT", None),
     CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None),
+    CutecKernel("gemm_auto", "gemm_nn", "f16f32", "NN", None),
+    CutecKernel("gemm_auto", "gemm_tt", "f16f32", "TT", None),
+    CutecKernel("gemm_auto", "gemm_nt", "bf16f32", "NT", None, (("T", "bf16"),)),
+    CutecKernel("gemm_auto", "gemm_tn", "bf16f32", "TN", None, (("T", "bf16"),)),
 )
 
 
 # ---- cutec -------------------------------------------------------------------------------
 
 
-_JITTED: dict[tuple[str, str], object] = {}
+_JITTED: dict[tuple, object] = {}
 
 
-def jit_kernel(example: str, kernel: str):
+def jit_kernel(example: str, kernel: str, defines: tuple[tuple[str, str], ...] = ()):
     """cutec.jit of one example's kernel, once per process; a compile error is re-raised."""
-    key = (example, kernel)
+    key = (example, kernel, defines)
     if key not in _JITTED:
         try:
             import cutec
 
-            _JITTED[key] = cutec.jit(str(ROOT / "examples" / f"{example}.cute"), kernel=kernel)
+            path = str(ROOT / "examples" / f"{example}.cute")
+            _JITTED[key] = cutec.jit(path, kernel=kernel, **dict(defines))
         except Exception as exc:
             _JITTED[key] = exc
     if isinstance(_JITTED[key], Exception):
@@ -105,7 +111,7 @@ def jit_kernel(example: str, kernel: str):
 
 def cutec_launcher(spec: CutecKernel, a, b, c) -> Launch:
     """cutec's kernel on a, b, c: k(A, B, C, alpha, beta) on torch's current stream."""
-    k = jit_kernel(spec.example, spec.kernel)
+    k = jit_kernel(spec.example, spec.kernel, spec.defines)
     return lambda: k(a, b, c, 1.0, 0.0)
 
 
