@@ -85,7 +85,7 @@ from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.materialize import IntegerMaterializer, offset_of
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
 from cutec.layout import ComposedLayout, Layout, cosize, size
-from cutec.layout.symbolic import Integer, SymInt, bounds, is_static
+from cutec.layout.symbolic import Integer, SymInt, is_static
 from cutec.passes.lower_atoms import is_ldmatrix, is_mma_sync, lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
 from cutec.target import DEFAULT_TARGET, AddressSpace, target
@@ -594,20 +594,29 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
 def coordinate_component(x: Integer, mode: int) -> Integer:
     """Component `mode` of an encoded coordinate (cute_coord.py: ``a*Ek`` is ``a * R**k``).
 
-    Each term's coefficient is split into its base-R digits; a term's monomial is a
-    coordinate (below R), so digits never carry.
+    The encoding adds ``c_m * R**m`` for each mode's component c_m, a SymInt of
+    monomials with integer coefficients; like monomials of different modes merge
+    into one coefficient ``sum_m a_m * R**m``. Its balanced base-R digits (in
+    [-R/2, R/2)) give back each a_m, signs included: a component may hold negative
+    coefficients, as ``a % b`` does (``a - b*(a//b)``), and any |a_m| is far below
+    R/2 (offsets are below 2^31), so the digits are exact.
     """
     if isinstance(x, int):
-        return (x // COORD_RADIX**mode) % COORD_RADIX
-    out: Integer = (x.const // COORD_RADIX**mode) % COORD_RADIX
+        return _balanced_digit(x, mode)
+    out: Integer = _balanced_digit(x.const, mode)
     for monomial, k in x.terms:
-        digit = (k // COORD_RADIX**mode) % COORD_RADIX
+        digit = _balanced_digit(k, mode)
         if digit:
-            lo = bounds(SymInt(((monomial, 1),)))[0]
-            if not (isinstance(lo, int) and lo >= 0) or k < 0:
-                raise ValueError(f"coordinate term {k}*{monomial} is not a non-negative digit")
             out = out + digit * SymInt(((monomial, 1),))
     return out
+
+
+def _balanced_digit(k: int, mode: int) -> int:
+    """Digit `mode` of k in base R with digits in [-R/2, R/2)."""
+    half = COORD_RADIX // 2
+    for _ in range(mode):
+        k = (k - ((k + half) % COORD_RADIX - half)) // COORD_RADIX
+    return (k + half) % COORD_RADIX - half
 
 
 def _round_up(n: int, m: int) -> int:

@@ -1,0 +1,55 @@
+"""Coordinates whose components hold `a % b` (a - b*(a//b)): the residue predicates'
+identity coordinates decompose them (lower-to-thread's coordinate_component), and the
+kernel computes the right values. This used to be an internal compiler error."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import cutec.runtime as rt
+from cutec.driver import Options, Source, Stage, compile
+from cutec.ir.dialects.cute_coord import COORD_RADIX
+from cutec.layout.symbolic import sym
+from cutec.passes.lower_to_thread import coordinate_component
+
+# The CTA's tile from a linear block id, as a grouped (Triton-style) order computes it.
+MODULO_TILE = """
+kernel k(A: f32[M, N] : (1, ldA), C: f32[M, N] : (1, ldC))
+  grid (ceil_div(M, 32), ceil_div(N, 32)) threads 32
+{
+  pid = block.x + block.y * grid_dim.x
+  tm = pid % grid_dim.x
+  tn = pid / grid_dim.x
+  gA = local_tile(A, (32, 32), (tm, tn))
+  gC = local_tile(C, (32, 32), (tm, tn))
+  tA = local_partition(gA, make_layout((32, 1)), thread.x)
+  tC = local_partition(gC, make_layout((32, 1)), thread.x)
+  r = make_fragment_like(tA)
+  copy(tA, r)
+  copy(r, tC)
+}
+"""
+
+
+def test_components_keep_negative_and_mixed_sign_terms() -> None:
+    x, n = sym("x", min_value=0), sym("n", min_value=1)
+    r = COORD_RADIX
+    mode0 = 32 * (x - n * (x // n))  # 32 * (x % n): a negative term
+    mode1 = 5 + x  # x in both modes, with opposite signs of its terms' sums
+    encoded = mode0 + r * mode1 - x
+    assert coordinate_component(encoded, 0) == mode0 - x
+    assert coordinate_component(encoded, 1) == mode1
+    assert coordinate_component(-7 + 3 * r, 0) == -7
+    assert coordinate_component(-7 + 3 * r, 1) == 3
+
+
+def test_a_modulo_tile_coordinate_lowers_and_copies_right() -> None:
+    result = compile(Source(MODULO_TILE, "modulo.cute"), Stage.PTX, Options())
+    assert result.ptx is not None
+    k = rt.jit(MODULO_TILE, device="cpu")
+    rng = np.random.default_rng(0)
+    m, n = 70, 45  # residue tiles in both modes: the copies are predicated
+    a = np.asfortranarray(rng.standard_normal((m, n), dtype=np.float32))
+    c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
+    k(a, c)
+    np.testing.assert_array_equal(c, a)
