@@ -45,6 +45,7 @@ from gemm_impls import (  # noqa: E402
     CUTEC_KERNELS,
     DTYPES,
     TOLERANCE,
+    TOLERANCE_BY_KEY,
     CutecKernel,
     Problem,
     Unsupported,
@@ -174,10 +175,11 @@ def _launcher(impl: Impl, problem, ops, libraries: dict):
     a, b, c = ops
     if impl.family == "cutec":
         return gemm_impls.cutec_launcher(impl.cutec, a, b, c)
+    tf32 = problem.dtype == "tf32"
     if impl.family == "cuBLAS":
-        return gemm_impls.cublas_launcher(a, b, c)
+        return gemm_impls.cublas_launcher(a, b, c, tf32=tf32)
     if impl.family == "Triton":
-        return gemm_impls.triton_launcher(a, b, c)
+        return gemm_impls.triton_launcher(a, b, c, tf32=tf32)
     lib = libraries[impl.name]
     if isinstance(lib, Exception):
         raise RuntimeError(f"build failed: {lib}")
@@ -203,7 +205,7 @@ def run_one(impl: Impl, problem, ops, ref, libraries: dict, args, flush) -> repo
         launch()
         torch.cuda.synchronize()
         row.rel_err = _rel_err(c, ref)
-        tol = TOLERANCE[DTYPES[problem.dtype][1]]
+        tol = TOLERANCE_BY_KEY.get(problem.dtype, TOLERANCE[DTYPES[problem.dtype][1]])
         if not row.rel_err < tol:  # NaN fails too
             row.status, row.note = "wrong", f"normwise relative error {row.rel_err:.2e} >= {tol}"
             return row

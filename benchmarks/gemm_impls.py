@@ -23,12 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 Launch = Callable[[], None]
 
 # dtype keys: inputs and output element types
+# "tf32": f32 tensors multiplied with tf32 inputs (the tensor cores read the top 19
+# bits): cuBLAS with TF32 allowed, Triton with input_precision="tf32".
 DTYPES = {"f32": ("float32", "float32"), "f16": ("float16", "float16"),
-          "f16f32": ("float16", "float32"), "bf16f32": ("bfloat16", "float32")}  # fmt: skip
+          "f16f32": ("float16", "float32"), "bf16f32": ("bfloat16", "float32"),
+          "tf32": ("float32", "float32")}  # fmt: skip
 # Normwise relative error allowed, by output dtype. f16 output: CuTe's f16
 # tutorials and cutec's f16 examples accumulate in f16, whose error grows
 # with K (a simulation of chunked f16 accumulation gives about 3e-3 at K = 8192).
 TOLERANCE = {"float32": 1e-5, "float16": 1e-2}
+# By dtype key where the inputs lose precision: tf32 keeps 10 mantissa bits (2^-11
+# relative per product, about 1e-3 normwise against float64).
+TOLERANCE_BY_KEY = {"tf32": 5e-3}
 
 
 class Unsupported(Exception):
@@ -84,6 +90,8 @@ CUTEC_KERNELS = (
     CutecKernel("gemm_auto", "gemm_tt", "f16f32", "TT", None),
     CutecKernel("gemm_auto", "gemm_nt", "bf16f32", "NT", None, (("T", "bf16"),)),
     CutecKernel("gemm_auto", "gemm_tn", "bf16f32", "TN", None, (("T", "bf16"),)),
+    CutecKernel("gemm_auto", "gemm_nt", "tf32", "NT", None, (("T", "tf32"),)),
+    CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, (("T", "tf32"),)),
 )
 
 
@@ -157,11 +165,22 @@ def raw_launch_args(spec: CutecKernel, ptx: str, a, b, c) -> RawLaunch:
 # ---- cuBLAS, Triton, CuTe ----------------------------------------------------------------
 
 
-def cublas_launcher(a, b, c) -> Launch:
-    """torch.mm writes C^T = B @ A^T, the (N,M) row-major storage of the M-major C."""
+def cublas_launcher(a, b, c, tf32: bool = False) -> Launch:
+    """torch.mm writes C^T = B @ A^T, the (N,M) row-major storage of the M-major C;
+    with `tf32`, TF32 is allowed for this call only."""
     import torch
 
     ct = c.t()
+    if tf32:
+
+        def launch() -> None:
+            torch.backends.cuda.matmul.allow_tf32 = True
+            try:
+                torch.mm(b, a.t(), out=ct)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False
+
+        return launch
     if a.dtype == c.dtype:
         return lambda: torch.mm(b, a.t(), out=ct)
     try:  # f16 inputs, f32 output: torch.mm's out_dtype (recent torch only)
@@ -171,10 +190,10 @@ def cublas_launcher(a, b, c) -> Launch:
     return lambda: torch.mm(b, a.t(), out_dtype=c.dtype, out=ct)
 
 
-def triton_launcher(a, b, c) -> Launch:
+def triton_launcher(a, b, c, tf32: bool = False) -> Launch:
     import gemm_triton
 
-    return lambda: gemm_triton.matmul(a, b, c)
+    return lambda: gemm_triton.matmul(a, b, c, tf32=tf32)
 
 
 def cute_launcher(library, tutorial, problem: Problem, a, b, c) -> Launch:

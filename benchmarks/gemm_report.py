@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 FAMILIES = ("cutec", "CuTe", "Triton", "cuBLAS")  # table order
-DTYPE_ORDER = ("f32", "f16", "f16f32", "bf16f32")
+DTYPE_ORDER = ("f32", "tf32", "f16", "f16f32", "bf16f32")
 BAD = ("wrong", "error")  # statuses that fail the run; "n/a" and "rejected" do not
 
 

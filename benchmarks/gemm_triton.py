@@ -80,8 +80,9 @@ _f32_kernel = triton.autotune(configs=F32_CONFIGS, key=KEY)(_matmul_kernel)
 _f16_kernel = triton.autotune(configs=F16_CONFIGS, key=KEY)(_matmul_kernel)
 
 
-def matmul(a, b, c) -> None:
-    """c = a @ b.T for torch tensors a (M,K), b (N,K), c (M,N), on torch's current stream."""
+def matmul(a, b, c, tf32: bool = False) -> None:
+    """c = a @ b.T for torch tensors a (M,K), b (N,K), c (M,N), on torch's current stream;
+    f32 inputs are multiplied exactly ("ieee"), or as tf32 with `tf32`."""
     import torch
 
     m, k = a.shape
@@ -95,5 +96,6 @@ def matmul(a, b, c) -> None:
     kernel[grid](
         a, b, c, m, n, k,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        INPUT_PRECISION="ieee" if f32 else None,  # None: tl.dot's default, for 16-bit inputs
+        # None: tl.dot's default, for 16-bit inputs.
+        INPUT_PRECISION=("tf32" if tf32 else "ieee") if f32 else None,
     )  # fmt: skip
