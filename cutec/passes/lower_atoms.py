@@ -47,10 +47,9 @@ from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
-from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.types import Type, VectorType, dtype_name, dtype_of
-from cutec.layout import ComposedLayout, Layout, size
-from cutec.layout.symbolic import is_static
+from cutec.layout import ComposedLayout, size
+from cutec.passes.fragments import element_of, space_of, static_modes, static_size
 from cutec.passes.vectorize import contiguity_problem
 from cutec.target import AddressSpace
 
@@ -93,13 +92,13 @@ def lower_ldmatrix(lw: Lowering, op: CopyOp | CopyIfOp, name: str, scope: Any) -
     if op.name == "cute.copy_if":
         raise CompileError(f"a predicated copy by {name}: ldmatrix has no predicate", op.location)
     atom = copy_atom(name)
-    element = _element(op.src)
+    element = element_of(op.src)
     bits = dtype_of(element).bits
     trans = name.endswith("_T")
-    if _space(op.src) is not AddressSpace.SHARED or _space(op.dst) is not AddressSpace.REGISTER:
+    if space_of(op.src) is not AddressSpace.SHARED or space_of(op.dst) is not AddressSpace.REGISTER:
         raise CompileError(
-            f"{name} copies shared memory to registers, not {_space(op.src).value} to "
-            f"{_space(op.dst).value}",
+            f"{name} copies shared memory to registers, not {space_of(op.src).value} to "
+            f"{space_of(op.dst).value}",
             op.location,
         )
     if trans and bits != 16:
@@ -112,8 +111,8 @@ def lower_ldmatrix(lw: Lowering, op: CopyOp | CopyIfOp, name: str, scope: Any) -
         raise CompileError(f"{name} cannot move {bits}-bit elements", op.location)
     src_values = LDMATRIX_ROW_BITS // bits
     dst_values = atom.value_bits // bits
-    n_src = _static_size(lw.la, op.src, op)
-    n_dst = _static_size(lw.la, op.dst, op)
+    n_src = static_size(lw.la, op.src, op)
+    n_dst = static_size(lw.la, op.dst, op)
     calls = n_src // src_values
     if n_src % src_values or n_dst != calls * dst_values:
         raise CompileError(
@@ -158,7 +157,7 @@ def lower_mma_gemm(lw: Lowering, op: GemmOp, name: str, scope: Any) -> None:
             op.location,
         )
     for v, x in ((op.a, "a"), (op.b, "b"), (op.c, "c")):
-        got, want = dtype_name(_element(v)), getattr(atom, f"{x}_type")
+        got, want = dtype_name(element_of(v)), getattr(atom, f"{x}_type")
         if got != want:
             raise CompileError(
                 f"gemm by {name} takes {x.upper()} of {want}, got {got}", op.location
@@ -228,39 +227,10 @@ def _rank(la: LayoutAnalysis, v: Value) -> int:
 
 def _vmk(la: LayoutAnalysis, v: Value, op: Operation, what: str) -> tuple[int, int, int]:
     """(V, M, K) of a gemm operand: CuTe's (V), (V,M) and (V,M,K) fragments."""
-    layout = la.layout_of(v)
-    shape = layout.layout_b.shape if isinstance(layout, ComposedLayout) else layout.shape
-    modes = shape if isinstance(shape, tuple) else (shape,)
-    if len(modes) > 3:
-        raise CompileError(f"gemm takes fragments of rank 1 to 3, {what} is {shape}", op.location)
-    sizes = []
-    for m in modes:
-        s = size(Layout(m))
-        if not is_static(s):
-            raise CompileError(f"gemm needs static fragment shapes, got {shape}", op.location)
-        sizes.append(int(s))
+    sizes = static_modes(la, v, op)
+    if len(sizes) > 3:
+        raise CompileError(
+            f"gemm takes fragments of rank 1 to 3, {what} is {la.layout_of(v)}", op.location
+        )
     sizes += [1] * (3 - len(sizes))
     return sizes[0], sizes[1], sizes[2]
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _element(v: Value) -> Type:
-    t = v.type
-    assert isinstance(t, TensorType)
-    return t.element
-
-
-def _space(v: Value) -> AddressSpace:
-    t = v.type
-    assert isinstance(t, TensorType)
-    return t.space
-
-
-def _static_size(la: LayoutAnalysis, v: Value, op: Operation) -> int:
-    n = size(la.layout_of(v))
-    if not is_static(n):
-        raise CompileError(f"'{op.name}' needs a tensor of static size, got {la.layout_of(v)}",
-                           op.location)  # fmt: skip
-    return int(n)

@@ -84,8 +84,9 @@ from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.materialize import IntegerMaterializer, offset_of
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
-from cutec.layout import ComposedLayout, Layout, cosize, size
-from cutec.layout.symbolic import Integer, SymInt, is_static
+from cutec.layout import ComposedLayout, cosize
+from cutec.layout.symbolic import Integer, SymInt
+from cutec.passes.fragments import element_of, space_of, static_modes, static_size
 from cutec.passes.lower_atoms import is_ldmatrix, is_mma_sync, lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
 from cutec.target import DEFAULT_TARGET, AddressSpace, target
@@ -267,7 +268,7 @@ class _KernelLowering:
         return found
 
     def alloc_smem(self, op: AllocSmemOp, scope: _Scope) -> None:
-        element = _element(op.result)
+        element = element_of(op.result)
         b = scope.builder
         if self.smem_offsets is None:
             ptr = b.insert(thread.AllocSharedOp(element, _alloc_bytes(op), SHARED_ALIGN)).result
@@ -280,11 +281,11 @@ class _KernelLowering:
     def recast(self, op: RecastOp, scope: _Scope) -> None:
         """A recast tensor is a root: the source's element 0, its pointer cast."""
         first = self.element_ptr(op.source, 0, scope)
-        cast = thread.PtrCastOp(first, _element(op.result))
+        cast = thread.PtrCastOp(first, element_of(op.result))
         self.roots[op.result] = scope.builder.insert(cast).result
 
     def make_fragment(self, op: MakeFragmentOp, scope: _Scope) -> None:
-        element = _element(op.result)
+        element = element_of(op.result)
         nbytes = max(1, _alloc_bytes(op))
         self.roots[op.result] = scope.builder.insert(
             thread.AllocLocalOp(element, nbytes, LOCAL_ALIGN)
@@ -342,13 +343,13 @@ class _KernelLowering:
             lower_ldmatrix(self, op, atom, scope)
             return
         src, dst = op.src, op.dst
-        n = _static_size(self.la, src, op)
+        n = static_size(self.la, src, op)
         width = _access_width(op)
         pred = op.pred if isinstance(op, CopyIfOp) else None
         if pred is not None and _named_atom(op) is None:
             width = 1  # element i moves where pred[i] is: one element per access
-        element = _element(src)
-        dst_in_registers = _space(dst) is AddressSpace.REGISTER
+        element = element_of(src)
+        dst_in_registers = space_of(dst) is AddressSpace.REGISTER
         for g in range(0, n, width):
             if pred is None:
                 value = self.load(src, g, scope, width)
@@ -358,7 +359,7 @@ class _KernelLowering:
             # first element's (CuTe's copy_if tests one predicate per atom call).
             p = self.load(pred, g, scope)
             zfill = isinstance(op, CopyIfOp) and op.zfill is not None
-            if _space(src) is AddressSpace.REGISTER:
+            if space_of(src) is AddressSpace.REGISTER:
                 value = self.load(src, g, scope, width)
             else:
                 keep = dst_in_registers and not zfill  # copy_if keeps a masked element
@@ -383,12 +384,12 @@ class _KernelLowering:
         assert atom is not None
         if not atom.startswith("SM80_CP_ASYNC_"):
             raise CompileError(f"copy_async by {atom}: not a cp.async atom", op.location)
-        element = _element(op.src)
+        element = element_of(op.src)
         nbytes = copy_atom(atom).value_bits // 8
         width = nbytes // _bytes(element)
         cache = "cg" if "CACHEGLOBAL" in atom else "ca"
         zfill = "ZFILL" in atom or op.zfill is not None
-        n = _static_size(self.la, op.src, op)
+        n = static_size(self.la, op.src, op)
         b = scope.builder
         tokens: list[Value] = []
         for g in range(0, n, width):
@@ -431,7 +432,7 @@ class _KernelLowering:
                     "(lower-to-thread lowers UniversalFMA and SM80's mma.sync)",
                     op.location,
                 )
-        c_rank = len(_static_modes(self.la, op.c, op))
+        c_rank = len(static_modes(self.la, op.c, op))
         a, b, c = (_vmk(self.la, v, op, c_rank) for v in (op.a, op.b, op.c))
         (va, m_a, k_a), (vb, n_b, k_b), (vc, m_c, n_c) = (x[1] for x in (a, b, c))
         if not (va == vb == vc == 1 and m_a == m_c and n_b == n_c and k_a == k_b):
@@ -456,19 +457,19 @@ class _KernelLowering:
 
     def fill(self, op: FillOp | ClearOp, scope: _Scope) -> None:
         t = op.tensor
-        element = _element(t)
+        element = element_of(t)
         if isinstance(op, FillOp):
             value = op.value
         else:
             value = self.constant(_zero(element), element, scope)
-        for i in range(_static_size(self.la, t, op)):
+        for i in range(static_size(self.la, t, op)):
             self.store(value, t, i, scope)
 
     def axpby(self, op: AxpbyOp, scope: _Scope) -> None:
         """y = alpha x + beta y in x's element type (the accumulator's), converted to y's
         on the store; `vector` elements per access (vectorize), one under a predicate."""
-        n = _static_size(self.la, op.x, op)
-        element, compute = _element(op.y), _element(op.x)
+        n = static_size(self.la, op.x, op)
+        element, compute = element_of(op.y), element_of(op.x)
         if not (isinstance(element, FloatType) and isinstance(compute, FloatType)):
             raise CompileError(
                 f"axpby computes in floating point, not {compute} to {element}", op.location
@@ -524,7 +525,7 @@ class _KernelLowering:
         """The body once per element, its arguments the inputs' elements."""
         b = scope.builder
         terminator = op.body.last_op
-        for i in range(_static_size(self.la, op.out, op)):
+        for i in range(static_size(self.la, op.out, op)):
             mapping = {
                 arg: self.load(v, i, scope) for arg, v in zip(op.body.args, op.inputs, strict=True)
             }
@@ -623,18 +624,6 @@ def _round_up(n: int, m: int) -> int:
     return (n + m - 1) // m * m
 
 
-def _element(v: Value) -> Type:
-    t = v.type
-    assert isinstance(t, TensorType)
-    return t.element
-
-
-def _space(v: Value) -> AddressSpace:
-    t = v.type
-    assert isinstance(t, TensorType)
-    return t.space
-
-
 def _bytes(t: Type) -> int:
     return max(1, dtype_of(t).bits // 8)
 
@@ -649,16 +638,6 @@ def _alloc_bytes(op: AllocSmemOp | MakeFragmentOp) -> int:
 
 def _zero(t: Type) -> float | int:
     return 0.0 if isinstance(t, FloatType) else 0
-
-
-def _static_size(la: LayoutAnalysis, v: Value, op: Operation) -> int:
-    n = size(la.layout_of(v))
-    if not is_static(n):
-        raise CompileError(
-            f"'{op.name}' needs a tensor of static size to unroll, got {la.layout_of(v)}",
-            op.location,
-        )
-    return int(n)
 
 
 def _copy_atom_of(op: Operation) -> str | None:
@@ -694,19 +673,7 @@ def _access_width(op: CopyOp | CopyIfOp) -> int:
             f"a copy by the atom {atom} cannot be lowered yet (the SIMT path lowers UniversalCopy)",
             op.location,
         )
-    return copy_atom(atom).value_bits // dtype_of(_element(op.src)).bits
-
-
-def _static_modes(la: LayoutAnalysis, v: Value, op: Operation) -> list[int]:
-    layout = la.layout_of(v)
-    shape = layout.layout_b.shape if isinstance(layout, ComposedLayout) else layout.shape
-    sizes = []
-    for m in shape if isinstance(shape, tuple) else (shape,):
-        s = size(Layout(m))
-        if not is_static(s):
-            raise CompileError(f"gemm needs static fragment shapes, got {shape}", op.location)
-        sizes.append(int(s))
-    return sizes
+    return copy_atom(atom).value_bits // dtype_of(element_of(op.src)).bits
 
 
 def _vmk(
@@ -717,7 +684,7 @@ def _vmk(
     CuTe's gemm dispatches on ranks: (V,M,K) x (V,N,K) => (V,M,N); (V,M) x (V,N) =>
     (V,M,N), one k-block (K = 1); (M,K) x (N,K) => (M,N) with V = 1.
     """
-    sizes = _static_modes(la, v, op)
+    sizes = static_modes(la, v, op)
     if len(sizes) == 2 and c_rank == 3:  # an A or B of one k-block
         return (lambda i, j: (0, i)), (sizes[0], sizes[1], 1)
     if len(sizes) == 2:
