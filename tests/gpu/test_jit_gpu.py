@@ -41,6 +41,20 @@ def operand(rows: int, cols: int, major: str, gen: torch.Generator) -> torch.Ten
     return torch.randn(rows, cols, generator=gen, device="cuda")
 
 
+def check_sgemm(k: rt.Kernel, m: int, n: int, kk: int, nt: bool, gen: torch.Generator) -> None:
+    """k(A, B, C, 1.25, beta) against float64, beta 0 (C poisoned with NaN) and 0.5;
+    A and B M/N-major for NT kernels, K-major for TN ones."""
+    a = operand(m, kk, "m" if nt else "k", gen)
+    b = operand(n, kk, "m" if nt else "k", gen)
+    for beta in (0.0, 0.5):
+        c0 = operand(m, n, "m", gen)
+        c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+        k(a, b, c, 1.25, beta)
+        ref = 1.25 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
+        err = normwise(c, ref)
+        assert err < 1e-5, (m, n, kk, beta, err)
+
+
 GEMMS = [
     ("sgemm_1", "sgemm_nt"), ("sgemm_1", "sgemm_tn"), ("sgemm_2", "sgemm_nt"),
     ("sgemm_2", "sgemm_tn"), ("sgemm_2_shared", "sgemm_nt"),
@@ -56,15 +70,7 @@ def test_gemm_examples(example: str, kernel: str) -> None:
     for m, n, kk in SIZES:
         if nt and (m % 4 or n % 4):
             continue  # the NT kernels assume M % 4 == 0 and N % 4 == 0
-        a = operand(m, kk, "m" if nt else "k", gen)
-        b = operand(n, kk, "m" if nt else "k", gen)
-        for beta in (0.0, 0.5):
-            c0 = operand(m, n, "m", gen)
-            c = c0.clone() if beta else torch.full_like(c0, float("nan"))
-            k(a, b, c, 1.25, beta)
-            ref = 1.25 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
-            err = normwise(c, ref)
-            assert err < 1e-5, (m, n, kk, beta, err)
+        check_sgemm(k, m, n, kk, nt, gen)
 
 
 @pytest.mark.parametrize("kernel", ["sgemm_nt", "sgemm_tn"])
@@ -75,15 +81,7 @@ def test_sgemm_pipelined(kernel: str) -> None:
     gen = torch.Generator(device="cuda").manual_seed(2)
     nt = kernel.endswith("nt")
     for m, n, kk in ((128, 128, 16), (256, 384, 160), (1024, 512, 512)):
-        a = operand(m, kk, "m" if nt else "k", gen)
-        b = operand(n, kk, "m" if nt else "k", gen)
-        for beta in (0.0, 0.5):
-            c0 = operand(m, n, "m", gen)
-            c = c0.clone() if beta else torch.full_like(c0, float("nan"))
-            k(a, b, c, 1.25, beta)
-            ref = 1.25 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
-            err = normwise(c, ref)
-            assert err < 1e-5, (m, n, kk, beta, err)
+        check_sgemm(k, m, n, kk, nt, gen)
 
 
 @pytest.mark.parametrize("kernel", ["sgemm_nt", "sgemm_tn", "sgemm_nt_any", "sgemm_tn_any"])
@@ -99,15 +97,7 @@ def test_sgemm_pipeline_pass(kernel: str) -> None:
         sizes += [(132, 260, 45), (300, 140, 29), (4, 4, 1)] if nt else [(131, 259, 45), (3, 5, 1)]
         sizes = [s for s in sizes if not nt or (s[0] % 4 == 0 and s[1] % 4 == 0)]
     for m, n, kk in sizes:
-        a = operand(m, kk, "m" if nt else "k", gen)
-        b = operand(n, kk, "m" if nt else "k", gen)
-        for beta in (0.0, 0.5):
-            c0 = operand(m, n, "m", gen)
-            c = c0.clone() if beta else torch.full_like(c0, float("nan"))
-            k(a, b, c, 1.25, beta)
-            ref = 1.25 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
-            err = normwise(c, ref)
-            assert err < 1e-5, (m, n, kk, beta, err)
+        check_sgemm(k, m, n, kk, nt, gen)
 
 
 @pytest.mark.parametrize(

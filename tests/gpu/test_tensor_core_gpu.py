@@ -71,13 +71,9 @@ def _normwise(out: torch.Tensor, ref: torch.Tensor) -> float:
     return float(torch.linalg.norm(out64 - ref64) / torch.linalg.norm(ref64))
 
 
-@pytest.mark.parametrize("arch", [None, "sm_80"])
-@pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 256), (512, 512, 512), (256, 512, 128)])
-def test_sgemm_sm80_against_float64(m: int, n: int, k: int, arch: str | None) -> None:
-    """f16 inputs, f16 accumulation (as CuTe's tutorial): normwise error well under 1e-2
-    (a wrong tile or fragment gives an error of order 1); beta = 0 never reads C (NaN)."""
-    kern = rt.jit(EXAMPLES / "sgemm_sm80.cute", arch=arch)
-    gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+def _check_hgemm_tn(kern: rt.Kernel, m: int, n: int, k: int, gen: torch.Generator) -> None:
+    """An f16 TN kernel (K-major A and B, M-major C) against float64, beta 0 (C NaN) and
+    0.5: f16 accumulation keeps the normwise error well under 1e-2."""
     a = torch.randn(m, k, generator=gen, device="cuda").half()  # (M,K) k-major
     b = torch.randn(n, k, generator=gen, device="cuda").half()  # (N,K) k-major
     for beta in (0.0, 0.5):
@@ -87,6 +83,16 @@ def test_sgemm_sm80_against_float64(m: int, n: int, k: int, arch: str | None) ->
         ref = a.double() @ b.double().t() + (beta * c0.double() if beta else 0)
         assert torch.isfinite(c).all()
         assert _normwise(c, ref) < 1e-2, (m, n, k, beta)
+
+
+@pytest.mark.parametrize("arch", [None, "sm_80"])
+@pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 256), (512, 512, 512), (256, 512, 128)])
+def test_sgemm_sm80_against_float64(m: int, n: int, k: int, arch: str | None) -> None:
+    """f16 inputs, f16 accumulation (as CuTe's tutorial): normwise error well under 1e-2
+    (a wrong tile or fragment gives an error of order 1); beta = 0 never reads C (NaN)."""
+    kern = rt.jit(EXAMPLES / "sgemm_sm80.cute", arch=arch)
+    gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+    _check_hgemm_tn(kern, m, n, k, gen)
     if arch is not None:
         assert f".target {arch}" in kern.ptx
 
@@ -98,15 +104,7 @@ def test_hgemm_pipeline_pass_against_float64(m: int, n: int, k: int, arch: str |
     fewer k-tiles than stages (1, 2) and more (8)."""
     kern = rt.jit(EXAMPLES / "hgemm_pipeline_pass.cute", arch=arch)
     gen = torch.Generator(device="cuda").manual_seed(m + n + k + 1)
-    a = torch.randn(m, k, generator=gen, device="cuda").half()  # (M,K) k-major
-    b = torch.randn(n, k, generator=gen, device="cuda").half()  # (N,K) k-major
-    for beta in (0.0, 0.5):
-        c0 = torch.randn(n, m, generator=gen, device="cuda").half().t()  # (M,N) m-major
-        c = c0.clone() if beta else torch.full_like(c0, float("nan"))
-        kern(a, b, c, 1.0, beta)
-        ref = a.double() @ b.double().t() + (beta * c0.double() if beta else 0)
-        assert torch.isfinite(c).all()
-        assert _normwise(c, ref) < 1e-2, (m, n, k, beta)
+    _check_hgemm_tn(kern, m, n, k, gen)
 
 
 def test_sgemm_sm80_refuses_sizes_its_tiles_do_not_divide() -> None:
