@@ -385,7 +385,52 @@ class RemoveZeroTripFor(RewritePattern):
         return True
 
 
+class DropDeadIterArgs(RewritePattern):
+    """Drop each iter_arg that nothing reads: its result has no use and its body argument
+    none but its own slot of the yield.
+
+    promote-registers makes every array element a loop body writes an iter_arg, also
+    one the body overwrites before reading (a fragment refilled each k-tile). Such a
+    value only travels around the back edge; left in, its registers stay live to the
+    loop's end and ptxas shuffles them there (it does not delete a copy cycle).
+    """
+
+    op_type = ForOp
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        assert isinstance(op, ForOp)
+        term = op.body.terminator
+        carried = op.body.args[1:]
+        dead = [
+            i
+            for i, (arg, result) in enumerate(zip(carried, op.results, strict=True))
+            if not result.uses and all(u.owner is term and u.index == i for u in arg.uses)
+        ]
+        if not dead:
+            return False
+        keep = [i for i in range(len(carried)) if i not in set(dead)]
+        assert term is not None
+        term.set_operands([term.operands[i] for i in keep])
+        new = ForOp(op.lb, op.ub, op.step, [op.inits[i] for i in keep], dict(op.attributes))
+        new.location = op.location
+        rewriter.insert_before(op, new)
+        body = op.body
+        body.args[0].replace_all_uses_with(new.induction_var)
+        for j, i in enumerate(keep):
+            carried[i].replace_all_uses_with(new.body.args[1 + j])
+        for inner in list(body.ops):
+            inner.detach()
+            new.body.append(inner)
+        results: list[Value | None] = [None] * len(carried)
+        for j, i in enumerate(keep):
+            results[i] = new.results[j]
+        for i in dead:  # unused: any value of the right type stands in
+            results[i] = op.inits[i]
+        rewriter.replace_op(op, results)
+        return True
+
+
 IfOp.canonicalization_patterns = (InlineConstantIf(),)
-ForOp.canonicalization_patterns = (RemoveZeroTripFor(),)
+ForOp.canonicalization_patterns = (RemoveZeroTripFor(), DropDeadIterArgs())
 
 DIALECT = Dialect("scf", ops=(ForOp, IfOp, WhileOp, YieldOp, ConditionOp))

@@ -65,3 +65,36 @@ func @fold_control_flow(%x: i32, %n: index) -> i32 {
   // CHECK-NEXT: return %[[Y]] : i32
   return %s : i32
 }
+
+// An iter_arg nothing reads (a fragment refilled before each use) is dropped; the
+// one the body reads and the one whose result is used stay.
+// CHECK-LABEL: func @dead_iter_args
+func @dead_iter_args(%x: f32, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[R:.*]] = scf.for %{{.*}} = %{{.*}} to %n step %{{.*}} iter_args(%[[ACC:.*]] = %x) -> (f32) {
+  // CHECK-NEXT: %[[F:.*]] = arith.addf %x, %x : f32
+  // CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[F]] : f32
+  // CHECK-NEXT: scf.yield %[[S]] : f32
+  // CHECK-NEXT: }
+  // CHECK-NEXT: return %[[R]] : f32
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%frag = %x, %acc = %x) -> (f32, f32) {
+    %f = arith.addf %x, %x : f32
+    %s = arith.addf %acc, %f : f32
+    scf.yield %f, %s : f32, f32
+  }
+  return %r#1 : f32
+}
+
+// A value carried around a loop that only passes it back (a cycle) is dropped too.
+// CHECK-LABEL: func @dead_cycle
+func @dead_cycle(%x: f32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK-NOT: scf.for
+  // CHECK: return
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) {
+    scf.yield %a : f32
+  }
+  return
+}
