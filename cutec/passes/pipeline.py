@@ -74,10 +74,11 @@ After the pass, a use of the one-stage tensor outside the loop sees stage 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from cutec.diagnostics import CompileError, InternalCompilerError
+from cutec.ir.attributes import UnitAttr
 from cutec.ir.builder import Builder
 from cutec.ir.core import Block, BlockArgument, Operation, Value
 from cutec.ir.dialects import arith, gpu, scf, thread
@@ -87,9 +88,9 @@ from cutec.ir.dialects.cute_attrs import UNDERSCORE, TupleAttr
 from cutec.ir.dialects.cute_types import DYN, LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.traits import AddressSpace, EffectKind, Pure
-from cutec.ir.types import IndexType, dtype_of
+from cutec.ir.types import IndexType, IntegerType, dtype_of
 from cutec.layout import ComposedLayout, Layout, cosize, size
-from cutec.layout.layout import append
+from cutec.layout.layout import append, make_layout
 from cutec.passes.manager import Pass, working_on
 
 # Stage strides are multiples of this many bytes (shared buffers are 128-byte aligned).
@@ -463,14 +464,12 @@ class _Index:
             return self.const(c + n)
         return a if n == 0 else self.b.insert(arith.AddIOp(a, self.const(n))).result
 
-    def trip(self, k: Value, lb: Value, step: int) -> Value:
-        """The iteration number (k - lb) / step."""
-        if _constant(lb) != 0:
-            k = self.b.insert(arith.SubIOp(k, lb)).result
-        return k if step == 1 else self.b.insert(arith.DivUIOp(k, self.const(step))).result
-
-    def rem(self, a: Value, n: int) -> Value:
-        return self.b.insert(arith.RemUIOp(a, self.const(n))).result
+    def wrap(self, a: Value, delta: int, n: int) -> Value:
+        """``(a + delta) mod n`` for a stage ``0 <= a < n`` and ``delta`` in {1, -1}, as a
+        compare and a select (a remainder by 3 is a multiply-high and two more ops)."""
+        edge, back = (n - 1, 0) if delta == 1 else (0, n - 1)
+        at_edge = self.b.insert(arith.CmpIOp("eq", a, self.const(edge))).result
+        return self.select(at_edge, self.const(back), self.add(a, delta))
 
     def less(self, a: Value, b: Value) -> Value:
         return self.b.insert(arith.CmpIOp("slt", a, b)).result
@@ -487,21 +486,22 @@ def _constant(v: Value) -> int | None:
     return None
 
 
-def _guarded(
-    em: _Emitter,
-    cond: Value,
-    ops: Sequence[Operation],
-    iv: Value,
-    stage: int | Value,
-    old_iv: Value,
-) -> None:
-    """``scf.if cond { ops }`` for one tile, its clones private to the branch."""
-    guard = em.b.insert(scf.IfOp(cond))
-    inner = Builder.at_end(guard.then_block, em.b.location)
-    child = em.child(inner, iv, stage, old_iv)
-    for op in ops:
-        child.emit(op)
-    inner.insert(scf.YieldOp())
+def _zero_fill(em: _Emitter, producer: list[Operation], la: LayoutAnalysis) -> None:
+    """The producer's cp.async copies for `em`'s tile and stage with every element
+    masked off (zfill): the stage's buffers become zeros, no global byte is read."""
+    for op in producer:
+        if not isinstance(op, C.CopyAsyncOp):
+            continue
+        src, dst = em.resolve(op.src), em.resolve(op.dst)
+        layout = la.layout_of(src)
+        shape = layout.shape if isinstance(layout, Layout) else layout.layout_b.shape
+        spec = LayoutSpec.of(make_layout(shape))
+        masks = TensorType(IntegerType(1), AddressSpace.REGISTER, spec)
+        pred = em.b.insert(C.MakeFragmentOp(masks)).result
+        em.b.insert(C.FillOp(pred, em.b.insert(arith.constant(0, IntegerType(1))).result))
+        copy = em.b.insert(C.CopyAsyncOp(op.tiled, src, dst, pred))
+        copy.attributes.update(op.attributes)
+        copy.attributes["zfill"] = UnitAttr()
 
 
 def publish(b: Builder, stages: int) -> None:
@@ -537,7 +537,6 @@ def rewrite(plan: _Plan) -> None:
     b = Builder.before(loop, loc)
     idx = _Index(b)
     em = _Emitter(b, loop.body, stage_roots, staged, {})
-    # Prologue: tiles 0 .. n-2 into stages 0 .. n-2, one group each.
     # Prologue: tiles 0 .. n-2 into stages 0 .. n-2, one group each. With fewer
     # tiles, stage s >= tiles gets tile 0 again (never read); with none, nothing
     # is copied. (One branch around all of them: ptxas 13.0 gave sgemm_tn 170
@@ -555,23 +554,39 @@ def rewrite(plan: _Plan) -> None:
         then.insert(thread.CpAsyncCommitOp([]))
     then.insert(scf.YieldOp())
     orelse = Builder.at_end(guard.else_block, loc)  # type: ignore[arg-type]
+    if plan.blocks:
+        # No tile: stage 0 gets zeros, which the unguarded register loads below read
+        # (and never use), so that they read no uninitialised shared memory. The
+        # copies of tile 0 with every element masked write them: cp.async with
+        # src-size 0 reads nothing, and stores as the real copies do (16 bytes,
+        # conflict-free), where a plain clear would store 16-bit elements 4 at a time.
+        _zero_fill(em.child(orelse, lb, 0, old_iv), plan.producer, LayoutAnalysis())
     for _ in range(n - 1):
         orelse.insert(thread.CpAsyncCommitOp([]))
     orelse.insert(scf.YieldOp())
     if plan.blocks:
+        # Block 0 of tile 0 into registers, unguarded: with no tile the loop does not
+        # run and the values are never used. (Under an scf.if, whatever its other
+        # side, ptxas re-paired the f16 fragment halves with PRMTs every k-tile:
+        # hgemm_pipeline_pass had 417 instructions per k-tile and 201 registers,
+        # 356 and 168 without it.)
         publish(b, n)
-        _guarded(em, idx.less(lb, ub), plan.blocks[0][0], lb, 0, old_iv)
+        child = em.child(b, lb, 0, old_iv)
+        for op in plan.blocks[0][0]:
+            child.emit(op)
 
     attrs = {k: v for k, v in loop.attributes.items() if k != scf.PIPELINE_STAGES}
-    new = b.insert(scf.ForOp(lb, ub, step, list(loop.inits), attrs or None))
+    # One more carried value: the stage iteration i reads, i mod n, stepped by a
+    # compare and select (as CuTe's smem_pipe_read) rather than divided out of k.
+    new = b.insert(scf.ForOp(lb, ub, step, [*loop.inits, idx.const(0)], attrs or None))
     new.location = loc
     new.induction_var.name_hint = old_iv.name_hint
     bb = Builder.at_end(new.body, loc)
-    env = {old: arg for old, arg in zip(loop.body.args, new.body.args, strict=True)}
+    env = {old: arg for old, arg in zip(loop.body.args, new.body.args, strict=False)}
     k = new.induction_var
     bi = _Index(bb)
-    i = bi.trip(k, lb, step_c)
-    read = bi.rem(i, n)
+    read = new.body.args[-1]
+    read.name_hint = "stage"
     body_em = _Emitter(bb, loop.body, stage_roots, staged, env, read)
 
     def issue() -> None:
@@ -580,7 +595,7 @@ def rewrite(plan: _Plan) -> None:
         # invariant part of their addresses leaves the loop.
         ahead = bi.add(k, (n - 1) * step_c)
         tile = bi.select(bi.less(ahead, ub), ahead, k)
-        producer = body_em.child(bb, tile, bi.rem(bi.add(i, n - 1), n), old_iv)
+        producer = body_em.child(bb, tile, bi.wrap(read, -1, n), old_iv)
         for op in plan.producer:
             producer.emit(op)
         bb.insert(thread.CpAsyncCommitOp([]))
@@ -588,6 +603,7 @@ def rewrite(plan: _Plan) -> None:
     def wait() -> None:
         publish(bb, n)
 
+    next_stage: Value | None = None
     if not plan.blocks:
         wait()
         issue()
@@ -600,8 +616,8 @@ def rewrite(plan: _Plan) -> None:
                 wait()
                 # Block 0 of tile i+1, from the stage of group i+1 (landed by this
                 # wait; in the last iteration a stand-in tile, loaded and unused).
-                stage = bi.rem(bi.add(i, 1), n)
-                loads = body_em.child(bb, bi.add(k, step_c), stage, old_iv)
+                next_stage = bi.wrap(read, 1, n)
+                loads = body_em.child(bb, bi.add(k, step_c), next_stage, old_iv)
                 for op in plan.blocks[0][0]:
                     loads.emit(op)
             else:
@@ -615,8 +631,10 @@ def rewrite(plan: _Plan) -> None:
             for op in plan.blocks[j][1]:
                 body_em.emit(op)
     term = loop.body.terminator
-    bb.insert(scf.YieldOp([body_em.resolve(v) for v in term.operands]))
-    for old_r, new_r in zip(loop.results, new.results, strict=True):
+    if next_stage is None:
+        next_stage = bi.wrap(read, 1, n)
+    bb.insert(scf.YieldOp([*(body_em.resolve(v) for v in term.operands), next_stage]))
+    for old_r, new_r in zip(loop.results, new.results, strict=False):
         old_r.replace_all_uses_with(new_r)
     loop.erase()
     if _shared_after(new):

@@ -27,24 +27,32 @@
 // CHECK-NEXT: thread.cp_async_commit
 // CHECK-NEXT: thread.cp_async_commit
 // CHECK-NEXT: scf.yield
-// CHECK: scf.for %k_tile =
-// CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : index
-// CHECK-NEXT: %[[READ:.*]] = arith.remui %k_tile, %[[C3]]
+// CHECK: %[[S0:.*]] = arith.constant 0 : index
+// CHECK: scf.for %k_tile = {{.*}} iter_args(%stage = %[[S0]]) -> (index)
 // CHECK-NEXT: thread.cp_async_wait {pending = 1 : i32}
 // CHECK-NEXT: gpu.barrier
-// CHECK: %[[AHEAD:.*]] = arith.addi %k_tile, %{{.*}}
+// CHECK-NEXT: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %k_tile, %[[C2]]
 // CHECK-NEXT: %[[IN:.*]] = arith.cmpi slt, %[[AHEAD]], %[[N]]
 // CHECK-NEXT: %[[TILE:.*]] = arith.select %[[IN]], %[[AHEAD]], %k_tile
-// CHECK: %[[WRITE:.*]] = arith.remui %{{.*}}, %[[C3]]
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %stage, %[[Z]]
+// CHECK-NEXT: %[[M1:.*]] = arith.constant -1 : index
+// CHECK-NEXT: %[[PREV:.*]] = arith.addi %stage, %[[M1]]
+// CHECK-NEXT: %[[WRITE:.*]] = arith.select %[[FIRST]], %[[C2]], %[[PREV]]
 // CHECK-NEXT: cute.slice %tAgA, %[[TILE]]
 // CHECK-NEXT: cute.slice %sA, %[[WRITE]] {coord = #cute.tuple<(_,_,?)>}
 // CHECK: cute.copy_async
 // CHECK: cute.copy_async
 // CHECK-NEXT: thread.cp_async_commit
-// CHECK-NEXT: %[[SAK:.*]] = cute.slice %sA, %[[READ]] {coord = #cute.tuple<(_,_,?)>}
+// CHECK-NEXT: %[[SAK:.*]] = cute.slice %sA, %stage {coord = #cute.tuple<(_,_,?)>}
 // CHECK-NEXT: %[[TCSA:.*]] = cute.partition %[[SAK]], %1, %tid_x {operand = "A"}
 // CHECK: cute.gemm %1, %[[TCSA]]
-// CHECK-NEXT: scf.yield
+// CHECK-NEXT: %[[LAST:.*]] = arith.cmpi eq, %stage, %[[C2]]
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %stage, %[[C1]]
+// CHECK-NEXT: %[[WRAPPED:.*]] = arith.select %[[LAST]], %[[Z]], %[[NEXT]]
+// CHECK-NEXT: scf.yield %[[WRAPPED]] : index
 // CHECK-NOT: gpu.barrier
 // CHECK: cute.axpby
 //
@@ -54,15 +62,13 @@
 // CHECK-LABEL: kernel @register_operands
 // CHECK: thread.cp_async_wait {pending = 1 : i32}
 // CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: arith.cmpi slt
-// CHECK-NEXT: scf.if
+// CHECK-NOT: scf.if
 // CHECK: cute.slice %tCrA {coord = #cute.tuple<(_,_,0)>}
-// CHECK: scf.for %k_tile =
-// CHECK: %[[READ2:.*]] = arith.remui %k_tile
+// CHECK: scf.for %k_tile = {{.*}} iter_args(%stage = {{.*}}) -> (index)
 // CHECK: cute.copy_async
 // CHECK: cute.copy_async
 // CHECK-NEXT: thread.cp_async_commit
-// CHECK: cute.slice %sA, %[[READ2]]
+// CHECK: cute.slice %sA, %stage
 // CHECK: %[[A1:.*]] = cute.slice %tCrA {coord = #cute.tuple<(_,_,1)>}
 // CHECK-NEXT: cute.copy %{{.*}}, %[[A1]]
 // CHECK: %[[B1:.*]] = cute.slice %tCrB {coord = #cute.tuple<(_,_,1)>}
@@ -71,12 +77,15 @@
 // CHECK: cute.gemm
 // CHECK-NEXT: thread.cp_async_wait {pending = 1 : i32}
 // CHECK-NEXT: gpu.barrier
-// CHECK: %[[NEXT:.*]] = arith.remui
+// CHECK-NEXT: arith.cmpi eq, %stage
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: arith.addi %stage
+// CHECK-NEXT: %[[NEXT:.*]] = arith.select
 // CHECK: cute.slice %sA, %[[NEXT]]
 // CHECK: %[[A0:.*]] = cute.slice %tCrA {coord = #cute.tuple<(_,_,0)>}
 // CHECK-NEXT: cute.copy %{{.*}}, %[[A0]]
 // CHECK: cute.gemm %1, %[[A1]], %[[B1]], %tCrC
-// CHECK-NEXT: scf.yield
+// CHECK-NEXT: scf.yield %[[NEXT]] : index
 
 module attributes {target = "sm_90a"} {
   kernel @smem_operands(%A: !gpu.ptr<f32, global>, %M: index, %K: index, %ldA: index, %B: !gpu.ptr<f32, global>, %N: index, %ldB: index, %C: !gpu.ptr<f32, global>, %ldC: index) attributes {reqntid = array<i32: 16, 1, 1>, grid = ["M//16", "N//16", "1"]} {
