@@ -29,6 +29,7 @@ from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
 from cutec.frontend.static_eval import describe, error, loc_of
+from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C
 from cutec.layout.symbolic import is_static, known_divisible
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
     from cutec.ir.core import Block, Operation
 
 LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
+# The whole-tensor gemm's keywords: the CTA tile, the pipeline's stages, and the
+# accumulators' element type (f32, or the operands' own: f16 accumulation, the
+# instruction CuTe's sgemm_sm80 tutorial uses).
+KEYWORDS = ("tile", "stages", "acc_dtype")
 
 
 @cache
@@ -98,16 +103,17 @@ def _static_ints(v: Any, n: int, what: str, node: ast.Node) -> tuple[int, ...]:
 def build_tile_gemm(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    """``gemm(A, B, C, alpha, beta, tile = (BM, BN, BK), stages = S)``."""
+    """``gemm(A, B, C, alpha, beta, tile = (BM, BN, BK), stages = S, acc_dtype = f32)``."""
     if len(args) != 5:
         raise error(
             "the whole-tensor gemm takes (A, B, C, alpha, beta, tile = ..., stages = ...)", node
         )
-    if set(kwargs) - {"tile", "stages"}:
-        bad = sorted(set(kwargs) - {"tile", "stages"})[0]
-        raise error(f"the whole-tensor gemm has no keyword '{bad}' (tile, stages)", node)
+    if set(kwargs) - set(KEYWORDS):
+        bad = sorted(set(kwargs) - set(KEYWORDS))[0]
+        raise error(f"the whole-tensor gemm has no keyword '{bad}' ({', '.join(KEYWORDS)})", node)
     tile = _static_ints(kwargs["tile"], 3, "tile", node)
     stages = _static_ints(kwargs.get("stages", 2), 1, "stages", node)[0]
+    acc = kwargs.get("acc_dtype", T.f32)
     a, b, c = (
         tensor_arg(v, n, f"gemm's {w}")
         for v, n, w in zip(args[:3], node.args[:3], ("A", "B", "C"), strict=True)
@@ -117,6 +123,11 @@ def build_tile_gemm(
             raise error(f"the whole-tensor gemm's {w} must be a global tensor", n)
     if a.element != b.element:
         raise error(f"gemm's A holds {a.element} but B holds {b.element}", node)
+    if not isinstance(acc, T.FloatType) or acc not in (T.f32, a.element):
+        raise error(
+            f"acc_dtype must be f32 or the operands' type {a.element}, got {describe(acc)}",
+            node,
+        )
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
     try:
@@ -127,7 +138,7 @@ def build_tile_gemm(
         raise error(str(e), node) from None
     cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
     cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
-    ct = {"T": a.element, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
+    ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
     ct |= {"CPA": cpa, "CPB": cpb}
     operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
     operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]

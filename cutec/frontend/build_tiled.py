@@ -14,7 +14,8 @@ it from the tensors it is first used with (CuTe fixes it in ``Copy_Atom<Op,
 T>``); the typed instance is made once per element type. An ``auto`` MMA
 takes its types at its first use: ``gemm(mma, A, B, C)`` gives all four; a
 first partition of A or B (element T) gives (D, A, B, C) = (acc(T), T, T,
-acc(T)) with acc = f32 for floats, s32 for s8, f64 for f64; a first C
+acc(T)) with acc = f32 for floats, s32 for s8, f64 for f64 (or the
+``tiled_mma(auto, ..., acc_dtype = f16)`` given); a first C
 partition gives T for all four. A later use with other types is an error
 naming the first.
 
@@ -181,6 +182,7 @@ def b_tiled_mma(
     atom = args[0] if args else None
     atoms = kwargs.pop("atoms", args[1] if len(args) > 1 else (1, 1, 1))
     perm = kwargs.pop("tile", kwargs.pop("permutation", args[2] if len(args) > 2 else None))
+    acc = kwargs.pop("acc_dtype", None)
     if kwargs:
         raise error(f"tiled_mma has no argument '{next(iter(kwargs))}'", node)
     if not isinstance(atom, S.AtomRef) or atom.kind not in ("mma", "auto"):
@@ -198,9 +200,14 @@ def b_tiled_mma(
         atom_l = Layout(shape + (1,) * pad, stride + (0,) * pad)
     if perm is not None:
         perm = _mma_tile(perm, _kw_node(node, "tile", 2))
+    if acc is not None and (
+        atom.kind != "auto" or not isinstance(acc, T.FloatType | T.IntegerType)
+    ):
+        what = "a named atom fixes its own" if atom.kind != "auto" else f"got {describe(acc)}"
+        raise error(f"acc_dtype is an auto MMA's accumulator element type; {what}", node)
     if atom.kind == "auto":
         t = TiledMmaType(AUTO, T.f32, T.f32, T.f32, T.f32, spec_of(atom_l), perm)
-        return S.TiledMma(None, t, None, node)  # typed at its first use
+        return S.TiledMma(None, t, None, node, acc)  # typed at its first use
     rec = atom.record
     d, a, b, c = (T.ir_type(dtype(x)) for x in (rec.d_type, rec.a_type, rec.b_type, rec.c_type))
     t = TiledMmaType(atom.name, d, a, b, c, spec_of(atom_l), perm)
@@ -253,7 +260,12 @@ def typed_mma(ctx: BuildContext, m: S.TiledMma, node: ast.Node, **given: T.Type)
                 node,
             )
         first = given.get("a") or given.get("b")
-        acc = _ACCUMULATOR.get(dtype_name(first), T.f32) if first is not None else given["c"]
+        if m.acc is not None:
+            acc = m.acc
+        elif first is not None:
+            acc = _ACCUMULATOR.get(dtype_name(first), T.f32)
+        else:
+            acc = given["c"]
         a = given.get("a") or first or acc
         b = given.get("b") or first or acc
         c = given.get("c") or acc

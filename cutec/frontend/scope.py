@@ -91,6 +91,7 @@ class TiledMma:
     type: TiledMmaType
     record: Any = None  # the MmaAtom, None for auto
     origin: Any = None  # the call that made it (the key of its typed instance)
+    acc: Any = None  # an auto MMA's accumulator type (tiled_mma(auto, acc_dtype = ...))
 
 
 @dataclass(frozen=True)

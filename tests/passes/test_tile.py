@@ -81,6 +81,30 @@ def test_values_16_bit_output(t: str, tc: str) -> None:
         _check(kernel, "gemm_tn", t, tc, m, n, k)
 
 
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_values_f16_accumulation(name: str) -> None:
+    """acc_dtype = f16: mma.sync's F16F16F16F16 atom (sgemm_sm80's), f16 C. The small
+    integers keep every partial sum exact in f16, so the check is exact."""
+    kernel = _kernel(name, T="f16", TC="f16", TACC="f16")
+    for m, n, k in SIZES:
+        _check(kernel, name, "f16", "f16", m, n, k)
+
+
+@pytest.mark.parametrize("defines", [{}, {"BK": 64}])
+def test_no_k_tile_reads_no_uninitialised_shared_memory(defines: dict[str, int]) -> None:
+    """K = 0: the loop runs no iteration but the pipeline's register prologue still
+    loads block 0 (unguarded: a branch around it cost PRMTs every k-tile); the stage
+    it reads was zeroed, so the shared-memory checks stay quiet, and C = beta C."""
+    kernel = _kernel("gemm_tn", **defines)
+    m = n = 32
+    c = np.asfortranarray(np.arange(m * n, dtype=np.float32).reshape(m, n))
+    args = {"A": np.ones((m, 8), np.float16), "M": m, "K": 0, "ldA": 8,
+            "B": np.ones((n, 8), np.float16), "N": n, "ldB": 8,
+            "C": c.copy(order="F"), "ldC": m, "alpha": 2.0, "beta": -1.0}  # fmt: skip
+    native.run_kernel(kernel, (1, 1), args)
+    np.testing.assert_array_equal(args["C"], -c)
+
+
 def test_values_deeper_pipeline_and_two_k_blocks() -> None:
     """4 stages, BK = 64 (Swizzle<3,3,3> K-major rows, 4 k-blocks of 16)."""
     kernel = _kernel("gemm_tn", BK=64, BP=4)
@@ -144,7 +168,9 @@ HEAD = (
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128), stages = 3)", 3,
          "tile must be 3 compile-time integers, got a tuple"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
-         "the whole-tensor gemm has no keyword 'depth' (tile, stages)"),
+         "the whole-tensor gemm has no keyword 'depth' (tile, stages, acc_dtype)"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), acc_dtype = bf16)", 3,
+         "acc_dtype must be f32 or the operands' type f16, got the type bf16"),
         (128, "gemm(A, B, C, alpha, tile = (128, 128, 32))", 3,
          "the whole-tensor gemm takes (A, B, C, alpha, beta, tile = ..., stages = ...)"),
         (128, "gemm(A, B, smem f32[(8, 8)], alpha, beta, tile = (128, 128, 32))", 14,
