@@ -66,6 +66,8 @@ class CutecKernel:
         return f"{self.example}.{self.kernel}"
 
 
+F16_ACC = (("TC", "f16"), ("TACC", "f16"), ("BK", "64"))  # gemm_auto, f16 accumulation
+
 CUTEC_KERNELS = (
     CutecKernel("sgemm_1", "sgemm_nt", "f32", "NT", "sgemm_1"),
     CutecKernel("sgemm_1", "sgemm_tn", "f32", "TN", "sgemm_1"),
@@ -92,6 +94,12 @@ CUTEC_KERNELS = (
     CutecKernel("gemm_auto", "gemm_tn", "bf16f32", "TN", None, (("T", "bf16"),)),
     CutecKernel("gemm_auto", "gemm_nt", "tf32", "NT", None, (("T", "tf32"),)),
     CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, (("T", "tf32"),)),
+    CutecKernel("gemm_auto", "gemm_nn", "tf32", "NN", None, (("T", "tf32"),)),
+    CutecKernel("gemm_auto", "gemm_tt", "tf32", "TT", None, (("T", "tf32"),)),
+    # f16 accumulation and output (acc_dtype = f16): the instruction of CuTe's
+    # sgemm_sm80 tutorial, and its BK.
+    CutecKernel("gemm_auto", "gemm_tn", "f16", "TN", "sgemm_sm80", F16_ACC),
+    CutecKernel("gemm_auto", "gemm_nt", "f16", "NT", None, F16_ACC),
 )
 
 

@@ -107,6 +107,18 @@ def test_hgemm_pipeline_pass_against_float64(m: int, n: int, k: int, arch: str |
     _check_hgemm_tn(kern, m, n, k, gen)
 
 
+@pytest.mark.parametrize("arch", [None, "sm_80"])
+@pytest.mark.parametrize("bk", [32, 64])
+@pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 512), (200, 136, 72)])
+def test_gemm_auto_f16_accumulation_against_float64(m: int, n: int, k: int, bk: int,
+                                                     arch: str | None) -> None:  # fmt: skip
+    """gemm_auto TN with acc_dtype = f16 (sgemm_sm80's instruction) and an f16 C,
+    at sizes the tiles divide and sizes they do not."""
+    kern = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn", arch=arch, TC="f16", TACC="f16", BK=bk)
+    assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in kern.ptx
+    _check_hgemm_tn(kern, m, n, k, torch.Generator(device="cuda").manual_seed(m + n + k + bk))
+
+
 def test_sgemm_sm80_refuses_sizes_its_tiles_do_not_divide() -> None:
     kern = rt.jit(EXAMPLES / "sgemm_sm80.cute")
     a = torch.zeros(300, 128, device="cuda", dtype=torch.float16)
