@@ -66,7 +66,11 @@ class CutecKernel:
         return f"{self.example}.{self.kernel}"
 
 
-F16_ACC = (("TC", "f16"), ("TACC", "f16"), ("BK", "64"))  # gemm_auto, f16 accumulation
+# gemm_auto's tiles per element type (compile-time parameters).
+F32_ACC = (("BN", "256"), ("BK", "64"), ("THREADS", "256"))  # 128x256x64, 2x4 warps
+F32_ACC_TN = (("BN", "256"), ("THREADS", "256"))  # 128x256x32 (BK = 64 spills 24 bytes in TN)
+TF32 = (("T", "tf32"), ("BN", "256"), ("THREADS", "256"))  # 128x256x32
+F16_ACC = (("TC", "f16"), ("TACC", "f16"), ("BK", "64"))  # f16 accumulation, 128x128x64
 
 CUTEC_KERNELS = (
     CutecKernel("sgemm_1", "sgemm_nt", "f32", "NT", "sgemm_1"),
@@ -85,17 +89,21 @@ CUTEC_KERNELS = (
     CutecKernel("hgemm_pipeline_pass", "hgemm_tn", "f16", "TN", "sgemm_sm80"),
     CutecKernel("wgmma_sm90", "hgemm_nt", "f16", "NT", "wgmma_sm90"),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
-    # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler.
-    CutecKernel("gemm_auto", "gemm_nt", "f16f32", "NT", None),
-    CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None),
-    CutecKernel("gemm_auto", "gemm_nn", "f16f32", "NN", None),
-    CutecKernel("gemm_auto", "gemm_tt", "f16f32", "TT", None),
-    CutecKernel("gemm_auto", "gemm_nt", "bf16f32", "NT", None, (("T", "bf16"),)),
-    CutecKernel("gemm_auto", "gemm_tn", "bf16f32", "TN", None, (("T", "bf16"),)),
-    CutecKernel("gemm_auto", "gemm_nt", "tf32", "NT", None, (("T", "tf32"),)),
-    CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, (("T", "tf32"),)),
-    CutecKernel("gemm_auto", "gemm_nn", "tf32", "NN", None, (("T", "tf32"),)),
-    CutecKernel("gemm_auto", "gemm_tt", "tf32", "TT", None, (("T", "tf32"),)),
+    # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler, at the
+    # tile sizes the sweeps in docs/performance.md found best on an H100 (the
+    # example's defaults, 128x128x32 on 4 warps, are for smaller problems).
+    CutecKernel("gemm_auto", "gemm_nt", "f16f32", "NT", None, F32_ACC),
+    CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None, F32_ACC_TN),
+    CutecKernel("gemm_auto", "gemm_nn", "f16f32", "NN", None, F32_ACC),
+    CutecKernel("gemm_auto", "gemm_tt", "f16f32", "TT", None, F32_ACC),
+    CutecKernel("gemm_auto", "gemm_nt", "bf16f32", "NT", None, (("T", "bf16"), *F32_ACC)),
+    CutecKernel("gemm_auto", "gemm_tn", "bf16f32", "TN", None, (("T", "bf16"), *F32_ACC_TN)),
+    CutecKernel("gemm_auto", "gemm_nn", "bf16f32", "NN", None, (("T", "bf16"), *F32_ACC)),
+    CutecKernel("gemm_auto", "gemm_tt", "bf16f32", "TT", None, (("T", "bf16"), *F32_ACC)),
+    CutecKernel("gemm_auto", "gemm_nt", "tf32", "NT", None, TF32),
+    CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, TF32),
+    CutecKernel("gemm_auto", "gemm_nn", "tf32", "NN", None, TF32),
+    CutecKernel("gemm_auto", "gemm_tt", "tf32", "TT", None, TF32),
     # f16 accumulation and output (acc_dtype = f16): the instruction of CuTe's
     # sgemm_sm80 tutorial, and its BK.
     CutecKernel("gemm_auto", "gemm_tn", "f16", "TN", "sgemm_sm80", F16_ACC),
