@@ -3,8 +3,9 @@
 Each arith op is evaluated by its own constant folder (`op.fold`, which wraps
 to the type's width as the hardware does); `scf.for` and `scf.if` run their
 regions; thread and block ids read the registers a test sets. A value the IR
-cannot compute (an op with no fold, a division by zero) raises `EvalError`,
-so a test never compares garbage.
+cannot compute (an op with no fold, a division by zero), or a loop of more than
+`MAX_TRIPS` iterations, raises `EvalError`, so a test never compares garbage
+and never runs for ever.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from cutec.ir.dialects import scf
 from cutec.ir.dialects.builtin import ReturnOp
 from cutec.ir.dialects.gpu import BlockIdOp, ThreadIdOp
 from cutec.ir.rewrite import constant_value
+
+# A loop running more often is not evaluated (EvalError): a generated program
+# whose bound is a computed value (a product, a shift) could otherwise run for
+# hours (nested, 2^62 trips).
+MAX_TRIPS = 4096
 
 
 class EvalError(Exception):
@@ -56,6 +62,8 @@ def run_block(
             return [value_of(v, env) for v in op.operands]
         if isinstance(op, scf.ForOp):
             lb, ub, step = (value_of(v, env) for v in (op.lb, op.ub, op.step))
+            if len(range(lb, ub, step)) > MAX_TRIPS:
+                raise EvalError(f"scf.for runs {len(range(lb, ub, step))} times")
             carried = [value_of(v, env) for v in op.inits]
             for i in range(lb, ub, step):
                 env.update(zip(op.body.args, [i, *carried], strict=True))
