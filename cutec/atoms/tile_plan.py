@@ -7,7 +7,8 @@ sentence the `tile` pass reports as a remark (docs/passes.md, *tile*). The atoms
 themselves are left to select-atoms (`select.py`): the plan fixes what their choice depends on.
 
 The choices, for a block of 4 warps (128 threads) or 8 (256: the kernel's
-`threads` says which):
+`threads` says which; a kernel without `threads` gets 8 when the tile holds 8 warps
+of 64x64, else 4: `choose_threads`):
 
 * **Shared-memory layout** of an operand tile: 128-byte rows along its contiguous
   mode (K for a K-major operand, M or N for an MN-major one), swizzled so that the
@@ -154,6 +155,16 @@ def plan_operand(
         f"per thread by threads {thr}, values {val}{why}"
     )
     return OperandPlan(atom, thr, val, CP_ASYNC[nbytes], remark)
+
+
+def choose_threads(tile: tuple[int, int, int]) -> tuple[int, str]:
+    """The block for a kernel that leaves it to its whole-tensor gemm: 8 warps (2x4) when
+    the CTA tile has room for 8 warps of 64x64 (BM*BN >= 32768, BN a multiple of 64),
+    else 4 (2x2); and why."""
+    bm, bn, _ = tile
+    if bm * bn >= 8 * 64 * 64 and bn % 64 == 0 and bm % 32 == 0:
+        return 256, f"256 threads: the {bm}x{bn} tile holds 8 warps of 64x64 or more"
+    return THREADS, f"128 threads: the {bm}x{bn} tile is too small for 8 warps of 64x64"
 
 
 def plan_gemm(

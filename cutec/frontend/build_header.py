@@ -433,11 +433,18 @@ def launch_attributes(ctx: BuildContext, k: ast.Kernel) -> dict[str, Any]:
             ctx.errors.extend(e.diagnostics)
         except Poisoned:
             pass
-    if "threads" not in seen:
+    # Without `threads` (or `grid`) a whole-tensor gemm in the body chooses them
+    # (build_tile_gemm.py); `check_launch` reports a kernel left without threads.
+    ctx.inferable = {c for c in ("threads", "grid") if c not in seen}
+    return attrs
+
+
+def check_launch(ctx: BuildContext, k: ast.Kernel, op: builtin.KernelOp) -> None:
+    """A kernel needs its block size: from `threads`, or a whole-tensor gemm's plan."""
+    if "reqntid" not in op.attributes:
         ctx.errors.append(
             Diagnostic(f"kernel '{k.name}' needs a 'threads' clause (the block size)", loc_of(k))
         )
-    return attrs
 
 
 def _blocks_per_sm(ctx: BuildContext, clause: ast.LaunchClause, attrs: dict[str, Any]) -> None:

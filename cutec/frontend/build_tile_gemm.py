@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom
-from cutec.atoms.tile_plan import TILE_PLAN_ATTR, TilePlanError, copy_bytes, plan_gemm
+from cutec.atoms.tile_plan import (
+    TILE_PLAN_ATTR,
+    WARP_LAYOUTS,
+    TilePlanError,
+    choose_threads,
+    copy_bytes,
+    plan_gemm,
+)
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
@@ -30,9 +37,10 @@ from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
 from cutec.frontend.static_eval import describe, error, loc_of
 from cutec.ir import types as T
-from cutec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C
-from cutec.layout.symbolic import is_static, known_divisible
+from cutec.ir.dialects.builtin import KernelOp
+from cutec.layout.symbolic import ceil_div, is_static, known_divisible
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
@@ -40,10 +48,11 @@ if TYPE_CHECKING:
     from cutec.ir.core import Block, Operation
 
 LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
-# The whole-tensor gemm's keywords: the CTA tile, the pipeline's stages, and the
+# The whole-tensor gemm's keywords: the CTA tile, the pipeline's stages, the
 # accumulators' element type (f32, or the operands' own: f16 accumulation, the
-# instruction CuTe's sgemm_sm80 tutorial uses).
-KEYWORDS = ("tile", "stages", "acc_dtype")
+# instruction CuTe's sgemm_sm80 tutorial uses), and the block size of a kernel
+# that has no `threads` clause.
+KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads")
 
 
 @cache
@@ -130,6 +139,7 @@ def build_tile_gemm(
         )
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
+    launch = _infer_launch(ctx, tile, c, kwargs.get("num_threads"), node)
     try:
         a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
         b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
@@ -159,5 +169,43 @@ def build_tile_gemm(
     if not mmas:  # the expansion failed; its errors are in ctx.errors
         return
     (op,) = mmas
-    reasons = (plan.remark, plan.a.remark, plan.b.remark)
+    reasons = (*launch, plan.remark, plan.a.remark, plan.b.remark)
     op.attributes[TILE_PLAN_ATTR] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
+
+
+def _infer_launch(
+    ctx: BuildContext, tile: tuple[int, ...], c: S.Tensor, threads: Any, node: ast.Call
+) -> list[str]:
+    """The launch clauses the kernel left out (``ctx.inferable``), chosen for this gemm:
+    `threads` (`num_threads =`, else `choose_threads`) and the grid, one CTA per tile of C;
+    the remarks saying so."""
+    kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
+    assert isinstance(kernel, KernelOp)
+    remarks = []
+    if threads is not None:
+        n = _static_ints(threads, 1, "num_threads", node)[0]
+        if "threads" not in ctx.inferable:
+            if n != ctx.num_threads:
+                raise error(
+                    f"num_threads = {n}, but the kernel's 'threads' clause runs {ctx.num_threads}",
+                    node,
+                )
+        elif n not in WARP_LAYOUTS:
+            raise error(f"the whole-tensor gemm runs on 128 or 256 threads, not {n}", node)
+    if "threads" in ctx.inferable:
+        if threads is None:
+            n, why = choose_threads(tile)  # type: ignore[arg-type]
+        else:
+            why = f"{n} threads: the gemm's num_threads"
+        kernel.attributes["reqntid"] = DenseArrayAttr(T.i32, (n, 1, 1))
+        ctx.num_threads = n
+        ctx.inferable.discard("threads")
+        remarks.append(f"launch: {why}")
+    if "grid" in ctx.inferable:
+        m, n_ = c.layout.shape
+        grid = (str(ceil_div(m, tile[0])), str(ceil_div(n_, tile[1])), "1")
+        kernel.attributes["grid"] = ArrayAttr(tuple(StringAttr(g) for g in grid))
+        ctx.inferable.discard("grid")
+        per = f"{tile[0]}x{tile[1]}"
+        remarks.append(f"launch: grid ({grid[0]}, {grid[1]}), one CTA per {per} tile of C")
+    return remarks

@@ -24,6 +24,7 @@ from cutec.frontend import ast
 from cutec.frontend.build_header import (
     bind_ct_params,
     bind_params,
+    check_launch,
     collect_facts,
     grid_attribute,
     launch_attributes,
@@ -61,6 +62,7 @@ def build_kernel(
         return None
     ctx.build_block(k.body, new_scope=True)
     grid_attribute(ctx, k, op)
+    check_launch(ctx, k, op)
     end = builtin.ReturnOp()
     end.location = Location(k.span.file, k.body.span.end_line, max(k.body.span.end_col - 1, 1))
     ctx.ir.insert(end)

@@ -63,6 +63,9 @@ class BuildContext:
     body_block: Block | None = None  # its entry block
     last_entry_op: Operation | None = None  # the last op `emit_at_entry` placed
     num_threads: int | None = None  # its ``threads`` (the product), once known
+    # Launch clauses the header left out, for a whole-tensor gemm to infer ("threads",
+    # "grid"; build_tile_gemm.py); a kernel left without threads is an error.
+    inferable: set[str] = field(default_factory=set)
     sym_values: dict[SymInt, S.Runtime] = field(default_factory=dict)  # extents, strides
     special: dict[str, S.Runtime] = field(default_factory=dict)  # registers read: "tid.x"
     smem_bytes: int = 0  # shared memory allocated so far

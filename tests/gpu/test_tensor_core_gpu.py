@@ -119,6 +119,21 @@ def test_gemm_auto_f16_accumulation_against_float64(m: int, n: int, k: int, bk: 
     _check_hgemm_tn(kern, m, n, k, torch.Generator(device="cuda").manual_seed(m + n + k + bk))
 
 
+def test_gemm_auto_with_only_the_tile_against_float64() -> None:
+    """gemm_tn_tile: no threads or grid clause; the launch is the whole-tensor gemm's."""
+    kern = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn_tile")
+    assert ".reqntid 256, 1, 1" in kern.ptx
+    for m, n, k in [(512, 512, 256), (200, 300, 72)]:
+        gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+        a = torch.randn(m, k, generator=gen, device="cuda").half()
+        b = torch.randn(n, k, generator=gen, device="cuda").half()
+        c = torch.full((n, m), float("nan"), device="cuda").t()  # (M,N) m-major
+        kern(a, b, c, 1.0, 0.0)
+        ref = a.double() @ b.double().t()
+        assert torch.isfinite(c).all()
+        assert _normwise(c, ref) < 1e-5, (m, n, k)
+
+
 def test_sgemm_sm80_refuses_sizes_its_tiles_do_not_divide() -> None:
     kern = rt.jit(EXAMPLES / "sgemm_sm80.cute")
     a = torch.zeros(300, 128, device="cuda", dtype=torch.float16)

@@ -121,6 +121,65 @@ def test_values_default_tiles() -> None:
     _check(kernel, "gemm_nn", "f16", "f32", 200, 136, 72, tile=128)
 
 
+TILE_ONLY = (
+    "kernel k(A: f16[M, K] : (ldA, 1) align 16, B: f16[N, K] : (ldB, 1) align 16,\n"
+    "         C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)\n"
+    "  assume K % 8 == 0, ldA % 8 == 0, ldB % 8 == 0\n{{\n  {body}\n}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "threads", "why"),
+    [
+        ("gemm(A, B, C, alpha, beta, tile = (128, 256, 32))", 256,
+         "launch: 256 threads: the 128x256 tile holds 8 warps of 64x64 or more"),
+        ("gemm(A, B, C, alpha, beta, tile = (128, 128, 32))", 128,
+         "launch: 128 threads: the 128x128 tile is too small for 8 warps of 64x64"),
+        ("gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 256)", 256,
+         "launch: 256 threads: the gemm's num_threads"),
+    ],
+)  # fmt: skip
+def test_launch_left_to_the_gemm(body: str, threads: int, why: str) -> None:
+    """No `threads` or `grid` clause: the whole-tensor gemm sets the block and one CTA
+    per tile of C, with a remark each."""
+    text = TILE_ONLY.format(body=body)
+    result = compile(Source(text, "k.cute"), Stage.CUTE, Options(remarks=True))
+    assert result.module is not None
+    (kernel,) = result.module.walk_type(KernelOp)
+    assert kernel.attributes["reqntid"].values == (threads, 1, 1)  # type: ignore[union-attr]
+    bn = 256 if "256, 32" in body else 128
+    grid = tuple(g.value for g in kernel.attributes["grid"].elements)  # type: ignore[union-attr]
+    assert grid == ("ceil_div(M,128)", f"ceil_div(N,{bn})", "1")
+    said = [str(r.message) for r in result.remarks]
+    assert f"tile: {why}" in said
+    assert (
+        f"tile: launch: grid (ceil_div(M,128), ceil_div(N,{bn})), one CTA per 128x{bn} tile of C"
+        in said
+    )
+
+
+def test_example_with_only_the_tile_matches_float64() -> None:
+    """examples/gemm_auto.cute's gemm_tn_tile (no threads, no grid) through the jit on
+    the CPU: the launch comes from the kernel's inferred block and grid."""
+    k = rt.jit(EXAMPLE, kernel="gemm_tn_tile", device="cpu")
+    rng = np.random.default_rng(5)
+    m, n, kk = 136, 264, 40  # two partial CTA tiles in M, two in N
+    a = rng.integers(-3, 4, (m, kk)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, kk)).astype(np.float16)
+    c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
+    k(a, b, c, 1.0, 0.0)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+def test_kernel_without_threads_or_gemm_is_one_located_error() -> None:
+    text = TILE_ONLY.format(body="clear(C)")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE)
+    (d,) = info.value.diagnostics
+    assert d.message == "kernel 'k' needs a 'threads' clause (the block size)"
+    assert d.location is not None and (d.location.line, d.location.col) == (1, 1)
+
+
 def test_remarks_say_each_choice_at_the_call() -> None:
     """The tile pass reports the warp layout, each operand's smem layout and copy
     threads at the user's gemm line (as select-atoms its MMA); the attribute is gone."""
@@ -168,7 +227,9 @@ HEAD = (
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128), stages = 3)", 3,
          "tile must be 3 compile-time integers, got a tuple"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
-         "the whole-tensor gemm has no keyword 'depth' (tile, stages, acc_dtype)"),
+         "the whole-tensor gemm has no keyword 'depth' (tile, stages, acc_dtype, num_threads)"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 256)", 3,
+         "num_threads = 256, but the kernel's 'threads' clause runs 128"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), acc_dtype = bf16)", 3,
          "acc_dtype must be f32 or the operands' type f16, got the type bf16"),
         (128, "gemm(A, B, C, alpha, tile = (128, 128, 32))", 3,
