@@ -11,9 +11,20 @@ An op directly in a loop's body moves to just before the loop when
 Moving a pure op out of a loop that runs zero times computes a value nobody
 uses, which is harmless — unless the op can trap. Integer division and
 remainder trap on a zero divisor (and signed ones on MIN / -1) on the CPU
-backend, so they move only when their divisor is a constant other than 0 and
--1, or when the loop's constant bounds prove it runs at least once. Ops in
-nested regions (an ``scf.if`` in the body) stay: they may not run at all.
+backend. One whose divisor is a constant other than 0 and -1, or in a loop
+whose constant bounds prove it runs, moves as it is. Any other moves with its
+divisor guarded::
+
+    %runs = arith.cmpi slt, %lb, %ub            // the loop runs at least once
+    %d1 = arith.select %runs, %d, %c1
+    %q = arith.divsi %x, %d1
+
+When the loop runs, the body would have divided by %d in its first iteration
+(the op is directly in the body), so trapping or not is unchanged; when it
+does not, nobody uses %q and dividing by 1 cannot trap. (A CTA coordinate from a
+grouped launch order, ``pid / (8 * grid_dim.y)``, was divided again in every
+k-tile.) Ops in nested regions (an ``scf.if`` in the body) stay: they may not
+run at all.
 
 Loops are visited innermost first, so an op invariant in two nested loops
 leaves both. Hoisting reads or loads from memory no write in the loop touches
@@ -24,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutec.ir.builder import Builder
 from cutec.ir.core import Block, BlockArgument, Operation, Value
 from cutec.ir.dialects import arith, scf
 from cutec.ir.dialects.arith_patterns import int_constant
@@ -66,6 +78,7 @@ def hoist_invariants(loop: scf.ForOp) -> int:
     """Move `loop`'s invariant pure ops before it; the number moved."""
     body = loop.body
     safe_to_trap = _runs_at_least_once(loop)
+    runs: Value | None = None  # lb < ub, made for the first guarded division
     moved = 0
     for op in list(body.ops):
         if op.regions or not op.has_trait(Pure) or not op.results or op.has_trait(Collective):
@@ -73,7 +86,12 @@ def hoist_invariants(loop: scf.ForOp) -> int:
         if any(_defined_in(v, body) for v in op.operands):
             continue
         if not safe_to_trap and _may_trap(op):
-            continue
+            b = Builder.before(loop, op.location)
+            if runs is None:
+                runs = b.insert(arith.CmpIOp("slt", loop.lb, loop.ub)).result
+            divisor = op.operands[1]
+            one = b.insert(arith.constant(1, divisor.type)).result
+            op.set_operand(1, b.insert(arith.SelectOp(runs, divisor, one)).result)
         op.move_before(loop)
         moved += 1
     return moved

@@ -195,8 +195,10 @@ def test_every_division_by_a_constant_keeps_its_values(
     assert [run_function(func, [x], regs) for x, regs in inputs] == expected, print_op(func)
 
 
-def test_a_division_does_not_leave_a_loop_that_may_not_run() -> None:
-    """for k in [0, n): acc += a / b, run with n = 0 and b = 0: nothing divides."""
+def test_a_division_leaves_a_loop_that_may_not_run_with_its_divisor_guarded() -> None:
+    """for k in [0, n): acc += a / b. The division leaves the loop, dividing by
+    (0 < n ? b : 1): with n = 0 and b = 0 nothing traps; with n > 0 and b = 0 it
+    traps as the loop's first iteration did."""
     func = builtin.FuncOp("f", [T.index, T.index, T.index], [T.index])
     b = Builder.at_end(func.body)
     x, y, n = func.body.args
@@ -208,8 +210,12 @@ def test_a_division_does_not_leave_a_loop_that_may_not_run() -> None:
         b.insert(scf.YieldOp([b.insert(arith.AddIOp(loop.body.args[1], q)).result]))
     b.insert(builtin.ReturnOp([loop.results[0]]))
     PASSES["simplify"]().run(builtin.ModuleOp([func]))
+    (after,) = func.walk_type(scf.ForOp)
+    assert not any(isinstance(op, arith.DivSIOp) for op in after.body.ops), print_op(func)
     assert run_function(func, [7, 0, 0]) == [0], print_op(func)
     assert run_function(func, [7, 2, 3]) == [9]
+    with pytest.raises(EvalError):
+        run_function(func, [7, 0, 3])
 
 
 def test_non_negativity_of_a_long_chain_needs_no_deep_recursion() -> None:

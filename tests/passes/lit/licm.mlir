@@ -1,7 +1,8 @@
 // RUN: cutec opt %s --passes licm
 // Pure invariant ops leave the loop, in order, from the innermost loop out;
 // loads, stores, barriers and ops using the induction variable stay; a
-// division by a run-time value leaves only a loop that surely runs.
+// division by a run-time value leaves a loop that surely runs as it is, any other
+// with its divisor replaced by 1 when the loop runs no iteration.
 
 // CHECK-LABEL: kernel @hoist
 kernel @hoist(%g: !gpu.ptr<f32, global>, %s: !gpu.ptr<f32, shared>, %ld: index, %n: index) {
@@ -64,9 +65,15 @@ func @division(%a: index, %b: index, %n: index) -> (index, index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  // CHECK: %[[H:.*]] = arith.divui %a, %c4 : index
+  // CHECK: %[[RUNS:.*]] = arith.cmpi slt, %c0, %n : index
+  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+  // CHECK-NEXT: %[[D:.*]] = arith.select %[[RUNS]], %b, %[[ONE]] : index
+  // CHECK-NEXT: %[[Q0:.*]] = arith.divui %a, %[[D]] : index
+  // CHECK-NEXT: %[[H:.*]] = arith.divui %a, %c4 : index
+  // CHECK-NEXT: %[[S:.*]] = arith.addi %[[Q0]], %[[H]] : index
   // CHECK-NEXT: %[[MAYBE:.*]] = scf.for
-  // CHECK-NEXT: arith.divui %a, %b : index
+  // CHECK-NEXT: arith.addi %{{.*}}, %[[S]] : index
+  // CHECK-NEXT: scf.yield
   %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %c0) -> (index) {
     %q = arith.divui %a, %b : index
     %h = arith.divui %a, %c4 : index
