@@ -102,6 +102,26 @@ def test_target_lines() -> None:
     assert lines[3] == "sgemm_1.sgemm_nt NT >= 1.00x CuTe sgemm_1: not measured"
 
 
+def test_tensor_core_target_lines_for_the_kernels_measured() -> None:
+    """Issue 13's targets: per dtype and layout, at 4096³ and 8192³, only for the
+    cutec kernels the run measured; a size not run is "not measured"."""
+    p = ("f16", "TN", 4096, 4096, 4096)
+    q = ("f16f32", "NN", 8192, 8192, 8192)
+    rows = [
+        Row("cutec", "gemm_auto.gemm_tn", *p, rel_err=2e-3, ms=0.30),
+        Row("CuTe", "sgemm_sm80", *p, rel_err=2e-3, ms=0.36),
+        Row("cutec", "gemm_auto.gemm_nn", *q, rel_err=1e-5, ms=3.0),
+        Row("cuBLAS", "cuBLAS", *q, rel_err=1e-5, ms=1.5),
+    ]
+    lines = report.target_lines(rows)[len(report.SIMT_TARGETS) :]
+    assert lines == [
+        "gemm_auto.gemm_tn f16 TN 4096³ >= 1.00x CuTe sgemm_sm80: 1.20 (met)",
+        "gemm_auto.gemm_tn f16 TN 8192³ >= 1.00x CuTe sgemm_sm80: not measured",
+        "gemm_auto.gemm_nn f16f32 NN 4096³ >= 0.60x cuBLAS: not measured",
+        "gemm_auto.gemm_nn f16f32 NN 8192³ >= 0.60x cuBLAS: 0.50 (NOT met)",
+    ]
+
+
 def test_arguments_and_plan() -> None:
     assert gemm.parse_shape("4096") == (4096, 4096, 4096)
     assert gemm.parse_shape("3000x2000×1003") == (3000, 2000, 1003)
