@@ -568,8 +568,8 @@ def rewrite(plan: _Plan) -> None:
         # Block 0 of tile 0 into registers, unguarded: with no tile the loop does not
         # run and the values are never used. (Under an scf.if, whatever its other
         # side, ptxas re-paired the f16 fragment halves with PRMTs every k-tile:
-        # hgemm_pipeline_pass had 417 instructions per k-tile and 201 registers,
-        # 356 and 168 without it.)
+        # hgemm_pipeline_pass had 417 SASS instructions per k-tile and 201
+        # registers, 344 and 168 without it.)
         publish(b, n)
         child = em.child(b, lb, 0, old_iv)
         for op in plan.blocks[0][0]:
