@@ -391,8 +391,8 @@ class DropDeadIterArgs(RewritePattern):
 
     promote-registers makes every array element a loop body writes an iter_arg, also
     one the body overwrites before reading (a fragment refilled each k-tile). Such a
-    value only travels around the back edge; left in, its registers stay live to the
-    loop's end and ptxas shuffles them there (it does not delete a copy cycle).
+    value only travels around the back edge: left in, the PTX moves it there every
+    iteration (64 b16 moves per k-tile of gemm_auto), which ptxas then deletes as dead.
     """
 
     op_type = ForOp
@@ -401,14 +401,14 @@ class DropDeadIterArgs(RewritePattern):
         assert isinstance(op, ForOp)
         term = op.body.terminator
         carried = op.body.args[1:]
-        dead = [
+        dead = {
             i
             for i, (arg, result) in enumerate(zip(carried, op.results, strict=True))
             if not result.uses and all(u.owner is term and u.index == i for u in arg.uses)
-        ]
+        }
         if not dead:
             return False
-        keep = [i for i in range(len(carried)) if i not in set(dead)]
+        keep = [i for i in range(len(carried)) if i not in dead]
         assert term is not None
         term.set_operands([term.operands[i] for i in keep])
         new = ForOp(op.lb, op.ub, op.step, [op.inits[i] for i in keep], dict(op.attributes))
