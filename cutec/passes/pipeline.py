@@ -90,8 +90,9 @@ from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.traits import AddressSpace, EffectKind, Pure
 from cutec.ir.types import IndexType, IntegerType, dtype_of
 from cutec.layout import ComposedLayout, Layout, cosize, size
-from cutec.layout.layout import append, make_layout
+from cutec.layout.layout import append
 from cutec.passes.manager import Pass, working_on
+from cutec.passes.predicate import mask_type
 
 # Stage strides are multiples of this many bytes (shared buffers are 128-byte aligned).
 STAGE_ALIGN_BYTES = 128
@@ -493,11 +494,7 @@ def _zero_fill(em: _Emitter, producer: list[Operation], la: LayoutAnalysis) -> N
         if not isinstance(op, C.CopyAsyncOp):
             continue
         src, dst = em.resolve(op.src), em.resolve(op.dst)
-        layout = la.layout_of(src)
-        shape = layout.shape if isinstance(layout, Layout) else layout.layout_b.shape
-        spec = LayoutSpec.of(make_layout(shape))
-        masks = TensorType(IntegerType(1), AddressSpace.REGISTER, spec)
-        pred = em.b.insert(C.MakeFragmentOp(masks)).result
+        pred = em.b.insert(C.MakeFragmentOp(mask_type(la.layout_of(src)))).result
         em.b.insert(C.FillOp(pred, em.b.insert(arith.constant(0, IntegerType(1))).result))
         copy = em.b.insert(C.CopyAsyncOp(op.tiled, src, dst, pred))
         copy.attributes.update(op.attributes)

@@ -59,7 +59,7 @@ from cutec.ir.dialects.cute_tensor import (
 from cutec.ir.dialects.cute_types import LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.types import IndexType, IntegerType
-from cutec.layout import Layout, X, make_layout, size
+from cutec.layout import ComposedLayout, Layout, X, make_layout, size
 from cutec.layout.symbolic import Integer, is_static, known_divisible
 from cutec.passes.manager import Pass, working_on
 from cutec.target import AddressSpace
@@ -270,11 +270,8 @@ class _KernelPredicates:
         n = size(layout)
         if not is_static(n):
             raise CompileError(f"cannot predicate a tensor of dynamic size {n}", op.location)
-        shape = layout.shape if isinstance(layout, Layout) else layout.layout_b.shape
-        compact = LayoutSpec.of(make_layout(shape))
-        fragment = TensorType(IntegerType(1), AddressSpace.REGISTER, compact)
         b = Builder.before(op)
-        pred = b.insert(MakeFragmentOp(fragment)).result
+        pred = b.insert(MakeFragmentOp(mask_type(layout))).result
         for i in range(0, int(n), step):
             index = b.insert(arith.constant(i, IndexType())).result
             inside: Value | None = None
@@ -327,3 +324,10 @@ def _space(v: Value) -> AddressSpace:
     t = v.type
     assert isinstance(t, TensorType)
     return t.space
+
+
+def mask_type(layout: Layout | ComposedLayout) -> TensorType:
+    """The i1 register fragment that predicates a copy of a tensor laid out as `layout`:
+    its shape, compact (a swizzled layout's inner shape)."""
+    shape = layout.shape if isinstance(layout, Layout) else layout.layout_b.shape
+    return TensorType(IntegerType(1), AddressSpace.REGISTER, LayoutSpec.of(make_layout(shape)))
