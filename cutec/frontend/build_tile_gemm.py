@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from cutec.atoms.copy import copy_atom
 from cutec.atoms.tile_plan import (
     TILE_PLAN_ATTR,
-    WARP_LAYOUTS,
     TilePlanError,
     choose_threads,
     copy_bytes,
@@ -182,16 +181,14 @@ def _infer_launch(
     kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
     assert isinstance(kernel, KernelOp)
     remarks = []
+    # A block size other than 128 or 256 is plan_gemm's located error.
     if threads is not None:
         n = _static_ints(threads, 1, "num_threads", node)[0]
-        if "threads" not in ctx.inferable:
-            if n != ctx.num_threads:
-                raise error(
-                    f"num_threads = {n}, but the kernel's 'threads' clause runs {ctx.num_threads}",
-                    node,
-                )
-        elif n not in WARP_LAYOUTS:
-            raise error(f"the whole-tensor gemm runs on 128 or 256 threads, not {n}", node)
+        if "threads" not in ctx.inferable and n != ctx.num_threads:
+            raise error(
+                f"num_threads = {n}, but the kernel's 'threads' clause runs {ctx.num_threads}",
+                node,
+            )
     if "threads" in ctx.inferable:
         if threads is None:
             n, why = choose_threads(tile)  # type: ignore[arg-type]
@@ -202,8 +199,8 @@ def _infer_launch(
         ctx.inferable.discard("threads")
         remarks.append(f"launch: {why}")
     if "grid" in ctx.inferable:
-        m, n_ = c.layout.shape
-        grid = (str(ceil_div(m, tile[0])), str(ceil_div(n_, tile[1])), "1")
+        extent_m, extent_n = c.layout.shape
+        grid = (str(ceil_div(extent_m, tile[0])), str(ceil_div(extent_n, tile[1])), "1")
         kernel.attributes["grid"] = ArrayAttr(tuple(StringAttr(g) for g in grid))
         ctx.inferable.discard("grid")
         per = f"{tile[0]}x{tile[1]}"

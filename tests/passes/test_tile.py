@@ -171,6 +171,19 @@ def test_example_with_only_the_tile_matches_float64() -> None:
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
 
 
+def test_num_threads_the_plan_cannot_use_is_one_located_error() -> None:
+    text = TILE_ONLY.format(
+        body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 64)"
+    )
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE)
+    (d,) = info.value.diagnostics
+    assert (
+        d.message == "the whole-tensor gemm runs on 128 or 256 threads (2x2 or 2x4 warps), not 64"
+    )
+    assert d.location is not None and (d.location.line, d.location.col) == (5, 3)
+
+
 def test_kernel_without_threads_or_gemm_is_one_located_error() -> None:
     text = TILE_ONLY.format(body="clear(C)")
     with pytest.raises(CompileError) as info:
