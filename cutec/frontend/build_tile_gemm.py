@@ -120,6 +120,8 @@ def build_tile_gemm(
         bad = sorted(set(kwargs) - set(KEYWORDS))[0]
         raise error(f"the whole-tensor gemm has no keyword '{bad}' ({', '.join(KEYWORDS)})", node)
     tile = _static_ints(kwargs["tile"], 3, "tile", node)
+    if min(tile) <= 0:  # before the launch is inferred from it
+        raise error(f"tile sizes must be positive, got {tile}", node)
     stages = _static_ints(kwargs.get("stages", 2), 1, "stages", node)[0]
     acc = kwargs.get("acc_dtype", T.f32)
     a, b, c = (

@@ -62,7 +62,8 @@ def build_kernel(
         return None
     ctx.build_block(k.body, new_scope=True)
     grid_attribute(ctx, k, op)
-    check_launch(ctx, k, op)
+    if not ctx.errors:  # else the body's mistake may be why no gemm chose the block
+        check_launch(ctx, k, op)
     end = builtin.ReturnOp()
     end.location = Location(k.span.file, k.body.span.end_line, max(k.body.span.end_col - 1, 1))
     ctx.ir.insert(end)

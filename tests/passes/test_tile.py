@@ -237,6 +237,8 @@ HEAD = (
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 24), stages = 3)", 3,
          "the K-major A tile needs BK to be a power of two times 8 (16 bytes of 16-bit "
          "elements), got 24"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 0, 32), stages = 3)", 3,
+         "tile sizes must be positive, got (128, 0, 32)"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128), stages = 3)", 3,
          "tile must be 3 compile-time integers, got a tuple"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
@@ -263,6 +265,19 @@ def test_misuse_is_one_located_error(threads: int, body: str, col: int, message:
     # a mistake found inside the expansion names the library line in a note
     assert all(n.location and n.location.file.endswith("gemm_tiled.cute") for n in d.notes)
     assert d.location is not None and (d.location.line, d.location.col) == (6, col)
+
+
+def test_a_zero_tile_is_located_where_the_launch_is_inferred() -> None:
+    """With no `threads` or `grid` clause the launch comes from the tile: a zero tile
+    size is the user's located error there, not a division by zero (found by the
+    value-mutation fuzzer)."""
+    text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (0, 256, 32))")
+    text = text.replace("  grid (ceil_div(M, 128), ceil_div(N, 128)) threads 128\n", "")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE)
+    (d,) = info.value.diagnostics
+    assert d.message == "tile sizes must be positive, got (0, 256, 32)"
+    assert d.location is not None and (d.location.line, d.location.col) == (5, 3)
 
 
 def test_plan_round_trips_through_the_printed_ir() -> None:
