@@ -67,7 +67,8 @@ DEFAULT_PIPELINE = "tile,predicate,canonicalize,cse,vectorize,pipeline,select-at
 # --emit=thread and beyond.
 # simplify is canonicalize, strength reduction, licm and cse in one pass.
 LOWERING_PIPELINE = (
-    "partition,lower-to-thread,promote-registers,simplify,sink-barriers,order-shared-loads"
+    "partition,lower-to-thread,promote-registers,carry-vectors,simplify,sink-barriers,"
+    "order-shared-loads"
 )
 # Analyses that change nothing and only report (--remarks): run after the lowering
 # when remarks are asked for, so a compile without them does not pay for them.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from cutec.passes.bank_conflicts import BankConflicts
 from cutec.passes.canonicalize import Canonicalize
+from cutec.passes.carry_vectors import CarryVectors
 from cutec.passes.cse import CSE
 from cutec.passes.licm import LICM
 from cutec.passes.lower_to_thread import LowerToThread
@@ -27,6 +28,7 @@ from cutec.passes.vectorize import Vectorize
 _ALL: tuple[type[Pass], ...] = (
     BankConflicts,
     Canonicalize,
+    CarryVectors,
     CSE,
     LICM,
     LowerToThread,

@@ -4,7 +4,10 @@ Values that cross a region boundary live in registers shared by both sides:
 a loop's carried values in the registers of its body's arguments (written
 before the loop and at the back edge), an ``scf.if``'s results in registers
 both branches write. Writing several registers at once from registers that may
-be among them (``scf.yield %b, %a``) is a parallel copy (`parallel_move`).
+be among them (``scf.yield %b, %a``) is a parallel copy (`parallel_move`). A
+pair of 16-bit elements crosses packed, in one b32 register (emitter.py,
+*packed pairs*), and is unpacked where the region starts if a use there reads
+its elements.
 
 ``scf.for %i = %lb to %ub step %s``::
 
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import scf
 from cutec.ir.dialects.gpu import TokenType
+from cutec.ptx.regalloc import packs
 
 if TYPE_CHECKING:
     from cutec.ptx.emitter import KernelEmitter
@@ -47,11 +51,17 @@ def parallel_move(
 ) -> None:
     """``dsts[i] = srcs[i]`` for every i at once (through scratch registers if they overlap).
 
-    A vector moves element by element; a token has no register and moves nothing.
+    A pair of 16-bit elements moves packed, any other vector element by element; a
+    token has no register and moves nothing.
     """
     moves = []
     for dst, v in zip(dsts, srcs, strict=True):
         if isinstance(v.type, TokenType):
+            continue
+        if packs(dst):
+            d, s = ctx.packed(dst), ctx.packed(v)
+            if d != s:
+                moves.append((d, s, "b32"))
             continue
         c = ctx.element_ptype(v, op).reg
         for d, s in zip(ctx.elements(dst), ctx.elements(v), strict=True):
@@ -76,7 +86,7 @@ def _for(ctx: KernelEmitter, op: Operation) -> None:
     iv = ctx.define(op.induction_var, op)
     carried = op.body.args[1:]
     for a in carried:
-        ctx.define(a, op)
+        ctx.define_carried(a, op)
     ctx.emit(f"mov.{t.reg} {iv}, {ctx.reg(op.lb)};")
     parallel_move(ctx, op, carried, op.inits)
     head, end = ctx.label("for"), ctx.label("for_end")
@@ -84,6 +94,8 @@ def _for(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"setp.ge.{t.s} {done}, {iv}, {ctx.reg(op.ub)};")
     ctx.emit(f"@{done} bra {end};")
     ctx.place(head)
+    for a in carried:
+        ctx.complete(a)
     ctx.emit_block(op.body)
     parallel_move(ctx, op, carried, op.body.terminator.operands)
     ctx.emit(f"add.{t.s} {iv}, {iv}, {ctx.reg(op.step)};")
@@ -101,7 +113,7 @@ def _if(ctx: KernelEmitter, op: Operation) -> None:
         raise ctx.error(op, "the condition must be a scalar i1")
     results = op.results
     for r in results:
-        ctx.define(r, op)
+        ctx.define_carried(r, op)
     else_block = op.else_block
     end = ctx.label("if_end")
     otherwise = ctx.label("else") if else_block is not None else end
@@ -120,20 +132,23 @@ def _while(ctx: KernelEmitter, op: Operation) -> None:
     assert isinstance(op, scf.WhileOp)
     carried = op.before.args
     for a in carried:
-        ctx.define(a, op)
+        ctx.define_carried(a, op)
     parallel_move(ctx, op, carried, op.inits)
     head, end = ctx.label("while"), ctx.label("while_end")
     ctx.place(head)
+    for a in carried:
+        ctx.complete(a)
     ctx.emit_block(op.before)
     condition = op.before.terminator
     assert isinstance(condition, scf.ConditionOp)
     results = op.results
     for r in results:
-        ctx.define(r, op)
+        ctx.define_carried(r, op)
     parallel_move(ctx, op, results, condition.values)
     ctx.emit(f"@!{ctx.reg(condition.cond)} bra {end};")
     for a, r in zip(op.after.args, results, strict=True):
         ctx.share(a, r)
+        ctx.complete(a)
     ctx.emit_block(op.after)
     parallel_move(ctx, op, carried, op.after.terminator.operands)
     ctx.emit(f"bra {head};")

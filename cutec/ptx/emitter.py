@@ -7,6 +7,17 @@ performance directives, and its body: each op is looked up by class in
 its instructions through the `KernelEmitter` it is given. Adding an op is
 adding a row to a table in tables.py or one small rule function.
 
+*Packed pairs.* A pair of 16-bit elements (``vector<2xf16>``, ``vector<2xbf16>``,
+``vector<2xi16>``) is what one ldmatrix or mma.sync fragment register holds. The
+tensor-core instructions read and write it packed, in one b32 register; the other
+ops read its elements, in two b16 registers. Before printing a kernel the emitter
+notes which form each pair's uses read (`_Uses`), and where a pair is defined it
+writes the other form too if some use reads it (one ``mov.b32``). Loops and
+branches carry pairs packed. So an ldmatrix result reaches its mma.sync in the
+register ldmatrix wrote: packing the halves again before every mma, as the
+emitter did, left ptxas copying each A fragment into one fixed register quad
+before its HMMAs (48 moves per k-tile of gemm_auto's 128x256x64 kernel).
+
 The module's text is assembled last: the header (``.version``/``.target``/
 ``.address_size`` from cutec/target.py), the ``.file`` table of the source
 files the ops' locations name, then the kernels, each with its register
@@ -21,6 +32,7 @@ from collections.abc import Sequence
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
+from cutec.ir.dialects import scf, thread
 from cutec.ir.dialects.builtin import FuncOp, KernelOp, ModuleOp
 from cutec.ir.dialects.gpu import PointerType, TokenType
 from cutec.ir.traits import Terminator
@@ -28,7 +40,7 @@ from cutec.ir.types import VectorType
 from cutec.ptx.control import CONTROL_RULES
 from cutec.ptx.legalize import legalize
 from cutec.ptx.mbarrier import MBARRIER_RULES
-from cutec.ptx.regalloc import Registers
+from cutec.ptx.regalloc import Registers, packs
 from cutec.ptx.rules import RULES as OP_RULES
 from cutec.ptx.rules import Rule
 from cutec.ptx.tables import PtxType, param_type, ptx_type
@@ -77,6 +89,23 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+# Uses that read a pair packed: a tensor-core atom's operands, and the values a loop
+# or branch carries (inits and yields). Every other use reads its elements.
+_PACKED_USERS = (thread.AtomOp, scf.ForOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
+
+
+class _Uses:
+    """Which form (packed, elements) the uses of each pair of 16-bit elements read."""
+
+    def __init__(self, kernel: KernelOp) -> None:
+        self.packed: set[Value] = set()
+        self.elements: set[Value] = set()
+        for op in kernel.walk():
+            for v in op.operands:
+                if packs(v):
+                    (self.packed if isinstance(op, _PACKED_USERS) else self.elements).add(v)
+
+
 class KernelEmitter:
     """The state of one kernel's emission, and the small API the rules print through.
 
@@ -99,6 +128,7 @@ class KernelEmitter:
         self._arrays = {"shared": 0, "local": 0}
         self._labels = itertools.count()
         self._loc: Location | None = None
+        self._uses = _Uses(kernel)
 
     # -- what rules call ----------------------------------------------------------
     def ptype(self, value: Value, op: Operation) -> PtxType:
@@ -146,6 +176,40 @@ class KernelEmitter:
             return self.regs.bind_elements(value, names)
         return self.regs.bind(value, self.regs.new(self.ptype(value, op).reg))
 
+    def define_packed(self, value: Value) -> str:
+        """A fresh b32 register for pair `value` (`packs`), written packed; the emitter
+        unpacks it after the op if a use reads its elements."""
+        assert packs(value), value
+        return self.regs.bind_packed(value, self.regs.new("b32"))
+
+    def define_carried(self, value: Value, op: Operation) -> str:
+        """Registers for a value a loop or branch carries: a pair's packed register
+        (`complete` gives its elements where the region starts), else `define`'s."""
+        return self.define_packed(value) if packs(value) else self.define(value, op)
+
+    def packed(self, value: Value) -> str:
+        """Pair `value` in one b32 register: its packed register, or its elements
+        packed into a scratch one here."""
+        name = self.regs.packed(value)
+        if name is None:
+            name = self.temp("b32")
+            self.emit(f"mov.b32 {name}, {self.reg(value)};")
+        return name
+
+    def complete(self, value: Value) -> None:
+        """Write pair `value`'s other form where a use reads it: its elements from its
+        packed register, or its packed register from its elements."""
+        if not packs(value):
+            return
+        packed = self.regs.packed(value)
+        if packed is not None and not self.regs.has_elements(value):
+            if value in self._uses.elements:
+                halves = self.regs.bind_elements(value, [self.temp("b16"), self.temp("b16")])
+                self.emit(f"mov.b32 {halves}, {packed};")
+        elif packed is None and self.regs.has_elements(value) and value in self._uses.packed:
+            packed = self.regs.bind_packed(value, self.temp("b32"))
+            self.emit(f"mov.b32 {packed}, {self.reg(value)};")
+
     def define_elements(self, value: Value, registers: Sequence[str]) -> str:
         """Let vector `value` live in `registers` (one per element), which other values
         hold too (``thread.from_elements``); returns its brace list."""
@@ -153,8 +217,11 @@ class KernelEmitter:
         return self.regs.bind_elements(value, registers)
 
     def share(self, value: Value, other: Value) -> None:
-        """Let `value` live in the register(s) of `other` (loop results, block arguments)."""
-        if isinstance(value.type, VectorType):
+        """Let `value` live in the register(s) of `other` (loop results, block arguments):
+        a pair in `other`'s packed register (`complete` gives its own elements)."""
+        if packs(value):
+            self.regs.bind_packed(value, self.packed(other))
+        elif isinstance(value.type, VectorType):
             self.regs.bind_elements(value, self.regs.elements(other))
         else:
             self.regs.bind(value, self.regs.of(other))
@@ -214,6 +281,7 @@ class KernelEmitter:
         for r in op.results:  # async tokens order the program; no register holds them
             if isinstance(r.type, TokenType) and not self.regs.has(r):
                 self.regs.bind(r, "")
+            self.complete(r)
 
     # -- the kernel -------------------------------------------------------------
     def _mark(self, op: Operation) -> None:

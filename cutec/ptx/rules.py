@@ -26,6 +26,7 @@ from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
 from cutec.ir.types import IndexType, IntegerType
+from cutec.ptx.regalloc import packs
 from cutec.ptx.tables import (
     BINARY,
     CAST,
@@ -510,6 +511,8 @@ def _atom_operand(ctx: KernelEmitter, op: Operation, o: Operand, v: Value) -> tu
         return ctx.reg(v), "b64"
     if ctx.width(v) == 1:
         return ctx.reg(v), ctx.ptype(v, op).reg
+    if packs(v):  # a fragment register: read where ldmatrix / mma wrote it
+        return ctx.packed(v), "b32"
     c = _packed_class(ctx, op, v)
     packed = ctx.temp(c)
     if _byte_elements(ctx, op, v):
@@ -564,7 +567,9 @@ def _atom(ctx: KernelEmitter, op: Operation) -> None:
 
     Results are defined first; an operand that is an input and an output (wgmma's
     accumulator) is moved into the result registers, which the instruction updates.
-    A result vector held in one register is unpacked after the instruction.
+    A result pair of 16-bit elements is written packed (the emitter unpacks it where a
+    use reads its elements); another result vector held in one register is unpacked
+    after the instruction.
     """
     assert isinstance(op, thread.AtomOp)
     try:
@@ -575,7 +580,8 @@ def _atom(ctx: KernelEmitter, op: Operation) -> None:
     if not ctx.target.runs(atom.min_target):  # the target's PTX version covers its atoms
         raise ctx.error(op, f"atom {atom.name} needs {atom.min_target}")
     for r in op.outs:
-        ctx.define(r, op)
+        if not packs(r):
+            ctx.define(r, op)
     regs: dict[str, list[str]] = {}
     unpack: list[tuple[str, Value]] = []
     outs = iter(op.outs)
@@ -585,6 +591,8 @@ def _atom(ctx: KernelEmitter, op: Operation) -> None:
             r = next(outs)
             if ctx.width(r) == 1:
                 names.append(ctx.reg(r))
+            elif packs(r):
+                names.append(ctx.define_packed(r))
             else:
                 names.append(ctx.temp(_packed_class(ctx, op, r)))
                 unpack.append((names[-1], r))

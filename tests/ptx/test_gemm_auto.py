@@ -40,6 +40,21 @@ def test_assembles_on_the_tensor_core_path(kernel: str, t: str, target: str) -> 
     a_mn, b_mn = kernel[-2] == "n", kernel[-1] == "t"
     assert ("ldmatrix" in ptx) == (t != "tf32" or not (a_mn and b_mn))
     assert (".trans" in ptx) == (t != "tf32" and (a_mn or b_mn))
+    if t != "tf32":  # fragment registers stay packed from ldmatrix to mma.sync, loop
+        # included (carry-vectors, the emitter's packed pairs): no 16-bit halves
+        assert "mov.b16" not in ptx and not re.search(r"mov\.b32 %r\d+, \{%rs", ptx)
+
+
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_benchmark_tiles_do_not_spill(kernel: str) -> None:
+    """The 128x256x64 tiles on 8 warps that benchmarks/gemm_impls.py runs: 128 f32
+    accumulators a thread, and the TN kernel spilled 24 bytes before fragments were
+    carried packed."""
+    defines = {"BN": 256, "THREADS": 256, "BK": 64}
+    options = Options(kernel=kernel, target="sm_90a", defines=defines)
+    result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
+    usage = result.resources[kernel]
+    assert not usage.spills and usage.stack_frame == 0, usage
 
 
 def test_16_bit_output_assembles() -> None:
