@@ -34,7 +34,12 @@ point is reused at the next.
 algebra evaluates the layout at a coordinate of symbols (one per coordinate
 value, ``>= 0``), so static parts fold at compile time, and the result is
 materialised like any integer. A swizzle on top (`ComposedLayout`) is applied
-to the materialised offset with xor, and and shift.
+to the materialised offset with xor, and and shift; the terms of the offset that
+are multiples of the swizzle's domain (2^(B+M+|S|)) are added after it, since
+``Sw(x + h) == Sw(x) + h`` for such h (the swizzle reads and writes only bits
+below the domain, which adding h leaves alone). So the copies of one thread,
+which differ by such terms (a row of a stage, the stage), share one swizzled
+value and differ by a constant, which ptxas folds into the address.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from cutec.layout.symbolic import (
     Symbol,
     SymInt,
     bounds,
+    split_multiple,
     sym,
 )
 
@@ -278,7 +284,9 @@ def offset_of(layout: Layout | ComposedLayout, coord: CoordValue, m: IntegerMate
     if isinstance(outer, Layout):
         return m(outer(inner))
     if isinstance(outer, Swizzle):
-        return _swizzle(outer, m(inner), m)
+        low, high = split_multiple(inner, outer.size())
+        swizzled = _swizzle(outer, m(low), m)
+        return swizzled if high == 0 else m.binary(arith.AddIOp, swizzled, m(high))
     raise TypeError(f"offset_of: cannot apply {outer}")
 
 

@@ -360,6 +360,19 @@ def known_divisible(x: Integer, d: Integer) -> bool:
     return _exact_quotient(x, d) is not None
 
 
+def split_multiple(x: Integer, d: int) -> tuple[Integer, Integer]:
+    """x as ``(rest, multiple)`` with ``x == rest + multiple`` and d | multiple provably:
+    `multiple` the terms of x's canonical form that are known multiples of d and the
+    multiple of d in its constant (``const - const % d``), `rest` the other terms and
+    ``const % d``. (d >= 1.)"""
+    if d < 1:
+        raise ValueError(f"split_multiple by {d}")
+    terms, const = _poly(x)
+    high = {m: k for m, k in terms.items() if _div(_make({m: k}, 0)) % d == 0}
+    multiple = _make(high, const - const % d)
+    return _make({m: k for m, k in terms.items() if m not in high}, const % d), multiple
+
+
 def known_residue(x: Integer, m: int) -> int | None:
     """x mod m (m >= 1) when the facts decide it, else None.
 

@@ -15,7 +15,12 @@ make the invariant part one value computed before the loop:
 * a tree of single-use ``arith.addi`` in the body whose leaves include at
   least two invariant values and one varying value becomes
   ``varying-sum + invariant-sum``, the invariant sum built before the loop
-  (``%c = arith.addi %o2, %inv`` with ``%inv = (%base + %t) + %v`` hoisted);
+  (``%c = arith.addi %o2, %inv`` with ``%inv = (%base + %t) + %v`` hoisted).
+  Constant leaves stay out of the invariant sum and are added last,
+  ``(varying-sum + invariant-sum) + c``: the addresses of a thread's copies
+  that differ by a constant then share one sum (CSE) and the constant becomes
+  the instruction's address offset (thread.ptr_add's `ConstantOffsetLast`),
+  where a hoisted ``%inv + c`` would take a register per copy;
 * ``shli (muli x, a), c`` with `a` and `c` invariant, `x` varying and the
   multiply used once, becomes ``muli x, (shli a, c)``, the shift before the
   loop.
@@ -31,9 +36,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import BlockArgument, Operation, Value
 from cutec.ir.dialects import arith, scf
 from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.rewrite import constant_value
 from cutec.ir.types import IndexType, IntegerType
 from cutec.passes.licm import loops_innermost_first
 from cutec.passes.manager import Pass, working_on
@@ -58,18 +65,30 @@ def _single_use_in(value: Value, op_type: type[Operation], loop: scf.ForOp) -> O
     return owner
 
 
+def _hoisted_add(value: Value, loop: scf.ForOp) -> Operation | None:
+    """The single-use ``arith.addi`` defining `value` outside `loop`, if any."""
+    owner = value.owner
+    if isinstance(value, BlockArgument) or not isinstance(owner, arith.AddIOp):
+        return None
+    if _varies_in(value, loop) or len(value.uses) != 1:
+        return None
+    return owner
+
+
 def _scalar_int(value: Value) -> bool:
     return isinstance(value.type, (IntegerType, IndexType))
 
 
 def _add_tree(root: Operation, loop: scf.ForOp) -> tuple[list[Value], list[Operation]]:
-    """The leaves of the single-use add tree at `root` (left to right) and its adds."""
+    """The leaves of the single-use add tree at `root` (left to right) and its adds: adds
+    in the loop's body, and invariant ones licm hoisted (whose constants may then leave
+    the invariant sum)."""
     leaves: list[Value] = []
     adds: list[Operation] = [root]
     stack = list(reversed(root.operands))
     while stack:
         v = stack.pop()
-        inner = _single_use_in(v, arith.AddIOp, loop)
+        inner = _single_use_in(v, arith.AddIOp, loop) or _hoisted_add(v, loop)
         if inner is None:
             leaves.append(v)
         else:
@@ -88,6 +107,13 @@ def _is_inner_add(op: Operation, loop: scf.ForOp) -> bool:
     )
 
 
+def _add(a: Value, b: Value, before: Operation) -> Value:
+    add = arith.AddIOp(a, b)
+    add.location = before.location
+    before.parent.insert_before(before, add)  # type: ignore[union-attr]
+    return add.results[0]
+
+
 def _sum(values: list[Value], before: Operation) -> Value:
     total = values[0]
     for v in values[1:]:
@@ -102,15 +128,25 @@ def _group_invariant_addends(op: Operation, loop: scf.ForOp) -> bool:
     if _is_inner_add(op, loop) or not _scalar_int(op.results[0]):
         return False
     leaves, adds = _add_tree(op, loop)
-    invariant = [v for v in leaves if not _varies_in(v, loop)]
+    constants = [v for v in leaves if isinstance(constant_value(v), IntegerAttr)]
+    invariant = [v for v in leaves if not _varies_in(v, loop) and v not in constants]
     varying = [v for v in leaves if _varies_in(v, loop)]
-    if len(invariant) < 2 or not varying:
+    if not varying:
         return False
-    inv = _sum(invariant, loop)
-    total = arith.AddIOp(_sum(varying, op), inv)
-    total.location = op.location
-    op.parent.insert_before(op, total)  # type: ignore[union-attr]
-    op.results[0].replace_all_uses_with(total.results[0])
+    # Already ``(varying... + inv) + c``, or nothing to group: leave it.
+    constant_last = len(constants) == 1 and op.operands[1] is constants[0]
+    if len(invariant) < 2 and (not constants or constant_last):
+        return False
+    total = _sum(varying, op)
+    if invariant:
+        total = _add(total, _sum(invariant, loop), op)
+    if constants:
+        c = sum(constant_value(v).value for v in constants)  # type: ignore[union-attr]
+        const = arith.constant(c, op.results[0].type)
+        const.location = op.location
+        op.parent.insert_before(op, const)  # type: ignore[union-attr]
+        total = _add(total, const.results[0], op)
+    op.results[0].replace_all_uses_with(total)
     for add in adds:  # root first: each add's only user is erased before it
         add.erase()
     return True

@@ -11,7 +11,10 @@
    the loop (`cutec.passes.licm`) — then reassociate — the invariant terms of
    the index math that stayed, grouped into one value before the loop
    (`cutec.passes.reassociate`);
-4. cse — one op per expression, hoisted ones and new constants included.
+4. the constant reassociate left last in a pointer's offset is added after the
+   pointer (thread.ptr_add's `ConstantOffsetLast`), so accesses that differ by
+   a constant share one pointer and the constant becomes the address offset;
+5. cse — one op per expression, hoisted ones and new constants included.
 
 Strength reduction turns index math into shifts and masks. Division and
 remainder by 2^k agree with a shift and a mask for every unsigned dividend,
@@ -32,6 +35,7 @@ from cutec.ir.dialects import arith
 from cutec.ir.dialects.arith_fold import to_signed, to_unsigned
 from cutec.ir.dialects.arith_patterns import make_constant
 from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.dialects.thread import ConstantOffsetLast
 from cutec.ir.nonnegative import NonNegative
 from cutec.ir.rewrite import (
     GreedyConfig,
@@ -180,6 +184,9 @@ class Simplify(Pass):
             with working_on(loop):
                 hoist_invariants(loop)
                 reassociate_loop(loop)
+        # The constants reassociate put last in a pointer's offset: added after the
+        # pointer (thread.ptr_add's ConstantOffsetLast), so CSE shares the rest.
+        apply_patterns_greedily(module, PatternSet([ConstantOffsetLast()]), config)
         CSE().run(module)
 
 

@@ -183,6 +183,21 @@ def test_offset_of_is_crd2idx(env: dict[str, int], i: int, j: int, k: int) -> No
     assert "arith.constant" in _ops(func)
 
 
+@given(st.integers(0, 7), st.integers(0, 63), st.integers(0, 3))
+def test_swizzle_is_applied_below_its_domain(i: int, j: int, k: int) -> None:
+    """Sw<3,3,3> reads and writes bits 0-8: a stage of 512 elements is added after the
+    xor, so two stages of one (row, column) share one swizzled value (one xor)."""
+    staged = ComposedLayout(Swizzle(3, 3, 3), 0, Layout((8, 64, 4), (64, 1, 512)))
+    func = builtin.FuncOp("f", [T.index] * 3, [T.index] * 2)
+    ci, cj, ck = func.body.args
+    b = Builder.at_end(func.body)
+    m = IntegerMaterializer(b, {})
+    first, other = offset_of(staged, (ci, cj, 0), m), offset_of(staged, (ci, cj, ck), m)
+    b.insert(builtin.ReturnOp([first, other]))
+    assert run_function(func, [i, j, k]) == [staged((i, j, 0)), staged((i, j, k))]
+    assert _ops(func).count("arith.xori") == 1, print_op(func)
+
+
 def test_offset_of_folds_static_parts() -> None:
     M = SYMBOLS["M"]
     func = builtin.FuncOp("f", [T.index] * (len(NAMES) + 1), [T.index])

@@ -26,6 +26,7 @@ from cutec.layout.symbolic import (
     parse_expr,
     smax,
     smin,
+    split_multiple,
     static_value,
     sym,
 )
@@ -443,3 +444,18 @@ def test_known_residue_decides_the_bits_of_a_mixed_bits_offset() -> None:
 )
 def test_known_residue(build: Callable[[], Integer], m: int, expected: int | None) -> None:
     assert known_residue(build(), m) == expected
+
+
+# -- split_multiple -----------------------------------------------------------
+
+
+@given(st.integers(-3, 3), st.integers(-2000, 2000), st.integers(1, 50), st.integers(1, 50))
+def test_split_multiple_sums_back_and_divides(a: int, c: int, m: int, k: int) -> None:
+    """x == rest + multiple, and d | multiple at every value of the symbols: the terms
+    of ldA (divisor 4) times 128, and the constant's multiple of 512, go high."""
+    x = a * M + 128 * ldA + 512 * K + c
+    rest, multiple = split_multiple(x, 512)
+    env = {"M": m, "ldA": 4 * k, "K": k}
+    assert evaluate(rest, env) + evaluate(multiple, env) == evaluate(x, env)
+    assert evaluate(multiple, env) % 512 == 0
+    assert str(rest) == str(a * M + c % 512) and known_divisible(multiple, 512)

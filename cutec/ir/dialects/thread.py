@@ -31,6 +31,9 @@ from collections.abc import Sequence
 from cutec.ir.attributes import Attribute, IntegerAttr
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialect import Dialect
+from cutec.ir.dialects.arith import ConstantOp
+from cutec.ir.dialects.arith_fold import int_value
+from cutec.ir.dialects.arith_int import AddIOp
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncOp, CpAsyncWaitOp
 from cutec.ir.dialects.thread_atom import AtomOp, AtomSignature, atom_signature, lookup_atom
@@ -49,6 +52,7 @@ from cutec.ir.opdef import (
     result_def,
     var_operand_def,
 )
+from cutec.ir.rewrite import PatternRewriter, RewritePattern, constant_value
 from cutec.ir.traits import (
     AddressSpace,
     EffectKind,
@@ -125,6 +129,64 @@ class PtrAddOp(Operation):
     def verify_(self) -> None:
         if self.result.type != self.ptr.type:
             raise self.error("result must have the pointer's type")
+
+    def fold(self, constants: Sequence[Attribute | None]) -> list[Value] | None:
+        """``ptr_add(p, 0) → p``."""
+        offset = constants[1]
+        return [self.ptr] if isinstance(offset, IntegerAttr) and offset.value == 0 else None
+
+
+class ConstantOffsetLast(RewritePattern):
+    """A constant part of a pointer's offset is added last:
+
+        ptr_add(p, x + c)           → ptr_add(ptr_add(p, x), c)
+        ptr_add(ptr_add(p, c), x)   → ptr_add(ptr_add(p, x), c)
+        ptr_add(ptr_add(p, c1), c2) → ptr_add(p, c1 + c2)      (c1, c2 of one type)
+
+    So the accesses of one thread that differ by a constant (the rows of a copy in one
+    swizzled stage) share one pointer, and the PTX adds the constant after it, which
+    ptxas folds into the instruction's address (``[R+0x800]``).
+    """
+
+    op_type = PtrAddOp
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        assert isinstance(op, PtrAddOp)
+        offset, ptr = op.offset, op.ptr
+        c = _int_constant(offset)
+        inner = ptr.owner if isinstance(ptr, OpResult) else None
+        if isinstance(inner, PtrAddOp):
+            c1 = _int_constant(inner.offset)
+            if c1 is not None and c is not None and inner.offset.type == offset.type:
+                total = rewriter.insert_before(op, _constant(c1 + c, offset.type)).results[0]
+                rewriter.replace_op(op, [_ptr_add(rewriter, op, inner.ptr, total)])
+                return True
+            if c1 is not None and c is None:
+                moved = _ptr_add(rewriter, op, inner.ptr, offset)
+                rewriter.replace_op(op, [_ptr_add(rewriter, op, moved, inner.offset)])
+                return True
+        add = offset.owner if isinstance(offset, OpResult) else None
+        if isinstance(add, AddIOp) and _int_constant(add.operands[1]) is not None:
+            x, k = add.operands
+            rewriter.replace_op(op, [_ptr_add(rewriter, op, _ptr_add(rewriter, op, ptr, x), k)])
+            return True
+        return False
+
+
+def _int_constant(value: Value) -> int | None:
+    attr = constant_value(value)
+    return attr.value if isinstance(attr, IntegerAttr) else None
+
+
+def _constant(value: int, t: Type) -> Operation:
+    return ConstantOp(IntegerAttr(int_value(value, t), t))
+
+
+def _ptr_add(rewriter: PatternRewriter, before: Operation, ptr: Value, offset: Value) -> Value:
+    return rewriter.insert_before(before, PtrAddOp(ptr, offset)).results[0]
+
+
+PtrAddOp.canonicalization_patterns = (ConstantOffsetLast(),)
 
 
 def access_problem(ptr: Value, value_type: Type) -> str | None:

@@ -55,3 +55,29 @@ kernel @stays(%g: !gpu.ptr<f32, global>, %base: i32, %t: i32, %n: index) {
   }
   return
 }
+
+// A constant leaf stays out of the invariant sum, also one licm had hoisted with an
+// invariant (a single-use add before the loop): it is added last, so the accesses
+// that differ by a constant share the rest.
+// CHECK-LABEL: kernel @constant_last
+kernel @constant_last(%s: !gpu.ptr<f32, shared>, %base: i32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : i32
+  %inv = arith.addi %base, %c512 : i32
+  // CHECK: scf.for %k
+  scf.for %k = %c0 to %n step %c1 {
+    // CHECK-NEXT: %[[K:.*]] = arith.index_cast %k
+    // CHECK-NEXT: %[[X:.*]] = arith.addi %[[K]], %base : i32
+    // CHECK-NEXT: %[[C:.*]] = arith.constant 512 : i32
+    // CHECK-NEXT: %[[A:.*]] = arith.addi %[[X]], %[[C]] : i32
+    // CHECK-NEXT: thread.ptr_add %s, %[[A]]
+    %ki = arith.index_cast %k : index to i32
+    %a = arith.addi %ki, %inv : i32
+    %p = thread.ptr_add %s, %a : !gpu.ptr<f32, shared>, i32
+    %v = thread.load %p : !gpu.ptr<f32, shared> -> f32
+    thread.store %v, %s : f32, !gpu.ptr<f32, shared>
+    scf.yield
+  }
+  return
+}
