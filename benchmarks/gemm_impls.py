@@ -68,7 +68,6 @@ class CutecKernel:
 
 # gemm_auto's tiles per element type (compile-time parameters).
 F32_ACC = (("BN", "256"), ("BK", "64"), ("THREADS", "256"))  # 128x256x64, 2x4 warps
-F32_ACC_TN = (("BN", "256"), ("THREADS", "256"))  # 128x256x32 (BK = 64 spills 24 bytes in TN)
 TF32 = (("T", "tf32"), ("BN", "256"), ("THREADS", "256"))  # 128x256x32
 F16_ACC = (("TC", "f16"), ("TACC", "f16"), ("BK", "64"))  # f16 accumulation, 128x128x64
 
@@ -93,11 +92,11 @@ CUTEC_KERNELS = (
     # tile sizes the sweeps in docs/performance.md found best on an H100 (the
     # example's defaults, 128x128x32 on 4 warps, are for smaller problems).
     CutecKernel("gemm_auto", "gemm_nt", "f16f32", "NT", None, F32_ACC),
-    CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None, F32_ACC_TN),
+    CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None, F32_ACC),
     CutecKernel("gemm_auto", "gemm_nn", "f16f32", "NN", None, F32_ACC),
     CutecKernel("gemm_auto", "gemm_tt", "f16f32", "TT", None, F32_ACC),
     CutecKernel("gemm_auto", "gemm_nt", "bf16f32", "NT", None, (("T", "bf16"), *F32_ACC)),
-    CutecKernel("gemm_auto", "gemm_tn", "bf16f32", "TN", None, (("T", "bf16"), *F32_ACC_TN)),
+    CutecKernel("gemm_auto", "gemm_tn", "bf16f32", "TN", None, (("T", "bf16"), *F32_ACC)),
     CutecKernel("gemm_auto", "gemm_nn", "bf16f32", "NN", None, (("T", "bf16"), *F32_ACC)),
     CutecKernel("gemm_auto", "gemm_tt", "bf16f32", "TT", None, (("T", "bf16"), *F32_ACC)),
     CutecKernel("gemm_auto", "gemm_nt", "tf32", "NT", None, TF32),
