@@ -23,7 +23,14 @@ make the invariant part one value computed before the loop:
   where a hoisted ``%inv + c`` would take a register per copy;
 * ``shli (muli x, a), c`` with `a` and `c` invariant, `x` varying and the
   multiply used once, becomes ``muli x, (shli a, c)``, the shift before the
-  loop.
+  loop;
+* ``cmpi p, (t + c), r`` on `index` values, with `c` a constant, `r` not one
+  and `p` signed or (in)equality, becomes ``cmpi p, c, (r - t)``: the residue
+  predicates of a thread's copies (``k + c_i < K``, one per row it copies)
+  then share ``K - k`` and compare it with constants, where each compared a
+  64-bit sum of its own (four instructions a copy in gemm_auto's k-loop, two
+  after). Exact because index math is assumed not to overflow (the lowering's
+  assumption, docs/passes.md).
 
 Both are exact: ``arith.addi`` and ``arith.muli`` wrap, so sums and products
 are associative and commutative modulo 2^width, and ``(x * a) << c`` and
@@ -174,9 +181,36 @@ def _shift_into_invariant_factor(op: Operation, loop: scf.ForOp) -> bool:
     return True
 
 
+# Predicates for which ``t + c p r`` and ``c p r - t`` agree when nothing overflows.
+_SHIFTABLE = frozenset({"eq", "ne", "slt", "sle", "sgt", "sge"})
+
+
+def _constant_across_compare(op: Operation) -> bool:
+    assert isinstance(op, arith.CmpIOp)
+    lhs, rhs = op.lhs, op.rhs
+    add = lhs.owner
+    if not isinstance(lhs.type, IndexType) or op.predicate.value not in _SHIFTABLE:
+        return False
+    if not isinstance(add, arith.AddIOp) or isinstance(constant_value(rhs), IntegerAttr):
+        return False
+    t, c = add.operands
+    if not isinstance(constant_value(c), IntegerAttr) or isinstance(constant_value(t), IntegerAttr):
+        return False
+    diff = arith.SubIOp(rhs, t)
+    diff.location = op.location
+    op.parent.insert_before(op, diff)  # type: ignore[union-attr]
+    op.set_operands([c, diff.results[0]])
+    if not lhs.uses:
+        add.erase()
+    return True
+
+
 def reassociate_loop(loop: scf.ForOp) -> int:
-    """Apply both rewrites to the ops directly in `loop`'s body; the number applied."""
+    """Apply the rewrites to the ops directly in `loop`'s body; the number applied."""
     changed = 0
+    for op in list(loop.body.ops):
+        if isinstance(op, arith.CmpIOp) and op.parent is not None:
+            changed += _constant_across_compare(op)
     for op in list(loop.body.ops):
         if isinstance(op, arith.ShLIOp) and op.parent is not None:
             changed += _shift_into_invariant_factor(op, loop)

@@ -81,3 +81,41 @@ kernel @constant_last(%s: !gpu.ptr<f32, shared>, %base: i32, %n: index) {
   }
   return
 }
+
+// A constant crosses an index compare: k + c < K becomes c < K - k, so the residue
+// predicates of one thread's copies share K - k. An i32 compare (which may wrap)
+// and an unsigned one stay.
+// CHECK-LABEL: kernel @residues
+kernel @residues(%g: !gpu.ptr<f32, global>, %K: index, %Ki: i32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c16i = arith.constant 16 : i32
+  %z = arith.constant 0.0 : f32
+  // CHECK: scf.for %k
+  scf.for %k = %c0 to %n step %c1 {
+    // CHECK-NEXT: %[[R1:.*]] = arith.subi %K, %k : index
+    // CHECK-NEXT: %[[P1:.*]] = arith.cmpi slt, %c16, %[[R1]] : index
+    // CHECK-NEXT: %[[R2:.*]] = arith.subi %K, %k : index
+    // CHECK-NEXT: %[[P2:.*]] = arith.cmpi slt, %c32, %[[R2]] : index
+    // CHECK-NEXT: %[[A3:.*]] = arith.addi %k, %c16 : index
+    // CHECK-NEXT: %[[P3:.*]] = arith.cmpi ult, %[[A3]], %K : index
+    // CHECK: arith.cmpi slt, %{{.*}}, %Ki : i32
+    %a1 = arith.addi %k, %c16 : index
+    %p1 = arith.cmpi slt, %a1, %K : index
+    %a2 = arith.addi %k, %c32 : index
+    %p2 = arith.cmpi slt, %a2, %K : index
+    %a3 = arith.addi %k, %c16 : index
+    %p3 = arith.cmpi ult, %a3, %K : index
+    %ki = arith.index_cast %k : index to i32
+    %a4 = arith.addi %ki, %c16i : i32
+    %p4 = arith.cmpi slt, %a4, %Ki : i32
+    %q1 = arith.andi %p1, %p2 : i1
+    %q2 = arith.andi %p3, %p4 : i1
+    %q = arith.andi %q1, %q2 : i1
+    thread.store_if %q, %z, %g : f32, !gpu.ptr<f32, global>
+    scf.yield
+  }
+  return
+}
