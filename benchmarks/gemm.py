@@ -13,8 +13,13 @@ with NaN, one launch, normwise relative error against a float64 product
 (f32 output < 1e-5). Only then is it timed: CUDA events around each launch
 after a warm-up, L2 flushed before each (as triton.testing.do_bench does,
 which also keeps the GPU busy while the host enqueues), the median of
---repeat launches. Ratios are speeds relative to references measured in the
-same run on the same GPU. Also measured: cold compile-and-load of
+--repeat launches. The implementations of one problem are timed round-robin,
+one launch each per round: a GPU at its power cap (an H100 throttles from
+1980 MHz to about 1450-1650 MHz within a second of large GEMMs) runs a kernel
+at a clock set by the work just before it, and rounds give every
+implementation the same history, where timing them one after another gave each
+the state its predecessor left. Ratios are speeds relative to references
+measured in the same run on the same GPU. Also measured: cold compile-and-load of
 sgemm_2 in a fresh process with an empty cache, and host launch overhead
 of a cached cutec call against a raw cuLaunchKernel (see gemm_host.py).
 
@@ -149,20 +154,25 @@ def log(msg: str) -> None:
 # ---- the GPU run -------------------------------------------------------------------------
 
 
-def _time_ms(launch, warmup: int, repeat: int, flush) -> float:
+def _time_ms(launches: list, warmup: int, repeat: int, flush) -> list[float]:
+    """The median time of each launch, timed in rounds: each round runs every launch
+    once, in order, each after an L2 flush (see the module docstring)."""
     import torch
 
-    for _ in range(warmup):
-        launch()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(repeat)]  # fmt: skip
-    for start, end in events:
-        flush.zero_()  # cold L2, and the GPU stays busy while the host enqueues the launch
-        start.record()
-        launch()
-        end.record()
+    for launch in launches:
+        for _ in range(warmup):
+            launch()
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in range(repeat)] for _ in launches]  # fmt: skip
+    for r in range(repeat):
+        for launch, timed in zip(launches, events, strict=True):
+            start, end = timed[r]
+            flush.zero_()  # cold L2, and the GPU stays busy while the host enqueues the launch
+            start.record()
+            launch()
+            end.record()
     torch.cuda.synchronize()
-    return statistics.median(start.elapsed_time(end) for start, end in events)
+    return [statistics.median(s.elapsed_time(e) for s, e in timed) for timed in events]
 
 
 def _rel_err(c, ref) -> float:
@@ -187,8 +197,9 @@ def _launcher(impl: Impl, problem, ops, libraries: dict):
     return gemm_impls.cute_launcher(lib, tutorial, problem, a, b, c)
 
 
-def run_one(impl: Impl, problem, ops, ref, libraries: dict, args, flush) -> report.Row:
-    """Check, then time, one implementation on one problem; never raises."""
+def check_one(impl: Impl, problem, ops, ref, libraries: dict) -> tuple[report.Row, object]:
+    """Check one implementation on one problem: its row, and its launch if it is to be
+    timed (None when the row is not ok); never raises."""
     import torch
 
     row = report.Row(impl.family, impl.name, problem.dtype, problem.layout,
@@ -208,9 +219,8 @@ def run_one(impl: Impl, problem, ops, ref, libraries: dict, args, flush) -> repo
         tol = TOLERANCE_BY_KEY.get(problem.dtype, TOLERANCE[DTYPES[problem.dtype][1]])
         if not row.rel_err < tol:  # NaN fails too
             row.status, row.note = "wrong", f"normwise relative error {row.rel_err:.2e} >= {tol}"
-            return row
-        phase = "timing"
-        row.ms = _time_ms(launch, args.warmup, args.repeat, flush)
+            return row, None
+        return row, launch
     except Unsupported as exc:
         row.status, row.note = "n/a", str(exc)
     except (TypeError, ValueError) as exc:
@@ -219,7 +229,23 @@ def run_one(impl: Impl, problem, ops, ref, libraries: dict, args, flush) -> repo
         row.status, row.note = ("rejected" if rejected else "error"), f"{type(exc).__name__}: {exc}"
     except Exception as exc:
         row.status, row.note = "error", f"{phase}: {type(exc).__name__}: {exc}"
-    return row
+    return row, None
+
+
+def time_rows(checked: list[tuple[report.Row, object]], args, flush) -> None:
+    """Time the checked rows of one problem together (`_time_ms`); a failure marks them
+    all (a launch that passed its check should not fail here)."""
+    timed = [(row, launch) for row, launch in checked if launch is not None]
+    if not timed:
+        return
+    try:
+        times = _time_ms([launch for _, launch in timed], args.warmup, args.repeat, flush)
+    except Exception as exc:
+        for row, _ in timed:
+            row.status, row.note = "error", f"timing: {type(exc).__name__}: {exc}"
+        return
+    for (row, _), ms in zip(timed, times, strict=True):
+        row.ms = ms
 
 
 def _operands(values, problem, torch):
@@ -257,13 +283,21 @@ def sweep(args, impls: list[Impl], libraries: dict) -> list[report.Row]:
                 refs[t_in] = a64 @ b64.t()
                 del a64, b64
             ops = _operands(values, problem, torch)
+            checked = []
             for impl in (i for i in impls if (i.dtype, i.layout) == (dtype, layout)):
-                row = run_one(impl, problem, ops, refs[t_in], libraries, args, flush)
-                rows.append(row)
-                _progress(len(rows), total, row)
+                row, launch = check_one(impl, problem, ops, refs[t_in], libraries)
+                checked.append((row, launch))
                 if row.status == "error" and not _context_alive():
                     log("the CUDA context is unusable after this error: stopping the sweep")
+                    rows += [r for r, _ in checked]
                     return rows
+            time_rows(checked, args, flush)
+            for row, _ in checked:
+                rows.append(row)
+                _progress(len(rows), total, row)
+            if any(r.status == "error" for r, _ in checked) and not _context_alive():
+                log("the CUDA context is unusable after this error: stopping the sweep")
+                return rows
             del ops
         del values, refs
         torch.cuda.empty_cache()
@@ -335,7 +369,8 @@ def metadata(args) -> dict:
         "shapes": args.shapes,
         "repeat": args.repeat,
         "warmup": args.warmup,
-        "timing": "median of per-launch CUDA event times, L2 flushed before each launch",
+        "timing": "median of per-launch CUDA event times, L2 flushed before each launch, "
+        "the implementations of a problem timed in rounds (one launch each per round)",
     }
 
 
