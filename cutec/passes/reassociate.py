@@ -25,7 +25,8 @@ make the invariant part one value computed before the loop:
   multiply used once, becomes ``muli x, (shli a, c)``, the shift before the
   loop;
 * ``cmpi p, (t + c), r`` on `index` values, with `c` a constant, `r` not one
-  and `p` signed or (in)equality, becomes ``cmpi p, c, (r - t)``: the residue
+  and `p` signed or (in)equality, becomes ``cmpi p, c, (r - t)`` where two or
+  more compares of the body share ``(t, r)``: the residue
   predicates of a thread's copies (``k + c_i < K``, one per row it copies)
   then share ``K - k`` and compare it with constants, where each compared a
   64-bit sum of its own (four instructions a copy in gemm_auto's k-loop, two
@@ -73,13 +74,25 @@ def _single_use_in(value: Value, op_type: type[Operation], loop: scf.ForOp) -> O
 
 
 def _hoisted_add(value: Value, loop: scf.ForOp) -> Operation | None:
-    """The single-use ``arith.addi`` defining `value` outside `loop`, if any."""
+    """The ``arith.addi`` defining `value` outside `loop` when its add tree there has a
+    constant leaf (one use or several: it stays for its other users), else None."""
     owner = value.owner
     if isinstance(value, BlockArgument) or not isinstance(owner, arith.AddIOp):
         return None
-    if _varies_in(value, loop) or len(value.uses) != 1:
+    if _varies_in(value, loop) or not _has_constant_leaf(owner):
         return None
     return owner
+
+
+def _has_constant_leaf(add: Operation) -> bool:
+    stack = list(add.operands)
+    while stack:
+        v = stack.pop()
+        if isinstance(constant_value(v), IntegerAttr):
+            return True
+        if isinstance(v.owner, arith.AddIOp):
+            stack.extend(v.owner.operands)
+    return False
 
 
 def _scalar_int(value: Value) -> bool:
@@ -154,8 +167,9 @@ def _group_invariant_addends(op: Operation, loop: scf.ForOp) -> bool:
         op.parent.insert_before(op, const)  # type: ignore[union-attr]
         total = _add(total, const.results[0], op)
     op.results[0].replace_all_uses_with(total)
-    for add in adds:  # root first: each add's only user is erased before it
-        add.erase()
+    for add in adds:  # root first: an add is erased once its users in the tree are
+        if not add.results[0].uses:
+            add.erase()
     return True
 
 
@@ -185,32 +199,51 @@ def _shift_into_invariant_factor(op: Operation, loop: scf.ForOp) -> bool:
 _SHIFTABLE = frozenset({"eq", "ne", "slt", "sle", "sgt", "sge"})
 
 
-def _constant_across_compare(op: Operation) -> bool:
+def _compare_split(op: Operation) -> tuple[Value, Value, Value] | None:
+    """``(t, c, r)`` for a compare ``cmpi p, (t + c), r`` the rewrite applies to."""
     assert isinstance(op, arith.CmpIOp)
     lhs, rhs = op.lhs, op.rhs
     add = lhs.owner
     if not isinstance(lhs.type, IndexType) or op.predicate.value not in _SHIFTABLE:
-        return False
+        return None
     if not isinstance(add, arith.AddIOp) or isinstance(constant_value(rhs), IntegerAttr):
-        return False
+        return None
     t, c = add.operands
-    if not isinstance(constant_value(c), IntegerAttr) or isinstance(constant_value(t), IntegerAttr):
-        return False
-    diff = arith.SubIOp(rhs, t)
-    diff.location = op.location
-    op.parent.insert_before(op, diff)  # type: ignore[union-attr]
-    op.set_operands([c, diff.results[0]])
-    if not lhs.uses:
-        add.erase()
-    return True
+    if not isinstance(constant_value(c), IntegerAttr):
+        return None
+    if isinstance(constant_value(t), IntegerAttr):
+        return None
+    return t, c, rhs
+
+
+def _constants_across_compares(loop: scf.ForOp) -> int:
+    """Rewrite the compares of `loop`'s body that share their ``(t, r)`` with another
+    (alone, ``c < r - t`` costs what ``t + c < r`` did)."""
+    groups: dict[tuple[Value, Value], list[tuple[Operation, Value]]] = {}
+    for op in loop.body.ops:
+        if isinstance(op, arith.CmpIOp) and (split := _compare_split(op)) is not None:
+            t, c, r = split
+            groups.setdefault((t, r), []).append((op, c))
+    changed = 0
+    for (t, r), compares in groups.items():
+        if len(compares) < 2:
+            continue
+        first = compares[0][0]
+        diff = arith.SubIOp(r, t)
+        diff.location = first.location
+        first.parent.insert_before(first, diff)  # type: ignore[union-attr]
+        for op, c in compares:
+            add = op.operands[0].owner
+            op.set_operands([c, diff.results[0]])
+            if not add.results[0].uses:  # type: ignore[union-attr]
+                add.erase()  # type: ignore[union-attr]
+            changed += 1
+    return changed
 
 
 def reassociate_loop(loop: scf.ForOp) -> int:
     """Apply the rewrites to the ops directly in `loop`'s body; the number applied."""
-    changed = 0
-    for op in list(loop.body.ops):
-        if isinstance(op, arith.CmpIOp) and op.parent is not None:
-            changed += _constant_across_compare(op)
+    changed = _constants_across_compares(loop)
     for op in list(loop.body.ops):
         if isinstance(op, arith.ShLIOp) and op.parent is not None:
             changed += _shift_into_invariant_factor(op, loop)

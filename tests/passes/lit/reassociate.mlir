@@ -82,9 +82,9 @@ kernel @constant_last(%s: !gpu.ptr<f32, shared>, %base: i32, %n: index) {
   return
 }
 
-// A constant crosses an index compare: k + c < K becomes c < K - k, so the residue
-// predicates of one thread's copies share K - k. An i32 compare (which may wrap)
-// and an unsigned one stay.
+// A constant crosses an index compare: k + c < K becomes c < K - k where two or more
+// compares share (k, K), so the residue predicates of one thread's copies share
+// K - k. An i32 compare (which may wrap), an unsigned one and one alone stay.
 // CHECK-LABEL: kernel @residues
 kernel @residues(%g: !gpu.ptr<f32, global>, %K: index, %Ki: i32, %n: index) {
   %c0 = arith.constant 0 : index
@@ -95,13 +95,14 @@ kernel @residues(%g: !gpu.ptr<f32, global>, %K: index, %Ki: i32, %n: index) {
   %z = arith.constant 0.0 : f32
   // CHECK: scf.for %k
   scf.for %k = %c0 to %n step %c1 {
-    // CHECK-NEXT: %[[R1:.*]] = arith.subi %K, %k : index
-    // CHECK-NEXT: %[[P1:.*]] = arith.cmpi slt, %c16, %[[R1]] : index
-    // CHECK-NEXT: %[[R2:.*]] = arith.subi %K, %k : index
-    // CHECK-NEXT: %[[P2:.*]] = arith.cmpi slt, %c32, %[[R2]] : index
+    // CHECK-NEXT: %[[R:.*]] = arith.subi %K, %k : index
+    // CHECK-NEXT: %[[P1:.*]] = arith.cmpi slt, %c16, %[[R]] : index
+    // CHECK-NEXT: %[[P2:.*]] = arith.cmpi slt, %c32, %[[R]] : index
     // CHECK-NEXT: %[[A3:.*]] = arith.addi %k, %c16 : index
     // CHECK-NEXT: %[[P3:.*]] = arith.cmpi ult, %[[A3]], %K : index
     // CHECK: arith.cmpi slt, %{{.*}}, %Ki : i32
+    // CHECK: %[[A5:.*]] = arith.addi %k, %c32 : index
+    // CHECK-NEXT: arith.cmpi slt, %[[A5]], %n : index
     %a1 = arith.addi %k, %c16 : index
     %p1 = arith.cmpi slt, %a1, %K : index
     %a2 = arith.addi %k, %c32 : index
@@ -111,10 +112,42 @@ kernel @residues(%g: !gpu.ptr<f32, global>, %K: index, %Ki: i32, %n: index) {
     %ki = arith.index_cast %k : index to i32
     %a4 = arith.addi %ki, %c16i : i32
     %p4 = arith.cmpi slt, %a4, %Ki : i32
+    %a5 = arith.addi %k, %c32 : index
+    %p5 = arith.cmpi slt, %a5, %n : index
     %q1 = arith.andi %p1, %p2 : i1
     %q2 = arith.andi %p3, %p4 : i1
-    %q = arith.andi %q1, %q2 : i1
+    %q3 = arith.andi %q1, %q2 : i1
+    %q = arith.andi %q3, %p5 : i1
     thread.store_if %q, %z, %g : f32, !gpu.ptr<f32, global>
+    scf.yield
+  }
+  return
+}
+
+// The same when the hoisted add has other users (the prologue's copies): it stays for
+// them, and the loop's sum takes its leaves.
+// CHECK-LABEL: kernel @constant_last_shared
+kernel @constant_last_shared(%s: !gpu.ptr<f32, shared>, %base: i32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : i32
+  // CHECK: %[[INV:.*]] = arith.addi %base, %c512 : i32
+  // CHECK-NEXT: %[[P0:.*]] = thread.ptr_add %s, %[[INV]]
+  %inv = arith.addi %base, %c512 : i32
+  %p0 = thread.ptr_add %s, %inv : !gpu.ptr<f32, shared>, i32
+  %v0 = thread.load %p0 : !gpu.ptr<f32, shared> -> f32
+  thread.store %v0, %s : f32, !gpu.ptr<f32, shared>
+  // CHECK: scf.for %k
+  scf.for %k = %c0 to %n step %c1 {
+    // CHECK-NEXT: %[[K:.*]] = arith.index_cast %k
+    // CHECK-NEXT: %[[X:.*]] = arith.addi %[[K]], %base : i32
+    // CHECK-NEXT: %[[C:.*]] = arith.constant 512 : i32
+    // CHECK-NEXT: %[[A:.*]] = arith.addi %[[X]], %[[C]] : i32
+    %ki = arith.index_cast %k : index to i32
+    %a = arith.addi %ki, %inv : i32
+    %p = thread.ptr_add %s, %a : !gpu.ptr<f32, shared>, i32
+    %v = thread.load %p : !gpu.ptr<f32, shared> -> f32
+    thread.store %v, %s : f32, !gpu.ptr<f32, shared>
     scf.yield
   }
   return
