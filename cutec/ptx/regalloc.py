@@ -37,8 +37,8 @@ def packs(value: Value) -> bool:
     t = value.type
     if not isinstance(t, VectorType) or t.shape != (2,):
         return False
-    p = ptx_type(t.element)
-    return p is not None and p.reg == "b16"
+    p = ptx_type(t.element)  # 8-bit elements live in b16 registers too: not a pair
+    return p is not None and p.reg == "b16" and p.nbytes == 2
 
 
 class Registers:

@@ -10,13 +10,17 @@ from collections.abc import Callable
 import pytest
 
 from cutec.diagnostics import CompileError
+from cutec.ir import types as T
+from cutec.ir.core import Block
 from cutec.ir.dialects import gpu, thread
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
+from cutec.ir.types import Type, VectorType
 from cutec.ir.verifier import verify
 from cutec.ptx import emit_ptx
 from cutec.ptx.emitter import RULES
 from cutec.ptx.ptxas import assemble, find_ptxas
+from cutec.ptx.regalloc import packs
 
 
 def _body(ptx: str) -> str:
@@ -309,3 +313,17 @@ def test_a_load_through_a_param_pointer_has_no_instruction() -> None:
     )
     assert str(err.location) == "e.mlir:4:8"
     assert err.diagnostics[0].message.endswith("for sm_90a: no ld/st of param memory")
+
+
+@pytest.mark.parametrize(
+    ("t", "packed"),
+    [(VectorType((2,), T.f16), True), (VectorType((2,), T.bf16), True),
+     (VectorType((2,), T.i16), True), (VectorType((2,), T.i8), False),
+     (VectorType((4,), T.f16), False), (VectorType((2,), T.f32), False), (T.f16, False)],
+    ids=str,
+)  # fmt: skip
+def test_pairs_of_16_bit_elements_live_packed(t: Type, packed: bool) -> None:
+    """Only two 16-bit elements fill one b32 register: 8-bit elements also live in b16
+    registers, and packing those halves would leave each byte 16 bits wide."""
+    (value,) = Block([t]).args
+    assert packs(value) is packed

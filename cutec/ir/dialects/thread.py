@@ -146,6 +146,10 @@ class ConstantOffsetLast(RewritePattern):
     So the accesses of one thread that differ by a constant (the rows of a copy in one
     swizzled stage) share one pointer, and the PTX adds the constant after it, which
     ptxas folds into the instruction's address (``[R+0x800]``).
+
+    Offsets narrower than 64 bits wrap; pointer arithmetic does not. So the first
+    rewrite takes only a constant c >= 0 there (x = (x + c) - c then lies between the
+    offset, which fits, and c's negative), and constants merge only where their sum fits.
     """
 
     op_type = PtrAddOp
@@ -157,7 +161,12 @@ class ConstantOffsetLast(RewritePattern):
         inner = ptr.owner if isinstance(ptr, OpResult) else None
         if isinstance(inner, PtrAddOp):
             c1 = _int_constant(inner.offset)
-            if c1 is not None and c is not None and inner.offset.type == offset.type:
+            if (
+                c1 is not None
+                and c is not None
+                and inner.offset.type == offset.type
+                and _fits(c1 + c, offset.type)
+            ):
                 total = rewriter.insert_before(op, _constant(c1 + c, offset.type)).results[0]
                 rewriter.replace_op(op, [_ptr_add(rewriter, op, inner.ptr, total)])
                 return True
@@ -166,11 +175,17 @@ class ConstantOffsetLast(RewritePattern):
                 rewriter.replace_op(op, [_ptr_add(rewriter, op, moved, inner.offset)])
                 return True
         add = offset.owner if isinstance(offset, OpResult) else None
-        if isinstance(add, AddIOp) and _int_constant(add.operands[1]) is not None:
-            x, k = add.operands
+        k_value = _int_constant(add.operands[1]) if isinstance(add, AddIOp) else None
+        wide = isinstance(offset.type, IndexType) or bit_width(offset.type) >= 64
+        if k_value is not None and (k_value >= 0 or wide):
+            x, k = add.operands  # type: ignore[union-attr]
             rewriter.replace_op(op, [_ptr_add(rewriter, op, _ptr_add(rewriter, op, ptr, x), k)])
             return True
         return False
+
+
+def _fits(value: int, t: Type) -> bool:
+    return isinstance(t, IndexType) or int_value(value, t) == value
 
 
 def _int_constant(value: Value) -> int | None:

@@ -36,3 +36,24 @@ kernel @offsets(%s: !gpu.ptr<f32, shared>, %x: i32) {
   thread.store %va, %z : f32, !gpu.ptr<f32, shared>
   return
 }
+
+// An i32 offset wraps where pointer arithmetic does not: x - 4 keeps its add (x may
+// be below -2^31 + 4 once split), and two constants whose sum leaves i32 stay apart.
+// CHECK-LABEL: kernel @wrapping
+kernel @wrapping(%s: !gpu.ptr<f32, shared>, %x: i32) {
+  %cm4 = arith.constant -4 : i32
+  %big = arith.constant 2147483647 : i32
+  %c1 = arith.constant 1 : i32
+  // CHECK: %[[XO:.*]] = arith.addi %x, %{{.*}} : i32
+  // CHECK-NEXT: %[[A:.*]] = thread.ptr_add %s, %[[XO]]
+  %xo = arith.addi %x, %cm4 : i32
+  %a = thread.ptr_add %s, %xo : !gpu.ptr<f32, shared>, i32
+  %v = thread.load %a : !gpu.ptr<f32, shared> -> f32
+  // CHECK: %[[P:.*]] = thread.ptr_add %s, %{{.*}} : !gpu.ptr<f32, shared>, i32
+  // CHECK-NEXT: %[[Q:.*]] = thread.ptr_add %[[P]], %{{.*}} : !gpu.ptr<f32, shared>, i32
+  // CHECK-NEXT: thread.store %{{.*}}, %[[Q]]
+  %p = thread.ptr_add %s, %big : !gpu.ptr<f32, shared>, i32
+  %q = thread.ptr_add %p, %c1 : !gpu.ptr<f32, shared>, i32
+  thread.store %v, %q : f32, !gpu.ptr<f32, shared>
+  return
+}
