@@ -94,8 +94,10 @@ def _run_child(example: str, kernel: str, cache: str) -> dict:
 
 
 def cold_compile(example: str, kernel: str, log=print) -> dict:
-    """Fresh processes: one to warm Python's bytecode (as an installed cutec has it; its
-    numbers are not kept), one on a new empty cache folder, one more on that folder."""
+    """Fresh processes: one to warm Python's bytecode and build the C launcher (as an
+    installed cutec has them: the launcher lives in the user's cutec cache, not the
+    kernel cache; its numbers are not kept), one on a new empty kernel cache folder,
+    one more on that folder."""
     out: dict = {"example": example, "kernel": kernel}
     with tempfile.TemporaryDirectory(prefix="cutec-cache-") as tmp:
         _run_child(example, kernel, str(Path(tmp) / "warm-up"))

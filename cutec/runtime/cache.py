@@ -37,8 +37,13 @@ def enabled() -> bool:
 
 def directory() -> Path:
     override = os.environ.get("CUTEC_CACHE_DIR")
-    if override:
-        return Path(override)
+    return Path(override) if override else user_directory()
+
+
+def user_directory() -> Path:
+    """The user's cutec cache, ``~/.cache/cutec`` (``$XDG_CACHE_HOME/cutec``), whatever
+    ``CUTEC_CACHE_DIR`` says: the home of what belongs to the installation rather than
+    to a set of kernels (fastlaunch.py's compiled extension)."""
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "cutec"
 

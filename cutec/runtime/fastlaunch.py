@@ -13,8 +13,13 @@ entry points:
   everything else goes to the Python launch function.
 
 It is compiled on first use with the system C compiler against this Python's
-headers and cached beside the kernels (in the disk cache's directory, named by
-a hash of its source and the Python version; written atomically). Without a C
+headers and cached, named by a hash of its source and the Python version
+(written atomically), in the user's cutec cache (``~/.cache/cutec/fastlaunch``,
+or ``$CUTEC_EXT_DIR``), not in ``$CUTEC_CACHE_DIR``: it belongs to the
+installation, like Python's bytecode, so a new kernel cache does not build it
+again (the 0.4 s of a C compile were a third of a cold compile of sgemm_2 on an
+H100 host). Where that directory cannot be written it goes beside the kernels;
+with the cache off, to a temporary directory for this process. Without a C
 compiler, Python headers or libcuda, `load()` returns None and the launch goes
 through cuda.bindings as before: slower, never wrong.
 """
@@ -39,12 +44,26 @@ from cutec.runtime import cache as disk_cache
 _SOURCE = (Path(__file__).parent / "fastlaunch.c").read_text()
 
 
-def _library_path() -> Path:
+def _library_paths() -> list[Path]:
+    """Where the library may live, in order of preference (see the module docstring)."""
     tag = hashlib.sha256((_SOURCE + sys.version).encode()).hexdigest()[:16]
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    # With the disk cache off (CUTEC_CACHE=0), the library lives for this process only.
-    root = disk_cache.directory() if disk_cache.enabled() else Path(tempfile.mkdtemp())
-    return root / "fastlaunch" / f"cutec_fastlaunch_{tag}{suffix}"
+    name = f"cutec_fastlaunch_{tag}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    if not disk_cache.enabled():  # CUTEC_CACHE=0: for this process only
+        return [Path(tempfile.mkdtemp()) / name]
+    override = os.environ.get("CUTEC_EXT_DIR")
+    if override:
+        return [Path(override) / name]
+    roots = [disk_cache.user_directory(), disk_cache.directory()]
+    return [root / "fastlaunch" / name for root in dict.fromkeys(roots)]
+
+
+def _buildable(target: Path) -> bool:
+    """Whether `target`'s directory exists or can be made, and can be written."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(target.parent, os.W_OK)
 
 
 def _build(target: Path) -> bool:
@@ -80,9 +99,11 @@ def extension() -> ModuleType | None:
     a recorder with `set_launch`); None where it cannot be built or is turned off."""
     if os.environ.get("CUTEC_FAST_LAUNCH", "1") in ("0", "off", "false"):
         return None
-    path = _library_path()
+    path = next((p for p in _library_paths() if p.is_file()), None)
     try:
-        if not path.is_file() and not _build(path):
+        if path is None:
+            path = next((p for p in _library_paths() if _buildable(p) and _build(p)), None)
+        if path is None:
             return None
         spec = importlib.util.spec_from_file_location("cutec_fastlaunch", path)
         if spec is None or spec.loader is None:

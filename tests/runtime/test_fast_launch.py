@@ -191,3 +191,23 @@ def test_c_launcher_reports_a_failed_launch(
     ((err, address, grid, block, _, stream),) = failures
     assert err == 700 and address == 0xF00D + fake["variants"][0]
     assert grid == (2, 1, 1) and block == (256, 1, 1) and stream == 0x5000
+
+
+def test_the_extension_lives_with_the_installation_not_the_kernel_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new CUTEC_CACHE_DIR (a cold kernel cache) does not build the C launcher again:
+    it lives in the user's cutec cache first, beside the kernels only as a fallback,
+    in CUTEC_EXT_DIR when that is set, and per process with the cache off."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path / "kernels"))
+    monkeypatch.delenv("CUTEC_EXT_DIR", raising=False)
+    monkeypatch.delenv("CUTEC_CACHE", raising=False)
+    first, second = fastlaunch._library_paths()
+    assert first.parent == tmp_path / "xdg" / "cutec" / "fastlaunch"
+    assert second.parent == tmp_path / "kernels" / "fastlaunch"
+    monkeypatch.setenv("CUTEC_EXT_DIR", str(tmp_path / "ext"))
+    assert [p.parent for p in fastlaunch._library_paths()] == [tmp_path / "ext"]
+    monkeypatch.setenv("CUTEC_CACHE", "0")
+    (only,) = fastlaunch._library_paths()
+    assert tmp_path not in only.parents
