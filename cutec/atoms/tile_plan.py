@@ -167,6 +167,41 @@ def choose_threads(tile: tuple[int, int, int]) -> tuple[int, str]:
     return THREADS, f"128 threads: the {bm}x{bn} tile is too small for 8 warps of 64x64"
 
 
+@dataclass(frozen=True)
+class EpiloguePlan:
+    """How the accumulators reach an M-major C: through a padded shared chunk of
+    `chunk_n` columns, read back `vec` at a time (16 bytes) along M by threads `thr`."""
+
+    vec: int
+    chunk_n: int
+    thr: Layout
+    remark: str
+
+
+def plan_epilogue(acc_bits: int, bm: int, plan: GemmPlan) -> EpiloguePlan:
+    """The epilogue of a CTA tile with BM rows and `acc_bits`-bit accumulators: each
+    thread holds its accumulators in pairs along N, which an M-major C cannot take as
+    vectors, so a chunk of C (BM x the MMA tile's N) goes through shared memory and
+    comes back as 16-byte vectors along M, the threads along M first."""
+    vec = COPY_BYTES * 8 // acc_bits
+    # One MMA tile along N: the warps' n8 atoms side by side cover 8 * warps_n
+    # contiguous columns, twice (two indices of the accumulators' MMA_N mode).
+    chunk_n = plan.mma_tile[1]
+    along = bm // vec
+    across = plan.threads // along
+    if bm % vec or along > plan.threads or plan.threads % along or chunk_n % across:
+        raise TilePlanError(
+            f"the epilogue cannot lay {plan.threads} threads over a ({bm}, {chunk_n}) chunk "
+            f"of C in {COPY_BYTES}-byte vectors along M"
+        )
+    thr = Layout((along, across), (1, along))
+    remark = (
+        f"epilogue: accumulators through a shared ({bm}, {chunk_n}) chunk of C padded by "
+        f"{vec} per column, read back {COPY_BYTES} bytes along M by threads {thr}"
+    )
+    return EpiloguePlan(vec, chunk_n, thr, remark)
+
+
 def plan_gemm(
     a_bits: int,
     b_bits: int,

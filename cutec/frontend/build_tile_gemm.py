@@ -24,6 +24,7 @@ from cutec.atoms.tile_plan import (
     TilePlanError,
     choose_threads,
     copy_bytes,
+    plan_epilogue,
     plan_gemm,
 )
 from cutec.diagnostics import CompileError, Diagnostic, Note
@@ -150,9 +151,11 @@ def build_tile_gemm(
     cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
     cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
     ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
-    ct |= {"CPA": cpa, "CPB": cpb}
+    epilogue = plan_epilogue(dtype_of_ir(str(acc)).bits, tile[0], plan)
+    ct |= {"CPA": cpa, "CPB": cpb, "CV": epilogue.vec, "CN": epilogue.chunk_n}
     operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
     operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]
+    operands += [epilogue.thr]
     assert ctx.body_block is not None
     before = set(_ops(ctx.body_block))
     n_errors = len(ctx.errors)
@@ -170,7 +173,7 @@ def build_tile_gemm(
     if not mmas:  # the expansion failed; its errors are in ctx.errors
         return
     (op,) = mmas
-    reasons = (*launch, plan.remark, plan.a.remark, plan.b.remark)
+    reasons = (*launch, plan.remark, plan.a.remark, plan.b.remark, epilogue.remark)
     op.attributes[TILE_PLAN_ATTR] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
 
 

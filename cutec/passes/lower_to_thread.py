@@ -474,8 +474,8 @@ class _KernelLowering:
             raise CompileError(
                 f"axpby computes in floating point, not {compute} to {element}", op.location
             )
-        attr = op.attributes.get("vector")
-        width = attr.value if isinstance(attr, IntegerAttr) and op.pred is None else 1
+        attr = op.attributes.get("vector")  # under a predicate: the vector's first element's
+        width = attr.value if isinstance(attr, IntegerAttr) else 1
         b = scope.builder
         zero = self.constant(0.0, compute, scope)
         beta_zero = b.insert(arith.CmpFOp("oeq", op.beta, zero)).result
@@ -492,8 +492,8 @@ class _KernelLowering:
                 p = self.load(op.pred, g, inner) if op.pred is not None else None
                 if read_y:
                     if p is not None:
-                        y = ib.insert(thread.LoadIfOp(p, ptr, self.constant(0.0, element, inner))
-                                      ).result  # fmt: skip
+                        zero_y = self.constant(0.0, element, inner, width)
+                        y = ib.insert(thread.LoadIfOp(p, ptr, zero_y)).result
                     else:
                         y = ib.insert(thread.LoadOp(ptr, width)).result
                     ys = [self._convert(v, compute, inner) for v in self._lanes(y, width, inner)]

@@ -22,8 +22,12 @@ UniversalCopy atom is checked, never changed: an atom wider than the layouts
 allow is a located error naming what is not known. Copies by other named atoms
 (ldmatrix, cp.async, TMA) follow their instructions' own rules.
 `vector_width` returns, with the width, why it is not wider ("128-bit accesses
-not used: ldA is not known to be a multiple of 4") for `--remarks`. An unpredicated
-``axpby`` (an epilogue) gets a width by the same rules on x and y (`axpby_width`).
+not used: ldA is not known to be a multiple of 4") for `--remarks`. An ``axpby``
+(an epilogue) gets a width by the same rules on x and y (`axpby_width`); a
+predicated one (a tile that may run past C) moves a vector under the predicate of
+its first element, so its vectors must not straddle the end: the extent of y's
+unit-stride mode must be a known multiple of the width (`uniform_predicate`);
+aligned vectors then start at coordinates that are multiples of it too.
 """
 
 from __future__ import annotations
@@ -102,6 +106,20 @@ def axpby_width(la: LayoutAnalysis, x: Value, y: Value) -> int:
     return p
 
 
+def uniform_predicate(la: LayoutAnalysis, y: Value, p: int) -> bool:
+    """Whether each p-vector of global `y` (aligned, by `axpby_width`) lies wholly inside
+    or wholly outside its root tensor: y's root has a unit-stride mode whose extent is a
+    known multiple of p (the vectors run along it, starting at multiples of p)."""
+    root = la.address_of(y).root
+    if not (isinstance(root, OpResult) and isinstance(root.op, MakeTensorOp)):
+        return False
+    layout = la.layout_of(root)
+    shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
+    stride = layout.stride if isinstance(layout.stride, tuple) else (layout.stride,)
+    unit = [k for k, d in enumerate(stride) if isinstance(d, int) and d == 1]
+    return len(unit) == 1 and _multiple(shape[unit[0]], p)
+
+
 def contiguity_problem(la: LayoutAnalysis, value: Value, p: int, bits: int) -> str | None:
     """Why `value`'s elements cannot be moved p at a time, or None when they can."""
     address = la.address_of(value)
@@ -161,8 +179,10 @@ class Vectorize(Pass):
     def run(self, module: ModuleOp) -> None:
         la = LayoutAnalysis()
         for axpby in module.walk_type(AxpbyOp):
-            if axpby.pred is None:  # a predicated one moves an element per access
-                axpby.attributes["vector"] = IntegerAttr(axpby_width(la, axpby.x, axpby.y), i64)
+            width = axpby_width(la, axpby.x, axpby.y)
+            if axpby.pred is not None and not uniform_predicate(la, axpby.y, width):
+                width = 1  # a vector could straddle the end of C
+            axpby.attributes["vector"] = IntegerAttr(width, i64)
         for op in module.walk_type(CopyOp):
             if "atom" in op.attributes:
                 continue  # a specific instruction (ldmatrix ...): its own rules apply

@@ -49,11 +49,33 @@ def test_epilogue_vector_width_follows_the_layouts() -> None:
     (wide,) = _cute_axpby(EXAMPLES / "sgemm_pipelined.cute", "sgemm_nt")
     assert wide.attributes["vector"].value == 4 and wide.pred is None
     (narrow,) = _cute_axpby(EXAMPLES / "sgemm_2.cute", "sgemm_nt")
-    assert narrow.pred is not None and "vector" not in narrow.attributes
+    assert narrow.pred is not None and narrow.attributes["vector"].value == 1
     ptx = compile(
         Source.from_file(EXAMPLES / "sgemm_pipelined.cute"), Stage.PTX, Options(kernel="sgemm_nt")
     ).ptx
     assert ptx is not None and ptx.count("st.global.v4.f32") == 32  # 16 per beta branch
+
+
+@pytest.mark.parametrize(("kernel", "width"), [("gemm_nt", 4), ("gemm_tn", 1)])
+def test_a_predicated_epilogue_moves_vectors_that_cannot_straddle_the_end(
+    kernel: str, width: int
+) -> None:
+    """gemm_auto's epilogue comes back from shared memory as 4 f32 along M, under the
+    predicate of a tile that may run past C. With ldC a multiple of 8 (which the jit
+    learns at a launch), gemm_nt also assumes M % 8 == 0, so no vector straddles the
+    end and each is one access under its first element's predicate; gemm_tn knows
+    nothing of M, so its epilogue moves an element at a time."""
+    text = (
+        (EXAMPLES / "gemm_auto.cute")
+        .read_text()
+        .replace("ldB % 8 == 0", "ldB % 8 == 0, ldC % 8 == 0")
+    )
+    module = compile(Source(text, "gemm_auto.cute"), Stage.CUTE, Options(kernel=kernel))
+    assert isinstance(module.module, ModuleOp)
+    chunks = list(module.module.walk_type(AxpbyOp))  # one per MMA tile of C along N
+    assert len(chunks) == 4  # 128x128 on 2x2 warps: MMA tiles of 32 columns
+    for axpby in chunks:
+        assert axpby.pred is not None and axpby.attributes["vector"].value == width
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])

@@ -290,7 +290,12 @@ def test_plan_round_trips_through_the_printed_ir() -> None:
     assert "tile_plan = [" in text
     again = compile(Source(text, "g.mlir", lang="mlir"), Stage.CUTE, Options(pipeline="tile"))
     lines = {(r.location.line if r.location else None) for r in again.remarks}
-    assert [r.message[:10] for r in again.remarks] == ["tile: CTA ", "tile: A (K", "tile: B (N"]
+    assert [r.message[:10] for r in again.remarks] == [
+        "tile: CTA ",
+        "tile: A (K",
+        "tile: B (N",
+        "tile: epil",
+    ]
     assert lines == {51}
 
 
