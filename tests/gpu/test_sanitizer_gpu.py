@@ -40,6 +40,10 @@ RUNS = [
     ("sgemm_sm80", "hgemm_tn", {"A": (256, 128), "B": (128, 128), "C": (256, 128)}, (1.0, 0.5)),
     ("hgemm_pipeline_pass", "hgemm_tn",
      {"A": (256, 128), "B": (128, 128), "C": (256, 128)}, (1.0, 0.5)),
+    # the whole-tensor gemm: cp.async pipeline, ldmatrix, mma.sync, the epilogue's
+    # shared chunk between barriers, 16-byte predicated stores (NT) and scalar (TN)
+    ("gemm_auto", "gemm_nt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.5)),
+    ("gemm_auto", "gemm_tn", {"A": (130, 64), "B": (72, 64), "C": (130, 72)}, (1.0, 0.0)),
     ("tiled_copy", "copy_kernel", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_kernel_vectorized", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_if_kernel_vectorized", {"S": (132, 70), "D": (132, 70)}, ()),
