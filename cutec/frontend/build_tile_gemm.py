@@ -146,12 +146,12 @@ def build_tile_gemm(
         a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
         b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
         plan = plan_gemm(bits, bits, a_k, b_k, tile, a_copy, b_copy, threads=ctx.num_threads)
+        epilogue = plan_epilogue(dtype_of_ir(str(acc)).bits, tile[0], plan)
     except TilePlanError as e:
         raise error(str(e), node) from None
     cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
     cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
     ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
-    epilogue = plan_epilogue(dtype_of_ir(str(acc)).bits, tile[0], plan)
     ct |= {"CPA": cpa, "CPB": cpb, "CV": epilogue.vec, "CN": epilogue.chunk_n}
     operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
     operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]

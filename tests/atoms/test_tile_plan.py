@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from cutec.atoms.tile_plan import TilePlanError, copy_bytes, plan_gemm, plan_operand
+from cutec.atoms.tile_plan import (
+    TilePlanError,
+    copy_bytes,
+    plan_epilogue,
+    plan_gemm,
+    plan_operand,
+)
 from cutec.layout import Layout
 
 
@@ -121,3 +127,29 @@ def test_plan_gemm_on_eight_warps() -> None:
     assert "64x64 eighth of C" in plan.remark
     for op in (plan.a, plan.b):
         assert op.thr.size() == 256
+
+
+@pytest.mark.parametrize(
+    ("acc_bits", "tile", "threads", "vec", "chunk", "thr"),
+    [(32, (128, 256, 64), 256, 4, 64, Layout((32, 8), (1, 32))),
+     (32, (128, 128, 32), 128, 4, 32, Layout((32, 4), (1, 32))),
+     (16, (128, 128, 64), 128, 8, 32, Layout((16, 8), (1, 16))),
+     (32, (32, 256, 64), 256, 4, 64, Layout((8, 32), (1, 8)))],
+)  # fmt: skip
+def test_epilogue_chunks_an_mma_tile_along_n(
+    acc_bits: int, tile: tuple, threads: int, vec: int, chunk: int, thr: Layout
+) -> None:
+    """16 bytes of accumulators along M per thread, the threads along M first over a
+    chunk one MMA tile wide along N (32 columns on 2x2 warps, 64 on 2x4), which the
+    threads across N divide."""
+    plan = plan_gemm(16, 16, True, True, tile, threads=threads)
+    epilogue = plan_epilogue(acc_bits, tile[0], plan)
+    assert (epilogue.vec, epilogue.chunk_n, epilogue.thr) == (vec, chunk, thr)
+    assert chunk % thr.shape[1] == 0 and thr.shape[0] * vec == tile[0]
+    assert f"({tile[0]}, {chunk})" in epilogue.remark
+
+
+def test_epilogue_refuses_more_rows_than_threads_can_read() -> None:
+    plan = plan_gemm(16, 16, True, True, (1024, 32, 64), threads=128)
+    with pytest.raises(TilePlanError, match="the epilogue cannot lay 128 threads"):
+        plan_epilogue(32, 1024, plan)

@@ -239,6 +239,9 @@ HEAD = (
          "elements), got 24"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 0, 32), stages = 3)", 3,
          "tile sizes must be positive, got (128, 0, 32)"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (1024, 32, 64), stages = 2)", 3,
+         "the epilogue cannot lay 128 threads over a (1024, 32) chunk of C in 16-byte "
+         "vectors along M"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128), stages = 3)", 3,
          "tile must be 3 compile-time integers, got a tuple"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
