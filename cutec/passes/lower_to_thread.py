@@ -32,7 +32,9 @@ The compute ops, on fragments whose shapes are static (their loops unrolled):
     map             its scalar body once per element (fragment arithmetic)
     axpby           y = alpha*x + beta*y, in an scf.if on beta == 0 whose true
                     side never reads y (CuTe's isBetaZero: y may hold NaN);
-                    under its predicate, masked elements are not touched
+                    under its predicate, masked elements are not touched (a
+                    vector moves under its first element's predicate: vectorize
+                    gives one only where no vector straddles the end)
     load / store    one element at a static or run-time index
     load_coord      the coordinate component, as index arithmetic
     size            its value, as index arithmetic
@@ -467,7 +469,8 @@ class _KernelLowering:
 
     def axpby(self, op: AxpbyOp, scope: _Scope) -> None:
         """y = alpha x + beta y in x's element type (the accumulator's), converted to y's
-        on the store; `vector` elements per access (vectorize), one under a predicate."""
+        on the store; `vector` elements per access (vectorize), under a predicate the
+        predicate of each vector's first element (vectorize's `uniform_predicate`)."""
         n = static_size(self.la, op.x, op)
         element, compute = element_of(op.y), element_of(op.x)
         if not (isinstance(element, FloatType) and isinstance(compute, FloatType)):
