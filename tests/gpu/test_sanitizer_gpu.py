@@ -44,6 +44,7 @@ RUNS = [
     # shared chunk between barriers, 16-byte predicated stores (NT) and scalar (TN)
     ("gemm_auto", "gemm_nt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.5)),
     ("gemm_auto", "gemm_tn", {"A": (130, 64), "B": (72, 64), "C": (130, 72)}, (1.0, 0.0)),
+    ("auto_atoms", "gemm_tn", {"A": (256, 64), "B": (128, 64), "C": (256, 128)}, (1.0, 0.5)),
     ("tiled_copy", "copy_kernel", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_kernel_vectorized", {"S": (512, 256), "D": (512, 256)}, ()),
     ("tiled_copy", "copy_if_kernel_vectorized", {"S": (132, 70), "D": (132, 70)}, ()),
