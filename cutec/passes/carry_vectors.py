@@ -78,13 +78,11 @@ def _groups(loop: scf.ForOp) -> list[list[int]]:
 
 def _rebuilt(group: list[int], args: list[Value]) -> bool:
     """Whether some ``from_elements`` takes exactly the group's arguments, in order."""
-    first = args[group[0]]
-    for use in first.uses:
-        op = use.owner
-        elements = [args[i] for i in group]
-        if isinstance(op, thread.FromElementsOp) and list(op.elements) == elements:
-            return True
-    return False
+    elements = [args[i] for i in group]
+    return any(
+        isinstance(use.owner, thread.FromElementsOp) and list(use.owner.elements) == elements
+        for use in elements[0].uses
+    )
 
 
 def _rewrite(loop: scf.ForOp, groups: list[list[int]]) -> None:

@@ -137,10 +137,7 @@ def _add(a: Value, b: Value, before: Operation) -> Value:
 def _sum(values: list[Value], before: Operation) -> Value:
     total = values[0]
     for v in values[1:]:
-        add = arith.AddIOp(total, v)
-        add.location = before.location
-        before.parent.insert_before(before, add)  # type: ignore[union-attr]
-        total = add.results[0]
+        total = _add(total, v, before)
     return total
 
 

@@ -99,10 +99,11 @@ def extension() -> ModuleType | None:
     a recorder with `set_launch`); None where it cannot be built or is turned off."""
     if os.environ.get("CUTEC_FAST_LAUNCH", "1") in ("0", "off", "false"):
         return None
-    path = next((p for p in _library_paths() if p.is_file()), None)
+    paths = _library_paths()  # once: with the cache off, each call makes a temporary dir
+    path = next((p for p in paths if p.is_file()), None)
     try:
         if path is None:
-            path = next((p for p in _library_paths() if _buildable(p) and _build(p)), None)
+            path = next((p for p in paths if _buildable(p) and _build(p)), None)
         if path is None:
             return None
         spec = importlib.util.spec_from_file_location("cutec_fastlaunch", path)

@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from cutec.ir.attributes import Attribute, IntegerAttr
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialect import Dialect
-from cutec.ir.dialects.arith import ConstantOp
 from cutec.ir.dialects.arith_fold import int_value
 from cutec.ir.dialects.arith_int import AddIOp
+from cutec.ir.dialects.arith_patterns import int_constant, make_constant
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncOp, CpAsyncWaitOp
 from cutec.ir.dialects.thread_atom import AtomOp, AtomSignature, atom_signature, lookup_atom
@@ -52,7 +52,7 @@ from cutec.ir.opdef import (
     result_def,
     var_operand_def,
 )
-from cutec.ir.rewrite import PatternRewriter, RewritePattern, constant_value
+from cutec.ir.rewrite import PatternRewriter, RewritePattern
 from cutec.ir.traits import (
     AddressSpace,
     EffectKind,
@@ -157,17 +157,17 @@ class ConstantOffsetLast(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
         assert isinstance(op, PtrAddOp)
         offset, ptr = op.offset, op.ptr
-        c = _int_constant(offset)
+        c = int_constant(offset)
         inner = ptr.owner if isinstance(ptr, OpResult) else None
         if isinstance(inner, PtrAddOp):
-            c1 = _int_constant(inner.offset)
+            c1 = int_constant(inner.offset)
             if (
                 c1 is not None
                 and c is not None
                 and inner.offset.type == offset.type
                 and _fits(c1 + c, offset.type)
             ):
-                total = rewriter.insert_before(op, _constant(c1 + c, offset.type)).results[0]
+                total = make_constant(rewriter, op, c1 + c, offset)
                 rewriter.replace_op(op, [_ptr_add(rewriter, op, inner.ptr, total)])
                 return True
             if c1 is not None and c is None:
@@ -175,7 +175,7 @@ class ConstantOffsetLast(RewritePattern):
                 rewriter.replace_op(op, [_ptr_add(rewriter, op, moved, inner.offset)])
                 return True
         add = offset.owner if isinstance(offset, OpResult) else None
-        k_value = _int_constant(add.operands[1]) if isinstance(add, AddIOp) else None
+        k_value = int_constant(add.operands[1]) if isinstance(add, AddIOp) else None
         wide = isinstance(offset.type, IndexType) or bit_width(offset.type) >= 64
         if k_value is not None and (k_value >= 0 or wide):
             x, k = add.operands  # type: ignore[union-attr]
@@ -186,15 +186,6 @@ class ConstantOffsetLast(RewritePattern):
 
 def _fits(value: int, t: Type) -> bool:
     return isinstance(t, IndexType) or int_value(value, t) == value
-
-
-def _int_constant(value: Value) -> int | None:
-    attr = constant_value(value)
-    return attr.value if isinstance(attr, IntegerAttr) else None
-
-
-def _constant(value: int, t: Type) -> Operation:
-    return ConstantOp(IntegerAttr(int_value(value, t), t))
 
 
 def _ptr_add(rewriter: PatternRewriter, before: Operation, ptr: Value, offset: Value) -> Value:
