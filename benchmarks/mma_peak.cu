@@ -27,21 +27,18 @@ MMA_KERNEL(f16_acc_f16, unsigned, 2,
                         "{%2,%3,%4,%5}, {%6,%7}, {%0,%1};"
                         : "+r"(c[i][0]), "+r"(c[i][1])
                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])), )
-MMA_KERNEL(f32_acc_f16, float, 4,
-           asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                        : "+f"(c[i][0]), "+f"(c[i][1]), "+f"(c[i][2]), "+f"(c[i][3])
-                        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])), )
-MMA_KERNEL(f32_acc_bf16, float, 4,
-           asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-                        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                        : "+f"(c[i][0]), "+f"(c[i][1]), "+f"(c[i][2]), "+f"(c[i][3])
-                        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])), )
-MMA_KERNEL(f32_acc_tf32, float, 4,
-           asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
-                        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                        : "+f"(c[i][0]), "+f"(c[i][1]), "+f"(c[i][2]), "+f"(c[i][3])
-                        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])), )
+
+// The f32-accumulating forms differ only in the instruction's name.
+#define F32_MMA_KERNEL(NAME, INSTRUCTION)                                                 \
+  MMA_KERNEL(NAME, float, 4,                                                              \
+             asm volatile(INSTRUCTION " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};" \
+                          : "+f"(c[i][0]), "+f"(c[i][1]), "+f"(c[i][2]), "+f"(c[i][3])    \
+                          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),        \
+                            "r"(b[1])), )
+
+F32_MMA_KERNEL(f32_acc_f16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+F32_MMA_KERNEL(f32_acc_bf16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
+F32_MMA_KERNEL(f32_acc_tf32, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
 
 template <typename Kernel>
 void run(const char *name, Kernel kernel, double flop_per_mma, int chains, int warps_per_sm) {
