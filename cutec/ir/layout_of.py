@@ -17,7 +17,9 @@ value without the frontend:
     la.layout_of(tAgA)      # ((_4,_1),_1,_1,K//8):((_1,_0),_0,_0,8*ldA)
 
 Index values become symbolic integers (`integer_of`): constants are ints,
-``arith`` integer arithmetic is replayed on the symbols, `cute.size` is the size
+``arith`` integer arithmetic is replayed on the symbols (but a division or
+remainder by a run-time value, which is a symbol of its own: replayed, every
+address using it would divide again), `cute.size` is the size
 of a layout, and a kernel argument is a symbol of the same name whose facts
 (divisibility, ``>= 1``) come from the `div` facts of the `cute.make_tensor`
 ops that take it as a leaf — the facts the frontend computed with. Any other
@@ -110,6 +112,14 @@ _BINARY: dict[type[Operation], Callable[[Integer, Integer], Integer]] = {
     arith.DivUIOp: _unsigned(_floordiv),
     arith.RemUIOp: _unsigned(lambda a, b: a % b),
 }
+_DIVISIONS = (
+    arith.DivSIOp,
+    arith.FloorDivSIOp,
+    arith.RemSIOp,
+    arith.CeilDivSIOp,
+    arith.DivUIOp,
+    arith.RemUIOp,
+)
 _CASTS: tuple[type[Operation], ...] = (arith.IndexCastOp, arith.ExtSIOp)
 
 
@@ -167,6 +177,11 @@ class LayoutAnalysis:
             fn = _BINARY.get(type(op))
             if fn is not None:
                 a, b = (self.integer_of(v) for v in op.operands)
+                if isinstance(op, _DIVISIONS) and not isinstance(b, int):
+                    # A division by a run-time value stays the value it is: replayed,
+                    # it would be materialised again at every use (a CTA coordinate
+                    # of a grouped launch order, divided anew in each address).
+                    return sym(self._fresh(value), min_value=0)
                 try:
                     return fn(a, b)
                 except (ArithmeticError, ValueError):

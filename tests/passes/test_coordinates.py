@@ -53,3 +53,44 @@ def test_a_modulo_tile_coordinate_lowers_and_copies_right() -> None:
     c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
     k(a, c)
     np.testing.assert_array_equal(c, a)
+
+
+# Triton's grouped launch order: tiles walk 4 rows of M before moving along N.
+GROUPED_TILE = """
+kernel k(A: f32[M, N] : (1, ldA), C: f32[M, N] : (1, ldC))
+  grid (ceil_div(M, 32), ceil_div(N, 32)) threads 32
+{
+  pid = block.x + block.y * grid_dim.x
+  per_group = 4 * grid_dim.y
+  first_m = (pid / per_group) * 4
+  rows = min(grid_dim.x - first_m, 4)
+  tm = first_m + (pid % per_group) % rows
+  tn = (pid % per_group) / rows
+  gA = local_tile(A, (32, 32), (tm, tn))
+  gC = local_tile(C, (32, 32), (tm, tn))
+  tA = local_partition(gA, make_layout((32, 1)), thread.x)
+  tC = local_partition(gC, make_layout((32, 1)), thread.x)
+  r = make_fragment_like(tA)
+  copy(tA, r)
+  copy(r, tC)
+}
+"""
+
+
+def test_a_division_by_a_run_time_value_is_computed_once() -> None:
+    """The coordinates divide by run-time values; each division is a value of its own
+    (an opaque symbol of the layout analysis), not replayed into every address and
+    predicate: the PTX divides as often as the source does (it had 30 divisions)."""
+    result = compile(Source(GROUPED_TILE, "grouped.cute"), Stage.PTX, Options())
+    assert result.ptx is not None
+    divisions = [
+        line for line in result.ptx.splitlines() if line.strip().startswith(("div.", "rem."))
+    ]
+    assert len(divisions) <= 4, "\n".join(divisions)
+    k = rt.jit(GROUPED_TILE, device="cpu")
+    rng = np.random.default_rng(1)
+    m, n = 200, 70  # 7 x 3 tiles: the last group has 3 rows; residues in both modes
+    a = np.asfortranarray(rng.standard_normal((m, n), dtype=np.float32))
+    c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
+    k(a, c)
+    np.testing.assert_array_equal(c, a)
