@@ -12,10 +12,13 @@ the layout's modes, so a k-loop's offset mixes invariant and varying terms:
 licm cannot hoist any of it: every add has a varying operand. Two rewrites
 make the invariant part one value computed before the loop:
 
-* a tree of single-use ``arith.addi`` in the body whose leaves include at
-  least two invariant values and one varying value becomes
-  ``varying-sum + invariant-sum``, the invariant sum built before the loop
-  (``%c = arith.addi %o2, %inv`` with ``%inv = (%base + %t) + %v`` hoisted).
+* a tree of single-use ``arith.addi`` and ``arith.subi`` in the body whose
+  leaves include at least two invariant values and one varying value added
+  becomes ``varying-sum + invariant-sum``, the invariant sum built before the
+  loop (``%c = arith.addi %o2, %inv`` with ``%inv = (%base + %t) + %v``
+  hoisted). A subtracted leaf is a term of sign -1: a swizzled ldmatrix
+  address, ``((%stage + c) - %x) - %y``, becomes ``(%stage - %xy) + c`` with
+  ``%xy = %x + %y`` hoisted, so the reads of one stage share ``%stage - %xy``.
   Constant leaves stay out of the invariant sum and are added last,
   ``(varying-sum + invariant-sum) + c``: the addresses of a thread's copies
   that differ by a constant then share one sum (CSE) and the constant becomes
@@ -33,8 +36,8 @@ make the invariant part one value computed before the loop:
   after). Exact because index math is assumed not to overflow (the lowering's
   assumption, docs/passes.md).
 
-Both are exact: ``arith.addi`` and ``arith.muli`` wrap, so sums and products
-are associative and commutative modulo 2^width, and ``(x * a) << c`` and
+All are exact: ``arith.addi``, ``arith.subi`` and ``arith.muli`` wrap, so sums
+and products are associative and commutative modulo 2^width, and ``(x * a) << c`` and
 ``x * (a << c)`` are both ``x * a * 2^c`` modulo 2^width for a shift amount
 `c` below the width, the only one whose result is defined. Only integer
 scalars are rewritten; loops are visited innermost first.
@@ -99,30 +102,39 @@ def _scalar_int(value: Value) -> bool:
     return isinstance(value.type, (IntegerType, IndexType))
 
 
-def _add_tree(root: Operation, loop: scf.ForOp) -> tuple[list[Value], list[Operation]]:
-    """The leaves of the single-use add tree at `root` (left to right) and its adds: adds
-    in the loop's body, and invariant ones licm hoisted (whose constants may then leave
-    the invariant sum)."""
-    leaves: list[Value] = []
-    adds: list[Operation] = [root]
-    stack = list(reversed(root.operands))
+def _add_tree(root: Operation, loop: scf.ForOp) -> tuple[list[tuple[Value, int]], list[Operation]]:
+    """The signed leaves of the single-use add/sub tree at `root` (left to right; +1 or
+    -1 each) and its adds and subs: those in the loop's body, and invariant adds licm
+    hoisted (whose constants may then leave the invariant sum)."""
+    leaves: list[tuple[Value, int]] = []
+    ops: list[Operation] = [root]
+    stack = list(reversed(list(zip(root.operands, _signs(root), strict=True))))
     while stack:
-        v = stack.pop()
-        inner = _single_use_in(v, arith.AddIOp, loop) or _hoisted_add(v, loop)
+        v, sign = stack.pop()
+        inner = (
+            _single_use_in(v, arith.AddIOp, loop)
+            or _single_use_in(v, arith.SubIOp, loop)
+            or _hoisted_add(v, loop)
+        )
         if inner is None:
-            leaves.append(v)
+            leaves.append((v, sign))
         else:
-            adds.append(inner)
-            stack.extend(reversed(inner.operands))
-    return leaves, adds
+            ops.append(inner)
+            terms = zip(inner.operands, _signs(inner), strict=True)
+            stack.extend(reversed([(w, sign * s) for w, s in terms]))
+    return leaves, ops
+
+
+def _signs(op: Operation) -> tuple[int, int]:
+    return (1, -1) if isinstance(op, arith.SubIOp) else (1, 1)
 
 
 def _is_inner_add(op: Operation, loop: scf.ForOp) -> bool:
-    """True if `op` is an operand of another add of the tree (so not its root)."""
+    """True if `op` is an operand of another add or sub of the tree (so not its root)."""
     uses = op.results[0].uses
     return (
         len(uses) == 1
-        and isinstance(uses[0].owner, arith.AddIOp)
+        and isinstance(uses[0].owner, (arith.AddIOp, arith.SubIOp))
         and (uses[0].owner.parent is loop.body)
     )
 
@@ -141,32 +153,49 @@ def _sum(values: list[Value], before: Operation) -> Value:
     return total
 
 
+def _signed_sum(plus: list[Value], minus: list[Value], before: Operation) -> Value:
+    """``sum(plus) - sum(minus)``, built before `before`; `plus` is not empty."""
+    total = _sum(plus, before)
+    for v in minus:
+        sub = arith.SubIOp(total, v)
+        sub.location = before.location
+        before.parent.insert_before(before, sub)  # type: ignore[union-attr]
+        total = sub.results[0]
+    return total
+
+
 def _group_invariant_addends(op: Operation, loop: scf.ForOp) -> bool:
     if _is_inner_add(op, loop) or not _scalar_int(op.results[0]):
         return False
-    leaves, adds = _add_tree(op, loop)
-    constants = [v for v in leaves if isinstance(constant_value(v), IntegerAttr)]
-    invariant = [v for v in leaves if not _varies_in(v, loop) and v not in constants]
-    varying = [v for v in leaves if _varies_in(v, loop)]
-    if not varying:
-        return False
+    leaves, ops = _add_tree(op, loop)
+    constants = [(v, s) for v, s in leaves if isinstance(constant_value(v), IntegerAttr)]
+    rest = [(v, s) for v, s in leaves if not isinstance(constant_value(v), IntegerAttr)]
+    invariant = [(v, s) for v, s in rest if not _varies_in(v, loop)]
+    varying = [(v, s) for v, s in rest if _varies_in(v, loop)]
+    if not any(s > 0 for _, s in varying):
+        return False  # (a varying part that is only subtracted is left as it is)
     # Already ``(varying... + inv) + c``, or nothing to group: leave it.
-    constant_last = len(constants) == 1 and op.operands[1] is constants[0]
+    constant_last = (
+        len(constants) == 1 and op.operands[1] is constants[0][0] and isinstance(op, arith.AddIOp)
+    )
     if len(invariant) < 2 and (not constants or constant_last):
         return False
-    total = _sum(varying, op)
-    if invariant:
-        total = _add(total, _sum(invariant, loop), op)
-    if constants:
-        c = sum(constant_value(v).value for v in constants)  # type: ignore[union-attr]
+    total = _signed_sum([v for v, s in varying if s > 0], [v for v, s in varying if s < 0], op)
+    plus, minus = [v for v, s in invariant if s > 0], [v for v, s in invariant if s < 0]
+    if plus:  # varying + (plus - minus), the invariant sum before the loop
+        total = _add(total, _signed_sum(plus, minus, loop), op)
+    elif minus:  # varying - (minus...)
+        total = _signed_sum([total], [_sum(minus, loop)], op)
+    c = sum(s * constant_value(v).value for v, s in constants)  # type: ignore[union-attr]
+    if c:
         const = arith.constant(c, op.results[0].type)
         const.location = op.location
         op.parent.insert_before(op, const)  # type: ignore[union-attr]
         total = _add(total, const.results[0], op)
     op.results[0].replace_all_uses_with(total)
-    for add in adds:  # root first: an add is erased once its users in the tree are
-        if not add.results[0].uses:
-            add.erase()
+    for inner in ops:  # root first: an op is erased once its users in the tree are
+        if not inner.results[0].uses:
+            inner.erase()
     return True
 
 
@@ -245,7 +274,7 @@ def reassociate_loop(loop: scf.ForOp) -> int:
         if isinstance(op, arith.ShLIOp) and op.parent is not None:
             changed += _shift_into_invariant_factor(op, loop)
     for op in list(loop.body.ops):
-        if isinstance(op, arith.AddIOp) and op.parent is not None:
+        if isinstance(op, (arith.AddIOp, arith.SubIOp)) and op.parent is not None:
             changed += _group_invariant_addends(op, loop)
     return changed
 

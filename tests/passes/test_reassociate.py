@@ -1,4 +1,4 @@
-"""reassociate keeps every result: random add trees and shifted products in a loop,
+"""reassociate keeps every result: random add/sub trees and shifted products in a loop,
 over operands near the wrap-around of their width, evaluated before and after."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ARGS = st.integers(-50, 50) | BIG
 @st.composite
 def loops(draw: st.DrawFn) -> builtin.FuncOp:
     """f(a, b, c) = the xor over k of random expression trees of k, the carried value
-    and a, b, c: adds of subtrees and shifted products ``(x * y) << s``, in i32 or
+    and a, b, c: adds and subtractions of subtrees, shifted products ``(x * y) << s``, in i32 or
     index, each inner node used once (as lower-to-thread writes addresses)."""
     t = draw(st.sampled_from([T.i32, T.index]))
     func = builtin.FuncOp("f", [t, t, t], [t])
@@ -47,12 +47,15 @@ def loops(draw: st.DrawFn) -> builtin.FuncOp:
 
         def tree(depth: int) -> Value:
             kind = draw(
-                st.sampled_from(["leaf", "add", "add", "shifted"]) if depth else st.just("leaf")
+                st.sampled_from(["leaf", "add", "add", "sub", "shifted"])
+                if depth
+                else st.just("leaf")
             )
             if kind == "leaf":
                 return draw(leaves)
-            if kind == "add":
-                return b.insert(arith.AddIOp(tree(depth - 1), tree(depth - 1))).result
+            if kind in ("add", "sub"):
+                op = arith.AddIOp if kind == "add" else arith.SubIOp
+                return b.insert(op(tree(depth - 1), tree(depth - 1))).result
             s = draw(st.sampled_from(shifts))
             product = b.insert(arith.MulIOp(tree(depth - 1), tree(depth - 1))).result
             return b.insert(arith.ShLIOp(product, s)).result

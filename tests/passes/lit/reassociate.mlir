@@ -152,3 +152,45 @@ kernel @constant_last_shared(%s: !gpu.ptr<f32, shared>, %base: i32, %n: index) {
   }
   return
 }
+
+// Subtracted leaves are terms of the tree too (the swizzled ldmatrix addresses subtract
+// invariant parts of the XOR): ((v + 2048) - a) - b becomes (v - (a + b)) + 2048, the
+// sum a + b before the loop. Two reads that differ by a constant then share v - (a + b).
+// A varying value that is only subtracted stays as it is.
+// CHECK-LABEL: kernel @subtracted
+kernel @subtracted(%s: !gpu.ptr<f32, shared>, %a: i32, %b: i32, %c: i32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2048 = arith.constant 2048 : i32
+  // CHECK: %[[AB:.*]] = arith.addi %a, %b : i32
+  // CHECK-NEXT: %[[CA:.*]] = arith.subi %c, %a : i32
+  // CHECK-NEXT: scf.for %k
+  scf.for %k = %c0 to %n step %c1 {
+    // CHECK-NEXT: %[[K:.*]] = arith.index_cast %k
+    // CHECK-NEXT: %[[X:.*]] = arith.subi %[[K]], %[[AB]] : i32
+    // CHECK-NEXT: %[[C:.*]] = arith.constant 2048 : i32
+    // CHECK-NEXT: %[[O:.*]] = arith.addi %[[X]], %[[C]] : i32
+    // CHECK-NEXT: thread.ptr_add %s, %[[O]]
+    %ki = arith.index_cast %k : index to i32
+    %o1 = arith.addi %ki, %c2048 : i32
+    %o2 = arith.subi %o1, %a : i32
+    %o3 = arith.subi %o2, %b : i32
+    %p = thread.ptr_add %s, %o3 : !gpu.ptr<f32, shared>, i32
+    %v = thread.load %p : !gpu.ptr<f32, shared> -> f32
+    // c - (a - k): k + (c - a), the invariant difference before the loop.
+    // CHECK: %[[Y:.*]] = arith.addi %[[K]], %[[CA]] : i32
+    %d = arith.subi %a, %ki : i32
+    %e = arith.subi %c, %d : i32
+    %q = thread.ptr_add %s, %e : !gpu.ptr<f32, shared>, i32
+    thread.store %v, %q : f32, !gpu.ptr<f32, shared>
+    // a - k - b: nothing added varies, so it stays.
+    // CHECK: %[[D:.*]] = arith.subi %a, %[[K]] : i32
+    // CHECK-NEXT: %[[F:.*]] = arith.subi %[[D]], %b : i32
+    %d2 = arith.subi %a, %ki : i32
+    %f = arith.subi %d2, %b : i32
+    %r = thread.ptr_add %s, %f : !gpu.ptr<f32, shared>, i32
+    thread.store %v, %r : f32, !gpu.ptr<f32, shared>
+    scf.yield
+  }
+  return
+}
