@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from cutec.runtime import cache
-
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("cache", help="show or empty the kernel cache", description=__doc__,
@@ -21,6 +19,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: the cutec.runtime package loads numpy, which the other verbs'
+    # start (the CLI imports every verb to build its parser) should not pay for.
+    from cutec.runtime import cache
+
     if args.action == "clear":
         removed = cache.clear()
         print(f"removed {removed} entr{'y' if removed == 1 else 'ies'} from {cache.directory()}")

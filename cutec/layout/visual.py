@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import sys
 from typing import Any, TextIO
-from xml.sax.saxutils import escape
 
 from cutec.layout import inttuple as it
 from cutec.layout.errors import DynamicValueError, LayoutError
 from cutec.layout.layout import Layout, cosize, size
+
+
+def escape(text: str) -> str:
+    """Text for SVG character data (what xml.sax.saxutils.escape does, without importing
+    xml.sax, which pulls in urllib: 30 ms of every `cutec` command's start)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
 
 _DELIM = "+-----------------------"
 
