@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from cutec.atoms.copy import copy_atom
 from cutec.atoms.copy_record import CopyAtomError
@@ -196,10 +197,14 @@ def shorten(reasons: list[str]) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=512)
 def _ldmatrix_problem(
     mma: TiledMMA, which: str, name: str, bits: int, layout: Layout | ComposedLayout
 ) -> str | None:
-    """Why ldmatrix `name` cannot read operand `which` of `mma` from `layout`, or None."""
+    """Why ldmatrix `name` cannot read operand `which` of `mma` from `layout`, or None.
+
+    Memoised: a kernel asks the same question for each K-block's copy of a fragment
+    (and tiles, partitions and composes layouts to answer it)."""
     make = make_tiled_copy_A if which == "A" else make_tiled_copy_B
     try:
         tiled = make(make_copy_atom(copy_atom(name), bits), mma)
