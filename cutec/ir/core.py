@@ -266,7 +266,10 @@ class Operation:
         for region in regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
                 for op in reversed(block.ops) if reverse else block.ops:
-                    yield from op.walk(reverse=reverse)
+                    if op.regions:
+                        yield from op.walk(reverse=reverse)
+                    else:  # most ops: no nested generator for a leaf
+                        yield op
         if reverse:
             yield self
 
