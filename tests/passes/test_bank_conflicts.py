@@ -456,3 +456,20 @@ def test_sgemm_pipelined_reads_16_bytes_without_conflicts() -> None:
     loads = [r for (_, kind, _), r in tn.items() if kind == "load"]
     assert stores and all(counts(r) == {(2, 1)} for r in stores)
     assert loads and all(counts(r) == {(4, 4)} for r in loads)
+
+
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_nn", "gemm_tt"])
+def test_gemm_auto_tf32_mn_major_tiles_are_read_without_conflicts(kernel: str) -> None:
+    """An MN-major tf32 operand is read by ld.shared (ldmatrix .trans moves 16-bit
+    elements only): lanes (g, t) read (mn + g, k + t). Its Swizzle<2,3,2> tile puts the
+    32 lanes in 32 banks (the 128-byte-row Swizzle<3,2,3> gave 2 wavefronts where 1 is
+    ideal), and keeps the copy's 16-byte stores conflict-free."""
+    options = Options(kernel=kernel, defines={"T": "tf32"})
+    result = compile(Source.from_file(f"{EXAMPLES}/gemm_auto.cute"), Stage.THREAD, options)
+    assert result.module is not None
+    (k,) = result.module.walk_type(KernelOp)
+    reports = list(analyse(k))
+    loads = [r for r in reports if r.first.kind == "load" and r.first.width == 4]
+    assert loads, [r.message() for r in reports]
+    for r in reports:
+        assert all(q.wavefronts == q.ideal for q in r.requests), r.message()
