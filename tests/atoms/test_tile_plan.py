@@ -25,7 +25,7 @@ from cutec.layout import Layout
         (16, False, 128, 32, "Sw<3,3,3> o _0 o (_64,_8):(_1,_64)"),
         (16, False, 32, 32, "Sw<2,3,3> o _0 o (_32,_8):(_1,_32)"),
         (32, True, 128, 32, "Sw<3,2,3> o _0 o (_8,_32):(_32,_1)"),  # tf32
-        (32, False, 128, 16, "Sw<3,2,3> o _0 o (_32,_8):(_1,_32)"),
+        (32, False, 128, 16, "Sw<2,3,2> o _0 o (_32,_8):(_1,_32)"),  # tf32 MN-major
         (16, True, 128, 8, "(_8,_8):(_8,_1)"),  # 16-byte rows: nothing to swizzle
     ],
 )
@@ -41,11 +41,15 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize("k_major", [True, False])
-@pytest.mark.parametrize(("bits", "width"), ROWS)
+@pytest.mark.parametrize(
+    ("bits", "width", "k_major"),
+    [(b, w, k) for b, w in ROWS for k in (True, False) if not (b == 32 and w == 32 and not k)],
+)
 def test_ldmatrix_rows_fall_in_distinct_bank_groups(bits: int, width: int, k_major: bool) -> None:
     """Column block c of rows 0..7 (one ldmatrix 8x8 matrix, or 8 rows of 16-byte
-    stores) lands at 8 distinct 16-byte offsets modulo 128 bytes: one wavefront."""
+    stores) lands at 8 distinct 16-byte offsets modulo 128 bytes: one wavefront.
+    (Not asked of an MN-major 32-bit tile of 128-byte rows: no ldmatrix reads it, and
+    its copy writes whole rows; test_tf32_mn_major_reads_hit_32_banks checks it.)"""
     elems16 = 128 // bits
     mn, bk = (128, width) if k_major else (width, 128)
     atom = plan_operand("A", bits, k_major, mn, bk).smem_atom
@@ -53,6 +57,24 @@ def test_ldmatrix_rows_fall_in_distinct_bank_groups(bits: int, width: int, k_maj
         coords = [(r, c * elems16) if k_major else (c * elems16, r) for r in range(8)]
         groups = {(atom(*rc) * bits // 8) % 128 // 16 for rc in coords}
         assert len(groups) == 8, (c, groups)
+
+
+def test_tf32_mn_major_reads_hit_32_banks() -> None:
+    """An MN-major tf32 tile is read by ld.shared: an m16n8k8 fragment's lanes (g, t)
+    read (mn0 + g, k0 + t) for g < 8, t < 4. Every such warp read hits 32 distinct
+    banks, and the tile's 16-byte chunks (4 elements along MN) stay contiguous for
+    the copy's 16-byte stores."""
+    atom = plan_operand("A", 32, False, 128, 32).smem_atom
+    for mn0 in range(0, 32, 8):
+        for k0 in range(0, 8, 4):
+            banks = {atom(mn0 + g, k0 + t) % 32 for g in range(8) for t in range(4)}
+            assert len(banks) == 32, (mn0, k0, sorted(banks))
+    for mn0 in range(0, 32, 4):
+        for k in range(8):
+            first = atom(mn0, k)
+            assert first % 4 == 0 and [atom(mn0 + i, k) for i in range(4)] == [
+                first + i for i in range(4)
+            ]
 
 
 def test_copy_threads_cover_the_tile_once() -> None:
