@@ -155,13 +155,21 @@ def order_loop_loads(loop: scf.ForOp) -> int:
     """Mark the shared loads of `loop`'s body that ptxas could not merge; how many."""
     loads = [op for op in loop.body.ops if isinstance(op, thread.LoadOp) and _is_shared(op)]
     placed = {op: (address(op.ptr), _width(op)) for op in loads}
+    # A partner starts where a load ends, or ends where it starts (same root): found
+    # by lookup, not by trying every pair (sgemm_2's k-loop has 128 shared loads).
+    starting: dict[tuple[Value, int], list[Operation]] = {}
+    ending: dict[tuple[Value, int], list[Operation]] = {}
+    for op, (a, w) in placed.items():
+        starting.setdefault((a.root, a.offset), []).append(op)
+        ending.setdefault((a.root, a.offset + w), []).append(op)
     marked = 0
     for op in loads:
         here, size = placed[op], _element_bytes(op.ptr)
-        if any(
-            other is not op
-            and (_mergeable(here, placed[other], size) or _mergeable(placed[other], here, size))
-            for other in loads
+        (a, w) = here
+        after = starting.get((a.root, a.offset + w), ())
+        before = ending.get((a.root, a.offset), ())
+        if any(o is not op and _mergeable(here, placed[o], size) for o in after) or any(
+            o is not op and _mergeable(placed[o], here, size) for o in before
         ):
             continue
         if ORDERED not in op.attributes:
