@@ -44,6 +44,10 @@ class VerifyError(CompileError):
 # --------------------------------------------------------------------------- operations
 
 
+# has_trait's answers by (op class, trait class).
+_HAS_TRAIT: dict[tuple[type, type], bool] = {}
+
+
 class Operation:
     """An operation. Subclasses declare `name`, `traits` and arity.
 
@@ -192,7 +196,13 @@ class Operation:
     # -- traits -----------------------------------------------------------
     @classmethod
     def has_trait(cls, trait_type: type[Trait]) -> bool:
-        return any(isinstance(t, trait_type) for t in cls.traits)
+        # Cached per (class, trait): the rewrite driver and the passes ask it of every op
+        # they visit, and an op class's traits are fixed when it is defined.
+        key = (cls, trait_type)
+        found = _HAS_TRAIT.get(key)
+        if found is None:
+            found = _HAS_TRAIT[key] = any(isinstance(t, trait_type) for t in cls.traits)
+        return found
 
     @classmethod
     def get_trait(cls, trait_type: type[TraitT]) -> TraitT | None:
