@@ -155,6 +155,10 @@ def _composition_impl(l_shape: Any, l_stride: Any, r_shape: Any, r_stride: Any) 
             rest_stride = next_stride
             continue
         new_shape = it.imin(next_shape, rest_shape)
+        if it.is_constant(0, new_shape):
+            # A zero extent (rest_shape is 0): CuTe's static divisibility check divides
+            # by it and does not compile; here it is the user's located error.
+            raise LayoutError(f"composition with a zero-extent mode: shape {r_shape}")
         if it.is_static(new_shape) and it.is_static(rest_shape) and rest_shape % new_shape:
             raise LayoutError(
                 f"shape divisibility condition fails: shape {rest_shape} vs {new_shape}"

@@ -161,6 +161,10 @@ def tile_to_shape(block: Any, trg_shape: IntTuple, ord_shape: Any = LayoutLeft) 
             f"block shape, and {block} has run-time extents"
         )
     static = it.is_static(target_shape) and it.is_static(block_shape)
+    if static and 0 in it.flatten_to_tuple(target_shape):
+        raise LayoutError(
+            f"tile_to_shape: the target shape {it.format_tuple(trg_shape)} has a zero extent"
+        )
     if static and not it.evenly_divides(target_shape, block_shape):
         raise LayoutError(
             f"tile_to_shape: block {block} does not divide the target shape "

@@ -43,6 +43,14 @@ CASES = [
         "the first argument of 'tile_to_shape' must be a layout, got the swizzle Sw<2,3,3>",
     ),
     (
+        # Found by fuzzing sgemm_sm80 with BP = 0 (then a ZeroDivisionError, an ICE).
+        "tile_to_shape_zero_extent",
+        "  a = tile_to_shape(composition(swizzle(3, 3, 3), (8, 64) : (64, 1)), (128, 64, 0))\n",
+        2,
+        7,
+        "tile_to_shape: the target shape (128,64,0) has a zero extent",
+    ),
+    (
         "algebra_arity",
         "  a = composition((2, 3) : (1, 2), (4, 4) : (1, 4), 3)\n",
         2,

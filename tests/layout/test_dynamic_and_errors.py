@@ -23,6 +23,7 @@ from cutec.layout import (
     print_layout,
     shape_div,
     size,
+    tile_to_shape,
     upcast,
     zipped_divide,
 )
@@ -71,6 +72,10 @@ def test_coalesce_does_not_merge_what_it_cannot_prove() -> None:
         (lambda: upcast(Layout((4, 3), (1, 3)), 2), "upcast<2>"),
         (lambda: print_layout(Layout((2, 2, 2))), "rank-2"),
         (lambda: Swizzle(3, 4, 2), "Sw<3,4,2>"),
+        # A zero extent: CuTe's static divisibility check divides by it (no compile);
+        # found by fuzzing, it was a ZeroDivisionError (an internal error).
+        (lambda: composition(Layout((64, 8), (1, 128)), Layout((16, 0), (1, 16))), "zero-extent"),
+        (lambda: tile_to_shape(Layout((8, 8)), (128, 64, 0)), r"\(128,64,0\) has a zero extent"),
     ],
 )
 def test_impossible_operations_raise_layout_error(call, message: str) -> None:
