@@ -81,3 +81,25 @@ def test_token_mutated_examples_build_or_fail_cleanly(text: str) -> None:
 @given(st.one_of(value_mutated(), mutated()))
 def test_many_mutated_examples(text: str) -> None:
     _check(text)
+
+
+def _check_to_ptx(text: str) -> None:
+    """The whole pipeline, both targets: PTX or one located CompileError, never another
+    exception (an internal compiler error is a bug in a pass, not the user's)."""
+    from cutec.driver import Options, Source, Stage, compile
+
+    for target in ("sm_90a", "sm_80"):
+        try:
+            compile(Source(text, "fuzz.cute"), Stage.PTX, Options(target=target))
+        except CompileError as err:
+            assert all(d.location is not None for d in err.diagnostics), err.diagnostics
+            return
+
+
+@pytest.mark.slow
+@settings(max_examples=300, **_SETTINGS)
+@given(value_mutated())
+def test_value_mutated_examples_reach_ptx_or_fail_cleanly(text: str) -> None:
+    """Mutated numbers and names that pass the front end reach the passes, the lowering
+    and the emitter (a pipeline depth of 0 once crashed the layout algebra)."""
+    _check_to_ptx(text)
