@@ -127,8 +127,13 @@ class _Scope:
     elements: dict[tuple[Value, Any], Value] = field(default_factory=dict)
 
     def nested(self, block: Block, before: Operation | None) -> _Scope:
-        """A scope inserting into `block` (before `before`) that reuses what this one made."""
-        builder = Builder.before(before) if before is not None else Builder.at_end(block)
+        """A scope inserting into `block` (before `before`) that reuses what this one made.
+        Its ops take the location of the op being lowered (an axpby's branches): a
+        diagnostic about them, the emitter's included, points at the user's line."""
+        here = self.builder.location
+        builder = (
+            Builder.before(before, here) if before is not None else Builder.at_end(block, here)
+        )
         return _Scope(
             builder,
             self.offsets.nested(builder),

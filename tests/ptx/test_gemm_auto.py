@@ -72,3 +72,19 @@ def test_16_bit_output_assembles() -> None:
     assert result.ptx is not None and result.resources
     assert not result.resources["gemm_tn"].spills
     assert "cvt.rn.f16.f32" in result.ptx
+
+
+def test_an_output_type_the_emitter_cannot_convert_to_is_located_at_the_call() -> None:
+    """C of e4m3: the epilogue's f32 -> e4m3 conversion has no PTX rule yet. The error
+    points at the user's gemm call (the axpby's branches had no location, so the
+    emitter's diagnostic had none; found by fuzzing the compile-time parameters)."""
+    from cutec.diagnostics import CompileError
+
+    options = Options(kernel="gemm_tn_tile", defines={"TC": "e4m3"})
+    with pytest.raises(CompileError) as info:
+        compile(Source.from_file(EXAMPLE), Stage.PTX, options)
+    (d,) = info.value.diagnostics
+    assert "arith.truncf" in d.message and d.location is not None
+    call = next(i for i, line in enumerate(EXAMPLE.read_text().splitlines(), 1)
+                if "tile = (128, 256, 32)" in line)  # fmt: skip
+    assert (d.location.file, d.location.line) == (str(EXAMPLE), call)
