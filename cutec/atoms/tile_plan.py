@@ -132,14 +132,14 @@ def plan_operand(
     bbits = _log2(min(row_bytes // COPY_BYTES, 8))
     mbits = _log2(elems16)
     rows = Layout((8, width), (width, 1)) if k_major else Layout((width, 8), (1, width))
-    swizzle = (bbits, mbits, 3)
+    swizzle, banks = (bbits, mbits, 3), "8 rows in distinct banks"
     if bits == 32 and not k_major and width == 32:
         # tf32 MN-major is read by ld.shared (ldmatrix .trans moves 16-bit elements):
         # lanes (g, t) read element (mn + g, k + t), word mn + g + 32 (k + t). XORing
         # k's low two bits into mn's bits 3-4 puts the 32 lanes in 32 banks (the
         # 128-byte-row swizzle, k's three bits into mn's bits 2-4, gives 16: 2-way);
         # the 16-byte chunks the copy writes stay whole.
-        swizzle = (2, 3, 2)
+        swizzle, banks = (2, 3, 2), "a warp's ld.shared of 8 rows by 4 columns in distinct banks"
     atom = rows if bbits == 0 else ComposedLayout(Swizzle(*swizzle), 0, rows)
     # Copy threads: one row of the tile's contiguous mode, then the other mode.
     vec = nbytes * 8 // bits
@@ -157,11 +157,6 @@ def plan_operand(
         thr, val = Layout((along, across), (1, along)), Layout((vec, 1))
     major = "K" if k_major else f"{mn_name}"
     swz = "Swizzle<{},{},{}> o ".format(*swizzle) if bbits else ""
-    banks = (
-        "a warp's ld.shared of 8 rows by 4 columns in distinct banks"
-        if swizzle == (2, 3, 2)
-        else "8 rows in distinct banks"
-    )
     remark = (
         f"{name} ({major}-major, {bits}-bit): shared tile of {swz}{rows} atoms "
         f"({row_bytes}-byte rows, {banks}); copied {nbytes} bytes "

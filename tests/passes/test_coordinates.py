@@ -12,14 +12,13 @@ from cutec.ir.dialects.cute_coord import COORD_RADIX
 from cutec.layout.symbolic import sym
 from cutec.passes.lower_to_thread import coordinate_component
 
-# The CTA's tile from a linear block id, as a grouped (Triton-style) order computes it.
-MODULO_TILE = """
+# A kernel copying A to C tile by tile, its CTA's tile (tm, tn) computed by `{tile}`.
+TILE_COPY = """
 kernel k(A: f32[M, N] : (1, ldA), C: f32[M, N] : (1, ldC))
   grid (ceil_div(M, 32), ceil_div(N, 32)) threads 32
-{
+{{
   pid = block.x + block.y * grid_dim.x
-  tm = pid % grid_dim.x
-  tn = pid / grid_dim.x
+{tile}
   gA = local_tile(A, (32, 32), (tm, tn))
   gC = local_tile(C, (32, 32), (tm, tn))
   tA = local_partition(gA, make_layout((32, 1)), thread.x)
@@ -27,8 +26,15 @@ kernel k(A: f32[M, N] : (1, ldA), C: f32[M, N] : (1, ldC))
   r = make_fragment_like(tA)
   copy(tA, r)
   copy(r, tC)
-}
+}}
 """
+
+# The CTA's tile from a linear block id, as a grouped (Triton-style) order computes it.
+MODULO_TILE = TILE_COPY.format(
+    tile="""\
+  tm = pid % grid_dim.x
+  tn = pid / grid_dim.x"""
+)
 
 
 def test_components_keep_negative_and_mixed_sign_terms() -> None:
@@ -56,25 +62,14 @@ def test_a_modulo_tile_coordinate_lowers_and_copies_right() -> None:
 
 
 # Triton's grouped launch order: tiles walk 4 rows of M before moving along N.
-GROUPED_TILE = """
-kernel k(A: f32[M, N] : (1, ldA), C: f32[M, N] : (1, ldC))
-  grid (ceil_div(M, 32), ceil_div(N, 32)) threads 32
-{
-  pid = block.x + block.y * grid_dim.x
+GROUPED_TILE = TILE_COPY.format(
+    tile="""\
   per_group = 4 * grid_dim.y
   first_m = (pid / per_group) * 4
   rows = min(grid_dim.x - first_m, 4)
   tm = first_m + (pid % per_group) % rows
-  tn = (pid % per_group) / rows
-  gA = local_tile(A, (32, 32), (tm, tn))
-  gC = local_tile(C, (32, 32), (tm, tn))
-  tA = local_partition(gA, make_layout((32, 1)), thread.x)
-  tC = local_partition(gC, make_layout((32, 1)), thread.x)
-  r = make_fragment_like(tA)
-  copy(tA, r)
-  copy(r, tC)
-}
-"""
+  tn = (pid % per_group) / rows"""
+)
 
 
 def test_a_division_by_a_run_time_value_is_computed_once() -> None:
