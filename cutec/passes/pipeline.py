@@ -48,13 +48,30 @@ stage gave sgemm_tn 170 registers instead of 128 under ptxas 13.0).
 through copies into registers (s2r: ldmatrix or UniversalCopy), grouped in
 K-blocks ``loads_j; rest_j`` (as a fully unrolled k_block loop writes them),
 the loads of block j+1 move above ``rest_j`` and block 0 of the next tile is
-loaded at the end of the iteration, after the barrier (sgemm_sm80's order,
-except that the copies come first: fewer registers under ptxas)::
+loaded at the end of the iteration, after the barrier. Where the copies go
+depends on the MMA::
 
-    prologue: ... ; wait_group(W); barrier; if lb < ub { loads_0 of stage 0 }
+    FMA (UniversalFMA):
     iteration i:  copy tile min'(i+N-1); commit; loads_1; rest_0
                   loads_{j+1}; rest_j                            (0 < j < KB-1)
                   wait_group(W); barrier; loads_0 of stage (i+1)%N; rest_KB-1
+
+    tensor cores (a warp-level MMA), copies c_0, c_1, ... largest first:
+    iteration i:  loads_1; c_0; rest_0
+                  loads_2; c_1; commit; rest_1                   (KB >= 3)
+                  loads_{j+1}; rest_j                            (1 < j < KB-1)
+                  wait_group(W); barrier; loads_0 of stage (i+1)%N; rest_KB-1
+
+The copies spread over blocks 0 .. KB-2 (ceil(#copies / (KB-1)) per block; all
+in block 0 when KB = 2). Why the orders differ: ptxas keeps cp.async and
+ldmatrix, both on shared memory, in program order. With the copies first,
+ptxas hoisted block 0's MMAs above them and left block 1's ldmatrix after
+them, right before the MMAs that read them (gemm_auto NT 128x256x64: block
+1's first MMA stalled on them, 7% of the k-loop's warp samples under ncu);
+CuTe's sgemm_sm80 order, loads first, then spreading the copies and the
+larger first, measured 0.58 → 0.59 → 0.60x cuBLAS (docs/performance.md). For
+FMA loops the copies first keep sgemm_pipeline_pass at 107 registers (126
+with the loads first). Every K-block's loads and copies touch disjoint stages.
 
 This needs KB >= 2 blocks, and is done only when the registers that
 ``loads_{j+1}`` touches are disjoint from those ``rest_j`` touches (and those
@@ -77,6 +94,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, InternalCompilerError
 from cutec.ir.attributes import UnitAttr
 from cutec.ir.builder import Builder
@@ -586,16 +604,21 @@ def rewrite(plan: _Plan) -> None:
     read.name_hint = "stage"
     body_em = _Emitter(bb, loop.body, stage_roots, staged, env, read)
 
-    def issue() -> None:
+    producer_em: _Emitter | None = None  # the copies' tile and stage, made once
+
+    def issue(ops: list[Operation], commit: bool = True) -> None:
+        nonlocal producer_em
         # Tile i+n-1 into stage (i+n-1)%n; past the end, tile i again (in bounds, and
         # into a stage no later iteration reads): no branch around the copies, so the
         # invariant part of their addresses leaves the loop.
-        ahead = bi.add(k, (n - 1) * step_c)
-        tile = bi.select(bi.less(ahead, ub), ahead, k)
-        producer = body_em.child(bb, tile, bi.wrap(read, -1, n), old_iv)
-        for op in plan.producer:
-            producer.emit(op)
-        bb.insert(thread.CpAsyncCommitOp([]))
+        if producer_em is None:
+            ahead = bi.add(k, (n - 1) * step_c)
+            tile = bi.select(bi.less(ahead, ub), ahead, k)
+            producer_em = body_em.child(bb, tile, bi.wrap(read, -1, n), old_iv)
+        for op in ops:
+            producer_em.emit(op)
+        if commit:
+            bb.insert(thread.CpAsyncCommitOp([]))
 
     def wait() -> None:
         publish(bb, n)
@@ -603,11 +626,15 @@ def rewrite(plan: _Plan) -> None:
     next_stage: Value | None = None
     if not plan.blocks:
         wait()
-        issue()
+        issue(plan.producer)
         for op in plan.compute:
             body_em.emit(op)
     else:
         kb = len(plan.blocks)
+        # The copies each of blocks 0 .. KB-2 issues, and whether before that block's
+        # loads (FMA) or after them (tensor cores); see the docstring.
+        tensor_cores = _warp_mma(plan)
+        parts = _spread_copies(plan) if tensor_cores else [plan.producer]
         for j in range(kb):
             if j == kb - 1:
                 wait()
@@ -618,13 +645,13 @@ def rewrite(plan: _Plan) -> None:
                 for op in plan.blocks[0][0]:
                     loads.emit(op)
             else:
-                if j == 0:
-                    # The copies first: their address math then sits apart from the
-                    # loads' (ptxas 13.0: sgemm_tn 107 registers, 136 after k-block
-                    # 1's loads as sgemm_sm80 orders them).
-                    issue()
+                part = parts[j] if j < len(parts) else []
+                if part and not tensor_cores:
+                    issue(part, commit=j == len(parts) - 1)
                 for op in plan.blocks[j + 1][0]:
                     body_em.emit(op)
+                if part and tensor_cores:
+                    issue(part, commit=j == len(parts) - 1)
             for op in plan.blocks[j][1]:
                 body_em.emit(op)
     term = loop.body.terminator
@@ -638,6 +665,49 @@ def rewrite(plan: _Plan) -> None:
         after = Builder.after(new, loc)
         after.insert(thread.CpAsyncWaitOp([], 0))
         after.insert(gpu.BarrierOp())
+
+
+def _warp_mma(plan: _Plan) -> bool:
+    """Whether the compute's MMA is a warp-level (tensor-core) instruction."""
+    for op in plan.compute:
+        for nested in op.walk():
+            if isinstance(nested, C.GemmOp) and nested.mma is not None:
+                atom = mma_atom_named(nested.mma.type.atom)
+                if atom is not None and atom.num_threads > 1:
+                    return True
+    return False
+
+
+def _spread_copies(plan: _Plan) -> list[list[Operation]]:
+    """The producer split over K-blocks 0 .. KB-2: one part per block, each copy with
+    the predicate fragment it reads, the copies moving the most elements first;
+    the whole producer in block 0 when a copy's ops cannot be told apart."""
+    assert plan.blocks is not None
+    copies = [op for op in plan.producer if isinstance(op, C.CopyAsyncOp)]
+    parts = len(plan.blocks) - 1
+    if parts < 2 or len(copies) < 2:
+        return [plan.producer]
+    owner: dict[Operation, C.CopyAsyncOp] = {c: c for c in copies}
+    fragments = {c.pred: c for c in copies if c.pred is not None}
+    for op in plan.producer:
+        if op in owner:
+            continue
+        users = {fragments[v] for v in (*op.results, *op.operands) if v in fragments}
+        if len(users) != 1:
+            return [plan.producer]  # an op no copy, or several, reads
+        owner[op] = users.pop()
+    la = LayoutAnalysis()
+    try:
+        sizes = {c: size(la.layout_of(c.dst)) for c in copies}
+    except Exception:  # a layout the analysis cannot size: keep the written order
+        sizes = dict.fromkeys(copies, 0)
+    ranked = sorted(copies, key=lambda c: -sizes[c])  # stable: ties keep their order
+    per = -(-len(ranked) // parts)
+    out = []
+    for i in range(0, len(ranked), per):
+        chosen = set(ranked[i : i + per])
+        out.append([op for op in plan.producer if owner[op] in chosen])
+    return out
 
 
 def _shared_after(loop: scf.ForOp) -> bool:

@@ -6,6 +6,7 @@ same FMAs or MMAs and shared loads."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -63,3 +64,45 @@ def test_pass_pipelined_loop_matches_the_hand_pipelined_one(
         assert _count(loop, instr) == 1, instr
     for instr in (*math, "cp.async.c"):
         assert _count(loop, instr) == _count(hand_loop, instr) > 0, instr
+
+
+def _schedule(loop: str) -> str:
+    """The k-loop's instructions that the schedule orders, as runs: ``L8 G8 H32 ...``
+    (L ldmatrix, G cp.async, c commit, H mma.sync, S shared load, F fma, w wait, B bar)."""
+    kinds = (("ldmatrix", "L"), ("cp.async.commit", "c"), ("cp.async.wait", "w"),
+             ("cp.async", "G"), ("mma.sync", "H"), ("fma.rn", "F"), ("ld.relaxed", "S"),
+             ("ld.shared", "S"), ("bar.sync", "B"))  # fmt: skip
+    seq = []
+    for line in loop.splitlines():
+        instr = re.sub(r"^\s*(?:@!?%p\d+\s+)?", "", line)
+        seq += [ch for prefix, ch in kinds if instr.startswith(prefix)][:1]
+    return " ".join(f"{ch}{len(list(run))}" for ch, run in itertools.groupby(seq))
+
+
+@pytest.mark.parametrize(
+    ("example", "kernel", "defines", "schedule"),
+    [
+        # Tensor cores: k-block j+1's ldmatrix before the copies (ptxas keeps cp.async
+        # and ldmatrix, both on shared memory, in order; after the copies, block 1's
+        # MMAs waited on loads issued just before them), the copies spread over
+        # blocks 0 and 1, B's eight per thread first.
+        ("gemm_auto", "gemm_nt", {"BN": "256", "BK": "64", "THREADS": "256"},
+         "L8 G8 H32 L8 G4 c1 H32 L8 H32 w1 B1 L8 H32"),
+        # Two k-blocks: every copy in block 0.
+        ("gemm_auto", "gemm_tn", {}, "L8 G8 c1 H32 w1 B1 L8 H32"),
+        # Equal copies keep their order.
+        ("hgemm_pipeline_pass", "hgemm_tn", {},
+         "L8 G8 H32 L8 G8 c1 H32 L8 H32 w1 B1 L8 H32"),
+        # FMA: the copies first (fewer registers under ptxas: 107 against 126).
+        ("sgemm_pipeline_pass", "sgemm_nt", {},
+         "G4 c1 " + "S4 F64 " * 15 + "w1 B1 S4 F64"),
+    ],
+)  # fmt: skip
+def test_k_loop_schedule(example: str, kernel: str, defines: dict, schedule: str) -> None:
+    result = compile(
+        Source.from_file(EXAMPLES / f"{example}.cute"),
+        Stage.PTX,
+        Options(kernel=kernel, defines=defines),
+    )
+    assert result.ptx is not None
+    assert _schedule(_k_loop(result.ptx)) == schedule
