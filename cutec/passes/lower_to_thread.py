@@ -91,7 +91,8 @@ from cutec.layout.symbolic import Integer, SymInt
 from cutec.passes.fragments import element_of, space_of, static_modes, static_size
 from cutec.passes.lower_atoms import is_ldmatrix, is_mma_sync, lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
-from cutec.target import DEFAULT_TARGET, AddressSpace, target
+from cutec.passes.shared_plan import plan_shared
+from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
 
 SHARED_ALIGN = 128  # every shared buffer starts on a 128-byte boundary (vectorize assumes it)
 LOCAL_ALIGN = 16
@@ -247,17 +248,25 @@ class _KernelLowering:
 
     # ------------------------------------------------------------------ roots
     def _plan_shared(self) -> None:
-        """Static shared arrays up to the target's static limit; past it, one dynamic array."""
-        allocs = list(self.kernel.walk_type(AllocSmemOp))
-        total = sum(_round_up(_alloc_bytes(op), SHARED_ALIGN) for op in allocs)
-        self.smem_offsets: dict[Operation, int] | None = None
-        if total > self.target.static_smem_per_cta:
-            self.smem_offsets = {}
-            at = 0
-            for op in allocs:
-                self.smem_offsets[op] = at
-                at += _round_up(_alloc_bytes(op), SHARED_ALIGN)
-            self.dynamic_smem = at
+        """Static shared arrays up to the target's static limit; past it, one dynamic
+        array, its buffers placed by shared_plan (a dead buffer's bytes reused)."""
+        sizes = {op: _alloc_bytes(op) for op in self.kernel.walk_type(AllocSmemOp)}
+        total = sum(_round_up(n, SHARED_ALIGN) for n in sizes.values())
+        self.smem_offsets: dict[AllocSmemOp, int] | None = None
+        if total <= self.target.static_smem_per_cta:
+            return
+        plan = plan_shared(self.kernel, sizes, SHARED_ALIGN)
+        limit = self.target.smem_per_cta
+        if plan.total > limit:
+            last = max(sizes, key=lambda op: plan.offsets[op] + sizes[op])
+            raise CompileError(
+                f"shared memory use reaches {plan.total} bytes with this {sizes[last]}-byte "
+                f"buffer (the pipeline's stages included); the limit on {self.target} is "
+                f"{limit} ({limit // KIB} KiB per CTA)",
+                last.location,
+            )
+        self.smem_offsets = plan.offsets
+        self.dynamic_smem = plan.total
 
     def root_pointer(self, root: Value, scope: _Scope) -> Value:
         found = self.roots.get(root)

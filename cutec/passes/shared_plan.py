@@ -1,0 +1,164 @@
+"""Where each shared buffer of a kernel lives: byte offsets that let a buffer reuse
+the bytes of one that is no longer touched.
+
+lower-to-thread places a kernel's ``cute.alloc_smem`` buffers in one dynamic
+array when they do not fit the static limit; this module chooses the offsets.
+A whole-tensor gemm's epilogue chunk of C, for one, is touched only after the
+k-loop, when the pipeline's stages are dead: it takes their bytes instead of
+its own (gemm_auto at 128x256x64 with 3 stages: 147,456 bytes instead of
+181,248), as CUTLASS's kernels put their mainloop and epilogue storage in one
+union.
+
+*Live ranges.* Positions are the kernel body's top-level ops. A buffer is
+touched at the position of every top-level op that contains an access to it
+(an op with a shared-memory effect on a tensor viewing it). Its range runs
+from the first such position to the last.
+
+*When two buffers may overlap.* X before Y (X's last touch precedes Y's
+first), and between them, at the top level, a ``gpu.barrier`` that every
+thread reaches after its last access to X; if X is written by cp.async, a
+``cp_async_wait {pending = 0}`` after the last such copy and before that
+barrier, so no copy into X lands after it. (The pipeline pass puts both after
+its loop when shared memory is touched after it; gemm_tiled's epilogue begins
+with them.) Then every access
+to X happens before every access to Y, in every thread. A buffer some access
+reaches through a value the analysis cannot follow back to its
+``alloc_smem`` (a loop-carried tensor) turns reuse off for the kernel, and a
+buffer read by an MMA through shared-memory descriptors (wgmma reads
+asynchronously) never shares its bytes.
+
+*Placement.* First fit, in order of first touch: the lowest 128-byte-aligned
+offset that overlaps no earlier buffer it may not overlap. The total is the
+largest end; lower-to-thread reports a total past the target's limit at the
+buffer that ends last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cutec.atoms.mma import mma_atom_named
+from cutec.ir.core import Operation, Value
+from cutec.ir.dialects import cute as C
+from cutec.ir.dialects import gpu, thread
+from cutec.ir.dialects.builtin import KernelOp
+from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.traits import AddressSpace
+from cutec.passes.pipeline import smem_root
+
+_SHARED = (AddressSpace.SHARED, AddressSpace.GENERIC)
+
+
+@dataclass(frozen=True)
+class SharedPlan:
+    """Byte offsets of the kernel's shared buffers and the bytes they take in all."""
+
+    offsets: dict[C.AllocSmemOp, int]
+    total: int
+
+
+@dataclass
+class _Buffer:
+    alloc: C.AllocSmemOp
+    size: int
+    first: int  # top-level positions of the first and last touch
+    last: int
+    last_async_write: int = -1  # the position of the last cp.async into it, if any
+    async_read: bool = False  # through an MMA's shared-memory descriptors
+
+
+def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -> SharedPlan:
+    """Offsets for the buffers of `sizes` (each `alloc_smem` of `kernel`, in bytes)."""
+    top = list(kernel.body.ops)
+    index = {op: i for i, op in enumerate(top)}
+    defined = {a: _position(a, index) for a in sizes}
+    # Untouched buffers keep their own position; a touch moves both ends.
+    buffers = {a: _Buffer(a, sizes[a], len(top), -1) for a in sizes}
+    reuse = all(a.parent is kernel.body for a in sizes)
+    for pos, op in enumerate(top):
+        for nested in op.walk():
+            for root, how in _touches(nested):
+                if root is None:
+                    reuse = False
+                    continue
+                b = buffers[root]
+                b.first, b.last = min(b.first, pos), max(b.last, pos)
+                if how == "async-write":
+                    b.last_async_write = max(b.last_async_write, pos)
+                b.async_read |= how == "async-read"
+    for a, b in buffers.items():
+        if b.last < 0:
+            b.first = b.last = defined[a]
+    order = sorted(buffers.values(), key=lambda b: (b.first, defined[b.alloc]))
+    offsets: dict[C.AllocSmemOp, int] = {}
+    total = 0
+    for i, y in enumerate(order):
+        taken = [
+            (offsets[x.alloc], offsets[x.alloc] + x.size)
+            for x in order[:i]
+            if not (reuse and _fenced(x, y, top))
+        ]
+        at = 0
+        for start, end in sorted(taken):
+            if at + y.size <= start:
+                break
+            at = max(at, _round_up(end, align))
+        offsets[y.alloc] = at
+        total = max(total, at + y.size)
+    return SharedPlan(offsets, total)
+
+
+def _position(op: Operation, index: dict[Operation, int]) -> int:
+    """The position of the top-level op that is or contains `op`."""
+    found: Operation | None = op
+    while found is not None and found not in index:
+        found = found.parent_op
+    assert found is not None, "an op outside the kernel body"
+    return index[found]
+
+
+def _touches(op: Operation) -> list[tuple[C.AllocSmemOp | None, str]]:
+    """The buffers `op` accesses (None: one it reaches through a value the analysis
+    cannot follow), each with how: "access", "async-write" or "async-read"."""
+    effects = op.memory_effects()  # None: unknown, so any shared operand counts
+    if effects is not None and not any(e.space in _SHARED for e in effects):
+        return []
+    out: list[tuple[C.AllocSmemOp | None, str]] = []
+    for v in op.operands:
+        t = v.type
+        if not (isinstance(t, TensorType) and t.space in _SHARED):
+            continue
+        root = smem_root(v)
+        if root is None and t.space is AddressSpace.GENERIC:
+            continue  # a global tensor seen through a generic pointer
+        out.append((root, _how(op, v)))
+    return out
+
+
+def _how(op: Operation, v: Value) -> str:
+    if isinstance(op, C.CopyAsyncOp) and v is op.dst:
+        return "async-write"
+    if isinstance(op, C.GemmOp) and op.mma is not None:
+        atom = mma_atom_named(op.mma.type.atom)
+        if atom is not None and (atom.a_in_smem or atom.b_in_smem):
+            return "async-read"
+    return "access"
+
+
+def _fenced(x: _Buffer, y: _Buffer, top: list[Operation]) -> bool:
+    """Whether every access to `x` happens before every access to `y`: a top-level
+    barrier between them, after a wait for every cp.async into `x`."""
+    if x.async_read or x.last >= y.first:
+        return False
+    waited = x.last_async_write < 0
+    for pos in range(x.last_async_write + 1, y.first):
+        op = top[pos]
+        if isinstance(op, thread.CpAsyncWaitOp) and op.pending.value == 0:
+            waited = True
+        elif isinstance(op, gpu.BarrierOp) and waited and pos > x.last:
+            return True
+    return False
+
+
+def _round_up(n: int, m: int) -> int:
+    return (n + m - 1) // m * m

@@ -1,0 +1,109 @@
+"""Shared-memory placement (cutec/passes/shared_plan.py): a buffer takes the bytes
+of one that no thread touches any more, only past a barrier that every thread
+reaches after its last access (and after its cp.async copies have landed); a
+kernel whose buffers exceed the target's shared memory is a located error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cutec.runtime as rt
+from cutec.diagnostics import CompileError
+from cutec.driver import Options, Source, Stage, compile
+from cutec.ir.dialects.builtin import KernelOp
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+# Two 32 KiB buffers (64 KiB: past the 48 KiB of static shared memory, so one
+# dynamic array). Each thread writes a row of sX, and reads a row another thread
+# wrote; then the same through sY, after `{fence}`.
+TWO_BUFFERS = """
+kernel k(A: f32[128, 64] : (1, 128), B: f32[128, 64] : (1, 128),
+         C: f32[128, 64] : (1, 128), D: f32[128, 64] : (1, 128))
+  grid (1, 1) threads 128
+{{
+  sX = smem f32[(128, 64)]
+  sY = smem f32[(128, 64)]
+  mine = make_layout((128, 1))
+  other = make_layout((128, 1), (1, 0))
+  {copy_x}
+  sync()
+  r = make_fragment_like(local_partition(sX, mine, thread.x))
+  copy(local_partition(sX, mine, (thread.x + 1) % 128), r)
+  copy(r, local_partition(C, mine, thread.x))
+{fence}
+  copy(local_partition(B, mine, thread.x), local_partition(sY, mine, thread.x))
+  sync()
+  copy(local_partition(sY, mine, (thread.x + 1) % 128), r)
+  copy(r, local_partition(D, mine, thread.x))
+}}
+"""
+SYNC_COPY = "copy(local_partition(A, mine, thread.x), local_partition(sX, mine, thread.x))"
+ASYNC_COPY = """c = tiled_copy(SM80_CP_ASYNC_CACHEALWAYS[f32], thr = (128, 1), val = (1, 64))
+  copy(c, c.slice(thread.x).partition_S(A), c.slice(thread.x).partition_D(sX))
+  cp_async_fence()
+  cp_async_wait(0)"""
+ASYNC_PENDING = """c = tiled_copy(SM80_CP_ASYNC_CACHEALWAYS[f32], thr = (128, 1), val = (1, 64))
+  copy(c, c.slice(thread.x).partition_S(A), c.slice(thread.x).partition_D(sX))
+  cp_async_fence()
+  cp_async_fence()
+  cp_async_wait(1)"""
+
+
+def _dynamic_smem(source: str, **options) -> int:
+    module = compile(Source(source, "k.cute"), Stage.THREAD, Options(**options)).module
+    assert module is not None
+    (kernel,) = [op for op in module.body.ops if isinstance(op, KernelOp)]
+    return kernel.attributes["dynamic_smem"].value
+
+
+@pytest.mark.parametrize(
+    ("copy_x", "fence", "nbytes"),
+    [
+        (SYNC_COPY, "  sync()", 32768),  # sY reuses sX's bytes
+        (SYNC_COPY, "", 65536),  # a thread may still read sX while another writes sY
+        (ASYNC_COPY, "  sync()", 32768),  # the wait(0) before the first sync landed them
+        # A copy into sX may still be in flight (wait(1) leaves one group pending).
+        (ASYNC_PENDING, "  sync()", 65536),
+        (ASYNC_PENDING, "  cp_async_wait(0)\n  sync()", 32768),
+    ],
+)
+def test_a_buffer_reuses_a_dead_one_only_past_a_fence(copy_x: str, fence: str, nbytes: int) -> None:
+    source = TWO_BUFFERS.format(copy_x=copy_x, fence=fence)
+    assert _dynamic_smem(source) == nbytes
+
+
+@pytest.mark.parametrize("copy_x", [SYNC_COPY, ASYNC_COPY])
+def test_reused_bytes_compute_right_on_the_cpu(copy_x: str) -> None:
+    source = TWO_BUFFERS.format(copy_x=copy_x, fence="  sync()")
+    k = rt.jit(source, device="cpu")
+    rng = np.random.default_rng(0)
+    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
+    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
+    k(a, b, c, d)
+    np.testing.assert_array_equal(c, np.roll(a, -1, axis=0))
+    np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
+
+
+def test_the_epilogue_takes_the_pipeline_stages_bytes() -> None:
+    """gemm_auto's tuned tile: 3 stages of (128 + 256) x 64 f16 (147,456 bytes); the
+    epilogue's (128, 64) f32 chunk of C (padded, 33,792 bytes) is touched only after
+    the k-loop's wait and barrier, and lives in the stages' bytes."""
+    defines = {"BN": "256", "BK": "64", "THREADS": "256"}
+    text = (EXAMPLES / "gemm_auto.cute").read_text()
+    assert _dynamic_smem(text, kernel="gemm_nt", defines=defines) == 147456
+    # On sm_80 (163 KiB per CTA) it fits only so: 181,248 bytes without the reuse.
+    assert _dynamic_smem(text, kernel="gemm_nt", defines=defines, target="sm_80") == 147456
+
+
+def test_too_much_shared_memory_is_a_located_error() -> None:
+    defines = {"BN": "256", "BK": "64", "BP": "4", "THREADS": "256"}
+    source = Source.from_file(EXAMPLES / "gemm_auto.cute")
+    with pytest.raises(CompileError) as e:
+        compile(source, Stage.PTX, Options(kernel="gemm_nt", defines=defines, target="sm_80"))
+    text = e.value.render()
+    assert "gemm_auto.cute:21:3: error: shared memory use reaches 196608 bytes" in text
+    assert "the limit on sm_80 is 166912 (163 KiB per CTA)" in text
