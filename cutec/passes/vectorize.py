@@ -15,8 +15,9 @@ move p elements at once (one 2^k-wide load or store) when, on both sides:
 - through a swizzle Sw<B,M,S>, p is at most 2^M (the swizzle keeps blocks of 2^M
   elements together);
 
-and p * bits is at most 128 (the widest PTX access), p at most 4 (``.v4``: 16-bit
-elements move 64 bits at a time until packing them is built). The pass writes the width
+and p * bits is at most 128 (the widest PTX access), p at most 4 (``.v4``), or 8 for
+16-bit elements (the PTX emitter packs them in pairs into ``.v4.b32``; 8-bit ones
+move 32 bits at a time until packing them is built). The pass writes the width
 on copies without a named atom (``{vector = 4 : i64}``); a copy by a named
 UniversalCopy atom is checked, never changed: an atom wider than the layouts
 allow is a located error naming what is not known. Copies by other named atoms
@@ -42,6 +43,7 @@ from cutec.ir.dialects.cute_atom_types import AUTO
 from cutec.ir.dialects.cute_compute import AxpbyOp, CopyOp
 from cutec.ir.dialects.cute_tensor import MakeTensorOp
 from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.dialects.thread import PACKED_WIDTH
 from cutec.ir.layout_of import LayoutAnalysis, TensorAddress
 from cutec.ir.types import dtype_of, i64
 from cutec.layout import (
@@ -59,7 +61,12 @@ from cutec.passes.manager import Pass
 from cutec.target import AddressSpace
 
 MAX_ACCESS_BITS = 128  # ld/st.v4.b32, cp.async 16 bytes
-MAX_VECTOR = 4  # elements of one ld/st (.v4)
+MAX_VECTOR = 4  # elements of one ld/st (.v4) ...
+
+
+def max_vector(bits: int) -> int:
+    """... or 8 of 16 bits, which the PTX emitter packs in pairs into .v4.b32."""
+    return PACKED_WIDTH if bits == 16 else MAX_VECTOR
 SHARED_ALIGN_BYTES = 128  # cutec places every shared buffer on a 128-byte boundary
 
 
@@ -80,13 +87,13 @@ def vector_width(
     bits = dtype_of(t.element).bits
     p = max(1, max_bits // bits)
     limits: list[str] = []
-    if p > MAX_VECTOR:
-        # ld/st.v4 moves 4 elements; wider vectors of narrow types need packing.
+    if p > max_vector(bits):
+        # ld/st.v4 moves 4 elements; 16-bit ones go in pairs, 8-bit ones not yet.
         limits.append(
             f"{p * bits}-bit accesses not used: a .v4 access of {bits}-bit elements moves "
-            f"{MAX_VECTOR * bits} bits (packing narrow elements is not built yet)"
+            f"{max_vector(bits) * bits} bits (packing 8-bit elements is not built yet)"
         )
-        p = MAX_VECTOR
+        p = max_vector(bits)
     while p > 1:
         why = contiguity_problem(la, src, p, bits) or contiguity_problem(la, dst, p, bits)
         if why is None:
@@ -100,7 +107,7 @@ def axpby_width(la: LayoutAnalysis, x: Value, y: Value) -> int:
     """Elements per access of an epilogue y = alpha x + beta y: contiguous and aligned in
     both x and y, each with its own element type (an f32 x may feed an f16 y)."""
     bits = {side: dtype_of(side.type.element).bits for side in (x, y)}  # type: ignore[union-attr]
-    p = min(MAX_VECTOR, MAX_ACCESS_BITS // max(bits.values()))
+    p = min([max_vector(b) for b in bits.values()] + [MAX_ACCESS_BITS // max(bits.values())])
     while p > 1 and any(contiguity_problem(la, v, p, b) for v, b in bits.items()):
         p //= 2
     return p

@@ -24,6 +24,7 @@ from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith, gpu, thread
 from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread import PACKED_WIDTH
 from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
 from cutec.ir.types import IndexType, IntegerType
 from cutec.ptx.regalloc import packs
@@ -304,6 +305,11 @@ def _access(ctx: KernelEmitter, op: Operation, value: Value) -> tuple[str, PtxTy
     return f".v{n}", t
 
 
+def _pairs(elements: Sequence[str]) -> list[tuple[str, str]]:
+    """Consecutive elements two by two: (e0, e1), (e2, e3), ..."""
+    return list(zip(elements[::2], elements[1::2], strict=True))
+
+
 def _predicated(pred: str | None) -> str:
     return "" if pred is None else f"@{pred} "
 
@@ -319,6 +325,19 @@ def _emit_load(
         space = ".relaxed.cta.shared"
     vec, t = _access(ctx, op, result)
     addr, guard = ctx.reg(ptr), _predicated(pred)
+    if ctx.width(result) == PACKED_WIDTH:
+        # 8 16-bit elements as 4 words of pairs, element 0 in the low half of word 0
+        # (little-endian, as memory holds them). Under a predicate the words start as
+        # the result's registers (load_if's default), so a false predicate keeps them.
+        pairs = _pairs(ctx.elements(result))
+        words = [ctx.temp("b32") for _ in pairs]
+        if pred is not None:
+            for w, (lo, hi) in zip(words, pairs, strict=True):
+                ctx.emit(f"mov.b32 {w}, {{{lo}, {hi}}};")
+        ctx.emit(f"{guard}ld{space}.v4.b32 {{{', '.join(words)}}}, [{addr}];")
+        for w, (lo, hi) in zip(words, pairs, strict=True):
+            ctx.emit(f"mov.b32 {{{lo}, {hi}}}, {w};")
+        return
     if t.reg == "pred":  # a byte in memory
         byte = ctx.temp("b16")
         ctx.emit(f"{guard}ld{space}.u8 {byte}, [{addr}];")
@@ -334,6 +353,14 @@ def _emit_store(
     space = _space(ctx, op, ptr)
     vec, t = _access(ctx, op, value)
     text = ctx.reg(value)
+    if ctx.width(value) == PACKED_WIDTH:  # 4 words of pairs (see _emit_load)
+        words = []
+        for lo, hi in _pairs(ctx.elements(value)):
+            words.append(ctx.temp("b32"))
+            ctx.emit(f"mov.b32 {words[-1]}, {{{lo}, {hi}}};")
+        vec, text = ".v4", "{" + ", ".join(words) + "}"
+        ctx.emit(f"{_predicated(pred)}st{space}{vec}.b32 [{ctx.reg(ptr)}], {text};")
+        return
     if t.reg == "pred":
         byte = ctx.temp("b16")
         ctx.emit(f"selp.u16 {byte}, 1, 0, {text};")

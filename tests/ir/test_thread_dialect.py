@@ -25,7 +25,11 @@ def _kernel(body: str) -> str:
 CASES = [
     (
         "%v = thread.load %g : !gpu.ptr<f32, global> -> vector<3xf32>",
-        "vector accesses are .v2 or .v4, not vector<3xf32>",
+        "vector accesses are .v2 or .v4 (or 8 16-bit elements in pairs), not vector<3xf32>",
+    ),
+    (
+        "%v = thread.load %g : !gpu.ptr<f32, global> -> vector<8xf32>",
+        "vector accesses are .v2 or .v4 (or 8 16-bit elements in pairs), not vector<8xf32>",
     ),
     (
         "%v = thread.load %d : !gpu.ptr<f64, global> -> vector<4xf64>",

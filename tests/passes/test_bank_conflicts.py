@@ -278,13 +278,14 @@ kernel stage[BM: int = 128, BK: int = 64, SW: int = 3](
 """
 
 
-@pytest.mark.parametrize(("sw", "stores", "loads"), [(3, (4, 4), (4, 2)), (0, (32, 4), (16, 2))])
+@pytest.mark.parametrize(("sw", "stores", "loads"), [(3, (4, 4), (4, 4)), (0, (32, 4), (32, 4))])
 def test_lowered_swizzle_gives_the_counts_of_the_layout_algebra(
     sw: int, stores: tuple[int, int], loads: tuple[int, int]
 ) -> None:
     # The cp.async stores match test_the_swizzle_frees_sgemm_sm80_cp_async_stores. The
-    # read back is 8 bytes a lane (two .v4 f16): lanes 8r..8r+7 of rows 0 and 1 of a
-    # half-warp meet in the same banks, 2 words each when swizzled, 8 when not.
+    # read back moves the same 16 bytes a lane (8 f16 packed in .v4.b32) from the same
+    # addresses, so it takes the same wavefronts: conflict-free when swizzled, the 8
+    # lanes of a quarter-warp in one bank group when not.
     options = Options(defines={"SW": sw})
     result = compile(Source(STAGE, "stage.cute"), Stage.THREAD, options)
     assert result.module is not None
@@ -292,7 +293,7 @@ def test_lowered_swizzle_gives_the_counts_of_the_layout_algebra(
     cp, load = analyse(kernel)
     assert cp.first.kind == "cp.async store" and cp.first.width == 16
     assert counts(cp) == {stores}
-    assert load.first.kind == "load" and load.first.width == 8
+    assert load.first.kind == "load" and load.first.width == 16
     assert counts(load) == {loads}
 
 

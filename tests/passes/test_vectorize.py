@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 from cutec.diagnostics import CompileError
+from cutec.driver import Options, Source, Stage, compile
 from cutec.frontend import compile_source
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute_compute import CopyOp
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.passes.vectorize import Vectorize, vector_width
+from cutec.ptx.ptxas import assemble, find_ptxas
 from tests.ir.test_address_of import addresses
 
 SGEMM_2 = (Path(__file__).parents[2] / "examples" / "sgemm_2.cute").read_text()
@@ -82,3 +84,52 @@ def test_every_chosen_vector_is_contiguous_and_aligned_for_every_thread() -> Non
                     addr = addresses(a, env).reshape(-1, p)
                     assert (addr[:, 0] % p == 0).all()
                     assert (np.diff(addr, axis=1) == 1).all()
+
+
+# A 16-bit copy through registers, 8 elements a thread along M, on whole tiles (a
+# predicated copy moves one element per access; axpby's predicated vectors are
+# tests/gpu's gemm_auto with an f16 C).
+HALF_COPY = """
+kernel k[T: dtype = f16](A: T[M, N] : (1, ldA) align 16, C: T[M, N] : (1, ldC) align 16)
+  assume M % 64 == 0, N % 16 == 0, ldA % 8 == 0, ldC % 8 == 0
+  grid (M / 64, N / 16) threads 128
+{
+  gA = local_tile(A, (64, 16), (block.x, block.y))
+  gC = local_tile(C, (64, 16), (block.x, block.y))
+  c = tiled_copy(auto, thr = (8, 16), val = (8, 1))
+  tA = c.slice(thread.x).partition_S(gA)
+  tC = c.slice(thread.x).partition_D(gC)
+  r = make_fragment_like(tA)
+  copy(c, tA, r)
+  copy(c, r, tC)
+}
+"""
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_16_bit_elements_move_16_bytes_at_a_time(t: str) -> None:
+    """Eight 16-bit elements a vector (the PTX emitter packs them in pairs into
+    .v4.b32, which ptxas assembles), and the values on the CPU."""
+    import ml_dtypes
+
+    import cutec.runtime as rt
+
+    m = compile_source(HALF_COPY, "half.cute", defines={"T": t})
+    la = LayoutAnalysis()
+    for c in m.walk_type(CopyOp):
+        assert vector_width(la, c.src, c.dst).elements == 8
+    k = rt.jit(HALF_COPY, device="cpu", T=t)
+    assert "ld.global.v4.b32" in k.ptx and "st.global.v4.b32" in k.ptx
+    if find_ptxas() is not None:
+        for target in ("sm_80", "sm_90a"):
+            options = Options(defines={"T": t}, target=target)
+            ptx = compile(Source(HALF_COPY, "half.cute"), Stage.PTX, options).ptx
+            assert ptx is not None
+            result = assemble(ptx, target)
+            assert result.ok, result.stderr
+    dtype = np.float16 if t == "f16" else ml_dtypes.bfloat16
+    rng = np.random.default_rng(1)
+    a = np.asfortranarray(rng.standard_normal((128, 48)).astype(dtype))
+    c = np.asfortranarray(np.full((128, 48), np.nan, dtype))
+    k(a, c)
+    np.testing.assert_array_equal(c.astype(np.float32), a.astype(np.float32))

@@ -18,7 +18,7 @@ from cutec.target import COMPILE_TARGETS
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
-CASES = ("vadd", "control", "arith", "smem", "atom", "vector", "local", "special", "math")
+CASES = ("vadd", "control", "arith", "smem", "atom", "vector", "packed", "local", "special", "math")
 
 
 def _emit(case: str, target: str, request: pytest.FixtureRequest) -> str:

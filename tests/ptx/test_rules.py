@@ -69,6 +69,25 @@ def test_predicated_loads_and_stores(load_case: Callable[[str], ModuleOp]) -> No
     ) in body
 
 
+def test_eight_16_bit_elements_move_as_four_packed_words(
+    load_case: Callable[[str], ModuleOp],
+) -> None:
+    body = _body(emit_ptx(load_case("packed"), "sm_80"))
+    unpack = "".join(f"\tmov.b32 {{%rs{2 * i}, %rs{2 * i + 1}}}, %r{i + 1};\n" for i in range(4))
+    assert "\tld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd6];\n" + unpack in body
+    # load_if: the default (the first load's elements) packed into the words first,
+    # so a false predicate leaves it; then unpacked into the result either way.
+    assert (
+        "\tmov.b32 %r5, {%rs8, %rs9};\n\tmov.b32 %r6, {%rs10, %rs11};\n"
+        "\tmov.b32 %r7, {%rs12, %rs13};\n\tmov.b32 %r8, {%rs14, %rs15};\n"
+        "\t@%p0 ld.global.v4.b32 {%r5, %r6, %r7, %r8}, [%rd6];\n"
+        "\tmov.b32 {%rs8, %rs9}, %r5;\n"
+    ) in body
+    assert "\t@%p0 st.global.v4.b32 [%rd6], {%r9, %r10, %r11, %r12};\n" in body
+    assert "\tld.shared.v4.b32 {%r13, %r14, %r15, %r16}, [%rd8];\n" in body
+    assert "\tst.shared.v4.b32 [%rd8], {%r17, %r18, %r19, %r20};\n" in body
+
+
 def test_a_carried_vector_moves_element_by_element(load_case: Callable[[str], ModuleOp]) -> None:
     body = _body(emit_ptx(load_case("vector"), "sm_80"))
     # The rotation reads every element before it writes one (a parallel copy).

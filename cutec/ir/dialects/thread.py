@@ -103,6 +103,7 @@ _CVTA_SPACES = frozenset(
     }
 )
 VECTOR_WIDTHS = (2, 4)  # PTX's .v2 / .v4
+PACKED_WIDTH = 8  # 16-bit elements in pairs: .v4.b32 (16 bytes), which the PTX emitter packs
 MAX_ACCESS_BITS = 128
 
 
@@ -202,8 +203,12 @@ def access_problem(ptr: Value, value_type: Type) -> str | None:
     if t.space not in _MEMORY_SPACES:
         return f"cannot access memory through a {t.space.value} pointer"
     if isinstance(value_type, VectorType):
-        if len(value_type.shape) != 1 or value_type.shape[0] not in VECTOR_WIDTHS:
-            return f"vector accesses are .v2 or .v4, not {value_type}"
+        n = value_type.shape[0] if len(value_type.shape) == 1 else 0
+        packed = n == PACKED_WIDTH and bit_width(value_type.element) == 16
+        if n not in VECTOR_WIDTHS and not packed:
+            return (
+                f"vector accesses are .v2 or .v4 (or 8 16-bit elements in pairs), not {value_type}"
+            )
         if value_type.element != t.element:
             return f"accesses {value_type} through a pointer to {t.element}"
         if bit_width(t.element) * value_type.shape[0] > MAX_ACCESS_BITS:
