@@ -22,6 +22,11 @@ and fills zeros). Stores to global memory are skipped there; an
 `axpby` into global memory gets the predicate too and neither reads nor writes
 a masked element.
 
+The copy_if this pass makes is marked ``{residue}``: its predicate is an
+in-bounds test, so select-atoms may move a vector of an unnamed copy under its
+first element's predicate where the vectors of its global side cannot straddle
+an end (the unit-stride extent a known multiple of the width, as for axpby).
+
 A named UniversalCopy atom moves V elements per instruction under one
 predicate (CuTe's copy_if): the V elements must lie in one mode whose extent
 is a known multiple of V, or the last vector could straddle the end — a
@@ -110,6 +115,9 @@ class _KernelPredicates:
         guarded = Builder.before(op).insert(CopyIfOp(pred, op.src, op.dst, op.tiled))
         guarded.location = op.location
         guarded.attributes.update(op.attributes)
+        # The predicate is this pass's: in-bounds tests, so select-atoms may move a
+        # vector under its first element's where no vector straddles an end.
+        guarded.attributes["residue"] = UnitAttr()
         if _space(op.dst) is not AddressSpace.GLOBAL:
             guarded.attributes["zfill"] = UnitAttr()
         op.erase()

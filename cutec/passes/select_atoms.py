@@ -20,7 +20,10 @@ select-atoms, says why):
         64-bit accesses not used: 32 consecutive elements of ... are not contiguous
 
   A predicated copy without an atom moves one element per access (its
-  predicate is per element). A named atom is left as written (vectorize checked it).
+  predicate is per element), except the predicate pass's in-bounds guards
+  (``{residue}``): those move the widest vector whose elements share one
+  predicate, the first's (none straddles the global side's end). A named atom is
+  left as written (vectorize checked it).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncWaitOp
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.types import dtype_name, dtype_of, i64
 from cutec.passes.manager import Pass
-from cutec.passes.vectorize import contiguity_problem, vector_width
+from cutec.passes.vectorize import contiguity_problem, uniform_predicate, vector_width
 from cutec.target import DEFAULT_TARGET, AddressSpace, Target, target
 
 assert SELECT_AUTO == AUTO  # one spelling in the atom library and the IR
@@ -153,9 +156,15 @@ class SelectAtoms(Pass):
         found = vector_width(la, op.src, op.dst)
         why = found.limits[-1] if found.limits else ""
         if isinstance(op, CopyIfOp):
-            if found.elements > 1:
-                why = "a predicated copy moves one element per access"
-            width = 1
+            width = _uniform_width(la, op, found.elements)
+            if width < found.elements:
+                why = (
+                    "a predicated copy moves one element per access"
+                    if "residue" not in op.attributes
+                    else f"{found.elements * bits}-bit accesses not used: a vector of "
+                    f"{found.elements} elements may straddle the tensor's end (its "
+                    "unit-stride extent is not known to be a multiple of it)"
+                )
         else:
             attr = op.attributes.get("vector")
             width = attr.value if isinstance(attr, IntegerAttr) else found.elements
@@ -170,6 +179,24 @@ class SelectAtoms(Pass):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _uniform_width(la: LayoutAnalysis, op: CopyIfOp, widest: int) -> int:
+    """Elements per access of a predicated copy: one for a user's predicate (one per
+    element); for the predicate pass's in-bounds test (``{residue}``), the widest
+    vector none of which straddles its global side's end, so that each moves under
+    its first element's predicate (vectorize's `uniform_predicate`, as for axpby)."""
+    if "residue" not in op.attributes:
+        return 1
+    sides = [
+        v
+        for v, space in zip((op.src, op.dst), _spaces(op), strict=True)
+        if space is AddressSpace.GLOBAL
+    ]
+    p = widest
+    while p > 1 and not all(uniform_predicate(la, v, p) for v in sides):
+        p //= 2
+    return p
 
 
 def _block_size(kernel: KernelOp) -> int | None:

@@ -133,3 +133,33 @@ def test_16_bit_elements_move_16_bytes_at_a_time(t: str) -> None:
     c = np.asfortranarray(np.full((128, 48), np.nan, dtype))
     k(a, c)
     np.testing.assert_array_equal(c.astype(np.float32), a.astype(np.float32))
+
+
+# The same copy on tiles that may run past M and N: the predicate pass guards it,
+# and a vector moves under its first element's predicate where none can straddle M.
+RESIDUE_COPY = HALF_COPY.replace(
+    "assume M % 64 == 0, N % 16 == 0, ldA % 8 == 0, ldC % 8 == 0\n  grid (M / 64, N / 16)",
+    "assume M % {m} == 0, ldA % {m} == 0, ldC % {m} == 0\n"
+    "  grid (ceil_div(M, 64), ceil_div(N, 16))",
+)
+
+
+@pytest.mark.parametrize(("m_div", "width", "sizes"), [(8, 8, (72, 45)), (2, 2, (70, 45))])
+def test_a_residue_guarded_copy_moves_vectors_under_one_predicate(
+    m_div: int, width: int, sizes: tuple[int, int]
+) -> None:
+    import cutec.runtime as rt
+
+    source = RESIDUE_COPY.replace("{m}", str(m_div))
+    result = compile(Source(source, "residue.cute"), Stage.PTX, Options())
+    assert result.ptx is not None
+    widths = {r.message.split("(")[1].split("-bit")[0] for r in result.remarks
+              if r.message.startswith("copy by UniversalCopy")}  # fmt: skip
+    assert widths == {str(16 * width)}
+    if width == 8:
+        assert "@%p" in result.ptx and "ld.global.v4.b32" in result.ptx
+    k = rt.jit(source, device="cpu")
+    a = np.asfortranarray(np.random.default_rng(2).standard_normal(sizes).astype(np.float16))
+    c = np.asfortranarray(np.full(sizes, np.nan, np.float16))
+    k(a, c)
+    np.testing.assert_array_equal(c, a)

@@ -1,7 +1,8 @@
 // RUN: cutec opt %s --passes predicate
 // M is not known to be a multiple of the tile (8): the copy from the partial tile
 // is guarded by an identity tensor viewed through the same ops (zero-filled into
-// registers), and the axpby into it is masked. N % 8 == 0 is known: untouched.
+// registers; {residue}: the predicate is an in-bounds test), and the axpby into it
+// is masked. N % 8 == 0 is known: untouched.
 
 // CHECK-LABEL: kernel @scale
 kernel @scale(%x: !gpu.ptr<f32, global>, %M: index, %y: !gpu.ptr<f32, global>, %a: f32, %b: f32) attributes {reqntid = array<i32: 4, 1, 1>} {
@@ -24,7 +25,7 @@ kernel @scale(%x: !gpu.ptr<f32, global>, %M: index, %y: !gpu.ptr<f32, global>, %
   // CHECK: %[[C0:.*]] = cute.load_coord %[[CT]], %{{.*}} {mode = 0 : i64}
   // CHECK-NEXT: %[[IN0:.*]] = arith.cmpi slt, %[[C0]], %M : index
   // CHECK-NEXT: cute.store %[[IN0]], %[[P]]
-  // CHECK: cute.copy_if %[[P]], %tx, %r {zfill}
+  // CHECK: cute.copy_if %[[P]], %tx, %r {residue, zfill}
   cute.copy %tx, %r : !cute.tensor<f32, gmem, ((2)):((4))>, !cute.tensor<f32, rmem, ((2)):((1))>
   // CHECK: cute.axpby %a, %r, %b, %ty, %{{.*}} : f32, {{.*}}, !cute.tensor<i1, rmem, ((2)):((1))>
   cute.axpby %a, %r, %b, %ty : f32, !cute.tensor<f32, rmem, ((2)):((1))>, f32, !cute.tensor<f32, gmem, ((2)):((4))>
