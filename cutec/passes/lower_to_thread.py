@@ -261,8 +261,8 @@ class _KernelLowering:
             last = max(sizes, key=lambda op: plan.offsets[op] + sizes[op])
             raise CompileError(
                 f"shared memory use reaches {plan.total} bytes with this {sizes[last]}-byte "
-                f"buffer (the pipeline's stages included); the limit on {self.target} is "
-                f"{limit} ({limit // KIB} KiB per CTA)",
+                f"buffer (a pipelined buffer holds all its stages); the limit on "
+                f"{self.target} is {limit} ({limit // KIB} KiB per CTA)",
                 last.location,
             )
         self.smem_offsets = plan.offsets

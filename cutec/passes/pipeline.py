@@ -109,6 +109,7 @@ from cutec.ir.traits import AddressSpace, EffectKind, Pure
 from cutec.ir.types import IndexType, IntegerType, dtype_of
 from cutec.layout import ComposedLayout, Layout, cosize, size
 from cutec.layout.layout import append
+from cutec.layout.symbolic import is_static
 from cutec.passes.manager import Pass, working_on
 from cutec.passes.predicate import mask_type
 
@@ -697,11 +698,10 @@ def _spread_copies(plan: _Plan) -> list[list[Operation]]:
             return [plan.producer]  # an op no copy, or several, reads
         owner[op] = users.pop()
     la = LayoutAnalysis()
-    try:
-        sizes = {c: size(la.layout_of(c.dst)) for c in copies}
-    except Exception:  # a layout the analysis cannot size: keep the written order
-        sizes = dict.fromkeys(copies, 0)
-    ranked = sorted(copies, key=lambda c: -sizes[c])  # stable: ties keep their order
+    sizes = {c: size(la.layout_of(c.dst)) for c in copies}  # shared stages: static
+    if not all(is_static(n) for n in sizes.values()):
+        return [plan.producer]
+    ranked = sorted(copies, key=lambda c: -int(sizes[c]))  # stable: ties keep their order
     per = -(-len(ranked) // parts)
     out = []
     for i in range(0, len(ranked), per):

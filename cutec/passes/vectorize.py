@@ -61,13 +61,14 @@ from cutec.passes.manager import Pass
 from cutec.target import AddressSpace
 
 MAX_ACCESS_BITS = 128  # ld/st.v4.b32, cp.async 16 bytes
-MAX_VECTOR = 4  # elements of one ld/st (.v4) ...
+MAX_VECTOR = 4  # elements of one ld/st (.v4)
+SHARED_ALIGN_BYTES = 128  # cutec places every shared buffer on a 128-byte boundary
 
 
 def max_vector(bits: int) -> int:
-    """... or 8 of 16 bits, which the PTX emitter packs in pairs into .v4.b32."""
+    """Elements of one ld/st: 4 (``.v4``), or 8 of 16 bits, which the PTX emitter
+    packs in pairs into ``.v4.b32``."""
     return PACKED_WIDTH if bits == 16 else MAX_VECTOR
-SHARED_ALIGN_BYTES = 128  # cutec places every shared buffer on a 128-byte boundary
 
 
 @dataclass
