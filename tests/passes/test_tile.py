@@ -105,11 +105,14 @@ def test_no_k_tile_reads_no_uninitialised_shared_memory(defines: dict[str, int])
     np.testing.assert_array_equal(args["C"], -c)
 
 
-def test_values_deeper_pipeline_and_two_k_blocks() -> None:
-    """4 stages, BK = 64 (Swizzle<3,3,3> K-major rows, 4 k-blocks of 16)."""
-    kernel = _kernel("gemm_tn", BK=64, BP=4)
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_values_deeper_pipeline_and_four_k_blocks(name: str) -> None:
+    """4 stages, BK = 64 (4 k-blocks of 16): the pipeline spreads A's and B's copies,
+    each with its K-residue predicate, over k-blocks 0 and 1 (docs/passes.md,
+    *pipeline*)."""
+    kernel = _kernel(name, BK=64, BP=4)
     for m, n, k in [(32, 32, 64 * 5), (40, 40, 72)]:
-        _check(kernel, "gemm_tn", "f16", "f32", m, n, k)
+        _check(kernel, name, "f16", "f32", m, n, k)
 
 
 def test_values_default_tiles() -> None:
