@@ -95,6 +95,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--kernels", help="comma-separated cutec kernels, EXAMPLE or EXAMPLE.KERNEL "
                    f"(default all: {', '.join(k.label for k in CUTEC_KERNELS)})")  # fmt: skip
     p.add_argument("--impls", default=",".join(FAMILIES), help="subset of " + ",".join(FAMILIES))
+    p.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="a compile-time parameter set on every chosen cutec kernel, over its "
+                   "own (--define BN=128 --define THREADS=128 times another tile); the rows' "
+                   "names show it, so the targets do not count them")  # fmt: skip
     p.add_argument("--quick", action="store_true", help="3 shapes, 10 timed launches, no 8192")
     p.add_argument("--repeat", type=int, help="timed launches per row (default 30; quick 10)")
     p.add_argument("--warmup", type=int, default=3)
@@ -115,6 +119,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if bad := set(args.impls) - set(FAMILIES):
         p.error(f"--impls: unknown {', '.join(sorted(bad))}")
     args.kernels_selected = select_kernels(p, args.kernels)
+    defines = []
+    for item in args.define:
+        name, eq, value = item.partition("=")
+        if not eq or not name.isidentifier() or not value:
+            p.error(f"--define: {item!r} is not NAME=VALUE")
+        defines.append((name, value))
+    if defines:
+        args.kernels_selected = [k.with_defines(tuple(defines)) for k in args.kernels_selected]
     return args
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,10 +60,19 @@ class CutecKernel:
     layout: str
     cute: str | None
     defines: tuple[tuple[str, str], ...] = ()  # compile-time parameters (T = bf16)
+    variant: tuple[tuple[str, str], ...] = ()  # parameters set over these (--define)
 
     @property
     def label(self) -> str:
-        return f"{self.example}.{self.kernel}"
+        """``example.kernel``, and ``[BN=128,...]`` when --define changed the kernel (so the
+        rows are not taken for the kernel's own configuration)."""
+        extra = ",".join(f"{k}={v}" for k, v in self.variant)
+        return f"{self.example}.{self.kernel}" + (f"[{extra}]" if extra else "")
+
+    def with_defines(self, extra: tuple[tuple[str, str], ...]) -> CutecKernel:
+        """This kernel with compile-time parameters `extra` set over its own."""
+        merged = tuple({**dict(self.defines), **dict(extra)}.items())
+        return replace(self, defines=merged, variant=extra)
 
 
 # gemm_auto's tiles per element type (compile-time parameters).

@@ -145,6 +145,20 @@ def test_arguments_and_plan() -> None:
         gemm.parse_args(["--kernels", "nope"])
 
 
+def test_a_define_sets_a_parameter_over_the_kernels_own_and_names_the_rows() -> None:
+    argv = ["--kernels", "gemm_auto.gemm_nt", "--define", "BN=128", "--define", "THREADS=128"]
+    args = gemm.parse_args(argv)
+    chosen = [k for k in args.kernels_selected if k.dtype == "f16f32"]
+    (k,) = chosen
+    assert dict(k.defines) == {"BN": "128", "BK": "64", "THREADS": "128"}
+    assert k.label == "gemm_auto.gemm_nt[BN=128,THREADS=128]"
+    names = {i.name for i in gemm.plan(args) if i.family == "cutec"}
+    assert "gemm_auto.gemm_nt[BN=128,THREADS=128]" in names
+    for bad in ("BN", "=128", "BN="):
+        with pytest.raises(SystemExit):
+            gemm.parse_args(["--define", bad])
+
+
 def test_cute_tutorial_build_and_constraints(tmp_path: Path) -> None:
     t = cute_build.TUTORIALS["sgemm_sm80"]
     cmd = cute_build.nvcc_command(t, tmp_path / "cutlass", tmp_path / "build", "nvcc")
