@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cutec.atoms.copy import copy_atom
-from cutec.diagnostics import CompileError
+from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DictAttr, IntegerAttr, StringAttr
 from cutec.ir.builder import Builder
 from cutec.ir.core import Block, Operation, OpResult, Value
@@ -111,7 +111,7 @@ class LowerToThread(Pass):
             raise CompileError(f"lower-to-thread: offset-bits is 32 or 64, not {self.offset_bits}")
         la = LayoutAnalysis()
         for kernel in list(module.walk_type(KernelOp)):
-            _KernelLowering(kernel, la, IntegerType(self.offset_bits), module).run()
+            _KernelLowering(kernel, la, IntegerType(self.offset_bits), module, self.remark).run()
 
 
 # --------------------------------------------------------------------------- scopes
@@ -146,9 +146,15 @@ class _Scope:
 
 class _KernelLowering:
     def __init__(
-        self, kernel: KernelOp, la: LayoutAnalysis, offset_type: IntegerType, module: ModuleOp
+        self,
+        kernel: KernelOp,
+        la: LayoutAnalysis,
+        offset_type: IntegerType,
+        module: ModuleOp,
+        remark: Callable[[str, Location | None], None] = lambda message, location: None,
     ) -> None:
         self.kernel = kernel
+        self.remark = remark
         self.la = la
         self.offset_type = offset_type
         self.target = target(module.target or DEFAULT_TARGET)
@@ -267,6 +273,17 @@ class _KernelLowering:
             )
         self.smem_offsets = plan.offsets
         self.dynamic_smem = plan.total
+        placed: list[tuple[int, int]] = []  # plan.offsets is in placement order
+        for op, at in plan.offsets.items():
+            end = at + sizes[op]
+            if any(a < end and at < b for a, b in placed):
+                self.remark(
+                    f"shared memory: this {sizes[op]}-byte buffer reuses the bytes of one "
+                    f"no thread touches any more ({plan.total} bytes per CTA, {total} "
+                    "without the reuse)",
+                    op.location,
+                )
+            placed.append((at, end))
 
     def root_pointer(self, root: Value, scope: _Scope) -> Value:
         found = self.roots.get(root)

@@ -107,3 +107,18 @@ def test_too_much_shared_memory_is_a_located_error() -> None:
     text = e.value.render()
     assert "gemm_auto.cute:21:3: error: shared memory use reaches 196608 bytes" in text
     assert "the limit on sm_80 is 166912 (163 KiB per CTA)" in text
+
+
+def test_the_reuse_is_a_remark_at_the_buffer() -> None:
+    defines = {"BN": "256", "BK": "64", "THREADS": "256"}
+    result = compile(
+        Source.from_file(EXAMPLES / "gemm_auto.cute"),
+        Stage.PTX,
+        Options(kernel="gemm_nt", defines=defines),
+    )
+    said = [r for r in result.remarks if r.message.startswith("shared memory:")]
+    assert [r.message for r in said] == [
+        "shared memory: this 33776-byte buffer reuses the bytes of one no thread touches "
+        "any more (147456 bytes per CTA, 181248 without the reuse)"
+    ]
+    assert said[0].location is not None and said[0].location.line == 21
