@@ -19,8 +19,10 @@ first), and between them, at the top level, a ``gpu.barrier`` that every
 thread reaches after its last access to X; if X is written by cp.async, a
 ``cp_async_wait {pending = 0}`` after the last such copy and before that
 barrier, so no copy into X lands after it. (The pipeline pass puts both after
-its loop when shared memory is touched after it; gemm_tiled's epilogue begins
-with them.) Then every access
+its loop when shared memory is touched after it, and commits every copy it
+issues; gemm_tiled's epilogue begins with them. A copy never committed is not
+covered by any wait: a race the CPU backend reports as a missing wait, with or
+without the reuse.) Then every access
 to X happens before every access to Y, in every thread. A buffer some access
 reaches through a value the analysis cannot follow back to its
 ``alloc_smem`` (a loop-carried tensor) turns reuse off for the kernel, and a
@@ -151,7 +153,8 @@ def _fenced(x: _Buffer, y: _Buffer, top: list[Operation]) -> bool:
     if x.async_read or x.last >= y.first:
         return False
     waited = x.last_async_write < 0
-    for pos in range(x.last_async_write + 1, y.first):
+    start = x.last + 1 if waited else x.last_async_write + 1
+    for pos in range(start, y.first):
         op = top[pos]
         if isinstance(op, thread.CpAsyncWaitOp) and op.pending.value == 0:
             waited = True
