@@ -91,7 +91,7 @@ from cutec.layout.symbolic import Integer, SymInt
 from cutec.passes.fragments import element_of, space_of, static_modes, static_size
 from cutec.passes.lower_atoms import is_ldmatrix, is_mma_sync, lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
-from cutec.passes.shared_plan import plan_shared
+from cutec.passes.shared_plan import plan_shared, round_up
 from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
 
 SHARED_ALIGN = 128  # every shared buffer starts on a 128-byte boundary (vectorize assumes it)
@@ -257,7 +257,7 @@ class _KernelLowering:
         """Static shared arrays up to the target's static limit; past it, one dynamic
         array, its buffers placed by shared_plan (a dead buffer's bytes reused)."""
         sizes = {op: _alloc_bytes(op) for op in self.kernel.walk_type(AllocSmemOp)}
-        total = sum(_round_up(n, SHARED_ALIGN) for n in sizes.values())
+        total = sum(round_up(n, SHARED_ALIGN) for n in sizes.values())
         self.smem_offsets: dict[AllocSmemOp, int] | None = None
         if total <= self.target.static_smem_per_cta:
             return
@@ -273,17 +273,13 @@ class _KernelLowering:
             )
         self.smem_offsets = plan.offsets
         self.dynamic_smem = plan.total
-        placed: list[tuple[int, int]] = []  # plan.offsets is in placement order
-        for op, at in plan.offsets.items():
-            end = at + sizes[op]
-            if any(a < end and at < b for a, b in placed):
-                self.remark(
-                    f"shared memory: this {sizes[op]}-byte buffer reuses the bytes of one "
-                    f"no thread touches any more ({plan.total} bytes per CTA, {total} "
-                    "without the reuse)",
-                    op.location,
-                )
-            placed.append((at, end))
+        for op in plan.reusing:
+            self.remark(
+                f"shared memory: this {sizes[op]}-byte buffer reuses the bytes of one "
+                f"no thread touches any more ({plan.total} bytes per CTA, {total} "
+                "without the reuse)",
+                op.location,
+            )
 
     def root_pointer(self, root: Value, scope: _Scope) -> Value:
         found = self.roots.get(root)
@@ -652,10 +648,6 @@ def _balanced_digit(k: int, mode: int) -> int:
     for _ in range(mode):
         k = (k - ((k + half) % COORD_RADIX - half)) // COORD_RADIX
     return (k + half) % COORD_RADIX - half
-
-
-def _round_up(n: int, m: int) -> int:
-    return (n + m - 1) // m * m
 
 
 def _bytes(t: Type) -> int:

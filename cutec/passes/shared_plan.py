@@ -57,6 +57,7 @@ class SharedPlan:
 
     offsets: dict[C.AllocSmemOp, int]
     total: int
+    reusing: tuple[C.AllocSmemOp, ...] = ()  # placed over an earlier, dead buffer's bytes
 
 
 @dataclass
@@ -93,6 +94,7 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
             b.first = b.last = defined[a]
     order = sorted(buffers.values(), key=lambda b: (b.first, defined[b.alloc]))
     offsets: dict[C.AllocSmemOp, int] = {}
+    reusing: list[C.AllocSmemOp] = []
     total = 0
     for i, y in enumerate(order):
         taken = [
@@ -104,10 +106,13 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
         for start, end in sorted(taken):
             if at + y.size <= start:
                 break
-            at = max(at, _round_up(end, align))
+            at = max(at, round_up(end, align))
+        if any(offsets[x.alloc] < at + y.size and at < offsets[x.alloc] + x.size
+               for x in order[:i]):  # fmt: skip
+            reusing.append(y.alloc)
         offsets[y.alloc] = at
         total = max(total, at + y.size)
-    return SharedPlan(offsets, total)
+    return SharedPlan(offsets, total, tuple(reusing))
 
 
 def _position(op: Operation, index: dict[Operation, int]) -> int:
@@ -163,5 +168,6 @@ def _fenced(x: _Buffer, y: _Buffer, top: list[Operation]) -> bool:
     return False
 
 
-def _round_up(n: int, m: int) -> int:
+def round_up(n: int, m: int) -> int:
+    """`n` rounded up to a multiple of `m`."""
     return (n + m - 1) // m * m

@@ -358,8 +358,7 @@ def _emit_store(
         for lo, hi in _pairs(ctx.elements(value)):
             words.append(ctx.temp("b32"))
             ctx.emit(f"mov.b32 {words[-1]}, {{{lo}, {hi}}};")
-        vec, text = ".v4", "{" + ", ".join(words) + "}"
-        ctx.emit(f"{_predicated(pred)}st{space}{vec}.b32 [{ctx.reg(ptr)}], {text};")
+        ctx.emit(f"{_predicated(pred)}st{space}.v4.b32 [{ctx.reg(ptr)}], {{{', '.join(words)}}};")
         return
     if t.reg == "pred":
         byte = ctx.temp("b16")
