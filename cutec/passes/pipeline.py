@@ -84,7 +84,8 @@ iteration as well (it then holds a stand-in tile; the registers go unused).
 
 *Epilogue.* Up to N-2 groups (stand-in tiles) may be in flight after the loop.
 Nobody reads them; when code after the loop touches shared memory, a
-``wait_group(0)`` and a barrier come first.
+``wait_group(0)`` and a barrier come first (unless the code after the loop
+begins with that pair, as the whole-tensor gemm's epilogue does).
 
 After the pass, a use of the one-stage tensor outside the loop sees stage 0.
 """
@@ -662,7 +663,7 @@ def rewrite(plan: _Plan) -> None:
     for old_r, new_r in zip(loop.results, new.results, strict=False):
         old_r.replace_all_uses_with(new_r)
     loop.erase()
-    if _shared_after(new):
+    if _shared_after(new) and not _drained_after(new):
         after = Builder.after(new, loc)
         after.insert(thread.CpAsyncWaitOp([], 0))
         after.insert(gpu.BarrierOp())
@@ -719,6 +720,17 @@ def _shared_after(loop: scf.ForOp) -> bool:
         (effects := nested.memory_effects()) is None or any(e.space in _SHARED for e in effects)
         for later in _following(loop)
         for nested in later.walk()
+    )
+
+
+def _drained_after(loop: scf.ForOp) -> bool:
+    """Whether the loop is followed right away by ``cp_async_wait 0`` and a barrier
+    (the whole-tensor gemm's epilogue begins so): a second pair would wait for nothing."""
+    wait = loop.next_op
+    return (
+        isinstance(wait, thread.CpAsyncWaitOp)
+        and wait.pending.value == 0
+        and isinstance(wait.next_op, gpu.BarrierOp)
     )
 
 

@@ -106,3 +106,24 @@ def test_k_loop_schedule(example: str, kernel: str, defines: dict, schedule: str
     )
     assert result.ptx is not None
     assert _schedule(_k_loop(result.ptx)) == schedule
+
+
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn"])
+def test_whole_tensor_gemm_barriers_after_the_k_loop(kernel: str) -> None:
+    """After gemm_auto's k-loop: one drain (the epilogue's own wait and barrier; the
+    pipeline adds no second pair), then per chunk of C a barrier before reading it
+    back and one before the next chunk overwrites it; none after the last chunk."""
+    result = compile(
+        Source.from_file(EXAMPLES / "gemm_auto.cute"),
+        Stage.PTX,
+        Options(kernel=kernel, defines={"BN": "256", "BK": "64", "THREADS": "256"}),
+    )
+    assert result.ptx is not None
+    after = result.ptx[result.ptx.rindex("cp.async.wait_group 1;") :]
+    after = after[after.index("$L_for_end_") :]
+    assert _count(after, "cp.async.wait_group 0;") == 1
+    chunks = 4  # BN 256 / the MMA tile's 64 columns
+    assert _count(after, "bar.sync") == 1 + 2 * chunks - 1
+    tail = after[after.rindex("bar.sync") :]
+    # The last chunk is read back and stored after it; nothing follows but ret.
+    assert "ld.shared" in tail and "st.global" in tail and "st.shared" not in tail
