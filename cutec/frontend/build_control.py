@@ -315,7 +315,7 @@ def build_while(ctx: BuildContext, stmt: ast.While) -> None:
     """``while cond { body }`` is ``scf.while``: `before` evaluates the condition on
     the carried values and forwards them, `after` runs the body and yields the new
     ones. A condition false at compile time on entry builds nothing."""
-    with ctx.ir.at(ctx.scratch_point()):  # a first look, on the values before the loop
+    with ctx.scratch():  # a first look, on the values before the loop
         first = condition(ctx, ctx.eval(stmt.cond), stmt.cond, "while")
     if first is False:
         return

@@ -471,7 +471,7 @@ def grid_attribute(ctx: BuildContext, k: ast.Kernel, op: builtin.KernelOp) -> No
         if clause.kind != "grid":
             continue
         try:
-            with ctx.ir.at(ctx.scratch_point()):
+            with ctx.scratch():
                 v = ctx.eval(clause.value)
             dims = v if isinstance(v, tuple) else (v,)
             if not 1 <= len(dims) <= 3:

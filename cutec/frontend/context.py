@@ -26,6 +26,8 @@ module but for its type.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,7 +110,17 @@ class BuildContext:
         self.last_entry_op = op
         return op
 
-    def scratch_point(self) -> InsertPoint:
-        """A point in a block that is thrown away: ops built there to look at a value
-        (the grid's sizes, a while condition's first test) do not reach the kernel."""
-        return InsertPoint(Block())
+    @contextmanager
+    def scratch(self) -> Iterator[None]:
+        """Build into a block that is thrown away: ops built there to look at a value
+        (the grid's sizes, a while condition's first test) do not reach the kernel, and
+        their uses of the kernel's values are dropped when the look is over (a use left
+        behind would keep a value alive that a pass then cannot erase)."""
+        block = Block()
+        try:
+            with self.ir.at(InsertPoint(block)):
+                yield
+        finally:
+            for op in reversed(list(block.ops)):
+                for nested in op.walk(reverse=True):
+                    nested.drop_all_references()

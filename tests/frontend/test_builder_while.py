@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cutec.driver import Options, Source, Stage, compile
 from cutec.frontend import compile_source
 from cutec.ir.dialects import arith, scf
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
@@ -115,3 +116,17 @@ def test_while_inside_a_run_time_for_carries_through_both() -> None:
     assert inner.operands[0] is outer.body.args[1]  # the for's carried n
     assert outer.body.terminator.operands[0] is inner.results[0]
     assert "scf.yield %n_2 : index" in text
+
+
+def test_the_first_look_at_the_condition_leaves_no_uses_behind() -> None:
+    """The builder evaluates a condition once in a block it throws away (is the loop
+    needed?); those ops' uses of the kernel's values are dropped, so the lowering can
+    erase the tensor the condition reads (it failed: 'cannot erase cute.make_tensor')."""
+    body = "  n = 0\n  while A[n] > 0.0 {\n    n += 1\n  }\n  A[n] = 0.0\n"
+    _, k = build(body)
+    (tensor,) = [op for op in k.walk() if op.name == "cute.make_tensor"]
+    users = sorted(use.owner.name for use in tensor.result.uses)
+    assert users == ["cute.load", "cute.store"]  # in the loop and after it, none stray
+    source = Source(HEAD + body + "}\n", "w.cute")
+    lowered = print_op(compile(source, Stage.THREAD, Options()).module)
+    assert "thread.load" in lowered and "scf.while" in lowered
