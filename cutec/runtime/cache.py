@@ -48,15 +48,29 @@ def user_directory() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "cutec"
 
 
+# What a compile reads of cutec itself: its code, the grammar, and the .cute library
+# the frontend inlines (the whole-tensor gemm's body, lib/gemm_tiled.cute).
+_CODE_SUFFIXES = (".py", ".lark", ".cute")
+
+
+def code_files() -> list[Path]:
+    """cutec's own files that a compile's output depends on, in a fixed order."""
+    root = Path(__file__).resolve().parent.parent  # the cutec package
+    return [
+        path
+        for path in sorted(root.rglob("*"))
+        if path.suffix in _CODE_SUFFIXES and "__pycache__" not in path.parts
+    ]
+
+
 @cache
 def code_hash() -> str:
-    """A hash of cutec's own source files (every .py and .lark of the package)."""
-    root = Path(__file__).resolve().parent.parent  # the cutec package
+    """A hash of cutec's own source files (`code_files`)."""
+    root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.suffix in (".py", ".lark") and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
+    for path in code_files():
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
     return h.hexdigest()
 
 

@@ -311,6 +311,13 @@ def test_cache_key_covers_imports(tmp_path: Path) -> None:
     assert cache.imported_texts(main_file.read_text(), main_file) != before
 
 
+def test_cache_key_covers_cutecs_own_cute_library() -> None:
+    """The whole-tensor gemm inlines lib/gemm_tiled.cute: an edited library must not
+    load kernels compiled from the old one (it did: only .py and .lark were hashed)."""
+    names = {p.name for p in cache.code_files()}
+    assert {"gemm_tiled.cute", "grammar.lark", "cache.py"} <= names
+
+
 def test_jit_reuses_the_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     first = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
     ptx = first.ptx
