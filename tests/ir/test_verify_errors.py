@@ -181,6 +181,87 @@ CASES = [
         "3:10",
         "'cute.make_tensor' op align 2 is not a multiple of the 4-byte f32 element",
     ),
+    # atomics (cutec/ir/dialects/thread_atomic.py, cute_atomic.py) and the fence
+    (
+        _func(
+            "    %x = thread.atomic_rmw add relaxed gpu %s, %a : !gpu.ptr<i32, shared>, i32\n"
+            "    return",
+            "(%a: i32, %s: !gpu.ptr<i32, shared>)",
+        ),
+        "3:10",
+        "'thread.atomic_rmw' op is an atomic of global memory, not shared",
+    ),
+    (
+        _func(
+            "    %x = thread.atomic_rmw max relaxed gpu %p, %b : !gpu.ptr<f32, global>, f32\n"
+            "    return",
+            "(%b: f32, %p: !gpu.ptr<f32, global>)",
+        ),
+        "3:10",
+        "'thread.atomic_rmw' op atomic max takes i32, i64, not f32",
+    ),
+    (
+        _func(
+            "    %x = thread.atomic_rmw add relaxed gpu %p, %a : !gpu.ptr<f32, global>, i32\n"
+            "    return",
+            "(%a: i32, %p: !gpu.ptr<f32, global>)",
+        ),
+        "3:10",
+        "'thread.atomic_rmw' op accesses i32 through a pointer to f32",
+    ),
+    (
+        _func(
+            '    %x = "thread.atomic_load"(%p) {sem = "release", scope = "gpu"} : '
+            "(!gpu.ptr<i32, global>) -> i32\n    return",
+            "(%p: !gpu.ptr<i32, global>)",
+        ),
+        "3:10",
+        "'thread.atomic_load' op attribute 'sem' must be one of relaxed, acquire",
+    ),
+    (
+        _func(
+            "    thread.atomic_store relaxed gpu %a, %p : i16, !gpu.ptr<i16, global>\n    return",
+            "(%a: i16, %p: !gpu.ptr<i16, global>)",
+        ),
+        "3:5",
+        "'thread.atomic_store' op an atomic load or store takes i32, i64, f32, f64, not i16",
+    ),
+    (
+        _func('    "gpu.fence"() {sem = "acquire", scope = "gpu"} : () -> ()\n    return', "()"),
+        "3:5",
+        "'gpu.fence' op attribute 'sem' must be one of acq_rel, sc",
+    ),
+    (
+        _func(
+            "    %t = cute.make_tensor %p : !gpu.ptr<f32, global> -> !cute.tensor<f32, gmem, "
+            "(8,4):(1,8)>\n"
+            '    %x = cute.atomic_rmw %b, %t, %i, %i, %i {kind = "add", sem = "relaxed", '
+            'scope = "gpu"} : f32, !cute.tensor<f32, gmem, (8,4):(1,8)> -> f32\n    return',
+            "(%b: f32, %i: index, %p: !gpu.ptr<f32, global>)",
+        ),
+        "4:10",
+        "'cute.atomic_rmw' op names its element by a linear index or 2 coordinates, not 3 indices",
+    ),
+    (
+        _func(
+            "    %t = cute.make_tensor %p : !gpu.ptr<f32, global> -> !cute.tensor<f32, gmem, 8:1>\n"
+            '    %x = cute.atomic_rmw %b, %t, %i {kind = "min", sem = "relaxed", '
+            'scope = "gpu"} : f32, !cute.tensor<f32, gmem, 8:1> -> f32\n    return',
+            "(%b: f32, %i: index, %p: !gpu.ptr<f32, global>)",
+        ),
+        "4:10",
+        "'cute.atomic_rmw' op atomic min takes s32, s64 elements, not f32",
+    ),
+    (
+        _func(
+            "    %t = cute.alloc_smem : !cute.tensor<i32, smem, 8:1>\n"
+            '    %x = cute.atomic_load %t, %i {sem = "acquire", scope = "gpu"} : '
+            "!cute.tensor<i32, smem, 8:1> -> i32\n    return",
+            "(%i: index)",
+        ),
+        "4:10",
+        "'cute.atomic_load' op is an atomic of a gmem tensor, not of an smem one",
+    ),
 ]
 
 

@@ -43,6 +43,9 @@ Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
 * wgmma batches are bracketed by `cute_sync`'s warpgroup ops; a GMMA atom's
   shared-memory operands are smem tensor views (the descriptors are built by
   the lowering from their layouts).
+* Atomics on one element of a global tensor (`cute_atomic`: read-modify-write,
+  load, store) take the element's index as `cute.load` does, or one coordinate per
+  mode; they read and write global memory. The fence is the gpu dialect's.
 * All ops share one custom form (`cute_base`): operands, attributes, then the
   types of the non-index operands and ``-> result``.
 """
@@ -56,6 +59,7 @@ from cutec.ir.dialects.cute_atom_types import (
     TiledMmaType,
     clear_library_caches,
 )
+from cutec.ir.dialects.cute_atomic import AtomicLoadOp, AtomicRmwOp, AtomicStoreOp
 from cutec.ir.dialects.cute_attrs import CUTE_ATTRIBUTES, LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
@@ -106,6 +110,9 @@ from cutec.layout.algebra import clear_caches as clear_algebra_caches
 __all__ = [
     "DIALECT",
     "AllocSmemOp",
+    "AtomicLoadOp",
+    "AtomicRmwOp",
+    "AtomicStoreOp",
     "AxpbyOp",
     "ClearOp",
     "CoordTensorType",
@@ -181,6 +188,9 @@ DIALECT = Dialect(
         WarpgroupWaitOp,
         WarpgroupFenceOperandOp,
         FenceViewAsyncSharedOp,
+        AtomicRmwOp,
+        AtomicLoadOp,
+        AtomicStoreOp,
     ),
     types=(*CUTE_TYPES, *CUTE_ATOM_TYPES, *CUTE_COORD_TYPES),
     attributes=CUTE_ATTRIBUTES,

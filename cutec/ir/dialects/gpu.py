@@ -2,8 +2,8 @@
 
 Typed pointers per address space (``!gpu.ptr<f32, global>``), the token of
 asynchronous work (``!gpu.token``), the special registers (thread, block and
-cluster ids and extents, the lane, the warp-uniform warp index) and the CTA
-barrier. The cute dialect's tensors sit on `gpu.ptr`s and its
+cluster ids and extents, the lane, the warp-uniform warp index), the CTA
+barrier and the memory fence. The cute dialect's tensors sit on `gpu.ptr`s and its
 async copies yield `gpu.token`s; the thread dialect (loads, stores, cp.async)
 is what the cute level lowers to.
 """
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 from cutec.ir.attributes import StringAttr
 from cutec.ir.core import Operation
 from cutec.ir.dialect import Dialect
+from cutec.ir.dialects.memory_order import FENCE_EFFECTS, FENCE_SEMANTICS, SCOPES
 from cutec.ir.opdef import attr_def, result_def
 from cutec.ir.traits import AddressSpace, Collective, MemoryEffects, Pure, Scope, reads, writes
 from cutec.ir.types import DialectType, IndexType, Type
@@ -187,6 +188,28 @@ class BarrierOp(Operation):
         super().__init__()
 
 
+class FenceOp(Operation):
+    """Order this thread's memory accesses before and after it, as seen by the threads
+    of `scope` (PTX's ``fence.sem.scope``): ``gpu.fence acq_rel gpu``.
+
+    `sem` is ``acq_rel`` (a release and an acquire fence in one: before a flag's
+    store it publishes the writes before it, after a flag's load it makes the writes
+    the flag published visible) or ``sc`` (also in one total order with the other sc
+    fences).
+    A fence is per thread, not a rendezvous; it reads and writes global and shared
+    memory, so no access moves across it (cutec/ir/dialects/memory_order.py).
+    """
+
+    name = "gpu.fence"
+    traits = (FENCE_EFFECTS,)
+    sem = attr_def(StringAttr, one_of=FENCE_SEMANTICS)
+    scope = attr_def(StringAttr, one_of=SCOPES)
+    assembly_format = "$sem $scope attr-dict"
+
+    def __init__(self, sem: str = "acq_rel", scope: str = "gpu") -> None:
+        super().__init__(attributes={"sem": StringAttr(sem), "scope": StringAttr(scope)})
+
+
 DIALECT = Dialect(
     "gpu",
     ops=(
@@ -202,6 +225,7 @@ DIALECT = Dialect(
         ClusterBlockRankOp,
         WarpIdxOp,
         BarrierOp,
+        FenceOp,
     ),
     types=(PointerType, TokenType),
 )

@@ -13,8 +13,8 @@ and tokens, which the cute level uses too, are the gpu dialect's. Here:
   registers in PTX): a vector load's element is read with `extract`, a
   vector store's value built with `from_elements`. A vector type keeps one op
   per access and one result, as MLIR's vector dialect and LLVM's NVPTX do;
-* the cp.async family (thread_async.py), the mbarrier family (thread_mbarrier.py) and
-  the one atom op (thread_atom.py).
+* the cp.async family (thread_async.py), the mbarrier family (thread_mbarrier.py),
+  the atomics of global memory (thread_atomic.py) and the one atom op (thread_atom.py).
 
 Access rules the verifier enforces: an access moves its element or a vector
 of 2 or 4 elements of at most 128 bits, through a pointer of that element
@@ -37,6 +37,7 @@ from cutec.ir.dialects.arith_patterns import int_constant, make_constant
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncOp, CpAsyncWaitOp
 from cutec.ir.dialects.thread_atom import AtomOp, AtomSignature, atom_signature, lookup_atom
+from cutec.ir.dialects.thread_atomic import AtomicLoadOp, AtomicRmwOp, AtomicStoreOp
 from cutec.ir.dialects.thread_mbarrier import (
     CpAsyncMbarrierArriveOp,
     MbarrierArriveOp,
@@ -68,6 +69,9 @@ __all__ = [
     "AllocSharedOp",
     "AtomOp",
     "AtomSignature",
+    "AtomicLoadOp",
+    "AtomicRmwOp",
+    "AtomicStoreOp",
     "CpAsyncCommitOp",
     "CpAsyncMbarrierArriveOp",
     "CpAsyncOp",
@@ -591,5 +595,8 @@ DIALECT = Dialect(
         MbarrierExpectTxOp,
         MbarrierWaitOp,
         CpAsyncMbarrierArriveOp,
+        AtomicRmwOp,
+        AtomicLoadOp,
+        AtomicStoreOp,
     ),
 )
