@@ -13,7 +13,8 @@ The build functions are plain functions of the build context, one module per
 language feature: build_values.py (layouts, integers, scalars), tensor_builtins.py
 (views, fragments, algorithms), build_tuples.py (tuple algebra, launch geometry),
 build_fragments.py (element-wise arithmetic), build_tiled.py (atoms, TiledCopy,
-TiledMMA), build_sync.py (barriers and fences). The machinery they share is plain
+TiledMMA), build_sync.py (barriers and async fences), build_atomics.py (atomics and
+memory fences). The machinery they share is plain
 functions of the same context too: build_scalars.py (run-time scalars),
 build_tensors.py (views, allocation), static_eval.py (checks of compile-time
 values); context.py lists every module of the builder.
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atoms
 from cutec.atoms.mma import mma_atom_named
+from cutec.frontend import build_atomics as atomics
 from cutec.frontend import build_sync as sync
 from cutec.frontend import build_values as values
 from cutec.frontend import scope as S
@@ -76,6 +78,7 @@ ATOMS = "Atoms, TiledCopy, TiledMMA"
 ALGORITHMS = "Algorithms"
 FRAGMENTS = "Fragment arithmetic"
 SYNC = "Synchronisation"
+ATOMICS = "Atomics and fences"
 
 _DECLARATIONS: tuple[Builtin, ...] = (
     # -- indices and launch geometry
@@ -203,6 +206,14 @@ _DECLARATIONS: tuple[Builtin, ...] = (
         "fence.proxy.async.shared::cta",
         sync.b_fence_view_async_shared,
     ),
+    # -- atomics and fences
+    *(
+        Builtin(name, ATOMICS, (fn.__doc__ or name).splitlines()[0], fn)
+        for name, fn in atomics.RMW_BUILTINS.items()
+    ),
+    Builtin("atomic_load", ATOMICS, "atomic_load(t, i, sem, scope)", atomics.b_atomic_load),
+    Builtin("atomic_store", ATOMICS, "atomic_store(t, i, v, sem, scope)", atomics.b_atomic_store),
+    Builtin("fence", ATOMICS, "fence(sem, scope): fence.sem.scope", atomics.b_fence),
 )
 
 REGISTRY: dict[str, Builtin] = {b.name: b for b in _DECLARATIONS}

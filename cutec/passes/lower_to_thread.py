@@ -36,6 +36,8 @@ The compute ops, on fragments whose shapes are static (their loops unrolled):
                     vector moves under its first element's predicate: vectorize
                     gives one only where no vector straddles the end)
     load / store    one element at a static or run-time index
+    atomic_*        the thread atomic on one element's pointer (an index, or one
+                    coordinate per mode)
     load_coord      the coordinate component, as index arithmetic
     size            its value, as index arithmetic
 
@@ -57,6 +59,7 @@ from cutec.ir.core import Block, Operation, OpResult, Value
 from cutec.ir.dialects import arith, scf, thread
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute_atom_types import AUTO
+from cutec.ir.dialects.cute_atomic import AtomicLoadOp, AtomicRmwOp, AtomicStoreOp
 from cutec.ir.dialects.cute_base import CuteOp
 from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
@@ -575,6 +578,21 @@ class _KernelLowering:
     def store_element(self, op: StoreOp, scope: _Scope) -> None:
         self.store(op.value, op.tensor, self._index(op.index, scope), scope)
 
+    def atomic(self, op: AtomicRmwOp | AtomicLoadOp | AtomicStoreOp, scope: _Scope) -> None:
+        """The thread atomic on the element's pointer (a linear index, or a coordinate of
+        one index per mode)."""
+        coord = [self._index(i, scope) for i in op.indices]
+        ptr = self.element_ptr(op.tensor, coord[0] if len(coord) == 1 else tuple(coord), scope)
+        sem, where = op.sem.value, op.scope.value
+        b = scope.builder
+        if isinstance(op, AtomicRmwOp):
+            rmw = b.insert(thread.AtomicRmwOp(op.kind.value, ptr, op.value, sem, where))
+            op.result.replace_all_uses_with(rmw.result)
+        elif isinstance(op, AtomicLoadOp):
+            op.result.replace_all_uses_with(b.insert(thread.AtomicLoadOp(ptr, sem, where)).result)
+        else:
+            b.insert(thread.AtomicStoreOp(op.value, ptr, sem, where))
+
     def _index(self, index: Value, scope: _Scope) -> Any:
         """A linear index as the algebra takes it: an int, or a symbol for a run-time one."""
         integer = self.la.integer_of(index)
@@ -614,6 +632,9 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
     MapOp: _KernelLowering.map,
     LoadOp: _KernelLowering.load_element,
     StoreOp: _KernelLowering.store_element,
+    AtomicRmwOp: _KernelLowering.atomic,
+    AtomicLoadOp: _KernelLowering.atomic,
+    AtomicStoreOp: _KernelLowering.atomic,
     LoadCoordOp: _KernelLowering.load_coord,
     SizeOp: _KernelLowering.size,
 }

@@ -29,6 +29,7 @@ SECTIONS = (
     "Algorithms",
     "Fragment arithmetic",
     "Synchronisation",
+    "Atomics and fences",
 )
 _SPAN = re.compile(r"`([^`]+)`")
 _HEAD = re.compile(r"^([A-Za-z_]\w*)")
