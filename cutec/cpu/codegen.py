@@ -39,6 +39,7 @@ from cutec.atoms.copy_record import CopyAtom
 from cutec.atoms.emulate import copy_tables
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
+from cutec.cpu.codegen_atomic import ATOMIC_HANDLERS
 from cutec.cpu.codegen_collective import collective_atom, is_collective, scratch_rows
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
 from cutec.cpu.codegen_mbarrier import MBARRIER_HANDLERS, ROWS
@@ -343,7 +344,8 @@ class _Gen:
             collective_atom(self, op)  # type: ignore[arg-type]
             return
         handler = (OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
-                   or ASYNC_HANDLERS.get(op.name) or MBARRIER_HANDLERS.get(op.name))  # fmt: skip
+                   or ASYNC_HANDLERS.get(op.name) or MBARRIER_HANDLERS.get(op.name)
+                   or ATOMIC_HANDLERS.get(op.name))  # fmt: skip
         if handler is None:
             raise Unsupported(f"op {op.name}")
         handler(self, op)

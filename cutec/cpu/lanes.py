@@ -23,6 +23,7 @@ OFFSET_BITS = 48  # a pointer's low bits: its byte offset in its buffer
 ERR_LOAD, ERR_STORE, ERR_BARRIER, ERR_DIVIDE = 1, 2, 3, 4
 ERR_SHARED, ERR_SRC_SIZE, ERR_HOOK = 5, 6, 7  # a shared-memory check, cp.async src-size, a hook
 ERR_COLLECTIVE = 8  # a warp-collective op reached with a lane not live
+ERR_ATOMIC = 9  # an atomic read-modify-write out of bounds or misaligned
 
 # The i64 words of a warp's ``info``: block id, block dim, grid dim (3 each), the warp's
 # index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook,

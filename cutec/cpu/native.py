@@ -26,6 +26,7 @@ import numpy as np
 from cutec.cpu import checks
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import (
+    ERR_ATOMIC,
     ERR_BARRIER,
     ERR_COLLECTIVE,
     ERR_DIVIDE,
@@ -333,7 +334,7 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
     if kind == ERR_DIVIDE:
         return InterpreterError(f"{_where(op)}{op.name}: division by zero in thread {tid} of "
                                 f"block {block_id}")  # fmt: skip
-    what = "load" if kind == ERR_LOAD else "store"
+    what = "load" if kind == ERR_LOAD else "atomic" if kind == ERR_ATOMIC else "store"
     if not 0 <= buf < len(buffers):
         return AccessError(f"{what} through a pointer into no buffer", op, tid, block_id)
     size = buffers[buf].size

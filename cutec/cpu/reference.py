@@ -39,7 +39,9 @@ backend's: slow, simple and strict.
   holds 0xFF bytes (NaN, or -1 as integers), so a missing or misplaced wait
   shows in the results even with the checks off.
 * **Trace.** With ``trace=True`` every access is recorded as an `Access`
-  (block, thread, op, load/store, buffer, byte offset, bytes).
+  (block, thread, op, load/store/atomic, buffer, byte offset, bytes).
+* **Atomics** (reference_atomic.py) are a checked read and write with nothing
+  between (threads run one at a time); fences do nothing more.
 
 * **Warp-collective atoms** (mma.sync, ldmatrix): a thread stops at one as at a
   barrier, and when all 32 lanes of its warp are there the atom runs once on
@@ -61,6 +63,7 @@ import numpy as np
 from cutec.cpu import checks
 from cutec.cpu.collective import run_warp_atom, warp_threads
 from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
+from cutec.cpu.reference_atomic import ATOMIC_HANDLERS, AtomicOps
 from cutec.cpu.reference_memory import (
     Access,
     AccessError,
@@ -274,7 +277,7 @@ class _Cta:
 
 
 # Handlers: op class -> method name of _Thread (region ops and barriers are apart).
-_HANDLERS: dict[type[Operation], str] = {}
+_HANDLERS: dict[type[Operation], str] = dict(ATOMIC_HANDLERS)
 
 
 def _handles(*classes: type[Operation]) -> Callable[[Callable], Callable]:
@@ -286,8 +289,9 @@ def _handles(*classes: type[Operation]) -> Callable[[Callable], Callable]:
     return mark
 
 
-class _Thread:
-    """One thread's state: its ids, its values and its cp.async groups."""
+class _Thread(AtomicOps):
+    """One thread's state: its ids, its values and its cp.async groups (the atomics and
+    fences are reference_atomic.py's)."""
 
     def __init__(self, cta: _Cta, tid: Dim3) -> None:
         self.cta, self.tid = cta, tid

@@ -68,7 +68,7 @@ class Access:
     block: Dim3
     thread: Dim3
     op: Operation
-    kind: str  # "load" or "store"
+    kind: str  # "load", "store" or "atomic" (a read-modify-write)
     buffer: str
     offset: int  # bytes
     nbytes: int
