@@ -3,8 +3,8 @@
 ``emit_ptx(module, target)`` legalises a copy of the module (legalize.py), then
 writes, per kernel, the ``.entry`` with its parameters (docs/abi.md) and
 performance directives, and its body: each op is looked up by class in
-`RULES` (rules.py: arith, gpu, thread; control.py: scf; mbarrier.py) and its rule prints
-its instructions through the `KernelEmitter` it is given. Adding an op is
+`RULES` (rules.py: arith, gpu, thread; control.py: scf; mbarrier.py; atomic.py) and
+its rule prints its instructions through the `KernelEmitter` it is given. Adding an op is
 adding a row to a table in tables.py or one small rule function.
 
 *Packed pairs.* A pair of 16-bit elements (``vector<2xf16>``, ``vector<2xbf16>``,
@@ -37,6 +37,7 @@ from cutec.ir.dialects.builtin import FuncOp, KernelOp, ModuleOp
 from cutec.ir.dialects.gpu import PointerType, TokenType
 from cutec.ir.traits import Terminator
 from cutec.ir.types import VectorType
+from cutec.ptx.atomic import ATOMIC_RULES
 from cutec.ptx.control import CONTROL_RULES
 from cutec.ptx.legalize import legalize
 from cutec.ptx.mbarrier import MBARRIER_RULES
@@ -47,7 +48,12 @@ from cutec.ptx.tables import PtxType, param_type, ptx_type
 from cutec.target import Feature, Target
 from cutec.target import target as lookup_target
 
-RULES: dict[type[Operation], Rule] = {**OP_RULES, **CONTROL_RULES, **MBARRIER_RULES}
+RULES: dict[type[Operation], Rule] = {
+    **OP_RULES,
+    **CONTROL_RULES,
+    **MBARRIER_RULES,
+    **ATOMIC_RULES,
+}
 
 
 def register_rule(op_class: type[Operation], rule: Rule) -> None:
