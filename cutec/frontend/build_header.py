@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_scalars import as_runtime, runtime_binop, static_int
+from cutec.frontend.build_scalars import as_runtime, const_index, runtime_binop, static_int
 from cutec.frontend.builtins import lookup as lookup_builtin
 from cutec.frontend.parser import parse_source
 from cutec.frontend.scope import POISON, Poisoned
@@ -472,7 +472,7 @@ def grid_attribute(ctx: BuildContext, k: ast.Kernel, op: builtin.KernelOp) -> No
             continue
         try:
             with ctx.scratch():
-                v = ctx.eval(clause.value)
+                v = _eval_grid(ctx, clause.value)
             dims = v if isinstance(v, tuple) else (v,)
             if not 1 <= len(dims) <= 3:
                 raise error("'grid' takes one to three sizes", clause.value)
@@ -494,3 +494,21 @@ def grid_attribute(ctx: BuildContext, k: ast.Kernel, op: builtin.KernelOp) -> No
             ctx.errors.extend(e.diagnostics)
         except Poisoned:
             pass
+
+
+# The grid may name the CTAs of this kernel the GPU holds at once (its SMs times the
+# CTAs one SM fits at the kernel's registers, shared memory and block), which the
+# launcher reads from the driver: `grid (min(tiles, resident_ctas))` launches a
+# persistent kernel's one wave. The CPU backend counts CPU_RESIDENT_CTAS.
+RESIDENT_CTAS = "resident_ctas"
+
+
+def _eval_grid(ctx: BuildContext, node: ast.Expr) -> Any:
+    """The grid clause's value, with `resident_ctas` bound (a run-time index)."""
+    ctx.scope.push()
+    try:
+        const = const_index(ctx, 0, node)  # stands in: only its symbol reaches the grid
+        ctx.scope.bind(RESIDENT_CTAS, S.Runtime(const.value, sym(RESIDENT_CTAS)))
+        return ctx.eval(node)
+    finally:
+        ctx.scope.pop()

@@ -32,6 +32,7 @@ from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_calls import inline_call
+from cutec.frontend.build_header import RESIDENT_CTAS
 from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
@@ -40,7 +41,7 @@ from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.builtin import KernelOp
-from cutec.layout.symbolic import ceil_div, is_static, known_divisible
+from cutec.layout.symbolic import ceil_div, is_static, known_divisible, smin, sym
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
@@ -51,8 +52,9 @@ LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
 # The whole-tensor gemm's keywords: the CTA tile, the pipeline's stages, the
 # accumulators' element type (f32, or the operands' own: f16 accumulation, the
 # instruction CuTe's sgemm_sm80 tutorial uses), and the block size of a kernel
-# that has no `threads` clause.
-KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads")
+# that has no `threads` clause; `persistent = true` makes each CTA loop over tiles
+# (cta, cta + ctas, ...), for a grid smaller than the tiles.
+KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent")
 
 
 @cache
@@ -125,6 +127,9 @@ def build_tile_gemm(
         raise error(f"tile sizes must be positive, got {tile}", node)
     stages = _static_ints(kwargs.get("stages", 2), 1, "stages", node)[0]
     acc = kwargs.get("acc_dtype", T.f32)
+    persistent = kwargs.get("persistent", False)
+    if not isinstance(persistent, bool):
+        raise error(f"persistent must be true or false, got {describe(persistent)}", node)
     a, b, c = (
         tensor_arg(v, n, f"gemm's {w}")
         for v, n, w in zip(args[:3], node.args[:3], ("A", "B", "C"), strict=True)
@@ -141,7 +146,7 @@ def build_tile_gemm(
         )
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
-    launch = _infer_launch(ctx, tile, c, kwargs.get("num_threads"), node)
+    launch = _infer_launch(ctx, tile, c, kwargs.get("num_threads"), persistent, node)
     try:
         a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
         b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
@@ -153,6 +158,7 @@ def build_tile_gemm(
     cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
     ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
     ct |= {"CPA": cpa, "CPB": cpb, "CV": epilogue.vec, "CN": epilogue.chunk_n}
+    ct["PERSISTENT"] = persistent
     operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
     operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]
     operands += [epilogue.thr]
@@ -178,11 +184,16 @@ def build_tile_gemm(
 
 
 def _infer_launch(
-    ctx: BuildContext, tile: tuple[int, ...], c: S.Tensor, threads: Any, node: ast.Call
+    ctx: BuildContext,
+    tile: tuple[int, ...],
+    c: S.Tensor,
+    threads: Any,
+    persistent: bool,
+    node: ast.Call,
 ) -> list[str]:
     """The launch clauses the kernel left out (``ctx.inferable``), chosen for this gemm:
-    `threads` (`num_threads =`, else `choose_threads`) and the grid, one CTA per tile of C;
-    the remarks saying so."""
+    `threads` (`num_threads =`, else `choose_threads`) and the grid, one CTA per tile of C
+    (persistent: one wave, ``min(tiles, resident_ctas)``); the remarks saying so."""
     kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
     assert isinstance(kernel, KernelOp)
     remarks = []
@@ -205,9 +216,15 @@ def _infer_launch(
         remarks.append(f"launch: {why}")
     if "grid" in ctx.inferable:
         extent_m, extent_n = c.layout.shape
-        grid = (str(ceil_div(extent_m, tile[0])), str(ceil_div(extent_n, tile[1])), "1")
+        tiles_m, tiles_n = ceil_div(extent_m, tile[0]), ceil_div(extent_n, tile[1])
+        per = f"{tile[0]}x{tile[1]}"
+        if persistent:
+            grid = (str(smin(tiles_m * tiles_n, sym(RESIDENT_CTAS))), "1", "1")
+            why = f"as many CTAs as the GPU holds at once, each looping over {per} tiles of C"
+        else:
+            grid = (str(tiles_m), str(tiles_n), "1")
+            why = f"one CTA per {per} tile of C"
         kernel.attributes["grid"] = ArrayAttr(tuple(StringAttr(g) for g in grid))
         ctx.inferable.discard("grid")
-        per = f"{tile[0]}x{tile[1]}"
-        remarks.append(f"launch: grid ({grid[0]}, {grid[1]}), one CTA per {per} tile of C")
+        remarks.append(f"launch: grid ({', '.join(grid[: 1 if persistent else 2])}), {why}")
     return remarks

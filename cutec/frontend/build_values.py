@@ -31,6 +31,7 @@ from cutec.frontend.static_eval import (
     checked_layout,
     describe,
     error,
+    is_int,
     is_layout,
     require_int,
     to_int_tuple,
@@ -50,7 +51,7 @@ from cutec.layout import (
 )
 from cutec.layout import algebra as LA
 from cutec.layout import divide as LD
-from cutec.layout.symbolic import ceil_div, is_static
+from cutec.layout.symbolic import SymInt, ceil_div, is_static, smax, smin
 
 if TYPE_CHECKING:
     from cutec.frontend.context import BuildContext
@@ -275,7 +276,13 @@ def _minmax(ctx: BuildContext, args: list[Any], node: ast.Call, fn: Any) -> Any:
             cls = arith.MinimumFOp if fn is min else arith.MaximumFOp
         else:
             cls = arith.MinSIOp if fn is min else arith.MaxSIOp
-        return S.Runtime(ctx.emit(cls(ra.value, rb.value), node).result)
+        # Integers keep their symbolic value where both sides have one (a grid size).
+        sa, sb = (v.sym if isinstance(v, S.Runtime) else v for v in (a, b))
+        known = not isinstance(t, T.FloatType) and all(
+            x is not None and (is_int(x) or isinstance(x, SymInt)) for x in (sa, sb)
+        )
+        value = ctx.emit(cls(ra.value, rb.value), node).result
+        return S.Runtime(value, (smin if fn is min else smax)(sa, sb) if known else None)
     return fn(require_int(a, node.args[0]), require_int(b, node.args[1]))
 
 

@@ -27,8 +27,12 @@ k-tile.) Ops in nested regions (an ``scf.if`` in the body) stay: they may not
 run at all.
 
 Loops are visited innermost first, so an op invariant in two nested loops
-leaves both. Hoisting reads or loads from memory no write in the loop touches
-is not done yet.
+leaves both. An op after the last loop nested in the body stays: hoisted, its
+value would be live across that loop, where it is not used (a persistent
+kernel's epilogue addresses across its k-loop took registers the k-loop needed:
+gemm_auto tf32 spilled), and it costs one evaluation per iteration of a loop
+whose iterations each run a whole inner loop. Hoisting reads or loads from
+memory no write in the loop touches is not done yet.
 """
 
 from __future__ import annotations
@@ -80,7 +84,10 @@ def hoist_invariants(loop: scf.ForOp) -> int:
     safe_to_trap = _runs_at_least_once(loop)
     runs: Value | None = None  # lb < ub, made for the first guarded division
     moved = 0
-    for op in list(body.ops):
+    ops = list(body.ops)
+    inner = [i for i, op in enumerate(ops) if isinstance(op, scf.ForOp | scf.WhileOp)]
+    end = inner[-1] if inner else len(ops)  # ops past the last inner loop stay
+    for op in ops[:end]:
         if op.regions or not op.has_trait(Pure) or not op.results or op.has_trait(Collective):
             continue
         if any(_defined_in(v, body) for v in op.operands):

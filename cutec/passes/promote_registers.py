@@ -158,8 +158,39 @@ class _Promoter:
                     found[(alloc, at + j)] = None
         return list(found)
 
-    def for_op(self, op: scf.ForOp, state: dict[Slot, Value]) -> None:
+    def carried(self, op: scf.ForOp) -> list[Slot]:
+        """The slots `op`'s body writes whose value crosses an iteration or leaves the
+        loop: all of them but those the body overwrites before any read (its first
+        access, in a top-level op of the body, a plain store) and that no access
+        outside the loop reads. (A persistent kernel's loop over tiles clears its
+        accumulators and reloads its fragments for each tile: carrying them
+        anyway kept 16-bit fragment halves live across the loop.)"""
         slots = self.written(op)
+        first: dict[Slot, bool] = {}  # slot -> its first access in the body is a store
+        for top in op.body.ops:
+            accesses = [top] if isinstance(top, _ACCESSES) else list(top.walk())
+            for inner in accesses:
+                if isinstance(inner, _ACCESSES) and inner.ptr in self.slot_of:
+                    alloc, at = self.slot_of[inner.ptr]  # type: ignore[attr-defined]
+                    is_store = isinstance(inner, thread.StoreOp) and inner is top
+                    value = (
+                        inner.value
+                        if isinstance(inner, thread.StoreOp | thread.StoreIfOp)
+                        else inner.result
+                    )
+                    for j in range(_width(value.type)):
+                        first.setdefault((alloc, at + j), is_store)
+        read_outside = {
+            self.slot_of[inner.ptr][0]
+            for inner in self.kernel.walk()
+            if isinstance(inner, thread.LoadOp | thread.LoadIfOp)
+            and inner.ptr in self.slot_of
+            and not op.is_ancestor_of(inner)
+        }
+        return [s for s in slots if not first.get(s, False) or s[0] in read_outside]
+
+    def for_op(self, op: scf.ForOp, state: dict[Slot, Value]) -> None:
+        slots = self.carried(op)
         if not slots:
             self.walk(op.body, dict(state))
             return

@@ -29,6 +29,15 @@ reaches through a value the analysis cannot follow back to its
 buffer read by an MMA through shared-memory descriptors (wgmma reads
 asynchronously) never shares its bytes.
 
+*In a loop over tiles.* When every touch of every buffer is inside one
+top-level ``scf.for`` (a persistent kernel's loop over tiles, which
+gemm_tiled's is), positions are the ops of that loop's body, and the body
+repeats: X before Y in one iteration, as above, and also Y before X of the
+next iteration, through a barrier in the body after Y's last access (or
+before X's first), after a wait for any cp.async into Y. The loop's bounds
+are the same in every thread of the CTA (a barrier inside it needs that
+anyway).
+
 *Placement.* First fit, in order of first touch: the lowest 128-byte-aligned
 offset that overlaps no earlier buffer it may not overlap. The total is the
 largest end; lower-to-thread reports a total past the target's limit at the
@@ -42,7 +51,7 @@ from dataclasses import dataclass
 from cutec.atoms.mma import mma_atom_named
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import cute as C
-from cutec.ir.dialects import gpu, thread
+from cutec.ir.dialects import gpu, scf, thread
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.traits import AddressSpace
@@ -72,27 +81,17 @@ class _Buffer:
 
 def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -> SharedPlan:
     """Offsets for the buffers of `sizes` (each `alloc_smem` of `kernel`, in bytes)."""
-    top = list(kernel.body.ops)
-    index = {op: i for i, op in enumerate(top)}
-    defined = {a: _position(a, index) for a in sizes}
-    # Untouched buffers keep their own position; a touch moves both ends.
-    buffers = {a: _Buffer(a, sizes[a], len(top), -1) for a in sizes}
     reuse = all(a.parent is kernel.body for a in sizes)
-    for pos, op in enumerate(top):
-        for nested in op.walk():
-            for root, how in _touches(nested):
-                if root is None:
-                    reuse = False
-                    continue
-                b = buffers[root]
-                b.first, b.last = min(b.first, pos), max(b.last, pos)
-                if how == "async-write":
-                    b.last_async_write = max(b.last_async_write, pos)
-                b.async_read |= how == "async-read"
-    for a, b in buffers.items():
-        if b.last < 0:
-            b.first = b.last = defined[a]
-    order = sorted(buffers.values(), key=lambda b: (b.first, defined[b.alloc]))
+    top = list(kernel.body.ops)
+    buffers, known = _live_ranges(top, sizes)
+    repeats = False
+    touched = {p for b in buffers.values() for p in (b.first, b.last) if b.last >= 0}
+    if known and len(touched) == 1 and isinstance(loop := top[touched.pop()], scf.ForOp):
+        top, repeats = list(loop.body.ops), True
+        buffers, known = _live_ranges(top, sizes)
+    reuse = reuse and known
+    made = {a: i for i, a in enumerate(sizes)}  # ties: the order the allocs come in
+    order = sorted(buffers.values(), key=lambda b: (b.first, made[b.alloc]))
     offsets: dict[C.AllocSmemOp, int] = {}
     reusing: list[C.AllocSmemOp] = []
     total = 0
@@ -100,7 +99,7 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
         taken = [
             (offsets[x.alloc], offsets[x.alloc] + x.size)
             for x in order[:i]
-            if not (reuse and _fenced(x, y, top))
+            if not (reuse and _fenced(x, y, top) and (not repeats or _fenced_back(x, y, top)))
         ]
         at = 0
         for start, end in sorted(taken):
@@ -115,13 +114,39 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
     return SharedPlan(offsets, total, tuple(reusing))
 
 
-def _position(op: Operation, index: dict[Operation, int]) -> int:
-    """The position of the top-level op that is or contains `op`."""
+def _live_ranges(
+    top: list[Operation], sizes: dict[C.AllocSmemOp, int]
+) -> tuple[dict[C.AllocSmemOp, _Buffer], bool]:
+    """Each buffer's first and last touch among `top`'s positions, and whether every
+    access could be followed back to its buffer. An untouched buffer sits at the
+    position of its alloc (or the op containing it) when that is in `top`."""
+    index = {op: i for i, op in enumerate(top)}
+    buffers = {a: _Buffer(a, sizes[a], len(top), -1) for a in sizes}
+    known = True
+    for pos, op in enumerate(top):
+        for nested in op.walk():
+            for root, how in _touches(nested):
+                if root is None:
+                    known = False
+                    continue
+                b = buffers[root]
+                b.first, b.last = min(b.first, pos), max(b.last, pos)
+                if how == "async-write":
+                    b.last_async_write = max(b.last_async_write, pos)
+                b.async_read |= how == "async-read"
+    for a, b in buffers.items():
+        if b.last < 0:
+            at = _position(a, index)
+            b.first = b.last = at if at is not None else 0
+    return buffers, known
+
+
+def _position(op: Operation, index: dict[Operation, int]) -> int | None:
+    """The position of the op of `index` that is or contains `op` (None: none is)."""
     found: Operation | None = op
     while found is not None and found not in index:
         found = found.parent_op
-    assert found is not None, "an op outside the kernel body"
-    return index[found]
+    return None if found is None else index[found]
 
 
 def _touches(op: Operation) -> list[tuple[C.AllocSmemOp | None, str]]:
@@ -164,6 +189,21 @@ def _fenced(x: _Buffer, y: _Buffer, top: list[Operation]) -> bool:
         if isinstance(op, thread.CpAsyncWaitOp) and op.pending.value == 0:
             waited = True
         elif isinstance(op, gpu.BarrierOp) and waited and pos > x.last:
+            return True
+    return False
+
+
+def _fenced_back(x: _Buffer, y: _Buffer, top: list[Operation]) -> bool:
+    """In a loop body: whether every access to `y` happens before every access to `x`
+    in the next iteration: a barrier after `y`'s last access (and a wait for every
+    cp.async into `y`) before the body ends or before `x`'s first access."""
+    waited = y.last_async_write < 0
+    start = y.last + 1 if waited else y.last_async_write + 1
+    for pos in [*range(start, len(top)), *range(0, x.first)]:
+        op = top[pos]
+        if isinstance(op, thread.CpAsyncWaitOp) and op.pending.value == 0:
+            waited = True
+        elif isinstance(op, gpu.BarrierOp) and waited and (pos > y.last or pos < x.first):
             return True
     return False
 

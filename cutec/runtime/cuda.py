@@ -200,6 +200,24 @@ class Function:
     module: Any  # kept so that the module outlives its functions
     device: Device
 
+    def resident_ctas(self, threads: int, smem: int) -> int:
+        """CTAs of `threads` threads and `smem` bytes of dynamic shared memory the GPU
+        holds at once: its SMs times the CTAs the driver's occupancy calculator fits
+        on one (registers, shared memory, block size)."""
+        cu = driver()
+        per_sm = check(
+            cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.handle, threads, smem),
+            f"computing the occupancy of kernel '{self.name}'",
+        )
+        count = check(
+            cu.cuDeviceGetAttribute(
+                cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                self.device.handle,
+            ),
+            "reading the GPU's SM count",
+        )
+        return int(per_sm) * int(count)
+
     def allow_dynamic_smem(self, nbytes: int) -> None:
         """Let launches pass `nbytes` of dynamic shared memory (past the 48 KiB default)."""
         cu = driver()

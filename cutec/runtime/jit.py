@@ -45,6 +45,7 @@ from cutec.runtime.launcher import (
     build_launcher,
     fast_call,
     host_scalar,
+    names_resident_ctas,
 )
 from cutec.target import DEFAULT_TARGET
 
@@ -52,6 +53,9 @@ _log = logging.getLogger("cutec.runtime")
 
 # Dynamic shared memory above this needs cuFuncSetAttribute before a launch.
 _DEFAULT_DYNAMIC_SMEM = 48 * 1024
+# `resident_ctas` on the CPU, where CTAs run one after another: a small number, so
+# that a persistent kernel's CTAs each loop over several tiles there too.
+CPU_RESIDENT_CTAS = 4
 
 
 def jit(
@@ -340,7 +344,9 @@ class Kernel:
             target = self._target(None)
             result = self._compile(Stage.THREAD, self._options(target, self._facts(key)))
             launch = result.launches[self.name]
-            return Variant(_CpuVariant(result.module), launch.dynamic_smem)
+            return Variant(
+                _CpuVariant(result.module), launch.dynamic_smem, resident_ctas=CPU_RESIDENT_CTAS
+            )
         if self.device_ordinal is not None and ordinal not in (None, self.device_ordinal):
             raise ArgumentValueError(
                 f"{self.name}: the arrays are on GPU {ordinal}, but the kernel was made for "
@@ -361,7 +367,16 @@ class Kernel:
         smem = compiled.launch.dynamic_smem
         if smem > _DEFAULT_DYNAMIC_SMEM:
             fn.allow_dynamic_smem(smem)
-        return Variant(fn, smem, fn.handle, int(fn.handle))
+        resident = 0
+        grid, block = compiled.launch.grid, compiled.launch.block
+        if grid is not None and any(names_resident_ctas(e) for e in grid):
+            if block is None:
+                raise ArgumentValueError(
+                    f"{self.name}: the grid names resident_ctas, which needs the block size "
+                    "at compile time (a 'threads' clause)"
+                )
+            resident = fn.resident_ctas(block[0] * block[1] * block[2], smem)
+        return Variant(fn, smem, fn.handle, int(fn.handle), resident)
 
     def _run_cpu(self, variant: Variant, grid: Any, block: Any, smem: int, values: Any,
                  arrays: Any) -> None:  # fmt: skip

@@ -53,6 +53,15 @@ from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda, fastlaunch
 from cutec.runtime.errors import ArgumentErrors, ArgumentValueError
 
+# A grid expression's name for `Variant.resident_ctas` (cutec.frontend.build_header).
+RESIDENT_CTAS = "resident_ctas"
+
+
+def names_resident_ctas(expr: str) -> bool:
+    """Whether a grid expression names `RESIDENT_CTAS`."""
+    return re.search(rf"\b{RESIDENT_CTAS}\b", expr) is not None
+
+
 # The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
 # base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
 SPECIALIZE_DIV = 16
@@ -78,6 +87,7 @@ class Variant:
     smem: int  # dynamic shared memory bytes
     handle: Any = None  # the CUfunction
     address: int = 0  # the CUfunction's address, for the C launch (fastlaunch)
+    resident_ctas: int = 0  # CTAs the device holds at once (a grid may name it)
 
 
 class _Source:
@@ -251,7 +261,10 @@ def build_launcher(
         if k == "div"
     ]
     code(f"_ik = {' | '.join(int_bits) if int_bits else '0'}")
-    if grid is None:
+    # A grid that names resident_ctas (a persistent kernel's) needs the variant: it is
+    # computed after the variant is found, the others once per shape here.
+    late_grid = grid is not None and any(names_resident_ctas(e) for e in grid)
+    if grid is None or late_grid:
         code("_dg = (None, None, None)")
     else:
         code(f"_dg = ({', '.join(grid_code(e, names) for e in grid)},)")
@@ -296,6 +309,12 @@ def build_launcher(
     if grid is None:
         code("else:")
         code("    raise _err.no_launch_shape('grid')")
+    elif late_grid:
+        resident = {**names, RESIDENT_CTAS: "_var.resident_ctas"}
+        code("else:")
+        code(f"    _g0, _g1, _g2 = {', '.join(grid_code(e, resident) for e in grid)}")
+        code("    if min(_g0, _g1, _g2) < 0:")
+        code("        raise _err.grid((_g0, _g1, _g2))")
     code("if block is None:")
     if block is None:
         code("    raise _err.no_launch_shape('block')")

@@ -119,6 +119,30 @@ def test_gemm_auto_f16_accumulation_against_float64(m: int, n: int, k: int, bk: 
     _check_hgemm_tn(kern, m, n, k, torch.Generator(device="cuda").manual_seed(m + n + k + bk))
 
 
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_persistent_gemm_auto_against_float64(kernel: str, t: str) -> None:
+    """PERSIST = true at the benchmark's tiles: one wave of CTAs (resident_ctas, from
+    the driver's occupancy), each looping over several 128x256 tiles of C, the
+    epilogue's chunk in the stages' bytes; sizes the tiles divide and ones they do not."""
+    kern = rt.jit(EXAMPLES / "gemm_auto.cute", kernel, T=t, BN=256, BK=64, THREADS=256,
+                  PERSIST="true")  # fmt: skip
+    a_mn, b_mn = kernel[-2] == "n", kernel[-1] == "t"
+    for m, n, k in [(4096, 2048, 128), (2056, 2184, 264)]:  # 256 and 153 tiles
+        gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + k)
+        a = torch.randn(m, k, generator=gen, device="cuda").to(_TORCH[t])
+        b = torch.randn(n, k, generator=gen, device="cuda").to(_TORCH[t])
+        ga = a.t().contiguous().t() if a_mn else a
+        gb = b.t().contiguous().t() if b_mn else b
+        for beta in (0.0, -1.0):
+            c0 = torch.randn(n, m, generator=gen, device="cuda").t()
+            c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+            kern(ga, gb, c, 0.5, beta)
+            ref = 0.5 * (a.double() @ b.double().t()) + (beta * c0.double() if beta else 0)
+            assert torch.isfinite(c).all()
+            assert _normwise(c, ref) < 1e-5, (m, n, k, beta)
+
+
 def test_gemm_auto_with_only_the_tile_against_float64() -> None:
     """gemm_tn_tile: no threads or grid clause; the launch is the whole-tensor gemm's."""
     kern = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn_tile")

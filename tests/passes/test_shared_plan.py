@@ -14,6 +14,7 @@ import cutec.runtime as rt
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
+from tests.passes.test_tile import _call_line
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -88,6 +89,49 @@ def test_reused_bytes_compute_right_on_the_cpu(copy_x: str) -> None:
     np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
 
 
+# The same in a loop whose iterations all threads run (a persistent kernel's loop over
+# tiles): sY may take sX's bytes only if a barrier also orders this iteration's reads
+# of sY before the next iteration's writes of sX (`{back}` at the end of the body).
+LOOP = """
+kernel k(A: f32[128, 64] : (1, 128), B: f32[128, 64] : (1, 128),
+         C: f32[128, 64] : (1, 128), D: f32[128, 64] : (1, 128), n: int)
+  grid (1, 1) threads 128
+{{
+  sX = smem f32[(128, 64)]
+  sY = smem f32[(128, 64)]
+  mine = make_layout((128, 1))
+  r = make_fragment_like(local_partition(sX, mine, thread.x))
+  for i in range(n) {{
+    copy(local_partition(A, mine, (thread.x + i) % 128), local_partition(sX, mine, thread.x))
+    sync()
+    copy(local_partition(sX, mine, (thread.x + 1) % 128), r)
+    copy(r, local_partition(C, mine, thread.x))
+    sync()
+    copy(local_partition(B, mine, thread.x), local_partition(sY, mine, thread.x))
+    sync()
+    copy(local_partition(sY, mine, (thread.x + 1) % 128), r)
+    copy(r, local_partition(D, mine, thread.x))
+{back}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(("back", "nbytes"), [("    sync()", 32768), ("", 65536)])
+def test_in_a_loop_the_reuse_needs_a_barrier_before_the_next_iteration(
+    back: str, nbytes: int
+) -> None:
+    source = LOOP.format(back=back)
+    assert _dynamic_smem(source) == nbytes
+    k = rt.jit(source, device="cpu")
+    rng = np.random.default_rng(1)
+    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
+    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
+    k(a, b, c, d, 3)  # the race checker watches the reused bytes across iterations
+    np.testing.assert_array_equal(c, np.roll(a, -3, axis=0))
+    np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
+
+
 def test_the_epilogue_takes_the_pipeline_stages_bytes() -> None:
     """gemm_auto's tuned tile: 3 stages of (128 + 256) x 64 f16 (147,456 bytes); the
     epilogue's (128, 64) f32 chunk of C (padded, 33,792 bytes) is touched only after
@@ -97,6 +141,9 @@ def test_the_epilogue_takes_the_pipeline_stages_bytes() -> None:
     assert _dynamic_smem(text, kernel="gemm_nt", defines=defines) == 147456
     # On sm_80 (163 KiB per CTA) it fits only so: 181,248 bytes without the reuse.
     assert _dynamic_smem(text, kernel="gemm_nt", defines=defines, target="sm_80") == 147456
+    # Persistent: the chunk and the stages in the loop over tiles, a barrier at its end.
+    persistent = {**defines, "PERSIST": "true"}
+    assert _dynamic_smem(text, kernel="gemm_nt", defines=persistent, target="sm_80") == 147456
 
 
 def test_too_much_shared_memory_is_a_located_error() -> None:
@@ -105,7 +152,8 @@ def test_too_much_shared_memory_is_a_located_error() -> None:
     with pytest.raises(CompileError) as e:
         compile(source, Stage.PTX, Options(kernel="gemm_nt", defines=defines, target="sm_80"))
     text = e.value.render()
-    assert "gemm_auto.cute:21:3: error: shared memory use reaches 196608 bytes" in text
+    line = _call_line("gemm_nt")
+    assert f"gemm_auto.cute:{line}:3: error: shared memory use reaches 196608 bytes" in text
     assert "the limit on sm_80 is 166912 (163 KiB per CTA)" in text
 
 
@@ -121,4 +169,4 @@ def test_the_reuse_is_a_remark_at_the_buffer() -> None:
         "shared memory: this 33776-byte buffer reuses the bytes of one no thread touches "
         "any more (147456 bytes per CTA, 181248 without the reuse)"
     ]
-    assert said[0].location is not None and said[0].location.line == 21
+    assert said[0].location is not None and said[0].location.line == _call_line("gemm_nt")

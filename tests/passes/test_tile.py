@@ -25,6 +25,13 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
 SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}  # 2x2 warps of 16x8 atoms, 1 k-block
 
 
+def _call_line(kernel: str, text: str | None = None) -> int:
+    """The line of `kernel`'s whole-tensor gemm call in examples/gemm_auto.cute."""
+    lines = (text or EXAMPLE.read_text()).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"kernel {kernel}["))
+    return next(i + 1 for i in range(start, len(lines)) if lines[i].startswith("  gemm("))
+
+
 def _kernel(name: str, **defines: Any) -> KernelOp:
     options = Options(defines={**SMALL, **defines}, kernel=name)
     module = compile(Source.from_file(EXAMPLE), Stage.THREAD, options).module
@@ -39,7 +46,15 @@ def _numpy(t: str) -> Any:
 
 
 def _check(
-    kernel: KernelOp, name: str, t: str, tc: str, m: int, n: int, k: int, tile: int = 32
+    kernel: KernelOp,
+    name: str,
+    t: str,
+    tc: str,
+    m: int,
+    n: int,
+    k: int,
+    tile: int = 32,
+    grid: tuple[int, int] | None = None,
 ) -> None:
     """C = 2 A B^T - C at (m, n, k); A m-major for NT / NN, B n-major for NT / TT."""
     rng = np.random.default_rng(m * n + k)
@@ -54,7 +69,7 @@ def _check(
     args = {"A": a_arr, "M": m, "K": k, "ldA": m if a_mn else k,
             "B": b_arr, "N": n, "ldB": n if b_mn else k,
             "C": c_arr, "ldC": m, "alpha": 2.0, "beta": -1.0}  # fmt: skip
-    native.run_kernel(kernel, (-(-m // tile), -(-n // tile)), args)
+    native.run_kernel(kernel, grid or (-(-m // tile), -(-n // tile)), args)
     want = 2.0 * a @ b.T - c
     got = np.asarray(args["C"], dtype=np.float64)
     if tc == "f32":
@@ -72,6 +87,17 @@ def test_values_every_majorness(name: str, t: str, tc: str) -> None:
     kernel = _kernel(name, T=t, TC=tc)
     for m, n, k in SIZES:
         _check(kernel, name, t, tc, m, n, k)
+
+
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+@pytest.mark.parametrize("t", ["f16", "tf32"])
+def test_persistent_values_every_majorness(name: str, t: str) -> None:
+    """PERSIST = true: fewer CTAs than tiles, each taking tiles cta, cta + ctas, ...
+    (1-D and 2-D grids; a CTA with no tile), the epilogue's chunk over the stages'
+    bytes with a barrier at the end of each tile (the CPU backend checks the races)."""
+    kernel = _kernel(name, T=t, PERSIST="true")
+    for (m, n, k), grid in [((96, 64, 40), (4, 1)), ((40, 72, 72), (2, 2)), ((24, 8, 8), (3, 1))]:
+        _check(kernel, name, t, "f32", m, n, k, grid=grid)
 
 
 @pytest.mark.parametrize(("t", "tc"), [("f16", "f16"), ("bf16", "bf16")])
@@ -200,8 +226,10 @@ def test_remarks_say_each_choice_at_the_call() -> None:
     """The tile pass reports the warp layout, each operand's smem layout and copy
     threads at the user's gemm line (as select-atoms its MMA); the attribute is gone."""
     result = compile(Source.from_file(EXAMPLE), Stage.CUTE, Options(kernel="gemm_nt", remarks=True))
-    at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == 21]
-    assert at_call[:3] == [
+    line = _call_line("gemm_nt")
+    at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == line]
+    assert at_call[:4] == [
+        "tile: launch: grid (ceil_div(M,128), ceil_div(N,128)), one CTA per 128x128 tile of C",
         "tile: CTA tile (128, 128, 32) on 128 threads: 2x2 warps of MMA atoms tiled (32, 32, "
         "16), each warp a 64x64 quarter of C",
         "tile: A (M-major, 16-bit): shared tile of Swizzle<3,3,3> o (_64,_8):(_1,_64) atoms "
@@ -248,7 +276,8 @@ HEAD = (
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128), stages = 3)", 3,
          "tile must be 3 compile-time integers, got a tuple"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
-         "the whole-tensor gemm has no keyword 'depth' (tile, stages, acc_dtype, num_threads)"),
+         "the whole-tensor gemm has no keyword 'depth' "
+         "(tile, stages, acc_dtype, num_threads, persistent)"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 256)", 3,
          "num_threads = 256, but the kernel's 'threads' clause runs 128"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), acc_dtype = bf16)", 3,
@@ -297,12 +326,13 @@ def test_plan_round_trips_through_the_printed_ir() -> None:
     again = compile(Source(text, "g.mlir", lang="mlir"), Stage.CUTE, Options(pipeline="tile"))
     lines = {(r.location.line if r.location else None) for r in again.remarks}
     assert [r.message[:10] for r in again.remarks] == [
+        "tile: laun",
         "tile: CTA ",
         "tile: A (K",
         "tile: B (N",
         "tile: epil",
     ]
-    assert lines == {51}
+    assert lines == {_call_line("gemm_tt")}
 
 
 @pytest.mark.parametrize("name", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
@@ -323,7 +353,8 @@ def test_missing_divisibility_fact_is_located_at_the_call() -> None:
         compile(Source(text, "g.cute"), Stage.CUTE, Options(kernel="gemm_nt"))
     (d,) = info.value.diagnostics
     assert d.message.startswith("cp.async moves at least 4 bytes (2 16-bit elements)")
-    assert d.location is not None and (d.location.file, d.location.line) == ("g.cute", 21)
+    line = _call_line("gemm_nt", text)
+    assert d.location is not None and (d.location.file, d.location.line) == ("g.cute", line)
 
 
 ANY = """

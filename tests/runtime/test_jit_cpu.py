@@ -20,9 +20,11 @@ import pytest
 
 import cutec.runtime as rt
 from cutec.cli import main
+from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
 from cutec.runtime import cache, launcher
+from cutec.runtime.jit import CPU_RESIDENT_CTAS
 from tests.passes.test_lowering_values import CP_ASYNC  # one staging kernel for both
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -490,3 +492,53 @@ def test_sgemm_pipelined_matches_float64(kernel: str) -> None:
     k(a, b, c, 1.0, 0.0)
     want = a.astype(np.float64) @ b.astype(np.float64).T
     assert np.linalg.norm(c - want) / np.linalg.norm(want) < 1e-6
+
+
+# A grid that names resident_ctas: the CTAs the device holds at once (the driver's
+# occupancy on a GPU; CPU_RESIDENT_CTAS on the CPU), read at the launch.
+RESIDENT = """
+kernel fill(A: i32[N] : (1))
+  grid (min(ceil_div(N, 32), resident_ctas)) threads 32
+{
+  for t in range(block.x, ceil_div(N, 32), grid_dim.x) {
+    i = t * 32 + thread.x
+    if i < N {
+      A[i] = i32(block.x)
+    }
+  }
+}
+"""
+
+
+def test_a_grid_may_name_resident_ctas() -> None:
+    k = rt.jit(RESIDENT, device="cpu")
+    a = np.full(300, -1, np.int32)  # 10 blocks of 32 over 4 CTAs
+    k(a)
+    want = [(i // 32) % CPU_RESIDENT_CTAS for i in range(300)]
+    np.testing.assert_array_equal(a, want)
+    small = np.full(40, -1, np.int32)  # 2 blocks: 2 CTAs
+    k(small)
+    np.testing.assert_array_equal(small, [i // 32 for i in range(40)])
+    assert launcher.names_resident_ctas("min(resident_ctas,ceil_div(N,32))")
+    assert not launcher.names_resident_ctas("resident_ctas_2+N")
+
+
+def test_resident_ctas_is_a_grid_name_only() -> None:
+    source = RESIDENT.replace("A[i] = i32(block.x)", "A[i] = i32(resident_ctas)")
+    with pytest.raises(CompileError) as e:
+        compile(Source(source, "r.cute"), Stage.CUTE, Options())
+    assert "resident_ctas" in str(e.value)
+
+
+def test_persistent_gemm_auto_loops_over_tiles() -> None:
+    """gemm_auto with PERSIST = true and small tiles: 12 tiles of 32x32 on the CPU's 4
+    resident CTAs, so each CTA takes three."""
+    small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}
+    k = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn", device="cpu", PERSIST=True, **small)
+    rng = np.random.default_rng(3)
+    m, n, kk = 96, 128, 48
+    a = rng.integers(-3, 4, (m, kk)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, kk)).astype(np.float16)
+    c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
+    k(a, b, c, 1.0, 0.0)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)

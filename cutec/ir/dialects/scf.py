@@ -385,6 +385,43 @@ class RemoveZeroTripFor(RewritePattern):
         return True
 
 
+class InlineSingleTripFor(RewritePattern):
+    """``scf.for %i = %a to %a + c step s`` with ``0 < c <= s`` (or constant bounds
+    ``c0 < c1 <= c0 + s``) runs once: its body in its place, with ``%i = %a``.
+
+    The whole-tensor gemm's loop over tiles, ``range(cta, cta + 1)`` when the grid
+    has a CTA per tile, so builds what one tile by block index did.
+    """
+
+    op_type = ForOp
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        assert isinstance(op, ForOp)
+        step = _constant_int(op.step)
+        if step is None or step <= 0:
+            return False
+        lb, ub = _constant_int(op.lb), _constant_int(op.ub)
+        if lb is not None and ub is not None:
+            trip = ub - lb
+        else:
+            add = op.ub.owner
+            if not (isinstance(add, Operation) and add.name == "arith.addi"):
+                return False
+            lhs, rhs = add.operands
+            trip = _constant_int(rhs) if lhs is op.lb else None
+            if trip is None and rhs is op.lb:
+                trip = _constant_int(lhs)
+        if trip is None or not 0 < trip <= step:
+            return False
+        term = op.body.terminator
+        assert isinstance(term, YieldOp)
+        values = list(term.operands)
+        rewriter.erase_op(term)
+        rewriter.inline_block_before(op.body, op, [op.lb, *op.inits])
+        rewriter.replace_op(op, values)
+        return True
+
+
 class DropDeadIterArgs(RewritePattern):
     """Drop each iter_arg that nothing reads: its result has no use and its body argument
     none but its own slot of the yield.
@@ -431,6 +468,6 @@ class DropDeadIterArgs(RewritePattern):
 
 
 IfOp.canonicalization_patterns = (InlineConstantIf(),)
-ForOp.canonicalization_patterns = (RemoveZeroTripFor(), DropDeadIterArgs())
+ForOp.canonicalization_patterns = (RemoveZeroTripFor(), InlineSingleTripFor(), DropDeadIterArgs())
 
 DIALECT = Dialect("scf", ops=(ForOp, IfOp, WhileOp, YieldOp, ConditionOp))

@@ -103,3 +103,40 @@ func @dead_cycle(%x: f32, %n: index) {
   }
   return
 }
+
+// A loop from %a to %a + 1 step 1 (the whole-tensor gemm's loop over tiles with a
+// CTA per tile) runs once: its body, with the induction variable %a. Constant
+// bounds one step apart too; two steps stay a loop.
+// CHECK-LABEL: func @single_trip
+func @single_trip(%a: index, %x: i32) -> (i32, index) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %b = arith.addi %a, %c1 : index
+  // CHECK-NOT: scf.for
+  // CHECK: %[[Y:.*]] = arith.muli %x, %x : i32
+  // CHECK: %[[J:.*]] = arith.addi %a, %a : index
+  %s = scf.for %i = %a to %b step %c1 iter_args(%acc = %x) -> (i32) {
+    %z = arith.muli %acc, %acc : i32
+    scf.yield %z : i32
+  }
+  %t = scf.for %i = %c2 to %c3 step %c1 iter_args(%j = %a) -> (index) {
+    %k = arith.addi %j, %j : index
+    scf.yield %k : index
+  }
+  // CHECK: return %[[Y]], %[[J]] : i32, index
+  return %s, %t : i32, index
+}
+
+// CHECK-LABEL: func @two_trips
+func @two_trips(%a: index, %x: i32) -> i32 {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = arith.addi %a, %c2 : index
+  // CHECK: scf.for
+  %s = scf.for %i = %a to %b step %c1 iter_args(%acc = %x) -> (i32) {
+    %z = arith.muli %acc, %acc : i32
+    scf.yield %z : i32
+  }
+  return %s : i32
+}

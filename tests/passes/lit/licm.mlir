@@ -93,3 +93,38 @@ func @division(%a: index, %b: index, %n: index) -> (index, index) {
   }
   return %r, %t : index, index
 }
+
+// In a loop that holds another loop (a persistent kernel's loop over tiles around
+// its k-loop), invariant ops before the inner loop leave; those after it stay, so
+// that their values are not live across the inner loop (the epilogue's addresses).
+// CHECK-LABEL: kernel @after_inner_loop
+kernel @after_inner_loop(%g: !gpu.ptr<f32, global>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[TID:.*]] = gpu.thread_id x
+  // CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : index
+  // CHECK-NEXT: %[[A:.*]] = arith.muli %[[TID]], %[[C4]] : index
+  // CHECK-NEXT: thread.ptr_add %g, %[[A]]
+  // CHECK-NEXT: scf.for %t = %c0 to %n step %c1 {
+  scf.for %t = %c0 to %n step %c1 {
+    %tid = gpu.thread_id x : index
+    %c4 = arith.constant 4 : index
+    %a = arith.muli %tid, %c4 : index
+    // CHECK: scf.for %k
+    scf.for %k = %c0 to %n step %c1 {
+      %p = thread.ptr_add %g, %a : !gpu.ptr<f32, global>, index
+      %v = thread.load %p : !gpu.ptr<f32, global> -> f32
+      thread.store %v, %p : f32, !gpu.ptr<f32, global>
+      scf.yield
+    }
+    // CHECK: %[[C8:.*]] = arith.constant 8 : index
+    // CHECK-NEXT: %[[B:.*]] = arith.muli %[[TID]], %[[C8]] : index
+    %c8 = arith.constant 8 : index
+    %b = arith.muli %tid, %c8 : index
+    %q = thread.ptr_add %g, %b : !gpu.ptr<f32, global>, index
+    %w = thread.load %q : !gpu.ptr<f32, global> -> f32
+    thread.store %w, %q : f32, !gpu.ptr<f32, global>
+    scf.yield
+  }
+  return
+}

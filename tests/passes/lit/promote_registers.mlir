@@ -59,3 +59,30 @@ kernel @dynamic(%g: !gpu.ptr<f32, global>, %i: i32) attributes {reqntid = array<
   thread.store %x, %q : f32, !gpu.ptr<f32, local>
   return
 }
+
+// A loop whose body overwrites an element before reading it (a persistent kernel's
+// accumulators, cleared for each tile) does not carry it, unless code after the
+// loop reads the array: element 0 of %frag is not carried, %keep is.
+// CHECK-LABEL: kernel @overwritten_first
+kernel @overwritten_first(%g: !gpu.ptr<f32, global>, %n: index) attributes {reqntid = array<i32: 32, 1, 1>} {
+  %frag = thread.alloc_local {bytes = 4 : i64, align = 4 : i64} : !gpu.ptr<f32, local>
+  %keep = thread.alloc_local {bytes = 4 : i64, align = 4 : i64} : !gpu.ptr<f32, local>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  // CHECK: %[[R:.*]] = scf.for %{{.*}} = %{{.*}} to %n step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+  scf.for %t = %c0 to %n step %c1 {
+    thread.store %zero, %frag : f32, !gpu.ptr<f32, local>
+    thread.store %zero, %keep : f32, !gpu.ptr<f32, local>
+    %x = thread.load %g : !gpu.ptr<f32, global> -> f32
+    %a = thread.load %frag : !gpu.ptr<f32, local> -> f32
+    %s = arith.addf %a, %x : f32
+    thread.store %s, %g : f32, !gpu.ptr<f32, global>
+    thread.store %s, %keep : f32, !gpu.ptr<f32, local>
+    scf.yield
+  }
+  // CHECK: thread.store %[[R]], %g
+  %k = thread.load %keep : !gpu.ptr<f32, local> -> f32
+  thread.store %k, %g : f32, !gpu.ptr<f32, global>
+  return
+}
