@@ -88,6 +88,9 @@ Nobody reads them; when code after the loop touches shared memory, a
 begins with that pair, as the whole-tensor gemm's epilogue does).
 
 After the pass, a use of the one-stage tensor outside the loop sees stage 0.
+Two pipelined loops over the same shared tensors (a stream-K gemm's whole-tile
+and split-tile mainloops) share its stages: the first loop stages the buffer,
+the second uses those stages (and must have as many).
 """
 
 from __future__ import annotations
@@ -528,12 +531,30 @@ def publish(b: Builder, stages: int) -> None:
     b.insert(gpu.BarrierOp())
 
 
-def rewrite(plan: _Plan) -> None:
+# A buffer an earlier loop staged: its stage count, its stage-0 slice (which the old
+# buffer's uses now see), the old rank and type.
+Staged = dict[C.AllocSmemOp, tuple[int, Value, int, TensorType]]
+
+
+def rewrite(plan: _Plan, done: Staged | None = None) -> None:
     loop, n = plan.loop, plan.stages
     loc = loop.location
-    # Stage the buffers: every old use sees stage 0 (the same type as before).
+    done = {} if done is None else done
+    # Stage the buffers: every old use sees stage 0 (the same type as before). A
+    # buffer another pipelined loop staged already (two k-loops over the same shared
+    # tiles, as a stream-K gemm's) keeps its stages.
     stage_roots: dict[Value, tuple[Value, int, TensorType]] = {}
     for alloc in plan.buffers:
+        if alloc in done:
+            stages, stage0_value, rank, t = done[alloc]
+            if stages != n:
+                raise _error(
+                    f"it pipelines a shared buffer another loop pipelines over {stages} "
+                    f"stages, with {n}",
+                    loop,
+                )
+            stage_roots[stage0_value] = (alloc.result, rank, t)
+            continue
         t = alloc.result.type
         assert isinstance(t, TensorType)
         b = Builder.after(alloc)
@@ -545,6 +566,7 @@ def rewrite(plan: _Plan) -> None:
         alloc.result.replace_all_uses_with(stage0.result)
         alloc.erase()
         stage_roots[stage0.result] = (full.result, rank, t)
+        done[full] = (n, stage0.result, rank, t)
     staged = _views_of(stage_roots)
 
     old_iv, lb, ub, step = loop.induction_var, loop.lb, loop.ub, loop.step
@@ -782,11 +804,12 @@ class Pipeline(Pass):
             op for op in module.walk()
             if isinstance(op, scf.ForOp) and scf.PIPELINE_STAGES in op.attributes
         ]  # fmt: skip
+        done: Staged = {}
         for loop in loops:
             with working_on(loop):
                 stages = loop.attributes[scf.PIPELINE_STAGES].value  # type: ignore[attr-defined]
                 plan = analyse(loop, stages)
-                rewrite(plan)
+                rewrite(plan, done)
                 how = (
                     f"registers double-buffered over {len(plan.blocks)} K-blocks"
                     if plan.blocks

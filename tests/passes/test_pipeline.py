@@ -332,3 +332,70 @@ def test_shared_memory_read_after_the_loop_waits_for_the_stand_in_copies(
     else:
         with pytest.raises(AccessError, match=r"before a cp\.async wait lands it"):
             _run(kernel, "register_operands_nt", 32, 32, 4, (16, 16))
+
+
+# Two pipelined loops over the same shared tiles (the first half of K, then the
+# rest, into the same accumulators), as a stream-K gemm's whole-tile and split-tile
+# paths: the buffers are staged once, by the first loop the pass meets.
+TWICE = """
+kernel twice_nt[BP: int = 3](A: f32[M, K] : (1, ldA), B: f32[N, K] : (1, ldB),
+    C: f32[M, N] : (1, ldC), alpha: f32, beta: f32)
+  assume M % 16 == 0, N % 16 == 0, K % 4 == 0
+  grid (ceil_div(M, 16), ceil_div(N, 16)) threads 16
+{
+  copy_a = tiled_copy(SM80_CP_ASYNC_CACHEALWAYS[f32], thr = (16, 1), val = (1, 1))
+  mma = tiled_mma(UniversalFMA[f32], atoms = (4, 4, 1))
+  sA = smem f32[make_layout((16, 2))]
+  sB = smem f32[make_layout((16, 2))]
+  gA = local_tile(A, (16, 16, 2), (block.x, block.y, _), step = (1, X, 1))
+  gB = local_tile(B, (16, 16, 2), (block.x, block.y, _), step = (X, 1, 1))
+  gC = local_tile(C, (16, 16, 2), (block.x, block.y, _), step = (1, 1, X))
+  tAgA = copy_a.slice(thread.x).partition_S(gA)
+  tAsA = copy_a.slice(thread.x).partition_D(sA)
+  tBgB = copy_a.slice(thread.x).partition_S(gB)
+  tBsB = copy_a.slice(thread.x).partition_D(sB)
+  thr_mma = mma.slice(thread.x)
+  tCsA = thr_mma.partition_A(sA)
+  tCsB = thr_mma.partition_B(sB)
+  tCgC = thr_mma.partition_C(gC)
+  tCrC = thr_mma.make_fragment_C(tCgC)
+  clear(tCrC)
+  half = size(tAgA, 3) / 2
+  for k_tile in range(half) pipeline(stages = BP) {
+    copy(copy_a, tAgA[_, _, _, k_tile], tAsA)
+    copy(copy_a, tBgB[_, _, _, k_tile], tBsB)
+    cp_async_fence()
+    cp_async_wait(0)
+    sync()
+    gemm(mma, tCsA, tCsB, tCrC)
+    sync()
+  }
+  for k_tile in range(half, size(tAgA, 3)) pipeline(stages = BP) {
+    copy(copy_a, tAgA[_, _, _, k_tile], tAsA)
+    copy(copy_a, tBgB[_, _, _, k_tile], tBsB)
+    cp_async_fence()
+    cp_async_wait(0)
+    sync()
+    gemm(mma, tCsA, tCsB, tCrC)
+    sync()
+  }
+  axpby(alpha, tCrC, beta, tCgC)
+}
+"""
+
+
+def test_two_loops_over_the_same_buffers_stage_them_once() -> None:
+    kernel = _kernel(TWICE, "twice.cute", "twice_nt", BP=3)
+    # sA and sB, 3 stages of 16x2 f32 each: 2 x 384 bytes, not 3 x 3 stages
+    allocs = [op for op in kernel.walk() if isinstance(op, thread.AllocSharedOp)]
+    assert sorted(op.attributes["bytes"].value for op in allocs) == [384, 384]
+    for k in (4, 8, 12, 32):
+        assert _run(kernel, "twice_nt", 32, 48, k, (16, 16)) < 1e-6, k
+
+
+def test_two_loops_must_agree_on_the_stages() -> None:
+    text = TWICE.replace("range(half, size(tAgA, 3)) pipeline(stages = BP)",
+                         "range(half, size(tAgA, 3)) pipeline(stages = 2)")  # fmt: skip
+    with pytest.raises(CompileError) as info:
+        _kernel(text, "twice.cute", "twice_nt", BP=3)
+    assert "another loop pipelines over 3 stages" in str(info.value)
