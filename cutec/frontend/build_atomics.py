@@ -20,7 +20,7 @@ from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_scalars import as_runtime
 from cutec.frontend.build_tensors import tensor_arg
-from cutec.frontend.static_eval import arity, describe, error
+from cutec.frontend.static_eval import arg_node, arity, describe, error
 from cutec.ir import types as T
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects import gpu
@@ -45,14 +45,6 @@ if TYPE_CHECKING:
 Build = Callable[["BuildContext", list[Any], dict[str, Any], ast.Call], Any]
 
 
-def _arg_node(node: ast.Call, position: int, name: str) -> ast.Node:
-    """Where argument `name` (or the `position`-th positional one) is written."""
-    for k in node.kwargs:
-        if k.name == name:
-            return k.value
-    return node.args[position] if position < len(node.args) else node
-
-
 def _options(
     name: str,
     args: list[Any],
@@ -69,7 +61,7 @@ def _options(
         if k not in params:
             raise error(f"{name} has no argument '{k}' (it takes {', '.join(params)})", node)
         if params.index(k) < len(args):
-            raise error(f"{name}'s argument '{k}' is given twice", _arg_node(node, len(args), k))
+            raise error(f"{name}'s argument '{k}' is given twice", arg_node(node, k, len(args)))
     for p in params[len(args) :]:
         if p in kwargs:
             values.append(kwargs[p])
@@ -95,7 +87,7 @@ def _word(
 
 def _target(ctx: BuildContext, name: str, v: Any, node: ast.Call, kind: str | None) -> S.Tensor:
     """The tensor an atomic acts on: global, of an element type the op takes."""
-    at = _arg_node(node, 0, "t")
+    at = arg_node(node, "t", 0)
     t = tensor_arg(v, at, f"{name}'s first argument")
     if t.space is AddressSpace.SHARED:
         raise error(
@@ -115,7 +107,7 @@ def _target(ctx: BuildContext, name: str, v: Any, node: ast.Call, kind: str | No
 
 def _indices(ctx: BuildContext, name: str, t: S.Tensor, i: Any, node: ast.Call) -> list[Any]:
     """The element's index operands: one linear index, or one per mode of `t`."""
-    at = _arg_node(node, 1, "i")
+    at = arg_node(node, "i", 1)
     if not isinstance(i, tuple):
         return [as_runtime(ctx, i, at, T.index).value]
     modes = rank(t.layout.shape)
@@ -142,10 +134,10 @@ def _rmw(kind: str) -> Build:
             name, args, kwargs, node, ("t", "i", "v", "sem", "scope"), defaults
         )
         t = _target(ctx, name, t_, node, kind)
-        sem = _word(name, "sem", sem, RMW_SEMANTICS, ALL_SEMANTICS, _arg_node(node, 3, "sem"))
-        scope = _word(name, "scope", scope, SCOPES, SCOPES, _arg_node(node, 4, "scope"))
+        sem = _word(name, "sem", sem, RMW_SEMANTICS, ALL_SEMANTICS, arg_node(node, "sem", 3))
+        scope = _word(name, "scope", scope, SCOPES, SCOPES, arg_node(node, "scope", 4))
         indices = _indices(ctx, name, t, i, node)
-        value = as_runtime(ctx, v, _arg_node(node, 2, "v"), t.element)
+        value = as_runtime(ctx, v, arg_node(node, "v", 2), t.element)
         op = C.AtomicRmwOp(kind, value.value, t.value, indices, sem, scope)
         return S.Runtime(ctx.emit(op, node).result)
 
@@ -163,8 +155,8 @@ def b_atomic_load(
     defaults = {"sem": "acquire", "scope": "gpu"}
     t_, i, sem, scope = _options(name, args, kwargs, node, ("t", "i", "sem", "scope"), defaults)
     t = _target(ctx, name, t_, node, None)
-    sem = _word(name, "sem", sem, LOAD_SEMANTICS, ALL_SEMANTICS, _arg_node(node, 2, "sem"))
-    scope = _word(name, "scope", scope, SCOPES, SCOPES, _arg_node(node, 3, "scope"))
+    sem = _word(name, "sem", sem, LOAD_SEMANTICS, ALL_SEMANTICS, arg_node(node, "sem", 2))
+    scope = _word(name, "scope", scope, SCOPES, SCOPES, arg_node(node, "scope", 3))
     op = C.AtomicLoadOp(t.value, _indices(ctx, name, t, i, node), sem, scope)
     return S.Runtime(ctx.emit(op, node).result)
 
@@ -177,10 +169,10 @@ def b_atomic_store(
     params = ("t", "i", "v", "sem", "scope")
     t_, i, v, sem, scope = _options(name, args, kwargs, node, params, defaults)
     t = _target(ctx, name, t_, node, None)
-    sem = _word(name, "sem", sem, STORE_SEMANTICS, ALL_SEMANTICS, _arg_node(node, 3, "sem"))
-    scope = _word(name, "scope", scope, SCOPES, SCOPES, _arg_node(node, 4, "scope"))
+    sem = _word(name, "sem", sem, STORE_SEMANTICS, ALL_SEMANTICS, arg_node(node, "sem", 3))
+    scope = _word(name, "scope", scope, SCOPES, SCOPES, arg_node(node, "scope", 4))
     indices = _indices(ctx, name, t, i, node)
-    value = as_runtime(ctx, v, _arg_node(node, 2, "v"), t.element)
+    value = as_runtime(ctx, v, arg_node(node, "v", 2), t.element)
     ctx.emit(C.AtomicStoreOp(value.value, t.value, indices, sem, scope), node)
 
 
@@ -189,6 +181,6 @@ def b_fence(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: as
     sem, scope = _options(
         name, args, kwargs, node, ("sem", "scope"), {"sem": "acq_rel", "scope": "gpu"}
     )
-    sem = _word(name, "sem", sem, FENCE_SEMANTICS, ALL_SEMANTICS, _arg_node(node, 0, "sem"))
-    scope = _word(name, "scope", scope, SCOPES, SCOPES, _arg_node(node, 1, "scope"))
+    sem = _word(name, "sem", sem, FENCE_SEMANTICS, ALL_SEMANTICS, arg_node(node, "sem", 0))
+    scope = _word(name, "scope", scope, SCOPES, SCOPES, arg_node(node, "scope", 1))
     ctx.emit(gpu.FenceOp(sem, scope), node)

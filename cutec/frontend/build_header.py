@@ -52,6 +52,7 @@ from cutec.ir.dialects import builtin
 from cutec.ir.dialects.cute import MakeTensorOp, TensorType
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.signature import RESIDENT_CTAS
 from cutec.layout import Layout, compact_col_major
 from cutec.layout.inttuple import congruent, format_tuple
 from cutec.layout.symbolic import SymInt, is_static, sym
@@ -496,15 +497,10 @@ def grid_attribute(ctx: BuildContext, k: ast.Kernel, op: builtin.KernelOp) -> No
             pass
 
 
-# The grid may name the CTAs of this kernel the GPU holds at once (its SMs times the
-# CTAs one SM fits at the kernel's registers, shared memory and block), which the
-# launcher reads from the driver: `grid (min(tiles, resident_ctas))` launches a
-# persistent kernel's one wave. The CPU backend counts CPU_RESIDENT_CTAS.
-RESIDENT_CTAS = "resident_ctas"
-
-
 def _eval_grid(ctx: BuildContext, node: ast.Expr) -> Any:
-    """The grid clause's value, with `resident_ctas` bound (a run-time index)."""
+    """The grid clause's value, with `resident_ctas` bound (a run-time index): the
+    kernel's CTAs the GPU holds at once, which the launcher reads from the driver
+    (`grid (min(tiles, resident_ctas))` launches a persistent kernel's one wave)."""
     ctx.scope.push()
     try:
         const = const_index(ctx, 0, node)  # stands in: only its symbol reaches the grid

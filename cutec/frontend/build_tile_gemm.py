@@ -32,7 +32,6 @@ from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_calls import inline_call
-from cutec.frontend.build_header import RESIDENT_CTAS
 from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
@@ -41,6 +40,7 @@ from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.builtin import KernelOp
+from cutec.ir.signature import RESIDENT_CTAS
 from cutec.layout.symbolic import ceil_div, is_static, known_divisible, smin, sym
 from cutec.target import AddressSpace
 

@@ -55,6 +55,7 @@ from cutec.frontend.build_scalars import as_runtime
 from cutec.frontend.build_tensors import allocate, build_view, tensor_arg
 from cutec.frontend.static_eval import (
     algebra_errors,
+    arg_node,
     bits_of,
     check_divides,
     describe,
@@ -94,13 +95,6 @@ def _layout(ctx: BuildContext, v: Any, node: ast.Node, what: str) -> Layout:
     return v
 
 
-def _kw_node(node: ast.Call, name: str, index: int) -> ast.Node:
-    for k in node.kwargs:
-        if k.name == name:
-            return k.value
-    return node.args[index] if index < len(node.args) else node
-
-
 def b_tiled_copy(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> S.TiledCopy:
@@ -118,8 +112,8 @@ def b_tiled_copy(
         )
     if thr is None:
         raise error("tiled_copy needs a thread layout (thr=...)", node)
-    thr_l = _layout(ctx, thr, _kw_node(node, "thr", 1), "the thread layout")
-    val_l = _layout(ctx, val, _kw_node(node, "val", 2), "the value layout")
+    thr_l = _layout(ctx, thr, arg_node(node, "thr", 1), "the thread layout")
+    val_l = _layout(ctx, val, arg_node(node, "val", 2), "the value layout")
     with algebra_errors(node, "tiled_copy"):
         tiler, layout_tv = make_layout_tv(thr_l, val_l)
     element = element if isinstance(element, T.Type) else atom.element
@@ -190,7 +184,7 @@ def b_tiled_mma(
             f"tiled_mma needs an MMA atom, got {describe(atom)}",
             node.args[0] if node.args else node,
         )
-    atom_l = _layout(ctx, atoms, _kw_node(node, "atoms", 1), "the atom layout")
+    atom_l = _layout(ctx, atoms, arg_node(node, "atoms", 1), "the atom layout")
     if atom_l.rank > 3:
         raise error(f"the atom layout {atom_l} has more than three (M,N,K) modes", node)
     if atom_l.rank < 3:
@@ -199,7 +193,7 @@ def b_tiled_mma(
         pad = 3 - len(shape)
         atom_l = Layout(shape + (1,) * pad, stride + (0,) * pad)
     if perm is not None:
-        perm = _mma_tile(perm, _kw_node(node, "tile", 2))
+        perm = _mma_tile(perm, arg_node(node, "tile", 2))
     if acc is not None and (
         atom.kind != "auto" or not isinstance(acc, T.FloatType | T.IntegerType)
     ):

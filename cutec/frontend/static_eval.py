@@ -259,6 +259,15 @@ def checked_layout(layout: Any, node: ast.Node) -> Any:
     return layout
 
 
+def arg_node(node: ast.Call, name: str, position: int) -> ast.Node:
+    """Where a call's argument `name` is written: its keyword's value, else the
+    `position`-th positional argument, else the call (to locate a diagnostic)."""
+    for k in node.kwargs:
+        if k.name == name:
+            return k.value
+    return node.args[position] if position < len(node.args) else node
+
+
 def arity(name: str, args: list[Any], lo: int, hi: int | None, node: ast.Node) -> None:
     """`lo` to `hi` arguments (`hi` None: any number from `lo`)."""
     if len(args) < lo or (hi is not None and len(args) > hi):

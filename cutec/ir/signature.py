@@ -16,6 +16,7 @@ loaded from the disk cache needs no compile.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +120,17 @@ class KernelSignature:
             tuple((str(n), str(k)) for n, k in data["abi"]),
             tuple((str(n), int(d)) for n, d in data["facts"]),
         )
+
+
+# A grid expression's name for the kernel's CTAs the GPU holds at once (its SMs times
+# the CTAs one SM fits at the kernel's registers, shared memory and block): the
+# frontend binds it in a grid clause, the launcher asks the driver for it.
+RESIDENT_CTAS = "resident_ctas"
+
+
+def names_resident_ctas(expr: str) -> bool:
+    """Whether a grid expression names `RESIDENT_CTAS`."""
+    return re.search(rf"\b{RESIDENT_CTAS}\b", expr) is not None
 
 
 @dataclass(frozen=True)

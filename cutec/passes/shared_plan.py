@@ -85,8 +85,9 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
     top = list(kernel.body.ops)
     buffers, known = _live_ranges(top, sizes)
     repeats = False
-    touched = {p for b in buffers.values() for p in (b.first, b.last) if b.last >= 0}
-    if known and len(touched) == 1 and isinstance(loop := top[touched.pop()], scf.ForOp):
+    # Every buffer's touches (or, untouched, its alloc) at one position: a loop over tiles?
+    at = {p for b in buffers.values() for p in (b.first, b.last)}
+    if known and len(at) == 1 and isinstance(loop := top[at.pop()], scf.ForOp):
         top, repeats = list(loop.body.ops), True
         buffers, known = _live_ranges(top, sizes)
     reuse = reuse and known

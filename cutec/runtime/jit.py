@@ -32,7 +32,13 @@ from typing import Any
 from cutec.diagnostics import CompileError
 from cutec.driver import DEFAULT_PIPELINE, Options, Result, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
-from cutec.ir.signature import KernelSignature, LaunchInfo, TensorParam, launch_of
+from cutec.ir.signature import (
+    KernelSignature,
+    LaunchInfo,
+    TensorParam,
+    launch_of,
+    names_resident_ctas,
+)
 from cutec.passes import PASSES
 from cutec.passes.manager import Instrumentation
 from cutec.ptx.ptxas import ResourceUsage, assemble, find_ptxas
@@ -45,7 +51,6 @@ from cutec.runtime.launcher import (
     build_launcher,
     fast_call,
     host_scalar,
-    names_resident_ctas,
 )
 from cutec.target import DEFAULT_TARGET
 

@@ -48,19 +48,16 @@ from typing import Any
 import numpy as np
 
 from cutec.dtypes import DTYPES, numpy_dtype
-from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
+from cutec.ir.signature import (
+    RESIDENT_CTAS,
+    KernelSignature,
+    ScalarParam,
+    TensorParam,
+    names_resident_ctas,
+)
 from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda, fastlaunch
 from cutec.runtime.errors import ArgumentErrors, ArgumentValueError
-
-# A grid expression's name for `Variant.resident_ctas` (cutec.frontend.build_header).
-RESIDENT_CTAS = "resident_ctas"
-
-
-def names_resident_ctas(expr: str) -> bool:
-    """Whether a grid expression names `RESIDENT_CTAS`."""
-    return re.search(rf"\b{RESIDENT_CTAS}\b", expr) is not None
-
 
 # The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
 # base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).

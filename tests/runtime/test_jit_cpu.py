@@ -22,7 +22,7 @@ import cutec.runtime as rt
 from cutec.cli import main
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
-from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam
+from cutec.ir.signature import KernelSignature, ScalarParam, TensorParam, names_resident_ctas
 from cutec.runtime import cache, launcher
 from cutec.runtime.jit import CPU_RESIDENT_CTAS
 from tests.passes.test_lowering_values import CP_ASYNC  # one staging kernel for both
@@ -519,8 +519,8 @@ def test_a_grid_may_name_resident_ctas() -> None:
     small = np.full(40, -1, np.int32)  # 2 blocks: 2 CTAs
     k(small)
     np.testing.assert_array_equal(small, [i // 32 for i in range(40)])
-    assert launcher.names_resident_ctas("min(resident_ctas,ceil_div(N,32))")
-    assert not launcher.names_resident_ctas("resident_ctas_2+N")
+    assert names_resident_ctas("min(resident_ctas,ceil_div(N,32))")
+    assert not names_resident_ctas("resident_ctas_2+N")
 
 
 def test_resident_ctas_is_a_grid_name_only() -> None:
