@@ -112,6 +112,13 @@ CUTEC_KERNELS = (
     CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, TF32),
     CutecKernel("gemm_auto", "gemm_nn", "tf32", "NN", None, TF32),
     CutecKernel("gemm_auto", "gemm_tt", "tf32", "TT", None, TF32),
+    # The same kernels with a stream-K tail (the full waves, then the tiles after them
+    # split into shares of k-tiles over one wave: cutec_launcher launches the pair).
+    *(
+        CutecKernel("gemm_stream_k", f"gemm_{lay.lower()}", dt, lay, None, defines)
+        for dt, defines in (("f16f32", ()), ("bf16f32", (("T", "bf16"),)))
+        for lay in ("NT", "TN", "NN", "TT")
+    ),
     # f16 accumulation and output (acc_dtype = f16): the instruction of CuTe's
     # sgemm_sm80 tutorial, and its BK.
     CutecKernel("gemm_auto", "gemm_tn", "f16", "TN", "sgemm_sm80", F16_ACC),
@@ -142,9 +149,25 @@ def jit_kernel(example: str, kernel: str, defines: tuple[tuple[str, str], ...] =
 
 
 def cutec_launcher(spec: CutecKernel, a, b, c) -> Launch:
-    """cutec's kernel on a, b, c: k(A, B, C, alpha, beta) on torch's current stream."""
+    """cutec's kernel on a, b, c: k(A, B, C, alpha, beta) on torch's current stream; a
+    stream-K pair (examples/gemm_stream_k.cute) with a wave of the GPU's SMs, its
+    workspace and flags made here."""
     k = jit_kernel(spec.example, spec.kernel, spec.defines)
-    return lambda: k(a, b, c, 1.0, 0.0)
+    if spec.example != "gemm_stream_k":
+        return lambda: k(a, b, c, 1.0, 0.0)
+    import torch
+
+    tail = jit_kernel(spec.example, spec.kernel + "_tail", spec.defines)
+    sms = torch.cuda.get_device_properties(c.device).multi_processor_count
+    # a (BM*BN) column per CTA of the tail's wave (one per SM at these tiles; room for 2)
+    ws = torch.empty(2 * sms, 128 * 256, device=c.device).t()
+    flags = torch.zeros(2 * sms, dtype=torch.int32, device=c.device)
+
+    def launch() -> None:
+        k(a, b, c, 1.0, 0.0, sms)
+        tail(a, b, c, 1.0, 0.0, sms, ws, flags)
+
+    return launch
 
 
 # The parameter list of the NT/TN sgemm kernels in docs/abi.md's order: each tensor's

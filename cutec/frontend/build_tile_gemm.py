@@ -41,7 +41,7 @@ from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StringAt
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.signature import RESIDENT_CTAS
-from cutec.layout.symbolic import ceil_div, is_static, known_divisible, smin, sym
+from cutec.layout.symbolic import ceil_div, is_static, known_divisible, smax, smin, sym
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
@@ -53,8 +53,12 @@ LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
 # accumulators' element type (f32, or the operands' own: f16 accumulation, the
 # instruction CuTe's sgemm_sm80 tutorial uses), and the block size of a kernel
 # that has no `threads` clause; `persistent = true` makes each CTA loop over tiles
-# (cta, cta + ctas, ...), for a grid smaller than the tiles.
-KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent")
+# (cta, cta + ctas, ...), for a grid smaller than the tiles. `wave = W` (the CTAs of
+# one wave: the SMs times the CTAs each holds) leaves the tiles after the last full
+# wave to a second kernel, when that wave would run at most two thirds full; that
+# kernel's gemm says `wave = W, stream_k = (WS, FL)` and splits them into equal
+# shares of k-tiles, partial tiles summed through the workspace WS and flags FL.
+KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", "stream_k")
 
 
 @cache
@@ -130,6 +134,13 @@ def build_tile_gemm(
     persistent = kwargs.get("persistent", False)
     if not isinstance(persistent, bool):
         raise error(f"persistent must be true or false, got {describe(persistent)}", node)
+    wave = _wave(kwargs.get("wave"), node)
+    if "stream_k" in kwargs:
+        if wave is None:
+            raise error("a stream-K gemm needs 'wave', the CTAs of the full waves' kernel", node)
+        if persistent:
+            raise error("a stream-K gemm takes one wave already: leave out 'persistent'", node)
+    stream_k = _stream_k_workspace(kwargs.get("stream_k"), acc, node)
     a, b, c = (
         tensor_arg(v, n, f"gemm's {w}")
         for v, n, w in zip(args[:3], node.args[:3], ("A", "B", "C"), strict=True)
@@ -146,7 +157,8 @@ def build_tile_gemm(
         )
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
-    launch = _infer_launch(ctx, tile, c, kwargs.get("num_threads"), persistent, node)
+    schedule = "stream-K" if stream_k is not None else "persistent" if persistent else "tiles"
+    launch = _infer_launch(ctx, tile, c, kwargs.get("num_threads"), schedule, wave, node)
     try:
         a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
         b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
@@ -158,8 +170,10 @@ def build_tile_gemm(
     cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
     ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
     ct |= {"CPA": cpa, "CPB": cpb, "CV": epilogue.vec, "CN": epilogue.chunk_n}
-    ct["PERSISTENT"] = persistent
-    operands = [*args, plan.a.smem_atom, plan.b.smem_atom]
+    ct |= {"PERSISTENT": persistent, "WAVE": wave is not None, "STREAM_K": stream_k is not None}
+    # Without them, the wave and the workspace are never read: 1 and C stand in.
+    operands = [*args, 1 if wave is None else wave, *(stream_k or (args[2], args[2]))]
+    operands += [plan.a.smem_atom, plan.b.smem_atom]
     operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]
     operands += [epilogue.thr]
     assert ctx.body_block is not None
@@ -183,17 +197,59 @@ def build_tile_gemm(
     op.attributes[TILE_PLAN_ATTR] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
 
 
+def _wave(v: Any, node: ast.Call) -> Any:
+    """``wave = W``: an int (a kernel's run-time parameter, or a constant) above 0."""
+    if v is None:
+        return None
+    integer = isinstance(v, S.Runtime) and isinstance(v.value.type, T.IntegerType | T.IndexType)
+    if isinstance(v, bool) or not (isinstance(v, int) or integer):
+        raise error(f"wave must be an int, the CTAs of one wave, got {describe(v)}", node)
+    if isinstance(v, int) and v <= 0:
+        raise error(f"wave must be positive, got {v}", node)
+    if isinstance(v, S.Runtime) and v.sym is None:
+        raise error("wave must be a compile-time int or a kernel's int parameter", node)
+    return v
+
+
+def _stream_k_workspace(v: Any, acc: Any, node: ast.Call) -> tuple[Any, Any] | None:
+    """``stream_k = (WS, FL)``: global tensors of the accumulators' type (a partial tile
+    per CTA: WS[_, cta] holds BM * BN elements) and of i32 (a flag per CTA, zero before
+    the first launch; each launch leaves them zero)."""
+    if v is None:
+        return None
+    if not (isinstance(v, tuple) and len(v) == 2):
+        raise error(f"stream_k takes (workspace, flags), got {describe(v)}", node)
+    ws, fl = v
+    for t, what, elem in ((ws, "workspace", acc), (fl, "flags", T.i32)):
+        if not isinstance(t, S.Tensor) or t.space is not AddressSpace.GLOBAL:
+            raise error(f"stream_k's {what} must be a global tensor, got {describe(t)}", node)
+        if t.element != elem:
+            raise error(f"stream_k's {what} must hold {elem}, not {t.element}", node)
+    return ws, fl
+
+
+def _tail_splits(tiles: Any, wave: Any) -> Any:
+    """1 when the stream-K kernel takes the tiles after the last full wave, else 0:
+    gemm_tiled's rule (at least one full wave, the last at most two thirds full),
+    written with min and max for a grid expression."""
+    full = tiles // wave
+    left = tiles - full * wave
+    return smin(1, full) * smin(1, smax(0, 2 * wave - 3 * left + 1))
+
+
 def _infer_launch(
     ctx: BuildContext,
     tile: tuple[int, ...],
     c: S.Tensor,
     threads: Any,
-    persistent: bool,
+    schedule: str,
+    wave: Any,
     node: ast.Call,
 ) -> list[str]:
     """The launch clauses the kernel left out (``ctx.inferable``), chosen for this gemm:
     `threads` (`num_threads =`, else `choose_threads`) and the grid, one CTA per tile of C
-    (persistent: one wave, ``min(tiles, resident_ctas)``); the remarks saying so."""
+    (persistent: one wave, ``min(tiles, resident_ctas)``; stream-K: one wave, or none
+    when the full waves' kernel takes every tile); the remarks saying so."""
     kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
     assert isinstance(kernel, KernelOp)
     remarks = []
@@ -218,7 +274,14 @@ def _infer_launch(
         extent_m, extent_n = c.layout.shape
         tiles_m, tiles_n = ceil_div(extent_m, tile[0]), ceil_div(extent_n, tile[1])
         per = f"{tile[0]}x{tile[1]}"
-        if persistent:
+        if schedule == "stream-K":
+            w = wave if isinstance(wave, int) else wave.sym
+            grid = (str(sym(RESIDENT_CTAS) * _tail_splits(tiles_m * tiles_n, w)), "1", "1")
+            why = (
+                f"as many CTAs as the GPU holds at once, sharing the k-tiles of the {per} "
+                f"tiles of C after the last full wave of {w} (stream-K), or none"
+            )
+        elif schedule == "persistent":
             grid = (str(smin(tiles_m * tiles_n, sym(RESIDENT_CTAS))), "1", "1")
             why = f"as many CTAs as the GPU holds at once, each looping over {per} tiles of C"
         else:
@@ -226,5 +289,6 @@ def _infer_launch(
             why = f"one CTA per {per} tile of C"
         kernel.attributes["grid"] = ArrayAttr(tuple(StringAttr(g) for g in grid))
         ctx.inferable.discard("grid")
-        remarks.append(f"launch: grid ({', '.join(grid[: 1 if persistent else 2])}), {why}")
+        shown = grid[: 2 if schedule == "tiles" else 1]
+        remarks.append(f"launch: grid ({', '.join(shown)}), {why}")
     return remarks

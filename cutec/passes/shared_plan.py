@@ -38,6 +38,13 @@ before X's first), after a wait for any cp.async into Y. The loop's bounds
 are the same in every thread of the CTA (a barrier inside it needs that
 anyway).
 
+*In a branch.* When every touch is inside one top-level ``scf.if``, in one of
+its branches (gemm_tiled's CTAs past the full waves skip the work), positions
+are the ops of that branch: a thread that takes it runs them in order, one
+that does not touches nothing. The rules apply again inside (a loop in the
+branch, a branch in the loop body; inside a loop body the back-edge rule
+stays).
+
 *Placement.* First fit, in order of first touch: the lowest 128-byte-aligned
 offset that overlaps no earlier buffer it may not overlap. The total is the
 largest end; lower-to-thread reports a total past the target's limit at the
@@ -49,7 +56,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cutec.atoms.mma import mma_atom_named
-from cutec.ir.core import Operation, Value
+from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects import gpu, scf, thread
 from cutec.ir.dialects.builtin import KernelOp
@@ -85,10 +92,15 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
     top = list(kernel.body.ops)
     buffers, known = _live_ranges(top, sizes)
     repeats = False
-    # Every buffer's touches (or, untouched, its alloc) at one position: a loop over tiles?
-    at = {p for b in buffers.values() for p in (b.first, b.last)}
-    if known and len(at) == 1 and isinstance(loop := top[at.pop()], scf.ForOp):
-        top, repeats = list(loop.body.ops), True
+    # Every buffer's touches (or, untouched, its alloc) at one position: a loop over
+    # tiles, or a branch (the CTAs past a limit skip the work), whose ops are then the
+    # positions, as long as they are all in one op.
+    while known:
+        at = {p for b in buffers.values() for p in (b.first, b.last)}
+        inner = _inner_block(top[at.pop()], sizes) if len(at) == 1 else None
+        if inner is None:
+            break
+        top, repeats = list(inner.ops), repeats or isinstance(inner.parent_op, scf.ForOp)
         buffers, known = _live_ranges(top, sizes)
     reuse = reuse and known
     made = {a: i for i, a in enumerate(sizes)}  # ties: the order the allocs come in
@@ -113,6 +125,22 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
         offsets[y.alloc] = at
         total = max(total, at + y.size)
     return SharedPlan(offsets, total, tuple(reusing))
+
+
+def _inner_block(op: Operation, sizes: dict[C.AllocSmemOp, int]) -> Block | None:
+    """The block of `op` that holds every access to the buffers: a loop's body, or the
+    one branch of an ``scf.if`` that touches them (None: `op` is neither)."""
+    if isinstance(op, scf.ForOp):
+        return op.body
+    if not isinstance(op, scf.IfOp):
+        return None
+    touching = [
+        block
+        for block in (op.then_block, op.else_block)
+        if block is not None
+        and any(_touches(nested) for inner in block.ops for nested in inner.walk())
+    ]
+    return touching[0] if len(touching) == 1 else None
 
 
 def _live_ranges(

@@ -36,8 +36,8 @@ def test_example_parses(path: Path) -> None:
     for k in prog.kernels:
         kinds = {c.kind for c in k.launch}
         # a kernel whose body is a whole-tensor gemm may leave both to it (gemm_auto's
-        # leave it the grid: one CTA per tile, or one wave when persistent)
-        whole_tensor_gemm = path.name == "gemm_auto.cute"
+        # and gemm_stream_k's leave it the grid: one CTA per tile, or one wave)
+        whole_tensor_gemm = path.name in ("gemm_auto.cute", "gemm_stream_k.cute")
         assert {"grid", "threads"} <= kinds or (whole_tensor_gemm and "grid" not in kinds)
     # every node's span lies inside its file and is ordered
     for node in ast.walk(prog):

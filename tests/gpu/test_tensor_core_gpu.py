@@ -215,3 +215,35 @@ def test_gemm_auto_against_float64(kernel: str, t: str, tol: float, arch: str | 
             assert _normwise(c, ref) < tol, (m, n, k, beta)
     for instruction in ("mma.sync.aligned", "cp.async.cg"):
         assert instruction in kern.ptx
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
+def test_stream_k_pair_against_float64(lay: str, t: str) -> None:
+    """examples/gemm_stream_k.cute at its tiles (128x256): the full waves' kernel, then
+    the stream-K tail over one wave of CTAs (partials through WS, release/acquire
+    flags), with W the GPU's SMs; tails that split and one that does not."""
+    path = EXAMPLES / "gemm_stream_k.cute"
+    full, tail = rt.jit(path, f"gemm_{lay}", T=t), rt.jit(path, f"gemm_{lay}_tail", T=t)
+    w = torch.cuda.get_device_properties(0).multi_processor_count
+    ws = torch.full((4 * w, 128 * 256), float("nan"), device="cuda").t()  # (BM*BN, P)
+    fl = torch.zeros(4 * w, dtype=torch.int32, device="cuda")
+    a_mn, b_mn = lay[0] == "n", lay[1] == "t"
+    # tiles: w + 8 (8 left: split), 17 x 20 (on 132 SMs two waves and 76 left: split),
+    # 2w - 1 (w - 1 left: not split, the tail launches nothing); sizes the tiles do not
+    # divide, K not a multiple of 32
+    for m, n, k in [(128 * (w + 8), 200, 1000), (2056, 256 * ((5 * w + 1) // 32), 520),
+                    (128 * (2 * w - 1), 256, 264)]:  # fmt: skip
+        gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + k)
+        a = torch.randn(m, k, generator=gen, device="cuda").to(_TORCH[t])
+        b = torch.randn(n, k, generator=gen, device="cuda").to(_TORCH[t])
+        ga = a.t().contiguous().t() if a_mn else a
+        gb = b.t().contiguous().t() if b_mn else b
+        c0 = torch.randn(n, m, generator=gen, device="cuda").t()
+        c = c0.clone()
+        full(ga, gb, c, 0.5, -1.0, w)
+        tail(ga, gb, c, 0.5, -1.0, w, ws, fl)
+        ref = 0.5 * (a.double() @ b.double().t()) - c0.double()
+        assert torch.isfinite(c).all()
+        assert _normwise(c, ref) < 1e-5, (m, n, k)
+        assert not fl.any()

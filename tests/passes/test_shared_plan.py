@@ -132,6 +132,58 @@ def test_in_a_loop_the_reuse_needs_a_barrier_before_the_next_iteration(
     np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
 
 
+# The two-buffer kernel inside a branch: the CTAs past a limit skip it (gemm_tiled's
+# past the full waves). A thread that takes the branch runs its ops in order.
+BRANCH = TWO_BUFFERS.replace(
+    "C: f32[128, 64] : (1, 128), D: f32[128, 64] : (1, 128))",
+    "C: f32[128, 64] : (1, 128), D: f32[128, 64] : (1, 128), n: int)",
+)
+BRANCH = BRANCH.replace("  {copy_x}\n", "  if block.x < n {{\n  {copy_x}\n").replace(
+    "local_partition(D, mine, thread.x))\n}}", "local_partition(D, mine, thread.x))\n  }}\n}}"
+)
+
+
+@pytest.mark.parametrize(("fence", "nbytes"), [("  sync()", 32768), ("", 65536)])
+def test_in_a_branch_the_reuse_follows_its_ops(fence: str, nbytes: int) -> None:
+    source = BRANCH.format(copy_x=SYNC_COPY, fence=fence)
+    assert "if block.x < n" in source
+    assert _dynamic_smem(source) == nbytes
+    k = rt.jit(source, device="cpu")
+    rng = np.random.default_rng(2)
+    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
+    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
+    k(a, b, c, d, 1)
+    np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
+    if fence:  # without the barrier the CPU's race checker reports the read of sX
+        np.testing.assert_array_equal(c, np.roll(a, -1, axis=0))
+
+
+def test_buffers_in_both_branches_keep_their_own_bytes() -> None:
+    """sX touched in one branch and sY in the other: no one order of positions, so
+    no reuse (the analysis does not reason across branches)."""
+    source = """
+kernel k(A: f32[128, 64] : (1, 128), C: f32[128, 64] : (1, 128), n: int)
+  grid (1, 1) threads 128
+{
+  sX = smem f32[(128, 64)]
+  sY = smem f32[(128, 64)]
+  mine = make_layout((128, 1))
+  r = make_fragment_like(local_partition(C, mine, thread.x))
+  if block.x < n {
+    copy(local_partition(A, mine, thread.x), local_partition(sX, mine, thread.x))
+    sync()
+    copy(local_partition(sX, mine, (thread.x + 1) % 128), r)
+  } else {
+    copy(local_partition(A, mine, thread.x), local_partition(sY, mine, thread.x))
+    sync()
+    copy(local_partition(sY, mine, (thread.x + 1) % 128), r)
+  }
+  copy(r, local_partition(C, mine, thread.x))
+}
+"""
+    assert _dynamic_smem(source) == 65536
+
+
 def test_the_epilogue_takes_the_pipeline_stages_bytes() -> None:
     """gemm_auto's tuned tile: 3 stages of (128 + 256) x 64 f16 (147,456 bytes); the
     epilogue's (128, 64) f32 chunk of C (padded, 33,792 bytes) is touched only after
@@ -144,6 +196,11 @@ def test_the_epilogue_takes_the_pipeline_stages_bytes() -> None:
     # Persistent: the chunk and the stages in the loop over tiles, a barrier at its end.
     persistent = {**defines, "PERSIST": "true"}
     assert _dynamic_smem(text, kernel="gemm_nt", defines=persistent, target="sm_80") == 147456
+    # The full waves' kernel of a stream-K pair (its tiles in a branch), and the tail
+    # (a loop over a share's tiles; BK = 32 in 4 stages: 98,304 bytes).
+    text = (EXAMPLES / "gemm_stream_k.cute").read_text()
+    assert _dynamic_smem(text, kernel="gemm_nt", target="sm_80") == 147456
+    assert _dynamic_smem(text, kernel="gemm_nt_tail", target="sm_80") == 98304
 
 
 def test_too_much_shared_memory_is_a_located_error() -> None:

@@ -26,6 +26,7 @@ LOWERED = [
     "sgemm_sm80",
     "auto_atoms",
     "gemm_auto",
+    "gemm_stream_k",
     "elementwise",
     "transpose",
 ]

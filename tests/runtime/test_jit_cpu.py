@@ -542,3 +542,54 @@ def test_persistent_gemm_auto_loops_over_tiles() -> None:
     c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
     k(a, b, c, 1.0, 0.0)
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+@pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
+def test_stream_k_pair_is_exact(lay: str) -> None:
+    """examples/gemm_stream_k.cute on the CPU, small tiles: the full waves' kernel and
+    the stream-K tail (4 resident CTAs) together compute every tile once, for waves W
+    that split the tail (tiles % W at most two thirds of W, shares spanning tiles and
+    ending inside them) and ones that do not; the flags are left zero."""
+    small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
+    path = EXAMPLES / "gemm_stream_k.cute"
+    full = rt.jit(path, f"gemm_{lay}", device="cpu", **small)
+    tail = rt.jit(path, f"gemm_{lay}_tail", device="cpu", **small)
+    rng = np.random.default_rng(7)
+    # (M, N, K), W: 6 tiles of W 4 (2 left: split into 4 shares of half a tile), 10 of
+    # 3 (1 left: 2 shares), 9 of 4 (1 left, K = 40: 2 k-tiles), 6 of 5 (1 left), 12 of 5
+    # (2 left), 6 of 7 (no full wave: the first kernel takes all), 8 of 3 (2 left of 3:
+    # two thirds, split), 12 of 5 and 9 with K = 96 (shares spanning tiles), 11 of 4 (3
+    # left: more than two thirds, the first kernel takes all, the tail launches none).
+    cases = [((96, 64, 200), 4), ((160, 64, 72), 3), ((96, 96, 40), 4), ((64, 96, 512), 5),
+             ((128, 96, 96), 5), ((64, 96, 64), 7), ((128, 64, 160), 3),
+             ((96, 128, 96), 5), ((96, 128, 96), 9), ((352, 32, 64), 4)]  # fmt: skip
+    for (m, n, k), w in cases:
+        a = rng.integers(-3, 4, (m, k)).astype(np.float64)
+        b = rng.integers(-3, 4, (n, k)).astype(np.float64)
+        c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
+        ga = (np.asfortranarray(a) if lay[0] == "n" else np.ascontiguousarray(a)).astype(np.float16)
+        gb = (np.asfortranarray(b) if lay[1] == "t" else np.ascontiguousarray(b)).astype(np.float16)
+        c = np.asfortranarray(c0.copy())
+        ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
+        fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
+        full(ga, gb, c, 2.0, -1.0, w)
+        tail(ga, gb, c, 2.0, -1.0, w, ws, fl)
+        np.testing.assert_array_equal(c, 2.0 * a @ b.T - c0, err_msg=f"{(m, n, k)} W {w}")
+        assert not fl.any()
+
+
+def test_mode_0_of_a_rank_1_tensor_is_its_size() -> None:
+    """CuTe's size<0> of a rank-1 layout is its size; the verifier of cute.size used to
+    reject the mode the layout algebra had accepted (an internal compiler error)."""
+    source = """
+kernel k(Y: i32[P] : (1))
+  grid (1) threads 32
+{
+  if thread.x == 0 {
+    Y[0] = i32(size(Y, 0))
+  }
+}
+"""
+    y = np.zeros(7, np.int32)
+    rt.jit(source, device="cpu")(y)
+    assert y[0] == 7

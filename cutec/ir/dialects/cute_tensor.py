@@ -863,6 +863,8 @@ class SizeOp(CuteOp):
         path = mode.value if isinstance(mode.value, tuple) else (mode.value,)
         shape: Any = t.spec.shape
         for i in path:
+            if isinstance(i, int) and not isinstance(shape, tuple) and i == 0:
+                continue  # an integral shape is its own mode 0 (CuTe's get<0>)
             if not isinstance(i, int) or not isinstance(shape, tuple) or not 0 <= i < len(shape):
                 raise self.error(f"mode {mode.print_body()} does not exist in {t.spec}")
             shape = shape[i]
