@@ -180,14 +180,33 @@ class _Promoter:
                     )
                     for j in range(_width(value.type)):
                         first.setdefault((alloc, at + j), is_store)
-        read_outside = {
+        read_outside = self.read_outside(op)
+        return [s for s in slots if not first.get(s, False) or s[0] in read_outside]
+
+    def read_outside(self, op: Operation) -> set[Operation]:
+        """The promoted arrays some load outside `op` reads."""
+        return {
             self.slot_of[inner.ptr][0]
             for inner in self.kernel.walk()
             if isinstance(inner, thread.LoadOp | thread.LoadIfOp)
             and inner.ptr in self.slot_of
             and not op.is_ancestor_of(inner)
         }
-        return [s for s in slots if not first.get(s, False) or s[0] in read_outside]
+
+    def merged(self, op: scf.IfOp) -> list[Slot]:
+        """The slots `op`'s branches write whose value may be read after it: all of them
+        inside a loop (a later iteration may read them), else those of arrays some load
+        outside `op` reads. (gemm_tiled's CTAs past the full waves skip the whole tile:
+        merging its fragments with their values before the branch kept zeros of every
+        accumulator and 16-bit fragment half.)"""
+        slots = self.written(op)
+        parent = op.parent_op
+        while parent is not None and not isinstance(parent, scf.ForOp):
+            parent = parent.parent_op
+        if parent is not None:
+            return slots
+        read_outside = self.read_outside(op)
+        return [s for s in slots if s[0] in read_outside]
 
     def for_op(self, op: scf.ForOp, state: dict[Slot, Value]) -> None:
         slots = self.carried(op)
@@ -212,7 +231,7 @@ class _Promoter:
         op.erase()
 
     def if_op(self, op: scf.IfOp, state: dict[Slot, Value]) -> None:
-        slots = self.written(op)
+        slots = self.merged(op)
         if not slots:
             for region in op.regions:
                 self.walk(region.blocks[0], dict(state))

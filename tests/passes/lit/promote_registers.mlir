@@ -86,3 +86,30 @@ kernel @overwritten_first(%g: !gpu.ptr<f32, global>, %n: index) attributes {reqn
   thread.store %k, %g : f32, !gpu.ptr<f32, global>
   return
 }
+
+// A branch outside any loop yields only elements that code after it reads (the CTAs
+// past a stream-K kernel's full waves skip their tile): %frag is written in the
+// branch and never read after it, so the if yields %keep alone and no zero for
+// %frag's other path is made.
+// CHECK-LABEL: kernel @branch_dead_after
+kernel @branch_dead_after(%g: !gpu.ptr<f32, global>, %p: i1) attributes {reqntid = array<i32: 32, 1, 1>} {
+  %frag = thread.alloc_local {bytes = 4 : i64, align = 4 : i64} : !gpu.ptr<f32, local>
+  %keep = thread.alloc_local {bytes = 4 : i64, align = 4 : i64} : !gpu.ptr<f32, local>
+  // CHECK: %[[IF:.*]] = scf.if %p -> (f32) {
+  scf.if %p {
+    %x = thread.load %g : !gpu.ptr<f32, global> -> f32
+    thread.store %x, %frag : f32, !gpu.ptr<f32, local>
+    %a = thread.load %frag : !gpu.ptr<f32, local> -> f32
+    %s = arith.addf %a, %x : f32
+    thread.store %s, %g : f32, !gpu.ptr<f32, global>
+    thread.store %s, %keep : f32, !gpu.ptr<f32, local>
+    // CHECK: scf.yield %{{.*}} : f32
+    scf.yield
+  }
+  // CHECK: } else {
+  // CHECK-NEXT: scf.yield %{{.*}} : f32
+  // CHECK: thread.store %[[IF]], %g
+  %k = thread.load %keep : !gpu.ptr<f32, local> -> f32
+  thread.store %k, %g : f32, !gpu.ptr<f32, global>
+  return
+}
