@@ -593,3 +593,29 @@ kernel k(Y: i32[P] : (1))
     y = np.zeros(7, np.int32)
     rt.jit(source, device="cpu")(y)
     assert y[0] == 7
+
+
+def test_stream_k_tail_with_a_grid_of_its_own() -> None:
+    """A tail kernel whose grid clause is not one wave: more CTAs than WS has slots and
+    a second row. The CTAs past the slots, and every CTA of the second row, idle."""
+    source = (EXAMPLES / "gemm_stream_k.cute").read_text()
+    head = "kernel gemm_tn_tail["
+    start = source.index(head)
+    tail = source[start : source.index("}\n", start) + 2].replace(
+        "  threads THREADS\n", "  threads THREADS grid (6, 2)\n"
+    )
+    small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
+    full = rt.jit(EXAMPLES / "gemm_stream_k.cute", "gemm_tn", device="cpu", **small)
+    k = rt.jit(tail, device="cpu", **small)
+    rng = np.random.default_rng(8)
+    m, n, kk, w = 96, 64, 200, 4  # 6 tiles: 4 full, 2 split into shares over 4 slots
+    a = rng.integers(-3, 4, (m, kk)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, kk)).astype(np.float16)
+    c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
+    c = np.asfortranarray(c0.copy())
+    ws = np.asfortranarray(np.full((32 * 32, 4), np.nan, np.float32))
+    fl = np.zeros(4, np.int32)
+    full(a, b, c, 1.0, -1.0, w)
+    k(a, b, c, 1.0, -1.0, w, ws, fl)  # a tile written twice would subtract C0 twice
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T - c0)
+    assert not fl.any()
