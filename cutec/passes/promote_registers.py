@@ -184,14 +184,17 @@ class _Promoter:
         return [s for s in slots if not first.get(s, False) or s[0] in read_outside]
 
     def read_outside(self, op: Operation) -> set[Operation]:
-        """The promoted arrays some load outside `op` reads."""
-        return {
-            self.slot_of[inner.ptr][0]
-            for inner in self.kernel.walk()
-            if isinstance(inner, thread.LoadOp | thread.LoadIfOp)
-            and inner.ptr in self.slot_of
-            and not op.is_ancestor_of(inner)
-        }
+        """The promoted arrays some load outside `op` still reads (the loads the walk has
+        promoted are gone: their pointers' uses, not a walk of the kernel, say which)."""
+        found: set[Operation] = set()
+        for ptr, (alloc, _) in self.slot_of.items():
+            if alloc not in found and any(
+                isinstance(use.owner, thread.LoadOp | thread.LoadIfOp)
+                and not op.is_ancestor_of(use.owner)
+                for use in ptr.uses
+            ):
+                found.add(alloc)
+        return found
 
     def merged(self, op: scf.IfOp) -> list[Slot]:
         """The slots `op`'s branches write whose value may be read after it: all of them
