@@ -230,11 +230,13 @@ def _stream_k_workspace(v: Any, acc: Any, node: ast.Call) -> tuple[Any, Any] | N
 
 def _tail_splits(tiles: Any, wave: Any) -> Any:
     """1 when the stream-K kernel takes the tiles after the last full wave, else 0:
-    gemm_tiled's rule (at least one full wave, the last at most two thirds full),
-    written with min and max for a grid expression."""
-    full = tiles // wave
-    left = tiles - full * wave
-    return smin(1, full) * smin(1, smax(0, 2 * wave - 3 * left + 1))
+    gemm_tiled's rule (a wave below 1 counts as 1; at least one full wave, and a last
+    one neither empty nor more than two thirds full), written with min and max for a
+    grid expression."""
+    w = smax(wave, 1)
+    full = tiles // w
+    rest = tiles - full * w
+    return smin(1, full) * smin(1, rest) * smin(1, smax(0, 2 * w - 3 * rest + 1))
 
 
 def _infer_launch(

@@ -442,3 +442,27 @@ def test_eight_warps_match_float64() -> None:
         c = np.asfortranarray(np.full((m, n), np.nan, np.float32))
         k(a, b, c, 1.0, 0.0)
         np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+def test_the_stream_k_grid_follows_the_librarys_rule() -> None:
+    """The tail kernel's grid is one wave exactly when gemm_tiled.cute splits: a wave W
+    below 1 counts as 1, at least one full wave, and the tiles after the last full
+    wave neither none nor more than two thirds of W. The grid is a min/max expression
+    (build_tile_gemm._tail_splits) of the symbolic tiles and W, as the launcher
+    evaluates it (its Python text)."""
+    import builtins
+
+    from cutec.frontend.build_tile_gemm import _tail_splits
+    from cutec.layout.symbolic import sym
+    from cutec.runtime.launcher import grid_code
+
+    # W as the frontend makes a kernel's int parameter: >= 0 to the algebra
+    text = str(_tail_splits(sym("T"), sym("W", min_value=0)))
+    code = builtins.compile(grid_code(text, {"T": "T", "W": "W"}), "grid", "eval")
+    env = {"_ceil_div": lambda a, b: -(-a // b)}
+    for tiles in range(1, 200):
+        for w in range(-2, 70):
+            v = max(w, 1)
+            full, rest = tiles // v, tiles % v
+            splits = full > 0 and rest > 0 and 3 * rest <= 2 * v
+            assert eval(code, env, {"T": tiles, "W": w}) == int(splits), (tiles, w, text)

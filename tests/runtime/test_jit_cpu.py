@@ -559,10 +559,13 @@ def test_stream_k_pair_is_exact(lay: str) -> None:
     # 3 (1 left: 2 shares), 9 of 4 (1 left, K = 40: 2 k-tiles), 6 of 5 (1 left), 12 of 5
     # (2 left), 6 of 7 (no full wave: the first kernel takes all), 8 of 3 (2 left of 3:
     # two thirds, split), 12 of 5 and 9 with K = 96 (shares spanning tiles), 11 of 4 (3
-    # left: more than two thirds, the first kernel takes all, the tail launches none).
+    # left: more than two thirds, the first kernel takes all, the tail launches none),
+    # 12 of 4 (3 full waves, none left: no tail launch), W 0 and -3 (a wave below 1
+    # counts as 1: no split).
     cases = [((96, 64, 200), 4), ((160, 64, 72), 3), ((96, 96, 40), 4), ((64, 96, 512), 5),
              ((128, 96, 96), 5), ((64, 96, 64), 7), ((128, 64, 160), 3),
-             ((96, 128, 96), 5), ((96, 128, 96), 9), ((352, 32, 64), 4)]  # fmt: skip
+             ((96, 128, 96), 5), ((96, 128, 96), 9), ((352, 32, 64), 4),
+             ((96, 128, 96), 4), ((96, 64, 200), 0), ((96, 64, 200), -3)]  # fmt: skip
     for (m, n, k), w in cases:
         a = rng.integers(-3, 4, (m, k)).astype(np.float64)
         b = rng.integers(-3, 4, (n, k)).astype(np.float64)
