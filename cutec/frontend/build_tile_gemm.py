@@ -198,7 +198,8 @@ def build_tile_gemm(
 
 
 def _wave(v: Any, node: ast.Call) -> Any:
-    """``wave = W``: an int (a kernel's run-time parameter, or a constant) above 0."""
+    """``wave = W``: a positive constant, or a kernel's int parameter (at run time a value
+    below 1 counts as 1: no split)."""
     if v is None:
         return None
     integer = isinstance(v, S.Runtime) and isinstance(v.value.type, T.IntegerType | T.IndexType)
@@ -276,21 +277,29 @@ def _infer_launch(
         extent_m, extent_n = c.layout.shape
         tiles_m, tiles_n = ceil_div(extent_m, tile[0]), ceil_div(extent_n, tile[1])
         per = f"{tile[0]}x{tile[1]}"
+        w = None if wave is None else wave if isinstance(wave, int) else wave.sym
         if schedule == "stream-K":
-            w = wave if isinstance(wave, int) else wave.sym
             grid = (str(sym(RESIDENT_CTAS) * _tail_splits(tiles_m * tiles_n, w)), "1", "1")
+            shown = f"{RESIDENT_CTAS}, or 0"  # the rule's min/max expression is the attribute
             why = (
                 f"as many CTAs as the GPU holds at once, sharing the k-tiles of the {per} "
-                f"tiles of C after the last full wave of {w} (stream-K), or none"
+                f"tiles of C after the last full wave of {w} (stream-K); none when that "
+                "wave is empty or more than two thirds full"
             )
         elif schedule == "persistent":
             grid = (str(smin(tiles_m * tiles_n, sym(RESIDENT_CTAS))), "1", "1")
+            shown = grid[0]
             why = f"as many CTAs as the GPU holds at once, each looping over {per} tiles of C"
         else:
             grid = (str(tiles_m), str(tiles_n), "1")
+            shown = f"{grid[0]}, {grid[1]}"
             why = f"one CTA per {per} tile of C"
+            if w is not None:
+                why += (
+                    f" (those past the full waves of {w} return at once when the "
+                    "stream-K kernel takes the last wave's tiles)"
+                )
         kernel.attributes["grid"] = ArrayAttr(tuple(StringAttr(g) for g in grid))
         ctx.inferable.discard("grid")
-        shown = grid[: 2 if schedule == "tiles" else 1]
-        remarks.append(f"launch: grid ({', '.join(shown)}), {why}")
+        remarks.append(f"launch: grid ({shown}), {why}")
     return remarks

@@ -466,3 +466,24 @@ def test_the_stream_k_grid_follows_the_librarys_rule() -> None:
             full, rest = tiles // v, tiles % v
             splits = full > 0 and rest > 0 and 3 * rest <= 2 * v
             assert eval(code, env, {"T": tiles, "W": w}) == int(splits), (tiles, w, text)
+
+
+def test_stream_k_launch_remarks() -> None:
+    """The pair's launches, said at the gemm: the full waves' kernel one CTA per tile
+    (those past the full waves returning), the tail one wave or none (its grid
+    attribute is the rule's min/max expression, not shown)."""
+    path = Path(__file__).parents[2] / "examples" / "gemm_stream_k.cute"
+    said = {}
+    for kernel in ("gemm_nn", "gemm_nn_tail"):
+        result = compile(Source.from_file(path), Stage.CUTE, Options(kernel=kernel, remarks=True))
+        said[kernel] = [str(r.message) for r in result.remarks if "launch: grid" in str(r.message)]
+    assert said["gemm_nn"] == [
+        "tile: launch: grid (ceil_div(M,128), ceil_div(N,256)), one CTA per 128x256 tile of C "
+        "(those past the full waves of W return at once when the stream-K kernel takes the "
+        "last wave's tiles)"
+    ]
+    assert said["gemm_nn_tail"] == [
+        "tile: launch: grid (resident_ctas, or 0), as many CTAs as the GPU holds at once, "
+        "sharing the k-tiles of the 128x256 tiles of C after the last full wave of W "
+        "(stream-K); none when that wave is empty or more than two thirds full"
+    ]
