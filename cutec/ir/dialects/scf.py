@@ -415,9 +415,13 @@ class InlineSingleTripFor(RewritePattern):
             return False
         term = op.body.terminator
         assert isinstance(term, YieldOp)
-        values = list(term.operands)
+        # A yielded body argument (the iteration variable or an iter_arg yielded
+        # unchanged) is replaced by the value it stands for, as its other uses are.
+        entry = [op.lb, *op.inits]
+        given = dict(zip(op.body.args, entry, strict=True))
+        values = [given.get(v, v) for v in term.operands]
         rewriter.erase_op(term)
-        rewriter.inline_block_before(op.body, op, [op.lb, *op.inits])
+        rewriter.inline_block_before(op.body, op, entry)
         rewriter.replace_op(op, values)
         return True
 

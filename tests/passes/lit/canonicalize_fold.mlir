@@ -128,6 +128,21 @@ func @single_trip(%a: index, %x: i32) -> (i32, index) {
   return %s, %t : i32, index
 }
 
+// A single trip whose yield passes an iter_arg and the induction variable through:
+// the results are the init and the lower bound (the body arguments' values; the
+// results were left naming the erased body's arguments, found by test_simplify).
+// CHECK-LABEL: func @single_trip_yields_its_arguments
+func @single_trip_yields_its_arguments(%a: index, %x: i32) -> (i32, index) {
+  %c1 = arith.constant 1 : index
+  %b = arith.addi %a, %c1 : index
+  // CHECK-NOT: scf.for
+  %s, %t = scf.for %i = %a to %b step %c1 iter_args(%acc = %x, %j = %a) -> (i32, index) {
+    scf.yield %acc, %i : i32, index
+  }
+  // CHECK: return %x, %a : i32, index
+  return %s, %t : i32, index
+}
+
 // CHECK-LABEL: func @two_trips
 func @two_trips(%a: index, %x: i32) -> i32 {
   %c1 = arith.constant 1 : index
