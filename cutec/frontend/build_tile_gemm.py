@@ -58,7 +58,14 @@ LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
 # wave to a second kernel, when that wave would run at most two thirds full; that
 # kernel's gemm says `wave = W, stream_k = (WS, FL)` and splits them into equal
 # shares of k-tiles, partial tiles summed through the workspace WS and flags FL.
-KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", "stream_k")
+# `split_min_k` (default SPLIT_MIN_K) is the least K the split must save (the same in
+# both kernels).
+KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", "stream_k",
+            "split_min_k")  # fmt: skip
+# gemm_tiled's rule splits a last wave only when the k-loop it saves is worth this
+# much of K (about what a share's second prologue and epilogue and the partial
+# tile's store and load cost: lib/gemm_tiled.cute).
+SPLIT_MIN_K = 2048
 
 
 @cache
@@ -135,6 +142,11 @@ def build_tile_gemm(
     if not isinstance(persistent, bool):
         raise error(f"persistent must be true or false, got {describe(persistent)}", node)
     wave = _wave(kwargs.get("wave"), node)
+    split_min_k = _static_ints(kwargs.get("split_min_k", SPLIT_MIN_K), 1, "split_min_k", node)[0]
+    if split_min_k < 0:
+        raise error(f"split_min_k must be 0 or more, got {split_min_k}", node)
+    if "split_min_k" in kwargs and wave is None:
+        raise error("split_min_k needs 'wave': it says when the tail after the waves splits", node)
     if "stream_k" in kwargs:
         if wave is None:
             raise error("a stream-K gemm needs 'wave', the CTAs of the full waves' kernel", node)
@@ -158,7 +170,10 @@ def build_tile_gemm(
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
     schedule = "stream-K" if stream_k is not None else "persistent" if persistent else "tiles"
-    launch = _infer_launch(ctx, tile, c, kwargs.get("num_threads"), schedule, wave, node)
+    k = a.layout.shape[1]
+    launch = _infer_launch(
+        ctx, tile, c, k, kwargs.get("num_threads"), schedule, wave, split_min_k, node
+    )
     try:
         a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
         b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
@@ -171,6 +186,7 @@ def build_tile_gemm(
     ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
     ct |= {"CPA": cpa, "CPB": cpb, "CV": epilogue.vec, "CN": epilogue.chunk_n}
     ct |= {"PERSISTENT": persistent, "WAVE": wave is not None, "STREAM_K": stream_k is not None}
+    ct["SPLIT_MIN_K"] = split_min_k
     # Without them, the wave and the workspace are never read: 1 and C stand in.
     operands = [*args, 1 if wave is None else wave, *(stream_k or (args[2], args[2]))]
     operands += [plan.a.smem_atom, plan.b.smem_atom]
@@ -229,24 +245,30 @@ def _stream_k_workspace(v: Any, acc: Any, node: ast.Call) -> tuple[Any, Any] | N
     return ws, fl
 
 
-def _tail_splits(tiles: Any, wave: Any) -> Any:
+def _tail_splits(tiles: Any, wave: Any, k: Any, min_k: int = SPLIT_MIN_K) -> Any:
     """1 when the stream-K kernel takes the tiles after the last full wave, else 0:
-    gemm_tiled's rule (a wave below 1 counts as 1; at least one full wave, and a last
-    one neither empty nor more than two thirds full), written with min and max for a
-    grid expression."""
+    gemm_tiled's rule (a wave below 1 counts as 1; at least one full wave, a last one
+    neither empty nor more than two thirds full, and (w - rest) * K >= min_k * w),
+    written with min and max for a grid expression: min(1, max(0, x + 1)) is x >= 0."""
     w = smax(wave, 1)
     full = tiles // w
     rest = tiles - full * w
-    return smin(1, full) * smin(1, rest) * smin(1, smax(0, 2 * w - 3 * rest + 1))
+    at_least = [full - 1, rest - 1, 2 * w - 3 * rest, (w - rest) * k - min_k * w]
+    out: Any = 1
+    for x in at_least:
+        out = out * smin(1, smax(0, x + 1))
+    return out
 
 
 def _infer_launch(
     ctx: BuildContext,
     tile: tuple[int, ...],
     c: S.Tensor,
+    k: Any,
     threads: Any,
     schedule: str,
     wave: Any,
+    min_k: int,
     node: ast.Call,
 ) -> list[str]:
     """The launch clauses the kernel left out (``ctx.inferable``), chosen for this gemm:
@@ -279,7 +301,8 @@ def _infer_launch(
         per = f"{tile[0]}x{tile[1]}"
         w = None if wave is None else wave if isinstance(wave, int) else wave.sym
         if schedule == "stream-K":
-            grid = (str(sym(RESIDENT_CTAS) * _tail_splits(tiles_m * tiles_n, w)), "1", "1")
+            splits = _tail_splits(tiles_m * tiles_n, w, k, min_k)
+            grid = (str(sym(RESIDENT_CTAS) * splits), "1", "1")
             shown = f"{RESIDENT_CTAS}, or 0"  # the rule's min/max expression is the attribute
             why = (
                 f"as many CTAs as the GPU holds at once, sharing the k-tiles of the {per} "

@@ -222,18 +222,23 @@ def test_gemm_auto_against_float64(kernel: str, t: str, tol: float, arch: str | 
 def test_stream_k_pair_against_float64(lay: str, t: str) -> None:
     """examples/gemm_stream_k.cute at its tiles (128x256): the full waves' kernel, then
     the stream-K tail over one wave of CTAs (partials through WS, release/acquire
-    flags), with W the GPU's SMs; tails that split and one that does not."""
-    path = EXAMPLES / "gemm_stream_k.cute"
-    full, tail = rt.jit(path, f"gemm_{lay}", T=t), rt.jit(path, f"gemm_{lay}_tail", T=t)
+    flags), with W the GPU's SMs; tails that split and one that does not. The small-K
+    cases split with `split_min_k = 0`; the last runs the example as written, with a K
+    large enough to split by default."""
+    text = (EXAMPLES / "gemm_stream_k.cute").read_text()
+    any_k = text.replace("wave = W", "wave = W, split_min_k = 0")
     w = torch.cuda.get_device_properties(0).multi_processor_count
     ws = torch.full((4 * w, 128 * 256), float("nan"), device="cuda").t()  # (BM*BN, P)
     fl = torch.zeros(4 * w, dtype=torch.int32, device="cuda")
     a_mn, b_mn = lay[0] == "n", lay[1] == "t"
     # tiles: w + 8 (8 left: split), 17 x 20 (on 132 SMs two waves and 76 left: split),
     # 2w - 1 (w - 1 left: not split, the tail launches nothing); sizes the tiles do not
-    # divide, K not a multiple of 32
-    for m, n, k in [(128 * (w + 8), 200, 1000), (2056, 256 * ((5 * w + 1) // 32), 520),
-                    (128 * (2 * w - 1), 256, 264)]:  # fmt: skip
+    # divide, K not a multiple of 32; then w + 8 with K = 8200 (saves (w - 8) / w of it)
+    cases = [(any_k, 128 * (w + 8), 200, 1000), (any_k, 2056, 256 * ((5 * w + 1) // 32), 520),
+             (any_k, 128 * (2 * w - 1), 256, 264), (text, 128 * (w + 8), 136, 8200)]  # fmt: skip
+    for source, m, n, k in cases:
+        full = rt.jit(source, f"gemm_{lay}", T=t)
+        tail = rt.jit(source, f"gemm_{lay}_tail", T=t)
         gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + k)
         a = torch.randn(m, k, generator=gen, device="cuda").to(_TORCH[t])
         b = torch.randn(n, k, generator=gen, device="cuda").to(_TORCH[t])

@@ -277,7 +277,7 @@ HEAD = (
          "tile must be 3 compile-time integers, got a tuple"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
          "the whole-tensor gemm has no keyword 'depth' "
-         "(tile, stages, acc_dtype, num_threads, persistent, wave, stream_k)"),
+         "(tile, stages, acc_dtype, num_threads, persistent, wave, stream_k, split_min_k)"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), wave = 0)", 3,
          "wave must be positive, got 0"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), wave = alpha)", 3,
@@ -292,6 +292,10 @@ HEAD = (
          3, "stream_k's flags must hold i32, not f16"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), wave = 132, stream_k = (A, B))",
          3, "stream_k's workspace must hold f32, not f16"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), split_min_k = 0)", 3,
+         "split_min_k needs 'wave': it says when the tail after the waves splits"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), wave = 9, split_min_k = -1)",
+         3, "split_min_k must be 0 or more, got -1"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 256)", 3,
          "num_threads = 256, but the kernel's 'threads' clause runs 128"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), acc_dtype = bf16)", 3,
@@ -446,8 +450,9 @@ def test_eight_warps_match_float64() -> None:
 
 def test_the_stream_k_grid_follows_the_librarys_rule() -> None:
     """The tail kernel's grid is one wave exactly when gemm_tiled.cute splits: a wave W
-    below 1 counts as 1, at least one full wave, and the tiles after the last full
-    wave neither none nor more than two thirds of W. The grid is a min/max expression
+    below 1 counts as 1, at least one full wave, the tiles after the last full wave
+    neither none nor more than two thirds of W, and the k-loop saved, (W - rest) / W of
+    K, at least split_min_k (2048) of K. The grid is a min/max expression
     (build_tile_gemm._tail_splits) of the symbolic tiles and W, as the launcher
     evaluates it (its Python text)."""
     import builtins
@@ -457,15 +462,17 @@ def test_the_stream_k_grid_follows_the_librarys_rule() -> None:
     from cutec.runtime.launcher import grid_code
 
     # W as the frontend makes a kernel's int parameter: >= 0 to the algebra
-    text = str(_tail_splits(sym("T"), sym("W", min_value=0)))
-    code = builtins.compile(grid_code(text, {"T": "T", "W": "W"}), "grid", "eval")
+    text = str(_tail_splits(sym("T"), sym("W", min_value=0), sym("K", min_value=0), 2048))
+    code = builtins.compile(grid_code(text, {"T": "T", "W": "W", "K": "K"}), "grid", "eval")
     env = {"_ceil_div": lambda a, b: -(-a // b)}
-    for tiles in range(1, 200):
-        for w in range(-2, 70):
-            v = max(w, 1)
-            full, rest = tiles // v, tiles % v
-            splits = full > 0 and rest > 0 and 3 * rest <= 2 * v
-            assert eval(code, env, {"T": tiles, "W": w}) == int(splits), (tiles, w, text)
+    for k in (0, 1000, 4095, 4096, 8192):
+        for tiles in range(1, 120):
+            for w in range(-2, 50):
+                v = max(w, 1)
+                full, rest = tiles // v, tiles % v
+                splits = full > 0 and rest > 0 and 3 * rest <= 2 * v and (v - rest) * k >= 2048 * v
+                got = eval(code, env, {"T": tiles, "W": w, "K": k})
+                assert got == int(splits), (tiles, w, k, text)
 
 
 def test_stream_k_launch_remarks() -> None:

@@ -544,16 +544,25 @@ def test_persistent_gemm_auto_loops_over_tiles() -> None:
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
 
 
+def _stream_k_splitting_any_k() -> str:
+    """examples/gemm_stream_k.cute with `split_min_k = 0` in both kernels of each pair:
+    small problems split as large ones do (by default a split must save 2048 of K)."""
+    source = (EXAMPLES / "gemm_stream_k.cute").read_text()
+    assert source.count("wave = W") == 8
+    return source.replace("wave = W", "wave = W, split_min_k = 0")
+
+
 @pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
 def test_stream_k_pair_is_exact(lay: str) -> None:
     """examples/gemm_stream_k.cute on the CPU, small tiles: the full waves' kernel and
     the stream-K tail (4 resident CTAs) together compute every tile once, for waves W
     that split the tail (tiles % W at most two thirds of W, shares spanning tiles and
-    ending inside them) and ones that do not; the flags are left zero."""
+    ending inside them; any K) and ones that do not; the flags are left zero. With the
+    default split_min_k, a small K keeps the whole last wave in the first kernel."""
     small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
-    path = EXAMPLES / "gemm_stream_k.cute"
-    full = rt.jit(path, f"gemm_{lay}", device="cpu", **small)
-    tail = rt.jit(path, f"gemm_{lay}_tail", device="cpu", **small)
+    source = _stream_k_splitting_any_k()
+    full = rt.jit(source, f"gemm_{lay}", device="cpu", **small)
+    tail = rt.jit(source, f"gemm_{lay}_tail", device="cpu", **small)
     rng = np.random.default_rng(7)
     # (M, N, K), W: 6 tiles of W 4 (2 left: split into 4 shares of half a tile), 10 of
     # 3 (1 left: 2 shares), 9 of 4 (1 left, K = 40: 2 k-tiles), 6 of 5 (1 left), 12 of 5
@@ -579,6 +588,22 @@ def test_stream_k_pair_is_exact(lay: str) -> None:
         tail(ga, gb, c, 2.0, -1.0, w, ws, fl)
         np.testing.assert_array_equal(c, 2.0 * a @ b.T - c0, err_msg=f"{(m, n, k)} W {w}")
         assert not fl.any()
+    # The example as written: 6 tiles of W 4 with K = 200 saves 100 of K, below 2048:
+    # the first kernel takes every tile, the tail's grid is empty (WS stays NaN).
+    path = EXAMPLES / "gemm_stream_k.cute"
+    full = rt.jit(path, f"gemm_{lay}", device="cpu", **small)
+    tail = rt.jit(path, f"gemm_{lay}_tail", device="cpu", **small)
+    a = rng.integers(-3, 4, (96, 200)).astype(np.float64)
+    b = rng.integers(-3, 4, (64, 200)).astype(np.float64)
+    ga = (np.asfortranarray(a) if lay[0] == "n" else np.ascontiguousarray(a)).astype(np.float16)
+    gb = (np.asfortranarray(b) if lay[1] == "t" else np.ascontiguousarray(b)).astype(np.float16)
+    c = np.asfortranarray(np.full((96, 64), np.nan, np.float32))
+    ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
+    fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
+    full(ga, gb, c, 1.0, 0.0, 4)
+    tail(ga, gb, c, 1.0, 0.0, 4, ws, fl)
+    np.testing.assert_array_equal(c, a @ b.T)
+    assert np.isnan(ws).all()
 
 
 def test_mode_0_of_a_rank_1_tensor_is_its_size() -> None:
@@ -601,14 +626,14 @@ kernel k(Y: i32[P] : (1))
 def test_stream_k_tail_with_a_grid_of_its_own() -> None:
     """A tail kernel whose grid clause is not one wave: more CTAs than WS has slots and
     a second row. The CTAs past the slots, and every CTA of the second row, idle."""
-    source = (EXAMPLES / "gemm_stream_k.cute").read_text()
+    source = _stream_k_splitting_any_k()
     head = "kernel gemm_tn_tail["
     start = source.index(head)
     tail = source[start : source.index("}\n", start) + 2].replace(
         "  threads THREADS\n", "  threads THREADS grid (6, 2)\n"
     )
     small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
-    full = rt.jit(EXAMPLES / "gemm_stream_k.cute", "gemm_tn", device="cpu", **small)
+    full = rt.jit(source, "gemm_tn", device="cpu", **small)
     k = rt.jit(tail, device="cpu", **small)
     rng = np.random.default_rng(8)
     m, n, kk, w = 96, 64, 200, 4  # 6 tiles: 4 full, 2 split into shares over 4 slots
