@@ -647,3 +647,29 @@ def test_stream_k_tail_with_a_grid_of_its_own() -> None:
     k(a, b, c, 1.0, -1.0, w, ws, fl)  # a tile written twice would subtract C0 twice
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T - c0)
     assert not fl.any()
+
+
+def test_persistent_full_waves_with_a_stream_k_tail() -> None:
+    """`persistent = true` with `wave = W`: the persistent CTAs loop over the tiles of the
+    full waves only, and the stream-K tail takes the rest."""
+    source = _stream_k_splitting_any_k().replace(
+        "acc_dtype = TACC, wave = W, split_min_k = 0)",
+        "acc_dtype = TACC, wave = W, split_min_k = 0,\n       persistent = true)",
+    )
+    assert source.count("persistent = true") == 4  # the full waves' kernels
+    small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
+    full = rt.jit(source, "gemm_tn", device="cpu", **small)
+    tail = rt.jit(source, "gemm_tn_tail", device="cpu", **small)
+    rng = np.random.default_rng(9)
+    for (m, n, k), w in [((160, 64, 72), 3), ((96, 128, 96), 5), ((352, 32, 64), 4)]:
+        a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+        b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+        c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
+        c = np.asfortranarray(c0.copy())
+        ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
+        fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
+        full(a, b, c, 1.0, -1.0, w)
+        tail(a, b, c, 1.0, -1.0, w, ws, fl)
+        want = a.astype(np.float64) @ b.astype(np.float64).T - c0
+        np.testing.assert_array_equal(c, want, err_msg=f"{(m, n, k)} W {w}")
+        assert not fl.any()
