@@ -159,8 +159,11 @@ def cutec_launcher(spec: CutecKernel, a, b, c) -> Launch:
 
     tail = jit_kernel(spec.example, spec.kernel + "_tail", spec.defines)
     sms = torch.cuda.get_device_properties(c.device).multi_processor_count
-    # a (BM*BN) column per CTA of the tail's wave (one per SM at these tiles; room for 2)
-    ws = torch.empty(2 * sms, 128 * 256, device=c.device).t()
+    # a (BM*BN) column per CTA of the tail's wave (one per SM at the example's tiles;
+    # room for 2); BM and BN as --define may set them, else the example's defaults
+    defines = dict(spec.defines)
+    bm, bn = int(defines.get("BM", 128)), int(defines.get("BN", 256))
+    ws = torch.empty(2 * sms, bm * bn, device=c.device).t()
     flags = torch.zeros(2 * sms, dtype=torch.int32, device=c.device)
 
     def launch() -> None:

@@ -204,7 +204,7 @@ class _Promoter:
         accumulator and 16-bit fragment half.)"""
         slots = self.written(op)
         parent = op.parent_op
-        while parent is not None and not isinstance(parent, scf.ForOp):
+        while parent is not None and not isinstance(parent, scf.ForOp | scf.WhileOp):
             parent = parent.parent_op
         if parent is not None:
             return slots

@@ -236,9 +236,10 @@ def test_stream_k_pair_against_float64(lay: str, t: str) -> None:
     # divide, K not a multiple of 32; then w + 8 with K = 8200 (saves (w - 8) / w of it)
     cases = [(any_k, 128 * (w + 8), 200, 1000), (any_k, 2056, 256 * ((5 * w + 1) // 32), 520),
              (any_k, 128 * (2 * w - 1), 256, 264), (text, 128 * (w + 8), 136, 8200)]  # fmt: skip
+    pairs = {src: (rt.jit(src, f"gemm_{lay}", T=t), rt.jit(src, f"gemm_{lay}_tail", T=t))
+             for src in (any_k, text)}  # fmt: skip
     for source, m, n, k in cases:
-        full = rt.jit(source, f"gemm_{lay}", T=t)
-        tail = rt.jit(source, f"gemm_{lay}_tail", T=t)
+        full, tail = pairs[source]
         gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + k)
         a = torch.randn(m, k, generator=gen, device="cuda").to(_TORCH[t])
         b = torch.randn(n, k, generator=gen, device="cuda").to(_TORCH[t])

@@ -552,6 +552,33 @@ def _stream_k_splitting_any_k() -> str:
     return source.replace("wave = W", "wave = W, split_min_k = 0")
 
 
+# Tiles small enough for the CPU: 32x32x32, 2 stages, 4 warps.
+SK_SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
+
+
+def _run_stream_k_pair(
+    full: Any, tail: Any, lay: str, mnk: tuple[int, int, int], w: int, seed: int
+) -> np.ndarray:
+    """C = 2 A B^T - C0 by the full waves' kernel, then the tail (a slot of WS and a flag
+    per CPU resident CTA), exact against float64 (a tile written twice would subtract
+    C0 twice), the flags left zero; returns WS."""
+    m, n, k = mnk
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float64)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float64)
+    c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
+    ga = (np.asfortranarray(a) if lay[0] == "n" else np.ascontiguousarray(a)).astype(np.float16)
+    gb = (np.asfortranarray(b) if lay[1] == "t" else np.ascontiguousarray(b)).astype(np.float16)
+    c = np.asfortranarray(c0.copy())
+    ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
+    fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
+    full(ga, gb, c, 2.0, -1.0, w)
+    tail(ga, gb, c, 2.0, -1.0, w, ws, fl)
+    np.testing.assert_array_equal(c, 2.0 * a @ b.T - c0, err_msg=f"{mnk} W {w}")
+    assert not fl.any()
+    return ws
+
+
 @pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
 def test_stream_k_pair_is_exact(lay: str) -> None:
     """examples/gemm_stream_k.cute on the CPU, small tiles: the full waves' kernel and
@@ -559,11 +586,9 @@ def test_stream_k_pair_is_exact(lay: str) -> None:
     that split the tail (tiles % W at most two thirds of W, shares spanning tiles and
     ending inside them; any K) and ones that do not; the flags are left zero. With the
     default split_min_k, a small K keeps the whole last wave in the first kernel."""
-    small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
     source = _stream_k_splitting_any_k()
-    full = rt.jit(source, f"gemm_{lay}", device="cpu", **small)
-    tail = rt.jit(source, f"gemm_{lay}_tail", device="cpu", **small)
-    rng = np.random.default_rng(7)
+    full = rt.jit(source, f"gemm_{lay}", device="cpu", **SK_SMALL)
+    tail = rt.jit(source, f"gemm_{lay}_tail", device="cpu", **SK_SMALL)
     # (M, N, K), W: 6 tiles of W 4 (2 left: split into 4 shares of half a tile), 10 of
     # 3 (1 left: 2 shares), 9 of 4 (1 left, K = 40: 2 k-tiles), 6 of 5 (1 left), 12 of 5
     # (2 left), 6 of 7 (no full wave: the first kernel takes all), 8 of 3 (2 left of 3:
@@ -575,35 +600,14 @@ def test_stream_k_pair_is_exact(lay: str) -> None:
              ((128, 96, 96), 5), ((64, 96, 64), 7), ((128, 64, 160), 3),
              ((96, 128, 96), 5), ((96, 128, 96), 9), ((352, 32, 64), 4),
              ((96, 128, 96), 4), ((96, 64, 200), 0), ((96, 64, 200), -3)]  # fmt: skip
-    for (m, n, k), w in cases:
-        a = rng.integers(-3, 4, (m, k)).astype(np.float64)
-        b = rng.integers(-3, 4, (n, k)).astype(np.float64)
-        c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
-        ga = (np.asfortranarray(a) if lay[0] == "n" else np.ascontiguousarray(a)).astype(np.float16)
-        gb = (np.asfortranarray(b) if lay[1] == "t" else np.ascontiguousarray(b)).astype(np.float16)
-        c = np.asfortranarray(c0.copy())
-        ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
-        fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
-        full(ga, gb, c, 2.0, -1.0, w)
-        tail(ga, gb, c, 2.0, -1.0, w, ws, fl)
-        np.testing.assert_array_equal(c, 2.0 * a @ b.T - c0, err_msg=f"{(m, n, k)} W {w}")
-        assert not fl.any()
+    for i, (mnk, w) in enumerate(cases):
+        _run_stream_k_pair(full, tail, lay, mnk, w, seed=7 + i)
     # The example as written: 6 tiles of W 4 with K = 200 saves 100 of K, below 2048:
     # the first kernel takes every tile, the tail's grid is empty (WS stays NaN).
     path = EXAMPLES / "gemm_stream_k.cute"
-    full = rt.jit(path, f"gemm_{lay}", device="cpu", **small)
-    tail = rt.jit(path, f"gemm_{lay}_tail", device="cpu", **small)
-    a = rng.integers(-3, 4, (96, 200)).astype(np.float64)
-    b = rng.integers(-3, 4, (64, 200)).astype(np.float64)
-    ga = (np.asfortranarray(a) if lay[0] == "n" else np.ascontiguousarray(a)).astype(np.float16)
-    gb = (np.asfortranarray(b) if lay[1] == "t" else np.ascontiguousarray(b)).astype(np.float16)
-    c = np.asfortranarray(np.full((96, 64), np.nan, np.float32))
-    ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
-    fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
-    full(ga, gb, c, 1.0, 0.0, 4)
-    tail(ga, gb, c, 1.0, 0.0, 4, ws, fl)
-    np.testing.assert_array_equal(c, a @ b.T)
-    assert np.isnan(ws).all()
+    full = rt.jit(path, f"gemm_{lay}", device="cpu", **SK_SMALL)
+    tail = rt.jit(path, f"gemm_{lay}_tail", device="cpu", **SK_SMALL)
+    assert np.isnan(_run_stream_k_pair(full, tail, lay, (96, 64, 200), 4, seed=6)).all()
 
 
 def test_mode_0_of_a_rank_1_tensor_is_its_size() -> None:
@@ -629,24 +633,12 @@ def test_stream_k_tail_with_a_grid_of_its_own() -> None:
     source = _stream_k_splitting_any_k()
     head = "kernel gemm_tn_tail["
     start = source.index(head)
-    tail = source[start : source.index("}\n", start) + 2].replace(
+    text = source[start : source.index("}\n", start) + 2].replace(
         "  threads THREADS\n", "  threads THREADS grid (6, 2)\n"
     )
-    small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
-    full = rt.jit(source, "gemm_tn", device="cpu", **small)
-    k = rt.jit(tail, device="cpu", **small)
-    rng = np.random.default_rng(8)
-    m, n, kk, w = 96, 64, 200, 4  # 6 tiles: 4 full, 2 split into shares over 4 slots
-    a = rng.integers(-3, 4, (m, kk)).astype(np.float16)
-    b = rng.integers(-3, 4, (n, kk)).astype(np.float16)
-    c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
-    c = np.asfortranarray(c0.copy())
-    ws = np.asfortranarray(np.full((32 * 32, 4), np.nan, np.float32))
-    fl = np.zeros(4, np.int32)
-    full(a, b, c, 1.0, -1.0, w)
-    k(a, b, c, 1.0, -1.0, w, ws, fl)  # a tile written twice would subtract C0 twice
-    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T - c0)
-    assert not fl.any()
+    full = rt.jit(source, "gemm_tn", device="cpu", **SK_SMALL)
+    tail = rt.jit(text, device="cpu", **SK_SMALL)
+    _run_stream_k_pair(full, tail, "tn", (96, 64, 200), 4, seed=8)  # 6 tiles: 2 split
 
 
 def test_persistent_full_waves_with_a_stream_k_tail() -> None:
@@ -657,19 +649,7 @@ def test_persistent_full_waves_with_a_stream_k_tail() -> None:
         "acc_dtype = TACC, wave = W, split_min_k = 0,\n       persistent = true)",
     )
     assert source.count("persistent = true") == 4  # the full waves' kernels
-    small = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
-    full = rt.jit(source, "gemm_tn", device="cpu", **small)
-    tail = rt.jit(source, "gemm_tn_tail", device="cpu", **small)
-    rng = np.random.default_rng(9)
-    for (m, n, k), w in [((160, 64, 72), 3), ((96, 128, 96), 5), ((352, 32, 64), 4)]:
-        a = rng.integers(-3, 4, (m, k)).astype(np.float16)
-        b = rng.integers(-3, 4, (n, k)).astype(np.float16)
-        c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
-        c = np.asfortranarray(c0.copy())
-        ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
-        fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
-        full(a, b, c, 1.0, -1.0, w)
-        tail(a, b, c, 1.0, -1.0, w, ws, fl)
-        want = a.astype(np.float64) @ b.astype(np.float64).T - c0
-        np.testing.assert_array_equal(c, want, err_msg=f"{(m, n, k)} W {w}")
-        assert not fl.any()
+    full = rt.jit(source, "gemm_tn", device="cpu", **SK_SMALL)
+    tail = rt.jit(source, "gemm_tn_tail", device="cpu", **SK_SMALL)
+    for i, (mnk, w) in enumerate([((160, 64, 72), 3), ((96, 128, 96), 5), ((352, 32, 64), 4)]):
+        _run_stream_k_pair(full, tail, "tn", mnk, w, seed=9 + i)
