@@ -76,7 +76,7 @@ class CutecKernel:
 
 
 # gemm_auto's tiles per element type (compile-time parameters).
-F32_ACC = (("BN", "256"), ("BK", "64"), ("THREADS", "256"))  # 128x256x64, 2x4 warps
+F32_ACC = (("BN", "256"), ("BK", "64"), ("THREADS", "256"), ("STREAM_K", "true"))
 TF32 = (("T", "tf32"), ("BN", "256"), ("THREADS", "256"))  # 128x256x32
 F16_ACC = (("TC", "f16"), ("TACC", "f16"), ("BK", "64"))  # f16 accumulation, 128x128x64
 

@@ -40,7 +40,16 @@ from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.builtin import KernelOp
-from cutec.ir.signature import RESIDENT_CTAS
+from cutec.ir.dialects.cute_infer import spec_of
+from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.signature import (
+    IMPLICIT_CTAS,
+    IMPLICIT_FLAGS,
+    IMPLICIT_WAVE,
+    IMPLICIT_WORKSPACE,
+    RESIDENT_CTAS,
+)
+from cutec.layout import Layout
 from cutec.layout.symbolic import ceil_div, is_static, known_divisible, smax, smin, sym
 from cutec.target import AddressSpace
 
@@ -51,21 +60,32 @@ if TYPE_CHECKING:
 LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
 # The whole-tensor gemm's keywords: the CTA tile, the pipeline's stages, the
 # accumulators' element type (f32, or the operands' own: f16 accumulation, the
-# instruction CuTe's sgemm_sm80 tutorial uses), and the block size of a kernel
-# that has no `threads` clause; `persistent = true` makes each CTA loop over tiles
-# (cta, cta + ctas, ...), for a grid smaller than the tiles. `wave = W` (the CTAs of
-# one wave: the SMs times the CTAs each holds) leaves the tiles after the last full
-# wave to a second kernel, when that wave would run at most two thirds full; that
-# kernel's gemm says `wave = W, stream_k = (WS, FL)` and splits them into equal
-# shares of k-tiles, partial tiles summed through the workspace WS and flags FL.
-# `split_min_k` (default SPLIT_MIN_K) is the least K the split must save (the same in
-# both kernels).
+# instruction CuTe's sgemm_sm80 tutorial uses), and the block size of a kernel that has
+# no `threads` clause; `persistent = true` makes each CTA loop over tiles (cta,
+# cta + ctas, ...), for a grid smaller than the tiles.
+#
+# Stream-K: the GPU runs tiles in waves of W CTAs (its SMs times the CTAs each holds),
+# and a last wave at most two thirds full is better split. `stream_k = true` makes
+# the kernel two: this one takes the tiles of the full waves, and `<kernel>__tail`,
+# which the runtime launches after it, splits the tiles after them into equal shares
+# of k-tiles (stream-K), partial tiles summed through a workspace and flags the
+# runtime owns; W is the first kernel's resident CTAs (docs/abi.md, *Implicit
+# arguments*). The same by hand: `wave = W` in the first kernel, `wave = W,
+# stream_k = (WS, FL)` in a second (examples/gemm_stream_k.cute). `split_min_k`
+# (default SPLIT_MIN_K) is the least K a split must save (the same in both kernels).
 KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", "stream_k",
             "split_min_k")  # fmt: skip
 # gemm_tiled's rule splits a last wave only when the k-loop it saves is worth this
 # much of K (about what a share's second prologue and epilogue and the partial
-# tile's store and load cost: lib/gemm_tiled.cute).
+# tile's store and load cost: lib/gemm_tiled.cute). Measured on an H200 at
+# 8192 x 8192 x K (docs/performance.md): a split saving 497 of K lost 2.5%, 993 lost
+# 0.5-1%, 1489 broke even and 1986 gained 0.2-0.7%.
 SPLIT_MIN_K = 2048
+# The tail kernel's k-tile under `stream_k = true`: half the first kernel's, with a
+# stage more, when that holds this many bits of K or more (BK = 64 of f16, 32 of
+# tf32). The loop over a share's tiles needs registers that fragments of four
+# k-blocks leave it only by spilling (BK = 64 spilled 16-32 bytes at 128x256).
+TAIL_HALVES_BK_BITS = 1024
 
 
 @cache
@@ -145,14 +165,22 @@ def build_tile_gemm(
     split_min_k = _static_ints(kwargs.get("split_min_k", SPLIT_MIN_K), 1, "split_min_k", node)[0]
     if split_min_k < 0:
         raise error(f"split_min_k must be 0 or more, got {split_min_k}", node)
-    if "split_min_k" in kwargs and wave is None:
+    sk = None if kwargs.get("stream_k") is False else kwargs.get("stream_k")
+    managed = sk is True  # the two kernels are the compiler's
+    if "split_min_k" in kwargs and wave is None and not managed:
         raise error("split_min_k needs 'wave': it says when the tail after the waves splits", node)
-    if "stream_k" in kwargs:
+    if managed and wave is not None:
+        raise error(
+            "stream_k = true takes the wave from the GPU (the kernel's resident CTAs): "
+            "leave out 'wave'",
+            node,
+        )
+    if sk is not None and not managed:
         if wave is None:
             raise error("a stream-K gemm needs 'wave', the CTAs of the full waves' kernel", node)
         if persistent:
             raise error("a stream-K gemm takes one wave already: leave out 'persistent'", node)
-    stream_k = _stream_k_workspace(kwargs.get("stream_k"), acc, node)
+    stream_k = None if managed else _stream_k_workspace(sk, acc, node)
     a, b, c = (
         tensor_arg(v, n, f"gemm's {w}")
         for v, n, w in zip(args[:3], node.args[:3], ("A", "B", "C"), strict=True)
@@ -169,11 +197,28 @@ def build_tile_gemm(
         )
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
+    stream_k_remark = None
+    if managed:
+        if ctx.wants_tail:
+            raise error("a kernel holds one stream_k = true gemm", node)
+        ctx.wants_tail = True
+        wave = _implicit_wave(ctx, node)
+        if ctx.stream_k_tail:
+            stream_k = _implicit_workspace(ctx, acc, tile, node)
+            persistent = False
+            tile, stages, stream_k_remark = _tail_tile(tile, stages, bits)
+        else:
+            stream_k_remark = (
+                f"stream-K: the tiles after the last full wave go to kernel '{_kernel_name(ctx)}"
+                "__tail', which the runtime launches after this one when it splits them"
+            )
     schedule = "stream-K" if stream_k is not None else "persistent" if persistent else "tiles"
     k = a.layout.shape[1]
     launch = _infer_launch(
         ctx, tile, c, k, kwargs.get("num_threads"), schedule, wave, split_min_k, node
     )
+    if stream_k_remark is not None:
+        launch.append(stream_k_remark)
     try:
         a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
         b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
@@ -226,6 +271,66 @@ def _wave(v: Any, node: ast.Call) -> Any:
     if isinstance(v, S.Runtime) and v.sym is None:
         raise error("wave must be a compile-time int or a kernel's int parameter", node)
     return v
+
+
+def _kernel_name(ctx: BuildContext) -> str:
+    kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
+    assert isinstance(kernel, KernelOp)
+    return kernel.sym_name
+
+
+def _implicit_arg(ctx: BuildContext, name: str, type: T.Type, node: ast.Call) -> Any:
+    """A trailing argument of the kernel that the runtime supplies, listed in its
+    `implicit` attribute (docs/abi.md)."""
+    kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
+    assert isinstance(kernel, KernelOp)
+    if any(a.name_hint == name for a in kernel.args):
+        raise error(f"stream_k = true adds a parameter '{name}': rename the kernel's", node)
+    arg = kernel.add_arg(type, name)
+    listed = kernel.attributes.get("implicit")
+    names = (*(listed.elements if isinstance(listed, ArrayAttr) else ()), StringAttr(name))
+    kernel.attributes["implicit"] = ArrayAttr(names)
+    return arg
+
+
+def _implicit_wave(ctx: BuildContext, node: ast.Call) -> S.Runtime:
+    """`stream_k = true`'s wave: an int argument, the first kernel's resident CTAs."""
+    s = sym(IMPLICIT_WAVE, min_value=0)
+    ctx.sym_values[s] = S.Runtime(_implicit_arg(ctx, IMPLICIT_WAVE, T.index, node), s)
+    return ctx.sym_values[s]
+
+
+def _implicit_workspace(
+    ctx: BuildContext, acc: Any, tile: tuple[int, ...], node: ast.Call
+) -> tuple[S.Tensor, S.Tensor]:
+    """The tail's workspace and flags under `stream_k = true`, arguments the runtime
+    supplies: ``stream_k_workspace: TACC[BM * BN, stream_k_ctas] : (1, BM * BN) align 16``
+    and ``stream_k_flags: i32[stream_k_ctas]`` (zero before each launch, zero after)."""
+    ws = _implicit_arg(ctx, IMPLICIT_WORKSPACE, PointerType(acc, AddressSpace.GLOBAL), node)
+    ctas = _implicit_arg(ctx, IMPLICIT_CTAS, T.index, node)
+    flags = _implicit_arg(ctx, IMPLICIT_FLAGS, PointerType(T.i32, AddressSpace.GLOBAL), node)
+    s = sym(IMPLICIT_CTAS, min_value=0)
+    ctx.sym_values[s] = S.Runtime(ctas, s)
+    elems = tile[0] * tile[1]
+    out = []
+    for ptr, layout, align in ((ws, Layout((elems, s), (1, elems)), 16), (flags, Layout(s, 1), 4)):
+        t = C.TensorType(ptr.type.element, AddressSpace.GLOBAL, spec_of(layout))
+        mk = ctx.emit_at_entry(C.MakeTensorOp(ptr, [ctas], t, [1], align), node)
+        mk.result.name_hint = ptr.name_hint
+        out.append(S.Tensor(mk.result, layout, ptr.type.element, AddressSpace.GLOBAL))
+    return out[0], out[1]
+
+
+def _tail_tile(tile: tuple[int, ...], stages: int, bits: int) -> tuple[tuple[int, ...], int, str]:
+    """The tail kernel's tile and stages (TAIL_HALVES_BK_BITS), and the remark saying so."""
+    bm, bn, bk = tile
+    if bk * bits >= TAIL_HALVES_BK_BITS and bk % 2 == 0:
+        why = (
+            f"stream-K tail: BK = {bk // 2}, {stages + 1} stages (half the first kernel's "
+            "k-tile, a stage more: a share's loop over tiles spills at its BK)"
+        )
+        return (bm, bn, bk // 2), stages + 1, why
+    return tile, stages, f"stream-K tail: the first kernel's BK = {bk} and {stages} stages"
 
 
 def _stream_k_workspace(v: Any, acc: Any, node: ast.Call) -> tuple[Any, Any] | None:
@@ -300,13 +405,14 @@ def _infer_launch(
         tiles_m, tiles_n = ceil_div(extent_m, tile[0]), ceil_div(extent_n, tile[1])
         per = f"{tile[0]}x{tile[1]}"
         w = None if wave is None else wave if isinstance(wave, int) else wave.sym
+        w_text = "resident_ctas CTAs" if str(w) == IMPLICIT_WAVE else w
         if schedule == "stream-K":
             splits = _tail_splits(tiles_m * tiles_n, w, k, min_k)
             grid = (str(sym(RESIDENT_CTAS) * splits), "1", "1")
             shown = f"{RESIDENT_CTAS}, or 0"  # the rule's min/max expression is the attribute
             why = (
                 f"as many CTAs as the GPU holds at once, sharing the k-tiles of the {per} "
-                f"tiles of C after the last full wave of {w} (stream-K); none when that "
+                f"tiles of C after the last full wave of {w_text} (stream-K); none when that "
                 "wave is empty or more than two thirds full"
             )
         elif schedule == "persistent":
@@ -319,7 +425,7 @@ def _infer_launch(
             why = f"one CTA per {per} tile of C"
             if w is not None:
                 why += (
-                    f" (those past the full waves of {w} return at once when the "
+                    f" (those past the full waves of {w_text} return at once when the "
                     "stream-K kernel takes the last wave's tiles)"
                 )
         kernel.attributes["grid"] = ArrayAttr(tuple(StringAttr(g) for g in grid))

@@ -34,6 +34,7 @@ from cutec.frontend.build_header import (
 from cutec.frontend.build_imports import program_globals
 from cutec.frontend.context import BuildContext, default_target
 from cutec.frontend.static_eval import loc_of
+from cutec.ir.attributes import StringAttr
 from cutec.ir.builder import Builder as IRBuilder
 from cutec.ir.dialects import builtin
 from cutec.ir.verifier import verify
@@ -41,17 +42,18 @@ from cutec.target import Target
 
 
 def build_kernel(
-    ctx: BuildContext, k: ast.Kernel, defines: Mapping[str, Any]
+    ctx: BuildContext, k: ast.Kernel, defines: Mapping[str, Any], name: str | None = None
 ) -> builtin.KernelOp | None:
-    """The kernel `k`: its header (build_header.py), then its body (build_stmts.py);
-    None when the header has mistakes (they are in ``ctx.errors``)."""
+    """The kernel `k` (named `name`, by default its own): its header (build_header.py),
+    then its body (build_stmts.py); None when the header has mistakes (they are in
+    ``ctx.errors``)."""
     bind_ct_params(ctx, k.ct_params, defines, k)
     facts = collect_facts(ctx, k)
     arg_names, arg_types, dyn_names = signature(ctx, k)
     attrs = launch_attributes(ctx, k)
     if k.ct_params and not ctx.errors:
         attrs["params"] = params_attribute(ctx, k.ct_params)
-    op = builtin.KernelOp(k.name, arg_types, attrs)
+    op = builtin.KernelOp(name or k.name, arg_types, attrs)
     op.location = loc_of(k)
     ctx.body_block = op.body
     for arg, name in zip(op.body.args, arg_names, strict=True):
@@ -117,8 +119,15 @@ def build_module(
         own = {n: v for n, v in defines.items() if any(p.name == n for p in k.ct_params)}
         op = build_kernel(ctx, k, own)
         errors += ctx.errors
-        if op is not None and not ctx.errors:
-            module.body.append(op)
+        if op is None or ctx.errors:
+            continue
+        module.body.append(op)
+        if ctx.wants_tail:
+            tail, tail_errors = _build_tail(k, own, globals_, target, program)
+            errors += tail_errors
+            if tail is not None:
+                op.attributes["then"] = StringAttr(tail.sym_name)
+                module.body.append(tail)
     if errors:
         raise CompileError("", diagnostics=_unique(errors))
     try:
@@ -126,6 +135,27 @@ def build_module(
     except CompileError as e:  # the builder made IR its own verifier rejects: a bug
         raise InternalCompilerError(e, stage="frontend") from e
     return module
+
+
+def _build_tail(
+    k: ast.Kernel,
+    defines: Mapping[str, Any],
+    globals_: dict[str, Any],
+    target: Target,
+    program: ast.Program,
+) -> tuple[builtin.KernelOp | None, list[Diagnostic]]:
+    """A stream-K gemm's second kernel, `<kernel>__tail`: `k` built again, its gemm
+    expanded for the tiles after the full waves (build_tile_gemm.py). The first kernel
+    names it in its `then` attribute; the runtime launches it after the first."""
+    name = f"{k.name}__tail"
+    clash = next((other for other in program.kernels if other.name == name), None)
+    if clash is not None:
+        note = Note(f"'{k.name}' is a stream-K gemm", loc_of(k))
+        message = f"kernel '{name}' is the name of kernel '{k.name}''s stream-K tail"
+        return None, [Diagnostic(message, loc_of(clash), [note])]
+    ctx = BuildContext(globals_, target, stream_k_tail=True)
+    op = build_kernel(ctx, k, defines, name)
+    return (None if ctx.errors else op), ctx.errors
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

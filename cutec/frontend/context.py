@@ -73,6 +73,11 @@ class BuildContext:
     special: dict[str, S.Runtime] = field(default_factory=dict)  # registers read: "tid.x"
     smem_bytes: int = 0  # shared memory allocated so far
     pending_tokens: list[Value] = field(default_factory=list)  # cp.async since the fence
+    # A stream-K gemm (`stream_k = true`) is two kernels built from one: the full waves'
+    # and `<kernel>__tail` (build_tile_gemm.py). `stream_k_tail` says which is being
+    # built; `wants_tail` that the first one's gemm asked for the second.
+    stream_k_tail: bool = False
+    wants_tail: bool = False  # (set in both builds: one such gemm per kernel)
 
     # -- tiled objects, each made once at the kernel entry (build_tiled.py)
     tiled_copies: dict[Any, S.TiledCopy] = field(default_factory=dict)  # per element type

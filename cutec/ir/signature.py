@@ -67,17 +67,21 @@ Param = TensorParam | ScalarParam
 
 @dataclass(frozen=True)
 class KernelSignature:
-    """What a caller passes (`params`) and what the kernel receives (`abi`)."""
+    """What a caller passes (`params`), what the runtime adds (`implicit`) and what the
+    kernel receives (`abi`)."""
 
     kernel: str
     params: tuple[Param, ...]  # in declaration order, as a caller passes them
     abi: tuple[tuple[str, str], ...]  # (argument name, "ptr" or a scalar type) per .param
     facts: tuple[tuple[str, int], ...]  # run-time name -> the divisor the kernel assumed
+    # The trailing arguments the runtime supplies (the kernel's `implicit` attribute:
+    # a stream-K gemm's wave and workspace, docs/abi.md), by their names.
+    implicit: tuple[Param, ...] = ()
 
     def abi_types(self) -> tuple[Type, ...]:
         """The IR type of each `.param`, for `cutec.ptx.tables.param_layout`."""
         out: list[Type] = []
-        pointers = {p.name: p for p in self.params if isinstance(p, TensorParam)}
+        pointers = {p.name: p for p in (*self.params, *self.implicit) if isinstance(p, TensorParam)}
         for name, kind in self.abi:
             if kind == "ptr":
                 element = element_type_named(_ir_name(pointers[name].element))
@@ -87,45 +91,53 @@ class KernelSignature:
         return tuple(out)
 
     def to_json(self) -> dict[str, Any]:
-        params = [
-            {"tensor": p.name, "element": p.element, "shape": p.shape, "stride": p.stride,
-             "align": p.align}
-            if isinstance(p, TensorParam)
-            else {"scalar": p.name, "type": p.type}
-            for p in self.params
-        ]  # fmt: skip
         return {
             "kernel": self.kernel,
-            "params": params,
+            "params": [_param_json(p) for p in self.params],
             "abi": [list(a) for a in self.abi],
             "facts": [list(f) for f in self.facts],
+            "implicit": [_param_json(p) for p in self.implicit],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> KernelSignature:
-        params: list[Param] = []
-        for p in data["params"]:
-            if "tensor" in p:
-                params.append(
-                    TensorParam(
-                        p["tensor"], p["element"], _tuples(p["shape"]), _tuples(p["stride"]),
-                        int(p["align"]),
-                    )
-                )  # fmt: skip
-            else:
-                params.append(ScalarParam(p["scalar"], p["type"]))
         return cls(
             data["kernel"],
-            tuple(params),
+            tuple(_param_of_json(p) for p in data["params"]),
             tuple((str(n), str(k)) for n, k in data["abi"]),
             tuple((str(n), int(d)) for n, d in data["facts"]),
+            tuple(_param_of_json(p) for p in data.get("implicit", ())),
         )
+
+
+def _param_json(p: Param) -> dict[str, Any]:
+    if isinstance(p, ScalarParam):
+        return {"scalar": p.name, "type": p.type}
+    return {"tensor": p.name, "element": p.element, "shape": p.shape, "stride": p.stride,
+            "align": p.align}  # fmt: skip
+
+
+def _param_of_json(p: dict[str, Any]) -> Param:
+    if "tensor" not in p:
+        return ScalarParam(p["scalar"], p["type"])
+    shape, stride = _tuples(p["shape"]), _tuples(p["stride"])
+    return TensorParam(p["tensor"], p["element"], shape, stride, int(p["align"]))
 
 
 # A grid expression's name for the kernel's CTAs the GPU holds at once (its SMs times
 # the CTAs one SM fits at the kernel's registers, shared memory and block): the
 # frontend binds it in a grid clause, the launcher asks the driver for it.
 RESIDENT_CTAS = "resident_ctas"
+
+
+# The arguments a stream-K gemm (`stream_k = true`) adds to its kernels, which the
+# runtime supplies (docs/abi.md, *Implicit arguments*): the wave (the first kernel's
+# resident CTAs), and the tail's workspace of partial tiles, its column count (CTAs)
+# and the flags, zero before each launch and left zero by it.
+IMPLICIT_WAVE = "stream_k_wave"
+IMPLICIT_WORKSPACE = "stream_k_workspace"
+IMPLICIT_CTAS = "stream_k_ctas"
+IMPLICIT_FLAGS = "stream_k_flags"
 
 
 def names_resident_ctas(expr: str) -> bool:
@@ -143,12 +155,13 @@ class LaunchInfo:
     cluster: tuple[int, int, int] | None
     dynamic_smem: int  # bytes passed at launch
     offset_bits: int  # 32: every tensor's largest element offset must be below 2^31
+    then: str | None = None  # the kernel launched after this one, with the same arguments
 
     def to_json(self) -> dict[str, Any]:
         return {
             "block": self.block, "max_block": self.max_block, "grid": self.grid,
             "cluster": self.cluster, "dynamic_smem": self.dynamic_smem,
-            "offset_bits": self.offset_bits,
+            "offset_bits": self.offset_bits, "then": self.then,
         }  # fmt: skip
 
     @classmethod
@@ -159,6 +172,7 @@ class LaunchInfo:
         return cls(
             dim3(data["block"]), dim3(data["max_block"]), dim3(data["grid"]),
             dim3(data["cluster"]), int(data["dynamic_smem"]), int(data["offset_bits"]),
+            data.get("then"),
         )  # fmt: skip
 
 
@@ -181,6 +195,8 @@ def signature_of(kernel: KernelOp) -> KernelSignature:
                     facts[name] = max(facts.get(name, 1), d)
     params: list[Param] = []
     abi: list[tuple[str, str]] = []
+    implicit_attr = kernel.attributes.get("implicit")
+    implicit = {e.value for e in implicit_attr.elements} if implicit_attr else set()  # type: ignore[attr-defined]
     la = LayoutAnalysis()
     for arg in args:
         if not isinstance(arg.type, PointerType):
@@ -194,7 +210,13 @@ def signature_of(kernel: KernelOp) -> KernelSignature:
             abi.append((name, str(arg.type)))
             if arg not in leaf_args:
                 params.append(ScalarParam(name, str(arg.type)))
-    return KernelSignature(kernel.sym_name, tuple(params), tuple(abi), tuple(sorted(facts.items())))
+    return KernelSignature(
+        kernel.sym_name,
+        tuple(p for p in params if p.name not in implicit),
+        tuple(abi),
+        tuple(sorted(facts.items())),
+        tuple(p for p in params if p.name in implicit),
+    )
 
 
 def launch_of(kernel: KernelOp) -> LaunchInfo:
@@ -208,6 +230,7 @@ def launch_of(kernel: KernelOp) -> LaunchInfo:
     grid = attrs.get("grid")
     offsets = attrs.get("offsets")
     smem = attrs.get("dynamic_smem")
+    then = attrs.get("then")
     return LaunchInfo(
         block=dim3("reqntid"),
         max_block=dim3("maxntid"),
@@ -215,6 +238,7 @@ def launch_of(kernel: KernelOp) -> LaunchInfo:
         cluster=dim3("cluster_dim"),
         dynamic_smem=0 if smem is None else smem.value,  # type: ignore[attr-defined]
         offset_bits=64 if offsets is None else offsets.value,  # type: ignore[attr-defined]
+        then=None if then is None else then.value,  # type: ignore[attr-defined]
     )
 
 

@@ -218,6 +218,13 @@ class Function:
         )
         return int(per_sm) * int(count)
 
+    def sibling(self, name: str) -> Function:
+        """Kernel `name` of the same module."""
+        handle = check(
+            driver().cuModuleGetFunction(self.module, name.encode()), f"finding kernel '{name}'"
+        )
+        return Function(name, handle, self.module, self.device)
+
     def allow_dynamic_smem(self, nbytes: int) -> None:
         """Let launches pass `nbytes` of dynamic shared memory (past the 48 KiB default)."""
         cu = driver()

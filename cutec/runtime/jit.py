@@ -52,6 +52,7 @@ from cutec.runtime.launcher import (
     fast_call,
     host_scalar,
 )
+from cutec.runtime.workspace import Workspace
 from cutec.target import DEFAULT_TARGET
 
 _log = logging.getLogger("cutec.runtime")
@@ -120,6 +121,7 @@ class _Compiled:
     cubin: bytes | None
     resources: dict[str, Any] = field(default_factory=dict)
     launch: LaunchInfo | None = None
+    then_launch: LaunchInfo | None = None  # the launch facts of the kernel's tail
 
 
 class _CpuObjects:
@@ -136,9 +138,11 @@ class _CpuObjects:
 
 @dataclass
 class _CpuVariant:
-    """One specialisation for device="cpu": its thread-level IR and how it runs."""
+    """One kernel of a specialisation for device="cpu": its thread-level IR and how it
+    runs."""
 
     module: Any
+    signature: KernelSignature  # the kernel's (a stream-K gemm's tail has its own)
     runner: Any = None  # a native.NativeKernel, "reference", or None until the first run
 
 
@@ -163,6 +167,9 @@ class Kernel:
         self._name = kernel
         self._signature: KernelSignature | None = None
         self._launch_info: LaunchInfo | None = None
+        # A stream-K gemm's tail (the kernel launched after this one): its signature and
+        # launch facts.
+        self._then: tuple[KernelSignature, LaunchInfo] | None = None
         self._launcher: Any = None
         self._key_facts: list[tuple[str, str]] = []
         self._compiled: dict[tuple[int, str, str], _Compiled] = {}
@@ -227,6 +234,7 @@ class Kernel:
             self._run_cpu,
             _stream_of,
             cpu=self.cpu,
+            then=self._then,
         )
 
     # ------------------------------------------------------------------ compile
@@ -262,10 +270,20 @@ class Kernel:
         if entry is not None:
             self._signature = KernelSignature.from_json(entry.meta["signature"])
             self._launch_info = LaunchInfo.from_json(entry.meta["launch"])
+            then = entry.meta.get("then")
+            if then is not None:
+                self._then = (
+                    KernelSignature.from_json(then["signature"]),
+                    LaunchInfo.from_json(then["launch"]),
+                )
             return
         frontend_only = replace(self._options(DEFAULT_TARGET), pipeline="")
         result = self._compile(Stage.CUTE, frontend_only)
-        kernels = list(result.signatures)
+        assert result.module is not None
+        ops = {k.sym_name: k for k in result.module.walk_type(KernelOp)}
+        # A stream-K gemm's tail is launched with its kernel, never by itself.
+        tails = {launch_of(op).then for op in ops.values()}
+        kernels = [n for n in result.signatures if n not in tails]
         if self._name is None and len(kernels) != 1:
             raise CompileError(
                 f"{self.source.file} defines the kernels {', '.join(kernels)}: "
@@ -273,16 +291,16 @@ class Kernel:
             )
         name = self._name or kernels[0]
         self._signature = result.signatures[name]
-        assert result.module is not None
-        (op,) = [k for k in result.module.walk_type(KernelOp) if k.sym_name == name]
-        self._launch_info = launch_of(op)
-        cache.store(
-            k,
-            cache.Entry(
-                {"signature": self._signature.to_json(), "launch": self._launch_info.to_json()},
-                {},
-            ),
-        )
+        self._launch_info = launch_of(ops[name])
+        meta: dict[str, Any] = {
+            "signature": self._signature.to_json(), "launch": self._launch_info.to_json()
+        }  # fmt: skip
+        if self._launch_info.then is not None:
+            tail = self._launch_info.then
+            self._then = (result.signatures[tail], launch_of(ops[tail]))
+            meta["then"] = {"signature": self._then[0].to_json(),
+                            "launch": self._then[1].to_json()}  # fmt: skip
+        cache.store(k, cache.Entry(meta, {}))
 
     def _target(self, gpu_arch: str | None) -> str:
         if self.arch is not None:
@@ -311,9 +329,11 @@ class Kernel:
         k = self._key("variant", facts, target, assemble_for, _ptxas_identity())
         entry = cache.load(k)
         if entry is not None:
+            then = entry.meta.get("then_launch")
             compiled = _Compiled(
                 entry.meta["ptx"], entry.blobs.get("cubin"), entry.meta["resources"],
                 LaunchInfo.from_json(entry.meta["launch"]),
+                None if then is None else LaunchInfo.from_json(then),
             )  # fmt: skip
         else:
             result = self._compile(Stage.PTX, self._options(target, facts))
@@ -329,15 +349,13 @@ class Kernel:
                     )
                 cubin = assembled.cubin
                 resources = {n: vars(r) for n, r in assembled.resources.items()}
-            compiled = _Compiled(result.ptx, cubin, resources, launch)
+            then = None if launch.then is None else result.launches[launch.then]
+            compiled = _Compiled(result.ptx, cubin, resources, launch, then)
             blobs = {"cubin": cubin} if cubin is not None else {}
-            cache.store(
-                k,
-                cache.Entry(
-                    {"ptx": result.ptx, "resources": resources, "launch": launch.to_json()},
-                    blobs,
-                ),
-            )
+            meta = {"ptx": result.ptx, "resources": resources, "launch": launch.to_json()}
+            if then is not None:
+                meta["then_launch"] = then.to_json()
+            cache.store(k, cache.Entry(meta, blobs))
         self._compiled[(key, target, str(assemble_for))] = compiled
         self._last = compiled
         return compiled
@@ -349,9 +367,17 @@ class Kernel:
             target = self._target(None)
             result = self._compile(Stage.THREAD, self._options(target, self._facts(key)))
             launch = result.launches[self.name]
-            return Variant(
-                _CpuVariant(result.module), launch.dynamic_smem, resident_ctas=CPU_RESIDENT_CTAS
-            )
+            variant = Variant(
+                _CpuVariant(result.module, self.signature), launch.dynamic_smem,
+                resident_ctas=CPU_RESIDENT_CTAS,
+            )  # fmt: skip
+            if self._then is not None:
+                tail, smem = self._then[0], result.launches[self._then[0].kernel].dynamic_smem
+                variant.then = Variant(
+                    _CpuVariant(result.module, tail), smem, resident_ctas=CPU_RESIDENT_CTAS
+                )
+                variant.then.workspace = Workspace.of(tail, CPU_RESIDENT_CTAS, None)
+            return variant
         if self.device_ordinal is not None and ordinal not in (None, self.device_ordinal):
             raise ArgumentValueError(
                 f"{self.name}: the arrays are on GPU {ordinal}, but the kernel was made for "
@@ -369,19 +395,15 @@ class Kernel:
             fn = cuda.load_function(dev, compiled.cubin, self.name, ptx=False)
         else:
             fn = cuda.load_function(dev, compiled.ptx.encode(), self.name, ptx=True)
-        smem = compiled.launch.dynamic_smem
-        if smem > _DEFAULT_DYNAMIC_SMEM:
-            fn.allow_dynamic_smem(smem)
-        resident = 0
-        grid, block = compiled.launch.grid, compiled.launch.block
-        if grid is not None and any(names_resident_ctas(e) for e in grid):
-            if block is None:
-                raise ArgumentValueError(
-                    f"{self.name}: the grid names resident_ctas, which needs the block size "
-                    "at compile time (a 'threads' clause)"
-                )
-            resident = fn.resident_ctas(block[0] * block[1] * block[2], smem)
-        return Variant(fn, smem, fn.handle, int(fn.handle), resident)
+        variant = _loaded(fn, compiled.launch, bool(self.signature.implicit))
+        if self._then is not None:
+            assert compiled.then_launch is not None
+            tail = fn.sibling(self._then[0].kernel)
+            variant.then = _loaded(tail, compiled.then_launch, True)
+            variant.then.workspace = Workspace.of(
+                self._then[0], variant.then.resident_ctas, dev.ordinal
+            )
+        return variant
 
     def _run_cpu(self, variant: Variant, grid: Any, block: Any, smem: int, values: Any,
                  arrays: Any) -> None:  # fmt: skip
@@ -391,9 +413,10 @@ class Kernel:
         from cutec.cpu.reference import run_kernel  # the fallback, for ops native lacks
 
         compiled: _CpuVariant = variant.fn
-        (op,) = [k for k in compiled.module.walk_type(KernelOp) if k.sym_name == self.name]
+        name = compiled.signature.kernel
+        (op,) = [k for k in compiled.module.walk_type(KernelOp) if k.sym_name == name]
         args = []
-        for (name, kind), value in zip(self.signature.abi, values, strict=True):
+        for (name, kind), value in zip(compiled.signature.abi, values, strict=True):
             args.append(arrays[name] if kind == "ptr" else host_scalar(kind, value))
         if compiled.runner is None:
             try:
@@ -404,7 +427,7 @@ class Kernel:
             except native.Unsupported as e:
                 compiled.runner = "reference"
                 self.cpu_backend = f"reference ({e})"
-            _log.debug("kernel %s on the CPU: %s", self.name, self.cpu_backend)
+            _log.debug("kernel %s on the CPU: %s", op.sym_name, self.cpu_backend)
         if isinstance(compiled.runner, native.NativeKernel):
             native.run_kernel(op, grid, args, block=block, native=compiled.runner)
         else:
@@ -479,6 +502,24 @@ class Kernel:
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"
         return f"<cutec kernel {name} of {self.source.file}>"
+
+
+def _loaded(fn: cuda.Function, launch: LaunchInfo, needs_resident: bool) -> Variant:
+    """A loaded kernel, its dynamic shared memory allowed, and its resident CTAs counted
+    where its grid names them or `needs_resident` (a stream-K gemm's wave)."""
+    smem = launch.dynamic_smem
+    if smem > _DEFAULT_DYNAMIC_SMEM:
+        fn.allow_dynamic_smem(smem)
+    resident = 0
+    grid, block = launch.grid, launch.block
+    if needs_resident or (grid is not None and any(names_resident_ctas(e) for e in grid)):
+        if block is None:
+            raise ArgumentValueError(
+                f"{fn.name}: the grid names resident_ctas, which needs the block size "
+                "at compile time (a 'threads' clause)"
+            )
+        resident = fn.resident_ctas(block[0] * block[1] * block[2], smem)
+    return Variant(fn, smem, fn.handle, int(fn.handle), resident)
 
 
 def _ptxas_identity() -> tuple[str, int, int] | None:

@@ -43,14 +43,19 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MethodType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.signature import (
+    IMPLICIT_CTAS,
+    IMPLICIT_FLAGS,
+    IMPLICIT_WAVE,
+    IMPLICIT_WORKSPACE,
     RESIDENT_CTAS,
     KernelSignature,
+    LaunchInfo,
     ScalarParam,
     TensorParam,
     names_resident_ctas,
@@ -58,6 +63,9 @@ from cutec.ir.signature import (
 from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda, fastlaunch
 from cutec.runtime.errors import ArgumentErrors, ArgumentValueError
+
+if TYPE_CHECKING:
+    from cutec.runtime.workspace import Workspace
 
 # The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
 # base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
@@ -85,6 +93,8 @@ class Variant:
     handle: Any = None  # the CUfunction
     address: int = 0  # the CUfunction's address, for the C launch (fastlaunch)
     resident_ctas: int = 0  # CTAs the device holds at once (a grid may name it)
+    then: Variant | None = None  # a stream-K gemm's tail, launched after this kernel
+    workspace: Workspace | None = None  # a tail's partial tiles and flags
 
 
 class _Source:
@@ -160,34 +170,25 @@ def build_launcher(
     current_stream: Callable[[Any], int],
     *,
     cpu: bool = False,
+    then: tuple[KernelSignature, LaunchInfo] | None = None,
 ) -> tuple[Callable[..., None], list[tuple[str, str]]]:
     """The launch function of `signature`, and the facts each bit of its key stands for.
 
     `get_variant(key, device)` returns the loaded specialisation for key bits
     (bit i set: fact i holds). `specialize` names the run-time values and
-    pointers the key may cover.
+    pointers the key may cover. `then` is a stream-K gemm's tail (its signature and
+    launch facts), launched after the kernel with the same arguments and its implicit
+    ones (the variant's `then`).
     """
     errors = ArgumentErrors(signature.kernel)
     facts = dict(signature.facts)
-    layout = param_layout(signature.abi_types())
-    assert layout is not None, "the PTX emitter accepted these parameters"
-    fmt = "<"
-    at = 0
-    for p in layout:
-        fmt += "x" * (p.offset - at) + _STRUCT[p.ptx]
-        at = p.offset + p.size
-    buffer = ctypes.create_string_buffer(max(at, 1))
-    base = ctypes.addressof(buffer)
-    pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + p.offset for p in layout])
-
     env: dict[str, Any] = {
-        "_err": errors, "_view": arrays.view_of, "_pack": struct.Struct(fmt).pack_into,
-        "_buf": buffer, "_params": ctypes.addressof(pointers), "_variants": {}, "_checked": {},
+        "_err": errors, "_view": arrays.view_of, "_variants": {}, "_checked": {},
         "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
         "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
-        "_keep": (buffer, pointers), "_host_array": arrays.host_array,
-        "_lock": threading.Lock(),
+        "_host_array": arrays.host_array, "_lock": threading.Lock(),
     }  # fmt: skip
+    env["_pack"], env["_buf"], env["_params"], env["_keep"] = _param_buffer(signature)
     code = _Source()
     names: dict[str, str] = {}  # run-time name -> local variable
     first_use: dict[str, str] = {}  # run-time name -> the parameter that bound it
@@ -322,45 +323,46 @@ def build_launcher(
     code("if not (_g0 and _g1 and _g2):")
     code("    return  # an empty problem: nothing to launch")
     body = list(code.lines)  # shared with the resolve function (below)
-    abi_values = []
-    for name, kind in signature.abi:
-        abi_values.append(f"p_{local[name]}" if kind == "ptr" else names[name])
-    if cpu:
-        code(
-            f"_launch(_var, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, "
-            f"({', '.join(abi_values)},), _arrays)"
-        )
-    else:
+    # The values of the arguments the runtime supplies (a stream-K gemm's; docs/abi.md).
+    implicit = {
+        IMPLICIT_WAVE: "_var.resident_ctas", IMPLICIT_WORKSPACE: "_ws[0]",
+        IMPLICIT_CTAS: "_tv.workspace.ctas", IMPLICIT_FLAGS: "_ws[1]",
+    }  # fmt: skip
+
+    def values_of(sig: KernelSignature) -> str:
+        out = []
+        for name, kind in sig.abi:
+            if name in implicit:
+                out.append("0" if cpu and kind == "ptr" else implicit[name])
+            else:
+                out.append(f"p_{local[name]}" if kind == "ptr" else names[name])
+        return ", ".join(out)
+
+    if not cpu:
         code("if stream is None:")
         code("    _stream = _torch_stream(_dev) if _torch else 0")
         code("else:")
         code("    _stream = _stream_of(stream)")
         code("_smem = _var.smem if smem is None else smem")
-        # One parameter buffer per kernel object: packing it and launching from it is
-        # one step under a lock, or a second thread could repack it in between (the
-        # driver reads it during cuLaunchKernel).
-        code("with _lock:")
+    _launch_code(code, signature.kernel, "", values_of(signature), "_var", "_smem", cpu, gpu_env)
+    if then is not None:
+        tail, tail_launch = then
+        assert tail_launch.grid is not None and tail_launch.block is not None
+        env["_pack_t"], env["_buf_t"], env["_params_t"], env["_keep_t"] = _param_buffer(tail)
+        tail_names = {**names, IMPLICIT_WAVE: "_var.resident_ctas",
+                      RESIDENT_CTAS: "_tv.resident_ctas"}  # fmt: skip
+        # The tail: its own grid (empty when the last wave is not split) and block.
+        code("_tv = _var.then")
+        code(f"_g0, _g1, _g2 = {', '.join(grid_code(e, tail_names) for e in tail_launch.grid)}")
+        code("_b0, _b1, _b2 = " + ", ".join(str(b) for b in tail_launch.block))
+        code("if _g0 > 0 and _g1 > 0 and _g2 > 0:")
         code.depth += 1
-        code(f"_pack(_buf, 0, {', '.join(abi_values)})")
-        if gpu_env["_fast"]:  # the C launch (fastlaunch): plain ints in, an int out
-            code(
-                "_r = _cu_launch(_var.address, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
-                "_params)"
-            )
-        else:
-            code(
-                "_r = _cu_launch(_var.handle, _g0, _g1, _g2, _b0, _b1, _b2, _smem, _stream, "
-                "_params, 0)[0]"
-            )
-        code("if _r:")
-        code(
-            "    _launch_failed(_r, _var.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), _smem, _stream, "
-            "_params)"
-        )
+        code("_ws = _tv.workspace.get(0)" if cpu else "_ws = _tv.workspace.get(_stream)")
+        if cpu:
+            code(f"_arrays = {{**_arrays, {IMPLICIT_WORKSPACE!r}: _ws[0], "
+                 f"{IMPLICIT_FLAGS!r}: _ws[1]}}")  # fmt: skip
+        _launch_code(code, tail.kernel, "_t", values_of(tail), "_tv", "_tv.smem", cpu, gpu_env)
         code.depth -= 1
-        code(f"_pending.append({signature.kernel!r})")
-        code("if _blocking:")
-        code("    _synchronize_after(_var.fn, _stream)")
 
     env["_dim3"] = _dim3
     env.update(gpu_env)
@@ -375,7 +377,9 @@ def build_launcher(
     text = header + "\n" + "\n".join(code.lines) + "\n"
     if _uses_torch(signature) and not cpu:
         env["_Tensor"] = _torch_tensor_type()
-    plan = None if cpu or env["_blocking"] else _fast_plan(signature, local, names, origins)
+    # The C launcher launches one kernel with the caller's arguments only.
+    simple = not (cpu or env["_blocking"] or signature.implicit or then)
+    plan = _fast_plan(signature, local, names, origins) if simple else None
     if plan is not None:
         # The C launcher's way into Python for a shape it has not seen: every check and
         # lookup of the launch function, then what to launch instead of launching.
@@ -389,6 +393,54 @@ def build_launcher(
     fn.__variants__ = env["_variants"]
     fn.__fast_plan__ = plan
     return fn, key_facts
+
+
+def _param_buffer(signature: KernelSignature) -> tuple[Any, Any, int, Any]:
+    """The .param buffer of `signature` (docs/abi.md): a struct packer writing it, the
+    buffer, the address of the array of pointers to each parameter cuLaunchKernel
+    takes, and what must stay alive for them."""
+    layout = param_layout(signature.abi_types())
+    assert layout is not None, "the PTX emitter accepted these parameters"
+    fmt = "<"
+    at = 0
+    for p in layout:
+        fmt += "x" * (p.offset - at) + _STRUCT[p.ptx]
+        at = p.offset + p.size
+    buffer = ctypes.create_string_buffer(max(at, 1))
+    base = ctypes.addressof(buffer)
+    pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + p.offset for p in layout])
+    return struct.Struct(fmt).pack_into, buffer, ctypes.addressof(pointers), (buffer, pointers)
+
+
+def _launch_code(
+    code: _Source, kernel: str, suffix: str, values: str, var: str, smem: str, cpu: bool,
+    gpu_env: dict[str, Any],
+) -> None:  # fmt: skip
+    """Pack the parameters of variant `var` (into ``_buf<suffix>``) and launch it on
+    grid ``_g*`` and block ``_b*``."""
+    if cpu:
+        code(f"_launch({var}, (_g0, _g1, _g2), (_b0, _b1, _b2), {var}.smem, ({values},), _arrays)")
+        return
+    # One parameter buffer per kernel object: packing it and launching from it is
+    # one step under a lock, or a second thread could repack it in between (the
+    # driver reads it during cuLaunchKernel).
+    code("with _lock:")
+    code.depth += 1
+    code(f"_pack{suffix}(_buf{suffix}, 0, {values})")
+    args = f"_g0, _g1, _g2, _b0, _b1, _b2, {smem}, _stream, _params{suffix}"
+    if gpu_env["_fast"]:  # the C launch (fastlaunch): plain ints in, an int out
+        code(f"_r = _cu_launch({var}.address, {args})")
+    else:  # cuda.bindings' cuLaunchKernel, which also takes `extra`
+        code(f"_r = _cu_launch({var}.handle, {args}, 0)[0]")
+    code("if _r:")
+    code(
+        f"    _launch_failed(_r, {var}.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), {smem}, _stream, "
+        f"_params{suffix})"
+    )
+    code.depth -= 1
+    code(f"_pending.append({kernel!r})")
+    code("if _blocking:")
+    code(f"    _synchronize_after({var}.fn, _stream)")
 
 
 # The C launcher's argument kinds (fastlaunch.c): a tensor, a Python float, a Python int.

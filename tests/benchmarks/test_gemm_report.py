@@ -150,7 +150,7 @@ def test_a_define_sets_a_parameter_over_the_kernels_own_and_names_the_rows() -> 
     args = gemm.parse_args(argv)
     chosen = [k for k in args.kernels_selected if k.dtype == "f16f32"]
     (k,) = chosen
-    assert dict(k.defines) == {"BN": "128", "BK": "64", "THREADS": "128"}
+    assert dict(k.defines) == {"BN": "128", "BK": "64", "THREADS": "128", "STREAM_K": "true"}
     assert k.label == "gemm_auto.gemm_nt[BN=128,THREADS=128]"
     names = {i.name for i in gemm.plan(args) if i.family == "cutec"}
     assert "gemm_auto.gemm_nt[BN=128,THREADS=128]" in names

@@ -253,3 +253,47 @@ def test_stream_k_pair_against_float64(lay: str, t: str) -> None:
         assert torch.isfinite(c).all()
         assert _normwise(c, ref) < 1e-5, (m, n, k)
         assert not fl.any()
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
+def test_stream_k_true_against_float64(lay: str, t: str) -> None:
+    """gemm_auto with STREAM_K = true at the benchmark's tiles (128x256x64): one call,
+    the kernel and its tail, the wave and the workspace the runtime's. The cases of the
+    pair's test (split, split over two waves, unsplit; with `split_min_k = 0`, then the
+    example as written with K = 8200), then one on a second stream, which gets a
+    workspace of its own."""
+    text = (EXAMPLES / "gemm_auto.cute").read_text()
+    any_k = text.replace("stream_k = STREAM_K)", "stream_k = STREAM_K, split_min_k = 0)")
+    tiles = {"BN": 256, "BK": 64, "THREADS": 256, "STREAM_K": True}
+    kernels = {src: rt.jit(src, f"gemm_{lay}", T=t, **tiles) for src in (any_k, text)}
+    w = torch.cuda.get_device_properties(0).multi_processor_count
+    a_mn, b_mn = lay[0] == "n", lay[1] == "t"
+    cases = [(any_k, 128 * (w + 8), 200, 1000), (any_k, 2056, 256 * ((5 * w + 1) // 32), 520),
+             (any_k, 128 * (2 * w - 1), 256, 264), (text, 128 * (w + 8), 136, 8200)]  # fmt: skip
+    side = torch.cuda.Stream()
+    for i, (source, m, n, k) in enumerate([*cases, cases[0]]):
+        gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + k)
+        a = torch.randn(m, k, generator=gen, device="cuda").to(_TORCH[t])
+        b = torch.randn(n, k, generator=gen, device="cuda").to(_TORCH[t])
+        ga = a.t().contiguous().t() if a_mn else a
+        gb = b.t().contiguous().t() if b_mn else b
+        c0 = torch.randn(n, m, generator=gen, device="cuda").t()
+        c = c0.clone()
+        if i < len(cases):
+            kernels[source](ga, gb, c, 0.5, -1.0)
+        else:
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                kernels[source](ga, gb, c, 0.5, -1.0)
+            torch.cuda.current_stream().wait_stream(side)
+        ref = 0.5 * (a.double() @ b.double().t()) - c0.double()
+        assert torch.isfinite(c).all()
+        assert _normwise(c, ref) < 1e-5, (m, n, k)
+    torch.cuda.synchronize()
+    # (one workspace per loaded variant: the cases' extents specialise differently)
+    workspaces = [v.then.workspace for v in kernels[any_k]._launcher.__variants__.values()]
+    assert sorted(len(ws._by_stream) for ws in workspaces)[-1] == 2  # case 0's: 2 streams
+    for ws in workspaces:
+        for _, flags in ws._by_stream.values():
+            assert not torch.as_tensor(flags, device="cuda").any()

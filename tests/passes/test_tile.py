@@ -296,6 +296,9 @@ HEAD = (
          "split_min_k needs 'wave': it says when the tail after the waves splits"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), wave = 9, split_min_k = -1)",
          3, "split_min_k must be 0 or more, got -1"),
+        (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), stream_k = true, wave = 132)",
+         3, "stream_k = true takes the wave from the GPU (the kernel's resident CTAs): leave "
+         "out 'wave'"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 256)", 3,
          "num_threads = 256, but the kernel's 'threads' clause runs 128"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), acc_dtype = bf16)", 3,
@@ -493,4 +496,50 @@ def test_stream_k_launch_remarks() -> None:
         "tile: launch: grid (resident_ctas, or 0), as many CTAs as the GPU holds at once, "
         "sharing the k-tiles of the 128x256 tiles of C after the last full wave of W "
         "(stream-K); none when that wave is empty or more than two thirds full"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        (HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32), "
+                     "stream_k = true)\n  gemm(A, B, C, alpha, beta, tile = (128, 128, 32), "
+                     "stream_k = true)"),
+         "a kernel holds one stream_k = true gemm", 7),
+        (HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32), "
+                     "stream_k = true)").replace("beta: f32)", "beta: f32, stream_k_wave: int)"),
+         "stream_k = true adds a parameter 'stream_k_wave': rename the kernel's", 6),
+        (HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32), "
+                     "stream_k = true)") + "kernel k__tail() grid (1) threads 32 { }\n",
+         "kernel 'k__tail' is the name of kernel 'k''s stream-K tail", 8),
+    ],
+)  # fmt: skip
+def test_stream_k_true_misuse_is_one_located_error(text: str, message: str, line: int) -> None:
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE)
+    (d,) = info.value.diagnostics
+    assert d.message == message
+    assert d.location is not None and d.location.line == line
+
+
+def test_stream_k_true_remarks() -> None:
+    """`stream_k = true` says where the tail goes and how the tail's tile differs: at
+    128x256x64 of f16 its BK is 32, with a stage more."""
+    options = Options(kernel="gemm_tn", remarks=True,
+                      defines={"STREAM_K": True, "BN": 256, "BK": 64, "THREADS": 256})  # fmt: skip
+    path = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
+    result = compile(Source.from_file(path), Stage.CUTE, options)
+    said = [str(r.message) for r in result.remarks if "stream-K" in str(r.message)]
+    assert said == [
+        "tile: launch: grid (ceil_div(M,128), ceil_div(N,256)), one CTA per 128x256 tile of C "
+        "(those past the full waves of resident_ctas CTAs return at once when the stream-K "
+        "kernel takes the last wave's tiles)",
+        "tile: stream-K: the tiles after the last full wave go to kernel 'gemm_tn__tail', "
+        "which the runtime launches after this one when it splits them",
+        "tile: launch: grid (resident_ctas, or 0), as many CTAs as the GPU holds at once, "
+        "sharing the k-tiles of the 128x256 tiles of C after the last full wave of "
+        "resident_ctas CTAs (stream-K); none when that wave is empty or more than two thirds "
+        "full",
+        "tile: stream-K tail: BK = 32, 4 stages (half the first kernel's k-tile, a stage "
+        "more: a share's loop over tiles spills at its BK)",
     ]

@@ -108,3 +108,34 @@ def test_stream_k_pair_does_not_spill(lay: str, t: str, full: dict, tail: dict) 
         result = compile(Source.from_file(STREAM_K), Stage.CUBIN, options)
         usage = result.resources[kernel]
         assert not usage.spills and usage.stack_frame == 0, (kernel, usage)
+
+
+def _entries(ptx: str) -> dict[str, str]:
+    """Each `.entry` of a PTX module, its name made `K`, its `.loc` lines dropped."""
+    out = {}
+    for part in re.split(r"(?=\.visible \.entry )", ptx)[1:]:
+        name = re.match(r"\.visible \.entry (\w+)", part)[1]  # type: ignore[index]
+        body = part[: part.index("\n}\n") + 3]  # (a later entry's .extern is not its own)
+        out[name] = re.sub(r"^\s*\.loc .*\n", "", body.replace(name, "K"), flags=re.M)
+    return out
+
+
+def test_stream_k_true_is_the_measured_pair() -> None:
+    """gemm_auto with STREAM_K = true at the benchmark's f16 tiles (128x256x64) is one
+    module of two entries, `gemm_tn` and `gemm_tn__tail`, each the PTX of
+    examples/gemm_stream_k.cute's pair (measured in docs/performance.md) but for their
+    names, and neither spills on sm_80 (the smaller shared memory)."""
+    defines = {"BN": 256, "BK": 64, "THREADS": 256, "STREAM_K": True}
+    options = Options(kernel="gemm_tn", target="sm_80", defines=defines)
+    result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
+    assert result.ptx is not None
+    for kernel in ("gemm_tn", "gemm_tn__tail"):
+        usage = result.resources[kernel]
+        assert not usage.spills and usage.stack_frame == 0, (kernel, usage)
+    ours = _entries(result.ptx)
+    for kernel, mine in (("gemm_tn", "gemm_tn"), ("gemm_tn_tail", "gemm_tn__tail")):
+        # (the pair's defaults are these tiles: 128x256x64, the tail's BK 32 and 4 stages)
+        pair_options = Options(kernel=kernel, target="sm_80")
+        pair = compile(Source.from_file(STREAM_K), Stage.PTX, pair_options)
+        assert pair.ptx is not None
+        assert _entries(pair.ptx)[kernel] == ours[mine], kernel

@@ -151,6 +151,12 @@ class _FunctionLike(Operation):
     def args(self) -> list:
         return self.body.args
 
+    def add_arg(self, type: Type, name_hint: str) -> Value:
+        """Append an argument to the signature and the entry block."""
+        fn = self.function_type
+        self.attributes["function_type"] = TypeAttr(FunctionType((*fn.inputs, type), fn.results))
+        return self.body.add_arg(type, name_hint)
+
     def _build(
         self,
         sym_name: str,
@@ -246,6 +252,9 @@ KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
     "offsets": ("int", 1),  # bits of element-offset arithmetic (32: every tensor < 2^31)
     "arg_align": ("dict", 0),  # pointer argument -> the alignment in bytes it promised
     "arg_div": ("dict", 0),  # index argument -> what it is known to be divisible by
+    # Set by the frontend for a stream-K gemm (`stream_k = true`, docs/abi.md):
+    "implicit": ("names", 0),  # the trailing arguments the runtime supplies, by name
+    "then": ("name", 0),  # the kernel the runtime launches after this one (its tail)
 }
 
 
@@ -279,6 +288,13 @@ class KernelOp(_FunctionLike):
                 if not isinstance(attr, DictAttr):
                     raise self.error(f"'{key}' must be a dictionary attribute")
                 continue
+            if kind == "name":
+                if not isinstance(attr, StringAttr):
+                    raise self.error(f"'{key}' must be a string (a kernel's name)")
+                continue
+            if kind == "names":
+                self._verify_implicit(attr)
+                continue
             if kind == "array":
                 if not (isinstance(attr, DenseArrayAttr) and len(attr.values) == count):
                     raise self.error(f"'{key}' must be an array of {count} integers")
@@ -292,6 +308,16 @@ class KernelOp(_FunctionLike):
                 raise self.error(f"'{key}' must be >= {lowest}, got {values}")
         if "reqntid" in self.attributes and "maxntid" in self.attributes:
             raise self.error("'reqntid' and 'maxntid' are exclusive")
+
+    def _verify_implicit(self, attr: Attribute) -> None:
+        """`implicit` names the kernel's last arguments, in order."""
+        entries = attr.elements if isinstance(attr, ArrayAttr) else None
+        if entries is None or not all(isinstance(e, StringAttr) for e in entries):
+            raise self.error("'implicit' must be an array of argument names")
+        names = [e.value for e in entries]  # type: ignore[attr-defined]
+        last = [a.name_hint for a in self.args[len(self.args) - len(names) :]]
+        if len(names) > len(self.args) or names != last:
+            raise self.error(f"'implicit' names {names}, but the last arguments are {last}")
 
     def _verify_grid(self, attr: Attribute, count: int) -> None:
         """`grid` holds `count` integer expressions in `symbolic.parse_expr` syntax."""
