@@ -73,8 +73,9 @@ class Diagnostic:
 
     message: str
     location: Location | None = None
-    severity: str = "error"
-    notes: list[Note] = field(default_factory=list)
+    # By keyword only: a list of notes passed where the severity goes printed as one.
+    severity: str = field(default="error", kw_only=True)
+    notes: list[Note] = field(default_factory=list, kw_only=True)
 
     def render(self, sources: SourceManager = SOURCES) -> str:
         out = [_render_one(self.severity, self.message, self.location, sources)]

@@ -176,7 +176,7 @@ def signature(
                 Diagnostic(
                     f"parameter '{p.name}' is declared twice",
                     loc_of(p),
-                    [Note("first declared here", loc_of(seen_params[p.name]))],
+                    notes=[Note("first declared here", loc_of(seen_params[p.name]))],
                 )
             )
             continue
@@ -229,7 +229,7 @@ def element_type(ctx: BuildContext, ref: ast.TypeRef) -> T.Type | None:
         return DTYPES[ref.name]
     close = difflib.get_close_matches(ref.name, [*DTYPES, "int"], n=1)
     notes = [Note(f"did you mean '{close[0]}'?")] if close else []
-    ctx.errors.append(Diagnostic(f"unknown element type '{ref.name}'", loc_of(ref), notes))
+    ctx.errors.append(Diagnostic(f"unknown element type '{ref.name}'", loc_of(ref), notes=notes))
     return None
 
 
@@ -255,9 +255,11 @@ def bind_params(
         s = sym(name, divisibility=facts.get(name, 1))
         ctx.sym_values[s] = S.Runtime(args[name], s)
         ctx.scope.bind(name, ctx.sym_values[s], loc_of(node))
+    bound: set[str] = set()
     for p in k.params:
-        if p.name not in args or p.type is None:
-            continue
+        if p.name not in args or p.type is None or p.name in bound:
+            continue  # (a second declaration of a name is signature()'s error)
+        bound.add(p.name)
         arg = args[p.name]
         if p.type.dims is None:
             s = (

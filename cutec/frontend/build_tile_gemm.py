@@ -81,10 +81,10 @@ KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", 
 # 8192 x 8192 x K (docs/performance.md): a split saving 497 of K lost 2.5%, 993 lost
 # 0.5-1%, 1489 broke even and 1986 gained 0.2-0.7%.
 SPLIT_MIN_K = 2048
-# The tail kernel's k-tile under `stream_k = true`: half the first kernel's, with a
-# stage more, when that holds this many bits of K or more (BK = 64 of f16, 32 of
-# tf32). The loop over a share's tiles needs registers that fragments of four
-# k-blocks leave it only by spilling (BK = 64 spilled 16-32 bytes at 128x256).
+# The tail kernel's k-tile under `stream_k = true` is the first kernel's, but for
+# 32-bit (tf32) operands of this many bits of K or more: their loop over a share's
+# pieces needs more registers than BK = 32 leaves (12 bytes spilled in NN), so it runs
+# BK / 2 with a stage more.
 TAIL_HALVES_BK_BITS = 1024
 
 
@@ -105,7 +105,7 @@ def _at_call(d: Diagnostic, node: ast.Node) -> Diagnostic:
     if d.location is None or d.location.file != str(LIBRARY):
         return d
     note = Note("in the whole-tensor gemm's expansion (docs/passes.md, *tile*)", d.location)
-    return Diagnostic(d.message, loc_of(node), d.severity, [*d.notes, note])
+    return Diagnostic(d.message, loc_of(node), severity=d.severity, notes=[*d.notes, note])
 
 
 def _k_major(t: S.Tensor, name: str, node: ast.Node) -> bool:
@@ -322,14 +322,17 @@ def _implicit_workspace(
 
 
 def _tail_tile(tile: tuple[int, ...], stages: int, bits: int) -> tuple[tuple[int, ...], int, str]:
-    """The tail kernel's tile and stages (TAIL_HALVES_BK_BITS), and the remark saying so."""
+    """The tail kernel's tile and stages under `stream_k = true`, and the remark saying
+    so: the first kernel's, or for 32-bit operands at TAIL_HALVES_BK_BITS BK halved with
+    a stage more."""
     bm, bn, bk = tile
-    if bk * bits >= TAIL_HALVES_BK_BITS and bk % 2 == 0:
-        why = (
-            f"stream-K tail: BK = {bk // 2}, {stages + 1} stages (half the first kernel's "
-            "k-tile, a stage more: a share's loop over tiles spills at its BK)"
+    if bk % 2 == 0 and bits >= 32 and bk * bits >= TAIL_HALVES_BK_BITS:
+        why = f"32-bit operands: at BK = {bk} the loop over a share's pieces may spill"
+        return (
+            (bm, bn, bk // 2),
+            stages + 1,
+            f"stream-K tail: BK = {bk // 2}, {stages + 1} stages ({why})",
         )
-        return (bm, bn, bk // 2), stages + 1, why
     return tile, stages, f"stream-K tail: the first kernel's BK = {bk} and {stages} stages"
 
 

@@ -110,7 +110,7 @@ def build_module(
                 Diagnostic(
                     f"kernel '{k.name}' is defined twice",
                     loc_of(k),
-                    [Note("first defined here", loc_of(seen[k.name]))],
+                    notes=[Note("first defined here", loc_of(seen[k.name]))],
                 )
             )
             continue
@@ -152,7 +152,7 @@ def _build_tail(
     if clash is not None:
         note = Note(f"'{k.name}' is a stream-K gemm", loc_of(k))
         message = f"kernel '{name}' is the name of kernel '{k.name}''s stream-K tail"
-        return None, [Diagnostic(message, loc_of(clash), [note])]
+        return None, [Diagnostic(message, loc_of(clash), notes=[note])]
     ctx = BuildContext(globals_, target, stream_k_tail=True)
     op = build_kernel(ctx, k, defines, name)
     return (None if ctx.errors else op), ctx.errors

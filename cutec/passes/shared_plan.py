@@ -45,6 +45,13 @@ that does not touches nothing. The rules apply again inside (a loop in the
 branch, a branch in the loop body; inside a loop body the back-edge rule
 stays).
 
+*A buffer touched outside that op too* (a stream-K share's bounds, written before
+gemm_tiled's loop over the share's pieces and read in it) does not stop the
+descent into the op that alone touches the most bytes: it is pinned, live through
+all of it, and shares no bytes. A pinned buffer may cost a reuse the outer level
+allowed, so each level makes a plan and the smallest is kept (an inner one on a
+tie).
+
 *Placement.* First fit, in order of first touch: the lowest 128-byte-aligned
 offset that overlaps no earlier buffer it may not overlap. The total is the
 largest end; lower-to-thread reports a total past the target's limit at the
@@ -87,23 +94,62 @@ class _Buffer:
 
 
 def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -> SharedPlan:
-    """Offsets for the buffers of `sizes` (each `alloc_smem` of `kernel`, in bytes)."""
+    """Offsets for the buffers of `sizes` (each `alloc_smem` of `kernel`, in bytes): the
+    smallest of the plans made at the kernel's top level and inside each loop or branch
+    that holds the buffers' accesses (every plan is safe; an inner one sees more reuse,
+    but one that pins a buffer may see less)."""
     reuse = all(a.parent is kernel.body for a in sizes)
     top = list(kernel.body.ops)
     buffers, known = _live_ranges(top, sizes)
+    best = _place(buffers, top, reuse and known, False, align)
     repeats = False
-    # Every buffer's touches (or, untouched, its alloc) at one position: a loop over
-    # tiles, or a branch (the CTAs past a limit skip the work), whose ops are then the
-    # positions, as long as they are all in one op.
+    pinned: set[C.AllocSmemOp] = set()
+    # Every buffer's touches (or, untouched, its alloc) in one op: a loop over tiles, or
+    # a branch (the CTAs past a limit skip the work), whose ops are then the positions.
+    # A buffer also touched before or after that op is pinned: live through all of it,
+    # sharing no bytes (a stream-K share's bounds, written before its loop over pieces
+    # and read in it).
     while known:
-        at = {p for b in buffers.values() for p in (b.first, b.last)}
-        inner = _inner_block(top[at.pop()], sizes) if len(at) == 1 else None
+        inner, outside = _descent(top, buffers, sizes)
         if inner is None:
             break
         top, repeats = list(inner.ops), repeats or isinstance(inner.parent_op, scf.ForOp)
+        pinned |= outside
         buffers, known = _live_ranges(top, sizes)
-    reuse = reuse and known
-    made = {a: i for i, a in enumerate(sizes)}  # ties: the order the allocs come in
+        for a in pinned:
+            buffers[a] = _Buffer(a, sizes[a], 0, len(top), async_read=True)
+        if known:
+            plan = _place(buffers, top, reuse, repeats, align)
+            best = plan if plan.total <= best.total else best
+    return best
+
+
+def _descent(
+    top: list[Operation], buffers: dict[C.AllocSmemOp, _Buffer], sizes: dict[C.AllocSmemOp, int]
+) -> tuple[Block | None, set[C.AllocSmemOp]]:
+    """The loop body or branch of the top-level op that alone touches the most bytes of
+    buffers, and the buffers touched elsewhere too (None: no such op)."""
+    alone: dict[int, int] = {}
+    for b in buffers.values():
+        if b.first == b.last:
+            alone[b.first] = alone.get(b.first, 0) + b.size
+    if not alone:
+        return None, set()
+    at = max(alone, key=lambda p: (alone[p], -p))
+    inner = _inner_block(top[at], sizes)
+    outside = {b.alloc for b in buffers.values() if not b.first == b.last == at}
+    return inner, outside
+
+
+def _place(
+    buffers: dict[C.AllocSmemOp, _Buffer],
+    top: list[Operation],
+    reuse: bool,
+    repeats: bool,
+    align: int,
+) -> SharedPlan:
+    """First fit in order of first touch (ties: the order the allocs come in)."""
+    made = {a: i for i, a in enumerate(buffers)}
     order = sorted(buffers.values(), key=lambda b: (b.first, made[b.alloc]))
     offsets: dict[C.AllocSmemOp, int] = {}
     reusing: list[C.AllocSmemOp] = []

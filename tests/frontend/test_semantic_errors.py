@@ -518,3 +518,23 @@ def test_compile_time_parameters_are_recorded_on_the_kernel() -> None:
     # The default when no -D is given: every specialisation is named in the IR.
     module = compile_source(HEAD + "}\n", "t.cute")
     assert "params = {BM = 128 : i64}" in print_op(module)
+
+
+@pytest.mark.parametrize(
+    "params",
+    ["A: f32[M] : (1), A: f32", "A: f32, A: f32[M] : (1)", "A: f32[M] : (1), A: f32[M] : (1)"],
+)
+def test_a_parameter_declared_twice_is_one_error_with_a_note(params: str) -> None:
+    """Found by the value-mutation fuzzer: a scalar and a tensor of one name made the
+    second bind the first's argument (an internal compiler error). The diagnostic is
+    an error with a note at the first declaration (its notes were passed where the
+    severity goes, so it printed as the severity)."""
+    text = f"kernel k({params})\n  grid (1) threads 32\n{{\n}}\n"
+    with pytest.raises(CompileError) as info:
+        compile_source(text, "k.cute")
+    (d,) = info.value.diagnostics
+    assert (d.message, d.severity) == ("parameter 'A' is declared twice", "error")
+    assert d.location is not None and d.location.col == params.index(", A") + 12
+    (note,) = d.notes
+    assert note.message == "first declared here" and note.location is not None
+    assert note.location.col == 10

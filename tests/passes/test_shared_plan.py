@@ -132,6 +132,30 @@ def test_in_a_loop_the_reuse_needs_a_barrier_before_the_next_iteration(
     np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
 
 
+# The loop, its shift read from a buffer written before it (a stream-K share's bounds
+# in gemm_tiled): that buffer is pinned, live through the loop, and the two others
+# still share their bytes inside it.
+PINNED = LOOP.replace(
+    "  for i in range(n) {{",
+    "  sN = smem s64[make_layout(1)]\n  if thread.x == 0 {{\n    sN[0] = s64(1)\n  }}\n"
+    "  sync()\n  for i in range(n) {{",
+).replace("copy(local_partition(sX, mine, (thread.x + 1) % 128), r)",
+          "copy(local_partition(sX, mine, (thread.x + int(sN[0])) % 128), r)")  # fmt: skip
+
+
+def test_a_buffer_touched_before_a_loop_is_pinned_and_the_loop_still_reuses() -> None:
+    source = PINNED.format(back="    sync()")
+    assert "int(sN[0])" in source
+    assert _dynamic_smem(source) == 32768 + 128  # the pinned 8 bytes in their own 128
+    k = rt.jit(source, device="cpu")
+    rng = np.random.default_rng(4)
+    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
+    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
+    k(a, b, c, d, 3)
+    np.testing.assert_array_equal(c, np.roll(a, -3, axis=0))
+    np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
+
+
 # The two-buffer kernel inside a branch: the CTAs past a limit skip it (gemm_tiled's
 # past the full waves). A thread that takes the branch runs its ops in order.
 BRANCH = TWO_BUFFERS.replace(
@@ -197,10 +221,10 @@ def test_the_epilogue_takes_the_pipeline_stages_bytes() -> None:
     persistent = {**defines, "PERSIST": "true"}
     assert _dynamic_smem(text, kernel="gemm_nt", defines=persistent, target="sm_80") == 147456
     # The full waves' kernel of a stream-K pair (its tiles in a branch), and the tail
-    # (a loop over a share's tiles; BK = 32 in 4 stages: 98,304 bytes).
+    # (a loop over a share's tiles; its bounds, 32 bytes, pinned outside it).
     text = (EXAMPLES / "gemm_stream_k.cute").read_text()
     assert _dynamic_smem(text, kernel="gemm_nt", target="sm_80") == 147456
-    assert _dynamic_smem(text, kernel="gemm_nt_tail", target="sm_80") == 98304
+    assert _dynamic_smem(text, kernel="gemm_nt_tail", target="sm_80") == 147456 + 128
 
 
 def test_too_much_shared_memory_is_a_located_error() -> None:

@@ -101,8 +101,9 @@ STREAM_K = Path(__file__).parents[2] / "examples" / "gemm_stream_k.cute"
 def test_stream_k_pair_does_not_spill(lay: str, t: str, full: dict, tail: dict) -> None:
     """examples/gemm_stream_k.cute at the tiles its header gives per element type (f16,
     the defaults: tests/ptx/test_examples.py): the full waves' kernel (gemm_auto's)
-    and the tail, whose loop over a share's pieces keeps values across its k-loop
-    (BK = 64 made ptxas spill them: 16-32 bytes)."""
+    and the tail, whose loop over a share's pieces reads the share's bounds back from
+    shared memory after each k-loop (kept in registers across it, they made ptxas
+    spill 4-32 bytes at BK = 64)."""
     for kernel, defines in ((f"gemm_{lay}", full), (f"gemm_{lay}_tail", tail)):
         options = Options(kernel=kernel, target="sm_90a", defines={"T": t, **defines})
         result = compile(Source.from_file(STREAM_K), Stage.CUBIN, options)
@@ -124,7 +125,8 @@ def test_stream_k_true_is_the_measured_pair() -> None:
     """gemm_auto with STREAM_K = true at the benchmark's f16 tiles (128x256x64) is one
     module of two entries, `gemm_tn` and `gemm_tn__tail`, each the PTX of
     examples/gemm_stream_k.cute's pair (measured in docs/performance.md) but for their
-    names, and neither spills on sm_80 (the smaller shared memory)."""
+    names, and neither spills on sm_80 (the smaller shared memory: the tail's epilogue
+    chunk takes its stages' bytes too)."""
     defines = {"BN": 256, "BK": 64, "THREADS": 256, "STREAM_K": True}
     options = Options(kernel="gemm_tn", target="sm_80", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
@@ -134,8 +136,19 @@ def test_stream_k_true_is_the_measured_pair() -> None:
         assert not usage.spills and usage.stack_frame == 0, (kernel, usage)
     ours = _entries(result.ptx)
     for kernel, mine in (("gemm_tn", "gemm_tn"), ("gemm_tn_tail", "gemm_tn__tail")):
-        # (the pair's defaults are these tiles: 128x256x64, the tail's BK 32 and 4 stages)
+        # (the pair's defaults are these tiles: 128x256x64 in 3 stages)
         pair_options = Options(kernel=kernel, target="sm_80")
         pair = compile(Source.from_file(STREAM_K), Stage.PTX, pair_options)
         assert pair.ptx is not None
         assert _entries(pair.ptx)[kernel] == ours[mine], kernel
+
+
+def test_stream_k_true_tf32_does_not_spill() -> None:
+    """tf32 NN with STREAM_K = true at the benchmark's tf32 tiles (128x256x32): its tail
+    runs BK = 16 (at 32 the loop over a share's pieces spilled 12 bytes)."""
+    defines = {"T": "tf32", "BN": 256, "THREADS": 256, "STREAM_K": True}
+    options = Options(kernel="gemm_nn", target="sm_90a", defines=defines)
+    result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
+    for kernel in ("gemm_nn", "gemm_nn__tail"):
+        usage = result.resources[kernel]
+        assert not usage.spills and usage.stack_frame == 0, (kernel, usage)

@@ -627,6 +627,28 @@ kernel k(Y: i32[P] : (1))
     assert y[0] == 7
 
 
+def test_int_converts_a_scalar_to_int() -> None:
+    """`int(x)` makes an index of an integer scalar: an s32 read from shared memory
+    indexes a tensor (gemm_tiled.cute reads a stream-K share's bounds back so)."""
+    source = """
+kernel k(Y: i32[P] : (1))
+  grid (1) threads 32
+{
+  s = smem s64[make_layout(1)]
+  if thread.x == 0 {
+    s[0] = s64(5)
+  }
+  sync()
+  if thread.x == 1 {
+    Y[int(s[0]) - 3] = i32(int(s[0]) * size(Y, 0))
+  }
+}
+"""
+    y = np.zeros(7, np.int32)
+    rt.jit(source, device="cpu")(y)
+    assert y.tolist() == [0, 0, 35, 0, 0, 0, 0]
+
+
 def test_stream_k_tail_with_a_grid_of_its_own() -> None:
     """A tail kernel whose grid clause is not one wave: more CTAs than WS has slots and
     a second row. The CTAs past the slots, and every CTA of the second row, idle."""
