@@ -215,7 +215,10 @@ def gmma_layout_atom(name: str, idx: list[Any], node: ast.Index) -> Any:
 
 def call(ctx: BuildContext, node: ast.Call) -> Any:
     """``f[ct](args, k = v)``: a tiled object's method, a func (inlined), a builtin (by
-    the registry) or a conversion ``T(x)``."""
+    the registry) or a conversion ``T(x)``, ``int(x)`` among them (`int` names no value:
+    it is not an element type)."""
+    if _names_int(ctx, node.func):
+        return convert(ctx, T.index, [ctx.eval(a) for a in node.args], node)
     f = ctx.eval(node.func)
     ct_args: list[Any] = []
     if isinstance(f, tuple) and f and f[0] == "ct_args":
@@ -237,6 +240,13 @@ def call(ctx: BuildContext, node: ast.Call) -> Any:
     if isinstance(f, T.Type) and not ct_args and not kwargs:
         return convert(ctx, f, args, node)  # f32(x): a conversion
     raise error(f"{describe(f)} is not callable", node.func)
+
+
+def _names_int(ctx: BuildContext, func: ast.Expr) -> bool:
+    """Whether a call's callee is the builtin `int` (no local or global of that name)."""
+    if not (isinstance(func, ast.Name) and func.id == "int"):
+        return False
+    return ctx.scope.lookup("int") is None and "int" not in ctx.globals
 
 
 def call_func(

@@ -64,8 +64,6 @@ def eval_name(ctx: BuildContext, node: ast.Name) -> Any:
         return binding.value
     if node.id in DTYPES:
         return DTYPES[node.id]
-    if node.id == "int":  # int(x): a conversion to the language's int
-        return T.index
     found = lookup_global(ctx, node.id)
     if found is not None:
         return found
