@@ -544,3 +544,14 @@ def test_stream_k_true_remarks(target: str) -> None:
         "full",
         "tile: stream-K tail: the first kernel's BK = 64 and 3 stages",
     ]
+
+
+def test_each_remark_is_said_once() -> None:
+    """The tail kernel repeats the first kernel's choices, and an unrolled epilogue its
+    copies' (8 identical remarks before): each (message, line) is said once."""
+    options = Options(kernel="gemm_tn", remarks=True, defines={"STREAM_K": True})
+    path = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
+    result = compile(Source.from_file(path), Stage.PTX, options)
+    said = [(str(r.message), r.location) for r in result.remarks]
+    assert len(said) == len(set(said)) > 10
+    assert sum("stream-K tail" in m for m, _ in said) == 1
