@@ -208,9 +208,10 @@ def build_tile_gemm(
             persistent = False
             tile, stages, stream_k_remark = _tail_tile(tile, stages, bits)
         else:
+            tail = f"{_kernel(ctx).sym_name}__tail"
             stream_k_remark = (
-                f"stream-K: the tiles after the last full wave go to kernel '{_kernel_name(ctx)}"
-                "__tail', which the runtime launches after this one when it splits them"
+                f"stream-K: the tiles after the last full wave go to kernel '{tail}', which "
+                "the runtime launches after this one when it splits them"
             )
     schedule = "stream-K" if stream_k is not None else "persistent" if persistent else "tiles"
     k = a.layout.shape[1]
@@ -273,17 +274,17 @@ def _wave(v: Any, node: ast.Call) -> Any:
     return v
 
 
-def _kernel_name(ctx: BuildContext) -> str:
+def _kernel(ctx: BuildContext) -> KernelOp:
+    """The kernel being built."""
     kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
     assert isinstance(kernel, KernelOp)
-    return kernel.sym_name
+    return kernel
 
 
 def _implicit_arg(ctx: BuildContext, name: str, type: T.Type, node: ast.Call) -> Any:
     """A trailing argument of the kernel that the runtime supplies, listed in its
     `implicit` attribute (docs/abi.md)."""
-    kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
-    assert isinstance(kernel, KernelOp)
+    kernel = _kernel(ctx)
     if any(a.name_hint == name for a in kernel.args):
         raise error(f"stream_k = true adds a parameter '{name}': rename the kernel's", node)
     arg = kernel.add_arg(type, name)
@@ -383,8 +384,7 @@ def _infer_launch(
     `threads` (`num_threads =`, else `choose_threads`) and the grid, one CTA per tile of C
     (persistent: one wave, ``min(tiles, resident_ctas)``; stream-K: one wave, or none
     when the full waves' kernel takes every tile); the remarks saying so."""
-    kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
-    assert isinstance(kernel, KernelOp)
+    kernel = _kernel(ctx)
     remarks = []
     # A block size other than 128 or 256 is plan_gemm's located error.
     if threads is not None:
