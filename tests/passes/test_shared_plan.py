@@ -61,6 +61,14 @@ def _dynamic_smem(source: str, **options) -> int:
     return kernel.attributes["dynamic_smem"].value
 
 
+def _operands(seed: int) -> tuple[np.ndarray, ...]:
+    """A and B random, C and D NaN: (128, 64) f32 column-major, the kernels' four."""
+    rng = np.random.default_rng(seed)
+    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
+    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
+    return a, b, c, d
+
+
 @pytest.mark.parametrize(
     ("copy_x", "fence", "nbytes"),
     [
@@ -81,9 +89,7 @@ def test_a_buffer_reuses_a_dead_one_only_past_a_fence(copy_x: str, fence: str, n
 def test_reused_bytes_compute_right_on_the_cpu(copy_x: str) -> None:
     source = TWO_BUFFERS.format(copy_x=copy_x, fence="  sync()")
     k = rt.jit(source, device="cpu")
-    rng = np.random.default_rng(0)
-    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
-    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
+    a, b, c, d = _operands(0)
     k(a, b, c, d)
     np.testing.assert_array_equal(c, np.roll(a, -1, axis=0))
     np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
@@ -117,24 +123,9 @@ kernel k(A: f32[128, 64] : (1, 128), B: f32[128, 64] : (1, 128),
 """
 
 
-@pytest.mark.parametrize(("back", "nbytes"), [("    sync()", 32768), ("", 65536)])
-def test_in_a_loop_the_reuse_needs_a_barrier_before_the_next_iteration(
-    back: str, nbytes: int
-) -> None:
-    source = LOOP.format(back=back)
-    assert _dynamic_smem(source) == nbytes
-    k = rt.jit(source, device="cpu")
-    rng = np.random.default_rng(1)
-    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
-    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
-    k(a, b, c, d, 3)  # the race checker watches the reused bytes across iterations
-    np.testing.assert_array_equal(c, np.roll(a, -3, axis=0))
-    np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
-
-
 # The loop, its shift read from a buffer written before it (a stream-K share's bounds
-# in gemm_tiled): that buffer is pinned, live through the loop, and the two others
-# still share their bytes inside it.
+# in gemm_tiled): that buffer is pinned, live through the loop in bytes of its own, and
+# the two others still share theirs inside it.
 PINNED = LOOP.replace(
     "  for i in range(n) {{",
     "  sN = smem s64[make_layout(1)]\n  if thread.x == 0 {{\n    sN[0] = s64(1)\n  }}\n"
@@ -143,15 +134,19 @@ PINNED = LOOP.replace(
           "copy(local_partition(sX, mine, (thread.x + int(sN[0])) % 128), r)")  # fmt: skip
 
 
-def test_a_buffer_touched_before_a_loop_is_pinned_and_the_loop_still_reuses() -> None:
-    source = PINNED.format(back="    sync()")
-    assert "int(sN[0])" in source
-    assert _dynamic_smem(source) == 32768 + 128  # the pinned 8 bytes in their own 128
+@pytest.mark.parametrize(
+    ("source", "nbytes"),
+    [(LOOP.format(back="    sync()"), 32768), (LOOP.format(back=""), 65536),
+     (PINNED.format(back="    sync()"), 32768 + 128)],  # the pinned 8 bytes in their own 128
+    ids=["back-barrier", "no-back-barrier", "pinned"],
+)  # fmt: skip
+def test_in_a_loop_the_reuse_needs_a_barrier_before_the_next_iteration(
+    source: str, nbytes: int
+) -> None:
+    assert _dynamic_smem(source) == nbytes
     k = rt.jit(source, device="cpu")
-    rng = np.random.default_rng(4)
-    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
-    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
-    k(a, b, c, d, 3)
+    a, b, c, d = _operands(1)
+    k(a, b, c, d, 3)  # the race checker watches the reused bytes across iterations
     np.testing.assert_array_equal(c, np.roll(a, -3, axis=0))
     np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
 
@@ -173,9 +168,7 @@ def test_in_a_branch_the_reuse_follows_its_ops(fence: str, nbytes: int) -> None:
     assert "if block.x < n" in source
     assert _dynamic_smem(source) == nbytes
     k = rt.jit(source, device="cpu")
-    rng = np.random.default_rng(2)
-    a, b = (np.asfortranarray(rng.standard_normal((128, 64), dtype=np.float32)) for _ in "ab")
-    c, d = (np.asfortranarray(np.full((128, 64), np.nan, np.float32)) for _ in "cd")
+    a, b, c, d = _operands(2)
     k(a, b, c, d, 1)
     np.testing.assert_array_equal(d, np.roll(b, -1, axis=0))
     if fence:  # without the barrier the CPU's race checker reports the read of sX

@@ -556,12 +556,10 @@ def _stream_k_splitting_any_k() -> str:
 SK_SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128}
 
 
-def _run_stream_k_pair(
-    full: Any, tail: Any, lay: str, mnk: tuple[int, int, int], w: int, seed: int
-) -> np.ndarray:
-    """C = 2 A B^T - C0 by the full waves' kernel, then the tail (a slot of WS and a flag
-    per CPU resident CTA), exact against float64 (a tile written twice would subtract
-    C0 twice), the flags left zero; returns WS."""
+def stream_k_operands(lay: str, mnk: tuple[int, int, int], seed: int) -> tuple[np.ndarray, ...]:
+    """Small-integer A (M,K) and B (N,K) in float64, f16 copies laid out as `lay` says
+    (NT, TN, NN, TT), C0 and a column-major copy of it for C: every product and sum is
+    exact, so the result must equal 2 A B^T - C0 exactly."""
     m, n, k = mnk
     rng = np.random.default_rng(seed)
     a = rng.integers(-3, 4, (m, k)).astype(np.float64)
@@ -569,7 +567,16 @@ def _run_stream_k_pair(
     c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
     ga = (np.asfortranarray(a) if lay[0] == "n" else np.ascontiguousarray(a)).astype(np.float16)
     gb = (np.asfortranarray(b) if lay[1] == "t" else np.ascontiguousarray(b)).astype(np.float16)
-    c = np.asfortranarray(c0.copy())
+    return a, b, c0, ga, gb, np.asfortranarray(c0.copy())
+
+
+def _run_stream_k_pair(
+    full: Any, tail: Any, lay: str, mnk: tuple[int, int, int], w: int, seed: int
+) -> np.ndarray:
+    """C = 2 A B^T - C0 by the full waves' kernel, then the tail (a slot of WS and a flag
+    per CPU resident CTA), exact against float64 (a tile written twice would subtract
+    C0 twice), the flags left zero; returns WS."""
+    a, b, c0, ga, gb, c = stream_k_operands(lay, mnk, seed)
     ws = np.asfortranarray(np.full((32 * 32, CPU_RESIDENT_CTAS), np.nan, np.float32))
     fl = np.zeros(CPU_RESIDENT_CTAS, np.int32)
     full(ga, gb, c, 2.0, -1.0, w)

@@ -15,6 +15,7 @@ from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.signature import KernelSignature, LaunchInfo, ScalarParam, TensorParam
 from cutec.runtime.jit import CPU_RESIDENT_CTAS
+from tests.runtime.test_jit_cpu import stream_k_operands
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
 # Tiles small enough for the CPU: 32x32x32, 2 stages, 4 warps.
@@ -37,14 +38,7 @@ def _workspaces(k: rt.Kernel) -> list:
 def _run(k: rt.Kernel, lay: str, mnk: tuple[int, int, int], seed: int) -> None:
     """C = 2 A B^T - C0 in one call, exact against float64 (a tile the two kernels both
     wrote would subtract C0 twice)."""
-    m, n, kk = mnk
-    rng = np.random.default_rng(seed)
-    a = rng.integers(-3, 4, (m, kk)).astype(np.float64)
-    b = rng.integers(-3, 4, (n, kk)).astype(np.float64)
-    c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
-    ga = (np.asfortranarray(a) if lay[0] == "n" else np.ascontiguousarray(a)).astype(np.float16)
-    gb = (np.asfortranarray(b) if lay[1] == "t" else np.ascontiguousarray(b)).astype(np.float16)
-    c = np.asfortranarray(c0.copy())
+    a, b, c0, ga, gb, c = stream_k_operands(lay, mnk, seed)
     k(ga, gb, c, 2.0, -1.0)
     np.testing.assert_array_equal(c, 2.0 * a @ b.T - c0, err_msg=str(mnk))
 
