@@ -83,6 +83,19 @@ class Diagnostic:
         return "\n".join(out)
 
 
+def unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Each (message, location) once, in order: a statement in an unrolled loop, a func
+    inlined twice or a stream-K gemm's two kernels built from one source say the same
+    thing at the same place once per copy."""
+    seen: set[tuple[str, Location | None]] = set()
+    out = []
+    for d in diagnostics:
+        if (d.message, d.location) not in seen:
+            seen.add((d.message, d.location))
+            out.append(d)
+    return out
+
+
 def _render_one(severity: str, message: str, loc: Location | None, sources: SourceManager) -> str:
     if loc is None:
         return f"{severity}: {message}"

@@ -19,7 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError, Location, Note
+from cutec.diagnostics import (
+    CompileError,
+    Diagnostic,
+    InternalCompilerError,
+    Location,
+    Note,
+    unique,
+)
 from cutec.frontend import ast
 from cutec.frontend.build_header import (
     bind_ct_params,
@@ -129,7 +136,7 @@ def build_module(
                 op.attributes["then"] = StringAttr(tail.sym_name)
                 module.body.append(tail)
     if errors:
-        raise CompileError("", diagnostics=_unique(errors))
+        raise CompileError("", diagnostics=unique(errors))
     try:
         verify(module)
     except CompileError as e:  # the builder made IR its own verifier rejects: a bug
@@ -156,16 +163,3 @@ def _build_tail(
     ctx = BuildContext(globals_, target, stream_k_tail=True)
     op = build_kernel(ctx, k, defines, name)
     return (None if ctx.errors else op), ctx.errors
-
-
-def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """One report per mistake: a statement in an unrolled loop (or an inlined function
-    called twice) is built once per copy, and fails the same way at the same place."""
-    seen: set[tuple[str, object]] = set()
-    out = []
-    for d in diagnostics:
-        key = (d.message, d.location)
-        if key not in seen:
-            seen.add(key)
-            out.append(d)
-    return out

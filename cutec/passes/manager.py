@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
-from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError, Location
+from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError, Location, unique
 from cutec.ir.printer import print_op
 from cutec.ir.verifier import verify
 
@@ -179,7 +179,7 @@ class PassManager:
             start = time.perf_counter()
             self._run_one(p, module)
             self.timings.append((p.name, time.perf_counter() - start))
-            self._add_remarks(p.take_remarks())
+            self.remarks = unique([*self.remarks, *p.take_remarks()])  # once per line
             if opts.verify and (opts.verify_each or index == len(self.passes)):
                 self._verify(p, module, opts.verify_each)
             if opts.print_after_all or p.name in opts.print_after:
@@ -188,15 +188,6 @@ class PassManager:
                 self._dump(index, p.name, module)
         if opts.timing:
             self.print_timing()
-
-    def _add_remarks(self, remarks: list[Diagnostic]) -> None:
-        """Each remark once: an op repeated by unrolling, a func inlined twice, or a
-        stream-K gemm's two kernels say the same thing at the same line."""
-        seen = {(r.message, r.location) for r in self.remarks}
-        for r in remarks:
-            if (r.message, r.location) not in seen:
-                seen.add((r.message, r.location))
-                self.remarks.append(r)
 
     @staticmethod
     def _verify(p: Pass, module: ModuleOp, each: bool) -> None:
