@@ -41,7 +41,7 @@ import struct
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MethodType
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +95,9 @@ class Variant:
     resident_ctas: int = 0  # CTAs the device holds at once (a grid may name it)
     then: Variant | None = None  # a stream-K gemm's tail, launched after this kernel
     workspace: Workspace | None = None  # a tail's partial tiles and flags
+    # A tail's grid per shape (the launch function's `_sk`): its expression names the
+    # first kernel's and the tail's resident CTAs, fixed for the variant.
+    grids: dict[Any, tuple[int, int, int]] = field(default_factory=dict)
 
 
 class _Source:
@@ -353,7 +356,13 @@ def build_launcher(
                       RESIDENT_CTAS: "_tv.resident_ctas"}  # fmt: skip
         # The tail: its own grid (empty when the last wave is not split) and block.
         code("_tv = _var.then")
-        code(f"_g0, _g1, _g2 = {', '.join(grid_code(e, tail_names) for e in tail_launch.grid)}")
+        code("_tg = _tv.grids.get(_sk)")
+        code("if _tg is None:")
+        code("    if len(_tv.grids) > 4096:")
+        code("        _tv.grids.clear()")
+        code(f"    _tg = _tv.grids[_sk] = ("
+             f"{', '.join(grid_code(e, tail_names) for e in tail_launch.grid)})")  # fmt: skip
+        code("_g0, _g1, _g2 = _tg")
         code("_b0, _b1, _b2 = " + ", ".join(str(b) for b in tail_launch.block))
         code("if _g0 > 0 and _g1 > 0 and _g2 > 0:")
         code.depth += 1

@@ -56,6 +56,10 @@ def test_one_call_computes_every_tile_once(lay: str) -> None:
     assert all(w._by_stream == {} for w in _workspaces(k))  # no tail launched yet
     for i, mnk in enumerate([(96, 64, 200), (160, 64, 72), (96, 96, 40)]):
         _run(k, lay, mnk, seed=10 + i)
+    # the tail's grid is computed once per shape and variant, not at every call
+    _run(k, lay, (96, 64, 200), seed=10)
+    tails = [v.then for v in k._launcher.__variants__.values()]
+    assert sum(len(t.grids) for t in tails) == 6
     (ws,) = [w for w in _workspaces(k) if w._by_stream]
     partials, flags = ws.get(0)
     assert partials.shape == (32 * 32 * CPU_RESIDENT_CTAS,) and partials.dtype == np.float32
