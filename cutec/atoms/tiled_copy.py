@@ -138,8 +138,8 @@ class TiledCopy:
     def _tiler_rank(self) -> int:
         return len(self.tiler_mn) if isinstance(self.tiler_mn, tuple) else 1
 
-    def _tiler_shape(self) -> Any:
-        # shape(Tiler_MN): a layout mode contributes its shape.
+    def tiler_shape(self) -> Any:
+        """shape(Tiler_MN): the tile's extent per mode (a layout mode contributes its shape)."""
         t = self.tiler_mn
         if isinstance(t, tuple):
             return tuple(x.shape if isinstance(x, Layout) else x for x in t)
@@ -170,7 +170,7 @@ class TiledCopy:
         return self._tidfrg(layout, self.atom.val_layout_dst)
 
     def _layout_trg_tv(self, trg: Layout) -> Layout:
-        ref = Layout((self._tiler_shape(), 1))  # (M,N) -> (M,N), with a size-1 rest mode
+        ref = Layout((self.tiler_shape(), 1))  # (M,N) -> (M,N), with a size-1 rest mode
         return self.tile2thrfrg(ref, self._ref2trg(trg))((None, None, 0))
 
     def get_layoutS_TV(self) -> Layout:
@@ -187,7 +187,7 @@ class TiledCopy:
         r = layout.rank
         v = size(layout, 0)
         # (m,n) -> v_idx: the shape and order of the V values inside TiledLayout_TV.
-        inverse = right_inverse(self.layout_tv).with_shape(self._tiler_shape())
+        inverse = right_inverse(self.layout_tv).with_shape(self.tiler_shape())
         frg_layout_mn = upcast(inverse, self.num_threads * v)
         # (atom_vals, rest_vals) -> (v,m,n)
         frg_layout_v = zipped_divide(

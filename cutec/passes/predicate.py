@@ -35,16 +35,28 @@ located error asks for the fact.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from cutec.diagnostics import CompileError
+from cutec.analysis.bounds import ROOT_OPS, BoundsAnalysis, root_name
+from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import UnitAttr
 from cutec.ir.builder import Builder
 from cutec.ir.core import Operation, OpResult, Value
-from cutec.ir.dialects import arith
+from cutec.ir.dialects import arith, scf
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
-from cutec.ir.dialects.cute_attrs import LayoutAttr
-from cutec.ir.dialects.cute_compute import AxpbyOp, CopyAsyncOp, CopyIfOp, CopyOp, StoreOp
+from cutec.ir.dialects.cute_atomic import _AtomicOp
+from cutec.ir.dialects.cute_compute import (
+    AxpbyOp,
+    ClearOp,
+    CopyAsyncOp,
+    CopyIfOp,
+    CopyOp,
+    FillOp,
+    GemmOp,
+    LoadOp,
+    StoreOp,
+)
 from cutec.ir.dialects.cute_coord import (
     COORD_RADIX,
     CoordTensorType,
@@ -54,18 +66,16 @@ from cutec.ir.dialects.cute_coord import (
 )
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.cute_tensor import (
-    DivideOp,
-    LocalTileOp,
     MakeFragmentOp,
-    MakeTensorOp,
     RecastOp,
+    ViewOp,
     _ViewOp,
 )
 from cutec.ir.dialects.cute_types import LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.types import IndexType, IntegerType
-from cutec.layout import ComposedLayout, Layout, X, make_layout, size
-from cutec.layout.symbolic import Integer, is_static, known_divisible
+from cutec.layout import ComposedLayout, Layout, make_layout, size
+from cutec.layout.symbolic import is_static, known_divisible
 from cutec.passes.manager import Pass, working_on
 from cutec.target import AddressSpace
 
@@ -80,25 +90,37 @@ class Predicate(Pass):
     def run(self, module: ModuleOp) -> None:
         la = LayoutAnalysis()
         for kernel in list(module.walk_type(KernelOp)):
-            _KernelPredicates(kernel, la).run()
+            _KernelPredicates(kernel, la, self.remark).run()
+            # The pass's promise, checked: nothing it could not guard was left silent.
+            left = unguarded_accesses(kernel, BoundsAnalysis(LayoutAnalysis()))
+            assert not left, f"predicate left unguarded global accesses: {left}"
 
 
 class _KernelPredicates:
-    def __init__(self, kernel: KernelOp, la: LayoutAnalysis) -> None:
+    def __init__(
+        self, kernel: KernelOp, la: LayoutAnalysis, remark: Callable[[str, Location | None], None]
+    ) -> None:
         self.kernel = kernel
+        self.remark = remark
         self.la = la
+        self.bounds = BoundsAnalysis(la)
         self.identities: dict[Value, Value] = {}  # root tensor → its identity tensor
         self.mirrors: dict[Value, Value] = {}  # data view → its coordinate view
 
     def run(self) -> None:
         for op in list(self.kernel.walk()):
             with working_on(op):
+                self.report(op)
                 if isinstance(op, CopyOp):
                     self.copy(op)
                 elif isinstance(op, CopyAsyncOp) and op.pred is None:
                     self.copy_async(op)
                 elif isinstance(op, AxpbyOp) and op.pred is None:
                     self.axpby(op)
+                elif isinstance(op, LoadOp | StoreOp):
+                    self.element(op)
+                elif isinstance(op, GemmOp | ClearOp | FillOp | _AtomicOp):
+                    self.refuse_partial(op)
 
     # ------------------------------------------------------------------ ops
     def copy(self, op: CopyOp) -> None:
@@ -139,58 +161,122 @@ class _KernelPredicates:
         if partial:
             op.set_operands([*op.operands, self.predicate(op, op.y, partial)])
 
+    def element(self, op: LoadOp | StoreOp) -> None:
+        """One element of a view that may run past its tensor: read (zero outside) or
+        written under ``scf.if`` of its in-bounds test."""
+        partial = self.partial_modes(op.tensor)
+        if not partial:
+            return
+        b = Builder.before(op)
+        coords = self.mirror(op.tensor)
+        inside = self._inside(b, coords, op.index, partial)
+        guard = b.insert(scf.IfOp(inside, [op.result.type] if isinstance(op, LoadOp) else []))
+        guard.location = op.location
+        guard.attributes["residue"] = UnitAttr()
+        op.detach()
+        guard.then_block.append(op)
+        then = Builder.at_end(guard.then_block)
+        if isinstance(op, LoadOp):
+            op.result.replace_all_uses_with(guard.results[0])
+            then.insert(scf.YieldOp([op.result]))
+            other = Builder.at_end(guard.else_block)
+            zero = other.insert(arith.constant(0, op.result.type)).result
+            other.insert(scf.YieldOp([zero]))
+        else:
+            then.insert(scf.YieldOp([]))
+
+    def refuse_partial(self, op: Operation) -> None:
+        """Ops the pass cannot guard: a located error where one may run past its tensor."""
+        for v in op.operands:
+            if self.partial_modes(v):
+                what = _describe(self.bounds, v)
+                raise CompileError(
+                    f"'{op.name}' cannot be guarded where {what}: copy the tile to "
+                    "registers or shared memory first (copies are predicated), or assume "
+                    "the tiles divide the tensor",
+                    op.location,
+                )
+
+    def report(self, op: Operation) -> None:
+        """A remark for each global access: guarded (which modes), in bounds (by which
+        facts), or unchecked (a run-time index or slice coordinate)."""
+        for view, verb in _global_operands(op):
+            b = self.bounds.bounds_of(view)
+            if b is None:
+                continue
+            name = root_name(b.root)
+            extents = self.bounds.root_extents(b.root)
+            partial = set(range(len(extents))) if b.all_partial else set(b.partial)
+            if getattr(op, "pred", None) is not None:
+                how = "under the kernel's own predicate"
+            elif partial and isinstance(op, GemmOp | ClearOp | FillOp | _AtomicOp):
+                continue  # refuse_partial says why
+            elif partial:
+                modes = ", ".join(str(extents[k]) for k in sorted(partial))
+                how = f"guarded against {modes} (the tiles may not divide them)"
+            elif b.proven:
+                facts = ", ".join(f"{c.tile} | {c.extent}" for _, c in sorted(b.proven.items()))
+                how = f"in bounds: the tiles divide the tensor ({facts})"
+            else:
+                how = "in bounds: no mode is cut"
+            notes = [how]
+            index = getattr(op, "index", None) or next(iter(getattr(op, "indices", ())), None)
+            if index is not None and not _is_constant(index):
+                notes.append("unchecked: user index")
+            root = b.root
+            if isinstance(root, OpResult) and isinstance(root.op, ViewOp):
+                outer = self.bounds.bounds_of(root.op.source)
+                inside = root_name(outer.root) if outer is not None else "its tensor"
+                notes.append(f"unchecked: view {name} (line {_line(root.op)}) inside {inside}")
+            for k, where in sorted(b.unchecked.items()):
+                notes.append(
+                    f"unchecked: {extents[k]} fixed at a run-time coordinate (line {_line(where)})"
+                )
+            self.remark(f"global {verb} of {name}: " + "; ".join(notes), op.location)
+
     # ------------------------------------------------------------------ which modes
     def partial_modes(self, view: Value) -> dict[int, Value]:
-        """The modes of `view`'s global root whose last tile may be partial, with
-        the values of their extents; empty for a tensor that is not global."""
+        """The modes of `view`'s bounds root its elements may run past (see
+        cutec.analysis.bounds), with the values of their extents; empty for a tensor
+        that is not global or whose chain cuts no mode past its end."""
         t = view.type
         if not isinstance(t, TensorType) or t.space is not AddressSpace.GLOBAL:
             return {}
-        root = self.la.address_of(view).root
-        if isinstance(root, OpResult) and isinstance(root.op, RecastOp):
-            if self.partial_modes(root.op.source):
+        b = self.bounds.bounds_of(view)
+        if b is None:
+            raise CompileError(
+                "cannot tell which tensor this global view is cut from, so its accesses "
+                "cannot be guarded: make it from a kernel parameter",
+                _location_of(view),
+            )
+        modes = self.bounds.root_extents(b.root)
+        partial = set(range(len(modes))) if b.all_partial is not None else set(b.partial)
+        if not partial:
+            return {}
+        root = b.root
+        assert isinstance(root, OpResult)
+        if isinstance(root.op, RecastOp):
+            raise CompileError(
+                "a recast of a tile that may run past its tensor cannot be guarded: "
+                "guard the copy yourself (copy(..., pred = p)) or assume the tile full",
+                root.op.location,
+            )
+        out: dict[int, Value] = {}
+        for k in sorted(partial):
+            if isinstance(modes[k], tuple):
+                cut = b.partial.get(k)
                 raise CompileError(
-                    "a recast of a tile that may run past its tensor cannot be guarded: "
-                    "guard the copy yourself (copy(..., pred = p)) or assume the tile full",
-                    root.op.location,
+                    f"the nested mode {modes[k]} may be cut past its end; the predicate "
+                    "pass handles flat modes only: assume the tile divides it",
+                    (cut.op if cut is not None else b.all_partial or root.op).location,
                 )
-            return {}
-        if not (isinstance(root, OpResult) and isinstance(root.op, MakeTensorOp)):
-            return {}
-        shape = self.la.layout_of(root).shape
-        modes = shape if isinstance(shape, tuple) else (shape,)
-        partial: dict[int, Value] = {}
-        for use in root.uses:
-            tiler = use.owner.attributes.get("tiler")
-            if isinstance(use.owner, LocalTileOp | DivideOp) and isinstance(tiler, LayoutAttr):
-                # A layout tiler cuts the tensor's elements in its own order: full only
-                # when the tensor is static and the tiler's size divides it.
-                n, per = size(Layout(shape)), size(tiler.layout)
-                if not (is_static(n) and int(n) % int(per) == 0):
-                    raise CompileError(
-                        f"the layout tiler {tiler.layout} may cut {self.la.layout_of(root)} "
-                        "past its end, which the predicate pass cannot guard: give the "
-                        "tensor static extents the tiler's size divides, or tile it by "
-                        "integers",
-                        use.owner.location,
-                    )
-                continue
-            tiles = _tiles_of(use.owner)
-            for k, tile in enumerate(tiles):
-                if tile is None or k >= len(modes) or known_divisible(modes[k], tile):
-                    continue
-                if isinstance(modes[k], tuple):
-                    raise CompileError(
-                        f"the nested mode {modes[k]} may be cut past its end; the predicate "
-                        "pass handles flat modes only: assume the tile divides it",
-                        use.owner.location,
-                    )
-                partial[k] = self._extent(root.op, k)
-        return partial
+            out[k] = self._extent(root.op, k)
+        return out
 
-    def _extent(self, make: MakeTensorOp, k: int) -> Value:
-        """The value of extent k of `make`'s tensor (an operand, or a constant)."""
-        t = make.result.type
+    def _extent(self, make: Operation, k: int) -> Value:
+        """The value of extent k of a bounds root's tensor (an operand, or a constant)."""
+        assert isinstance(make, ROOT_OPS)
+        t = make.results[0].type
         assert isinstance(t, TensorType)
         shape = t.spec.shape if isinstance(t.spec.shape, tuple) else (t.spec.shape,)
         dynamic = [j for j, s in enumerate(shape) if not isinstance(s, int)]
@@ -212,8 +298,9 @@ class _KernelPredicates:
             return 1
         layout = self.la.layout_of(self.mirror(view))
         step = layout(1) - layout(0)
-        shape = self.la.layout_of(self.la.address_of(view).root).shape
-        modes = shape if isinstance(shape, tuple) else (shape,)
+        root = self.bounds.bounds_of(view)
+        assert root is not None
+        modes = self.bounds.root_extents(root.root)
         for k in partial:
             moves = (step // COORD_RADIX**k) % COORD_RADIX if isinstance(step, int) else 1
             if moves and not known_divisible(modes[k], values):
@@ -230,7 +317,7 @@ class _KernelPredicates:
         found = self.identities.get(root)
         if found is None:
             make = root.op
-            assert isinstance(make, MakeTensorOp)
+            assert isinstance(make, ROOT_OPS)
             layout = identity_layout(self.la.layout_of(root).shape)
             t = CoordTensorType(_rank(layout), spec_of(layout))
             extents = [self._extent(make, k) for k in _dynamic_modes(t.spec)]
@@ -246,7 +333,7 @@ class _KernelPredicates:
             return found
         assert isinstance(view, OpResult)
         op = view.op
-        if isinstance(op, MakeTensorOp):
+        if isinstance(op, ROOT_OPS):
             found = self.identity(view)
         elif isinstance(op, _ViewOp):
             source = self.mirror(op.source)
@@ -282,35 +369,22 @@ class _KernelPredicates:
         pred = b.insert(MakeFragmentOp(mask_type(layout))).result
         for i in range(0, int(n), step):
             index = b.insert(arith.constant(i, IndexType())).result
-            inside: Value | None = None
-            for k, extent in sorted(partial.items()):
-                c = b.insert(LoadCoordOp(coords, index, k)).result
-                less = b.insert(arith.CmpIOp("slt", c, extent)).result
-                inside = less if inside is None else b.insert(arith.AndIOp(inside, less)).result
-            assert inside is not None
-            b.insert(StoreOp(inside, pred, index))
+            b.insert(StoreOp(self._inside(b, coords, index, partial), pred, index))
         return pred
+
+    @staticmethod
+    def _inside(b: Builder, coords: Value, index: Value, partial: dict[int, Value]) -> Value:
+        """``coord_k(index) < extent_k`` for every partial mode k, as one i1."""
+        inside: Value | None = None
+        for k, extent in sorted(partial.items()):
+            c = b.insert(LoadCoordOp(coords, index, k)).result
+            less = b.insert(arith.CmpIOp("slt", c, extent)).result
+            inside = less if inside is None else b.insert(arith.AndIOp(inside, less)).result
+        assert inside is not None
+        return inside
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _tiles_of(op: Operation) -> list[Integer | None]:
-    """Per source mode, the tile size `op` cuts it by (None: not cut)."""
-    if isinstance(op, LocalTileOp):
-        tiler = _as_tuple(op.tiler.value)
-        proj = op.proj
-        if proj is not None:
-            keep = _as_tuple(proj.value)
-            tiler = tuple(t for t, p in zip(tiler, keep, strict=True) if p is not X)
-        return [t if isinstance(t, int) else None for t in tiler]
-    if isinstance(op, DivideOp):
-        return [t if isinstance(t, int) else None for t in _as_tuple(op.tiler.value)]
-    return []
-
-
-def _as_tuple(value: object) -> tuple:
-    return value if isinstance(value, tuple) else (value,)
 
 
 def _rank(layout: Layout) -> int:
@@ -339,3 +413,66 @@ def mask_type(layout: Layout | ComposedLayout) -> TensorType:
     its shape, compact (a swizzled layout's inner shape)."""
     shape = layout.shape if isinstance(layout, Layout) else layout.layout_b.shape
     return TensorType(IntegerType(1), AddressSpace.REGISTER, LayoutSpec.of(make_layout(shape)))
+
+
+def _location_of(v: Value) -> Location | None:
+    return v.op.location if isinstance(v, OpResult) else None
+
+
+def _describe(bounds: BoundsAnalysis, view: Value) -> str:
+    """Where `view` may run past its tensor, in the user's words."""
+    b = bounds.bounds_of(view)
+    assert b is not None
+    name = root_name(b.root)
+    extents = bounds.root_extents(b.root)
+    if b.all_partial is not None:
+        return f"a view (line {_line(b.all_partial)}) may run past {name}'s extents"
+    cuts = ", ".join(
+        f"{extents[k]} by {cut.tile} (line {_line(cut.op)})" for k, cut in sorted(b.partial.items())
+    )
+    return f"a tile of {name} may run past its end: {cuts} may not divide"
+
+
+def _line(op: Operation) -> str:
+    loc = op.location
+    return str(loc.line) if loc is not None else "?"
+
+
+def _global_operands(op: Operation) -> Iterator[tuple[Value, str]]:
+    """The global tensors `op` reads or writes, each with what it does to it."""
+    for v in op.operands:
+        t = v.type
+        if not isinstance(t, TensorType) or t.space is not AddressSpace.GLOBAL:
+            continue
+        if isinstance(op, CopyOp | CopyIfOp | CopyAsyncOp):
+            yield v, "load" if v is op.src else "store"
+        elif isinstance(op, AxpbyOp | _AtomicOp):
+            yield v, "update"
+        elif isinstance(op, LoadOp | GemmOp):
+            yield v, "load"
+        elif isinstance(op, StoreOp | ClearOp | FillOp):
+            yield v, "store"
+
+
+def _is_constant(v: Value) -> bool:
+    return isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp)
+
+
+def unguarded_accesses(kernel: Operation, bounds: BoundsAnalysis) -> list[str]:
+    """The global accesses of `kernel` that may run past their tensor and have no
+    guard: empty after the predicate pass (its invariant; tests check it over every
+    example). An access is guarded by a predicate operand or, for one element, by the
+    pass's ``scf.if {residue}``."""
+    left = []
+    for op in kernel.walk():
+        if getattr(op, "pred", None) is not None:
+            continue
+        parent = op.parent_op
+        if isinstance(op, LoadOp | StoreOp) and isinstance(parent, scf.IfOp):
+            if "residue" in parent.attributes:
+                continue
+        for view, _ in _global_operands(op):
+            b = bounds.bounds_of(view)
+            if b is None or b.partial or b.all_partial is not None:
+                left.append(f"{op.name} at {op.location}")
+    return left

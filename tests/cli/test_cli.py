@@ -150,6 +150,8 @@ def test_remarks_say_which_copy_atom_was_chosen_and_why_not_wider(capsys) -> Non
     args = ["compile", src, "--emit=thread", "--kernel", "copy_kernel", "--remarks"]
     assert main(args) == 0
     err = capsys.readouterr().err.splitlines()
+    first = next(i for i, line in enumerate(err) if ": remark: copy by " in line)
+    err = err[first:]
     assert err[0].startswith(f"{src}:32:3: remark: copy by UniversalCopy<uint32_t> (32-bit")
     assert "64-bit accesses not used: 2 consecutive elements of (_4,_8):(_32,8*M)" in err[0]
     assert err[1] == "  copy(thr_tile_S, fragment)" and err[2] == "  ^"
