@@ -43,7 +43,9 @@ def cases() -> list[tuple[str, Path, str | None, dict[str, str], str]]:
             continue
         tag = ",".join(f"{n}={v}" for n, v in k.defines)
         name = f"{k.example}.{k.kernel}[{tag}].sm_90a.ptx"
-        out.append((name, ROOT / "examples" / f"{k.example}.cute", k.kernel, dict(k.defines), "sm_90a"))
+        out.append(
+            (name, ROOT / "examples" / f"{k.example}.cute", k.kernel, dict(k.defines), "sm_90a")
+        )
     return out
 
 
@@ -53,6 +55,8 @@ def compile_one(path: Path, kernel: str | None, defines: dict[str, str], target:
         result = driver.compile(driver.Source.from_file(path), driver.Stage.PTX, options)
     except CompileError as e:  # an example that does not build for a target is a fact too
         return f"// compile error\n{e}\n"
+    except Exception as e:  # an internal error: a difference to report, not a crash
+        return f"// internal error\n{type(e).__name__}: {e}\n"
     assert result.ptx is not None
     return result.ptx
 

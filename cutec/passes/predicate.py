@@ -468,9 +468,9 @@ def unguarded_accesses(kernel: Operation, bounds: BoundsAnalysis) -> list[str]:
         if getattr(op, "pred", None) is not None:
             continue
         parent = op.parent_op
-        if isinstance(op, LoadOp | StoreOp) and isinstance(parent, scf.IfOp):
-            if "residue" in parent.attributes:
-                continue
+        guarded = isinstance(parent, scf.IfOp) and "residue" in parent.attributes
+        if isinstance(op, LoadOp | StoreOp) and guarded:
+            continue
         for view, _ in _global_operands(op):
             b = bounds.bounds_of(view)
             if b is None or b.partial or b.all_partial is not None:
