@@ -24,10 +24,11 @@ follows each mode of each view back to the root mode it runs along (its
     retile              nothing                        none
     compose             see below                      none
 
-A cut of a mode with no origin (a tile count, a partition's value mode), a
-composition whose image may leave its source and a layout tiler that may not
-divide its source all make every mode of the root partial: the guard then tests
-each coordinate, which is always sound. The coordinates a slice fixes and the
+A cut of a mode with no origin (a tile count, a partition's value mode) makes
+every mode of the root partial: the guard then tests each coordinate, which is
+always sound. A composition whose image may leave its source and a layout tiler
+that may not divide it take elements in their own order: `layout_cut` names
+them, and the predicate pass refuses them. The coordinates a slice fixes and the
 coordinates of a tile (`block.x`) are the launch's to keep in range, as in
 CuTe; a slice of a root mode at a run-time value is reported as unchecked.
 
@@ -88,8 +89,11 @@ class Bounds:
     proven: dict[int, Cut] = field(default_factory=dict)
     # Root modes fixed at a run-time coordinate nothing here bounds (slices).
     unchecked: dict[int, Operation] = field(default_factory=dict)
-    # Why every mode is partial where a cut had no origin (or None).
+    # A cut of a mode with no origin: every root mode is partial (or None).
     all_partial: Operation | None = None
+    # A layout tiler or composition that may take elements past its source, in an
+    # order identity-tensor predicates do not follow (or None).
+    layout_cut: Operation | None = None
 
     @property
     def root_rank(self) -> int:
@@ -142,6 +146,7 @@ class BoundsAnalysis:
             dict(parent.proven),
             dict(parent.unchecked),
             parent.all_partial,
+            parent.layout_cut,
         )
         extents = self._mode_extents(source)
         if isinstance(op, SliceOp):
@@ -162,7 +167,7 @@ class BoundsAnalysis:
             image = cosize(op.layout.layout)
             whole = size(Layout(tuple(extents)))
             if not (is_static(whole) and int(image) <= int(whole)):
-                b.all_partial = b.all_partial or op
+                b.layout_cut = b.layout_cut or op
             b.origins = (None,) * len(self._mode_extents(view))
         else:
             return None
@@ -191,7 +196,7 @@ class BoundsAnalysis:
             # source is static and the tiler's size divides it.
             n, per = size(Layout(tuple(extents))), size(tiler.layout)
             if not (is_static(n) and int(n) % int(per) == 0):
-                b.all_partial = b.all_partial or op
+                b.layout_cut = b.layout_cut or op
             b.origins = (None,) * len(self._mode_extents(op.results[0]))
             return
         tiles = list(_as_tuple(tiler.value))

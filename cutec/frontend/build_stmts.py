@@ -23,9 +23,9 @@ from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_control import build_for, build_if, build_while, target_names
 from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.build_tensors import element_index
 from cutec.frontend.scope import POISON, Poisoned
 from cutec.frontend.static_eval import describe, error, loc_of
-from cutec.ir import types as T
 from cutec.ir.dialects import cute as C
 
 if TYPE_CHECKING:
@@ -151,9 +151,8 @@ def store_element(ctx: BuildContext, target: ast.Index, value: Any, stmt: ast.No
     t = ctx.eval(target.value)
     if not isinstance(t, S.Tensor) or t.coord_rank:
         raise error(f"only elements of data tensors can be assigned, not {describe(t)}", target)
-    if len(target.indices) != 1:
-        raise error("an element is written with one linear index", target)
-    i = as_runtime(ctx, ctx.eval(target.indices[0]), target.indices[0], T.index)
+    idx = [ctx.eval(sub) for sub in target.indices]
+    i = element_index(ctx, t, idx, target)
     v = as_runtime(ctx, value, stmt, t.element)
     ctx.emit(C.StoreOp(v.value, t.value, i.value), stmt)
 

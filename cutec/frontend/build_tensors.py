@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_scalars import as_runtime
+from cutec.frontend.build_scalars import as_runtime, runtime_binop
 from cutec.frontend.static_eval import (
     algebra_errors,
     arity,
@@ -382,13 +382,50 @@ def tensor_index(ctx: BuildContext, t: S.Tensor, idx: list[Any], node: ast.Index
             ) from None
     if len(idx) == 1 and t.coord_rank:
         return coord_element(ctx, t, idx[0], node.indices[0])
+    i = element_index(ctx, t, idx, node)
+    return S.Runtime(ctx.emit(C.LoadOp(t.value, i.value), node).result)
+
+
+def element_index(ctx: BuildContext, t: S.Tensor, idx: list[Any], node: ast.Index) -> S.Runtime:
+    """The linear index of ``t[i]`` or ``t[c0, c1, ...]``: one coordinate per mode, in
+    CuTe's colexicographic order, ``i = c0 + c1 * size<0>(t) + c2 * size<0>(t) * size<1>(t)``
+    (a mode's coordinate is its own linear index when the mode is nested)."""
+    nodes = node.indices
     if len(idx) == 1:
-        i = as_runtime(ctx, idx[0], node.indices[0], T.index)
-        return S.Runtime(ctx.emit(C.LoadOp(t.value, i.value), node).result)
-    raise error(
-        f"an element is read with one linear index or a slice with '_'; got {len(idx)} coordinates",
-        node,
-    )
+        return as_runtime(ctx, idx[0], nodes[0], T.index)
+    rank = t.layout.rank
+    if len(idx) != rank:
+        raise error(
+            f"an element of a rank-{rank} tensor is named by one linear index or {rank} "
+            f"coordinates; got {len(idx)}",
+            node,
+        )
+    total: Any = 0
+    stride: Any = 1
+    for k, (c, sub) in enumerate(zip(idx, nodes, strict=True)):
+        if isinstance(c, tuple):
+            raise error("each coordinate of an element is one integer (a mode's index)", sub)
+        extent = size(t.layout, k)
+        if isinstance(c, int) and is_static(extent) and not 0 <= c < int(extent):
+            raise error(f"coordinate {c} is outside mode {k} of extent {extent}", sub)
+        if not is_static(extent):
+            op = C.SizeOp(t.value, TupleAttr(k))
+            extent = S.Runtime(ctx.emit(op, node).result, extent)
+        total = _index_op(ctx, "+", total, _index_op(ctx, "*", c, stride, sub), sub)
+        stride = _index_op(ctx, "*", stride, extent, sub)
+    return as_runtime(ctx, total, node, T.index)
+
+
+def _index_op(ctx: BuildContext, op: str, a: Any, b: Any, node: ast.Node) -> Any:
+    """``a op b`` of index values: folded where both are static."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b if op == "+" else a * b
+    if (op == "+" and b == 0) or (op == "*" and b == 1):
+        return a
+    if (op == "+" and a == 0) or (op == "*" and a == 1):
+        return b
+    ra, rb = as_runtime(ctx, a, node, T.index), as_runtime(ctx, b, node, T.index)
+    return runtime_binop(ctx, op, ra, rb, node)
 
 
 def _fits(coord: Any, shape: Any) -> bool:

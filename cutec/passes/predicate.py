@@ -46,6 +46,7 @@ from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialects import arith, scf
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute_atomic import _AtomicOp
+from cutec.ir.dialects.cute_attrs import LayoutAttr
 from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
     ClearOp,
@@ -202,8 +203,8 @@ class _KernelPredicates:
         facts), or unchecked (a run-time index or slice coordinate)."""
         for view, verb in _global_operands(op):
             b = self.bounds.bounds_of(view)
-            if b is None:
-                continue
+            if b is None or b.layout_cut is not None:
+                continue  # partial_modes refuses it
             name = root_name(b.root)
             extents = self.bounds.root_extents(b.root)
             partial = set(range(len(extents))) if b.all_partial else set(b.partial)
@@ -250,6 +251,8 @@ class _KernelPredicates:
                 _location_of(view),
             )
         modes = self.bounds.root_extents(b.root)
+        if b.layout_cut is not None:
+            self._refuse_layout_cut(b.layout_cut)
         partial = set(range(len(modes))) if b.all_partial is not None else set(b.partial)
         if not partial:
             return {}
@@ -272,6 +275,22 @@ class _KernelPredicates:
                 )
             out[k] = self._extent(root.op, k)
         return out
+
+    def _refuse_layout_cut(self, op: Operation) -> None:
+        """A layout (a layout tiler, a composition) may take elements past their source
+        in its own order, which identity-tensor predicates do not follow: refused."""
+        source = op.operands[0]
+        composed = "layout" in op.attributes
+        what = "composed layout" if composed else "layout tiler"
+        layout = op.attributes["layout" if composed else "tiler"]
+        assert isinstance(layout, LayoutAttr)
+        raise CompileError(
+            f"the {what} {layout.layout} may cut {self.la.layout_of(source)} "
+            "past its end, which the predicate pass cannot guard: give the "
+            "tensor static extents the layout's size divides, or tile it by "
+            "integers",
+            op.location,
+        )
 
     def _extent(self, make: Operation, k: int) -> Value:
         """The value of extent k of a bounds root's tensor (an operand, or a constant)."""
@@ -473,6 +492,6 @@ def unguarded_accesses(kernel: Operation, bounds: BoundsAnalysis) -> list[str]:
             continue
         for view, _ in _global_operands(op):
             b = bounds.bounds_of(view)
-            if b is None or b.partial or b.all_partial is not None:
+            if b is None or b.partial or b.all_partial or b.layout_cut:
                 left.append(f"{op.name} at {op.location}")
     return left
