@@ -439,7 +439,7 @@ class ViewKernel:
     root: Root
     steps: tuple[Step, ...]
     loop: int | None  # steps[loop] slices at the loop index k
-    transfer: str  # "copy", "axpby", "elements", "columns"
+    transfer: str  # "copy", "axpby", "copy_if", "elements", "columns"
     copy_tv: tuple[tuple[int, int], tuple[int, int]] | None  # a TiledCopy's (thr, val)
     threads: int
     grid: tuple[GridDim, GridDim, GridDim]
@@ -456,25 +456,29 @@ class ViewKernel:
         return v
 
     def coordinates(self, extents: dict[str, int]) -> np.ndarray:
-        """The encoded root coordinate of every element every thread of every block
-        accesses in every loop iteration (flat)."""
+        """The encoded root coordinate of every element that every thread of every block
+        moves in every loop iteration (flat): copy_if's only where its predicate holds."""
         axes = _axes(tuple(g.value(extents) for g in self.grid), self.threads)
-        return self.view.evaluate(extents, axes).reshape(-1)
+        codes = self.view.evaluate(extents, axes)
+        if self.transfer != "copy_if":
+            return codes.reshape(-1)
+        i = np.arange(codes.shape[-1])
+        return codes[np.broadcast_to(_selected(i, axes["t"][..., None]), codes.shape)]
 
     def features(self) -> tuple[str, ...]:
         """What the kernel does that the failures of a run are sorted by: a slice of the
         root ("slice"), a make_tensor root ("view", "flat"), element accesses
-        ("elements"), tiles that may lie wholly past the extents, from the grid or a
-        constant index ("overhang"), a partition among threads of a rank-3 root
-        ("rank3-partition")."""
+        ("elements"), a copy_if of the user's ("copy_if"), tiles that may lie wholly past
+        the extents, from the grid or a constant index ("overhang"), a partition among
+        threads of a rank-3 root ("rank3-partition")."""
         out = []
         first = next(i for i, s in enumerate(self.steps) if isinstance(s, Tile))
         if first:
             out.append("slice")
         if self.root.kind != "param":
             out.append(self.root.kind)
-        if self.transfer == "elements":
-            out.append("elements")
+        if self.transfer in ("elements", "copy_if"):
+            out.append(self.transfer)
         extra = any(g.extra and (g.extent is not None or g.extra > 1) for g in self.grid)
         consts = [c for s in self.steps if isinstance(s, Slice | Tile) for c in _leaves(s.coord)]
         if extra or any(isinstance(c, Idx) and c.axis == "const" and c.value for c in consts):
@@ -540,11 +544,12 @@ class ViewKernel:
         a, c = names["A"], names["C"]
         lines = [f"r = make_fragment_like({a})"]
         pred = ""
-        if manual:
-            p = names["P"]
-            lines.append(f"p = make_fragment_like({p}, dtype = bool)")
-            inside = f"p[i] = elem_less({p}[i], shape(mP))"
-            lines.append(f"for i in range(size(p)) unroll {{ {inside} }}")
+        guards = [f"elem_less({names['P']}[i], shape(mP))"] if manual else []
+        if self.transfer == "copy_if":
+            guards.append(SELECTED)
+        if guards:
+            lines.append(f"p = make_fragment_like({a}, dtype = bool)")
+            lines.append(f"for i in range(size(p)) unroll {{ p[i] = {' and '.join(guards)} }}")
         cp = "cp, " if self.copy_tv is not None else ""
         if self.transfer == "elements":
             for dst, src in (("r", a), (c, "r")):
@@ -563,13 +568,20 @@ class ViewKernel:
                     f"copy({cp}{src}[{keep}, j], {dst}[{keep}, j]{pred}) }}"
                 )
         else:
-            pred = ", pred = p" if manual else ""
+            pred = ", pred = p" if guards else ""
             lines.append(f"copy({cp}{a}, r{pred})")
             if self.transfer == "axpby" and not manual:
                 lines.append(f"axpby(alpha, r, beta, {c})")
             else:
                 lines.append(f"copy({cp}r, {c}{pred})")
         return lines
+
+
+SELECTED = "(i + thread.x) % 2 == 0"  # copy_if's predicate of element i, run-time
+
+
+def _selected(i: np.ndarray, t: np.ndarray) -> np.ndarray:
+    return (i + t) % 2 == 0  # SELECTED
 
 
 def _modes(layout: Layout) -> tuple:
@@ -707,7 +719,9 @@ def _draw(g: _Gen) -> ViewKernel | None:
     layout = _layout(root, steps, threads)
     if int(product(layout.shape)) > MAX_FRAGMENT or threads > 64:
         return None
-    transfer = g.pick(["copy", "axpby", "elements", "columns"], [0.4, 0.3, 0.15, 0.15])
+    transfer = g.pick(
+        ["copy", "axpby", "copy_if", "elements", "columns"], [0.35, 0.25, 0.1, 0.15, 0.15]
+    )
     if transfer == "columns" and len(_modes(layout)) < 2:
         transfer = "copy"
     assumes = []

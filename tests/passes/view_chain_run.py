@@ -16,12 +16,14 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from cutec.layout.errors import LayoutWarning
 from tests.passes.view_chain_gen import R, ViewKernel, random_kernel, value_of
 
 # --------------------------------------------------------------------------- launches
@@ -247,6 +249,9 @@ class Report:
     failures: list[str] = field(default_factory=list)
     refusals: Counter = field(default_factory=Counter)  # messages, without the location
     failing: Counter = field(default_factory=Counter)  # failing kernels by their features
+    # Kernels whose compile warned that a composition is not the function composition
+    # (a LayoutWarning a pass lets out as a Python warning), by the warning.
+    layout_warnings: Counter = field(default_factory=Counter)
     kernels: int = 0
 
 
@@ -259,7 +264,12 @@ def run(seed: int, kernels: range, launches: int, manual: bool = False,
         rng = np.random.default_rng([seed, i])
         k = random_kernel(rng)
         shapes = [random_launch(k, rng) for _ in range(launches)]
-        outcomes = run_cases(k, shapes, rng, manual)
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always", LayoutWarning)
+            outcomes = run_cases(k, shapes, rng, manual)
+        report.layout_warnings.update(
+            {str(w.message) for w in warned if w.category is LayoutWarning}
+        )
         report.kernels += 1
         report.counts.update(o.kind for o in outcomes)
         for o in outcomes[:1]:
@@ -305,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"({done / elapsed:.1f} cases/s): {dict(report.counts)}", flush=True)  # fmt: skip
     for message, n in report.refusals.most_common():
         print(f"refused ({n} kernels): {message}")
+    for message, n in report.layout_warnings.most_common():
+        print(f"compiled with a LayoutWarning ({n} kernels): {message}")
     for features, n in report.failing.most_common():
         print(f"failing kernels ({features}): {n}")
     if args.failures:
