@@ -48,6 +48,10 @@ class Launch:
 
 
 def random_launch(k: ViewKernel, rng: np.random.Generator) -> Launch:
+    """Extents that satisfy the kernel's facts: multiples of the tile that cuts them,
+    smaller than a tile, or anything up to four tiles and more (multiples of 16 too
+    when the kernel specialises, so that both of its variants run); for a flat root,
+    strides in its mode orders with random padding."""
     divisors = {e: 1 for e in k.root.dynamic()}
     for e, d in k.assumes:
         divisors[e] = math.lcm(divisors[e], d)
@@ -85,8 +89,10 @@ def random_launch(k: ViewKernel, rng: np.random.Generator) -> Launch:
 
 @dataclass
 class Outcome:
-    """One case: "ok", "refused" (a located CompileError) or a failure ("wrong",
-    "runtime", "ice", "unlocated", "error"), with what to reproduce it."""
+    """One case: "ok", "refused" (a located CompileError) or a failure: "wrong" (C or A
+    not as the oracle says), "runtime" (a check of the CPU backend fired, or the launch
+    raised), "ice" (an internal compiler error), "unlocated" (a CompileError not located
+    in the kernel); `detail` has the message, the kernel and the launch."""
 
     kind: str
     detail: str = ""
