@@ -39,7 +39,11 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _check(report: runner.Report) -> None:
-    assert not report.failures, "\n\n".join(report.failures)
+    """Fails with each failing kernel's first failure of each kind: the message, the
+    kernel and the launch."""
+    if report.failures:
+        counts = ", ".join(f"{n} {kind}" for kind, n in sorted(report.counts.items()))
+        pytest.fail(f"{counts}\n\n" + "\n\n".join(report.failures), pytrace=False)
 
 
 # --------------------------------------------------------------------------- random chains
