@@ -11,12 +11,12 @@ A chain moves coordinates past an extent only where it *cuts* a mode into
 tiles: a cut by T of a mode of extent E leaves a partial last tile unless T
 divides E (the `div` facts and `assume`s; `known_divisible`). Everything else a
 chain does selects elements of its source (a slice at a coordinate, a thread's
-partition of a tile the threads divide) or regroups them. So the analysis
+partition of a tile the threads divide, a slice of a tile) or regroups them. So the analysis
 follows each mode of each view back to the root mode it runs along (its
 *origin*), and a cut that may not divide marks that root mode *partial*:
 
     view op             cuts                           result modes' origins
-    slice               nothing                        the kept (`_`) modes'
+    slice               a root mode, at its coordinate  the kept (`_`) modes'
     local_tile          mode j by tiler_j (after step)  tiles: mode j's; rests: none
     divide (integers)   mode j by tiler_j              by kind (logical keeps j)
     local_partition     mode j by thr_layout_j         mode j's
@@ -28,12 +28,13 @@ A cut of a mode with no origin (a tile count, a partition's value mode) makes
 every mode of the root partial: the guard then tests each coordinate, which is
 always sound. A composition whose image may leave its source and a layout tiler
 that may not divide it take elements in their own order: `layout_cut` names
-them, and the predicate pass refuses them. The coordinates a slice fixes and the
-coordinates of a tile (`block.x`) are the launch's to keep in range, as in
-CuTe; a slice of a root mode at a run-time value is reported as unchecked.
+them, and the predicate pass refuses them. The coordinates of a tile
+(`block.x` in `local_tile(A, tiler, (block.x, _))`) are the launch's to keep
+below the number of tiles, as in CuTe: a grid of more CTAs than tiles reads past
+a tensor whose tiles are all whole (the CPU backend's bounds check reports it).
 
-`Bounds.partial` is what the `predicate` pass guards; `Bounds.proven` and
-`Bounds.unchecked` are what `--remarks` says. TMA tensor maps will take their
+`Bounds.partial` is what the `predicate` pass guards; with `Bounds.proven` it
+is what `--remarks` says. TMA tensor maps will take their
 extents from the same roots.
 """
 
@@ -87,8 +88,6 @@ class Bounds:
     partial: dict[int, Cut] = field(default_factory=dict)
     # Root modes cut only by tiles proven to divide them.
     proven: dict[int, Cut] = field(default_factory=dict)
-    # Root modes fixed at a run-time coordinate nothing here bounds (slices).
-    unchecked: dict[int, Operation] = field(default_factory=dict)
     # A cut of a mode with no origin: every root mode is partial (or None).
     all_partial: Operation | None = None
     # A layout tiler or composition that may take elements past its source, in an
@@ -144,7 +143,6 @@ class BoundsAnalysis:
             parent.origins,
             dict(parent.partial),
             dict(parent.proven),
-            dict(parent.unchecked),
             parent.all_partial,
             parent.layout_cut,
         )
@@ -185,8 +183,12 @@ class BoundsAnalysis:
             origin = b.origins[j] if j < len(b.origins) else None
             if c is UNDERSCORE or (isinstance(c, tuple) and _has_underscore(c)):
                 kept.append(origin)
-            elif origin is not None and not isinstance(c, int) and _is_whole(b, origin):
-                b.unchecked.setdefault(origin, op)
+            elif origin is not None and _is_whole(b, origin):
+                # A coordinate of a whole root mode: in bounds only below its extent.
+                extent = product(extents[j])
+                inside = isinstance(c, int) and is_static(extent) and 0 <= c < int(extent)
+                if not inside:
+                    b.partial.setdefault(origin, Cut(origin, extent, 1, op))
         b.origins = tuple(kept)
 
     def _tile(self, op: LocalTileOp | DivideOp, b: Bounds, extents: list[Integer]) -> None:

@@ -36,7 +36,7 @@ from cutec.ir.materialize import IntegerMaterializer
 from cutec.ir.types import IndexType
 from cutec.layout import Layout
 from cutec.layout.inttuple import leaves
-from cutec.layout.symbolic import SymInt
+from cutec.layout.symbolic import Integer, SymInt
 from cutec.passes.manager import Pass, working_on
 
 
@@ -61,6 +61,12 @@ class Partition(Pass):
                     address = la.address_of(op.result)
                     if not isinstance(address.layout, Layout):
                         continue  # swizzled: the op keeps saying it
+                    values = leaves((address.layout.shape, address.layout.stride))
+                    if not all(_fits_index(x) for x in (address.offset, *values)):
+                        # A coordinate tensor's mode-2 offset is a multiple of R**2 = 2**64
+                        # (cute_coord.py): no index value holds it; the op keeps saying it,
+                        # and lower-to-thread takes each mode's digit before materialising.
+                        continue
                     b = Builder.before(op)
                     m = IntegerMaterializer(b, symbol, IndexType())
                     offset = m(address.offset)
@@ -74,3 +80,11 @@ class Partition(Pass):
                     view.results[0].name_hint = op.result.name_hint
                     op.result.replace_all_uses_with(view.result)
                     op.erase()
+
+
+def _fits_index(x: Integer) -> bool:
+    """Whether every integer of `x` (its constant and coefficients) fits a 64-bit index."""
+    limit = 2**63
+    if isinstance(x, int):
+        return -limit <= x < limit
+    return -limit <= x.const < limit and all(-limit <= k < limit for _, k in x.terms)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from cutec.analysis.bounds import ROOT_OPS, BoundsAnalysis, root_name
+from cutec.analysis.bounds import ROOT_OPS, Bounds, BoundsAnalysis, root_name
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import UnitAttr
 from cutec.ir.builder import Builder
@@ -69,6 +69,7 @@ from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.cute_tensor import (
     MakeFragmentOp,
     RecastOp,
+    SliceOp,
     ViewOp,
     _ViewOp,
 )
@@ -118,6 +119,8 @@ class _KernelPredicates:
                     self.copy_async(op)
                 elif isinstance(op, AxpbyOp) and op.pred is None:
                     self.axpby(op)
+                elif isinstance(op, CopyIfOp | CopyAsyncOp | AxpbyOp):
+                    self.users_predicate(op)
                 elif isinstance(op, LoadOp | StoreOp):
                     self.element(op)
                 elif isinstance(op, GemmOp | ClearOp | FillOp | _AtomicOp):
@@ -162,6 +165,25 @@ class _KernelPredicates:
         if partial:
             op.set_operands([*op.operands, self.predicate(op, op.y, partial)])
 
+    def users_predicate(self, op: CopyIfOp | CopyAsyncOp | AxpbyOp) -> None:
+        """A copy or axpby under the kernel's own predicate whose global side may run past
+        its tensor: element i moves where the user's predicate and its in-bounds test
+        both hold (the user's predicate need not test bounds; where it does, the two
+        tests are the same arithmetic, which CSE merges)."""
+        if "residue" in op.attributes:
+            return  # this pass's own guard
+        users = op.pred
+        assert users is not None
+        views = [op.y] if isinstance(op, AxpbyOp) else [op.src, op.dst]
+        for view in views:
+            partial = self.partial_modes(view)
+            if not partial:
+                continue
+            step = 1 if isinstance(op, AxpbyOp) else self._check_vectors(op, view, partial)
+            pred = self.predicate(op, view, partial, step, users)
+            op.set_operands([pred if v is users else v for v in op.operands])
+            return
+
     def element(self, op: LoadOp | StoreOp) -> None:
         """One element of a view that may run past its tensor: read (zero outside) or
         written under ``scf.if`` of its in-bounds test."""
@@ -199,8 +221,9 @@ class _KernelPredicates:
                 )
 
     def report(self, op: Operation) -> None:
-        """A remark for each global access: guarded (which modes), in bounds (by which
-        facts), or unchecked (a run-time index or slice coordinate)."""
+        """A remark for each global access: guarded (which modes, and why), in bounds (by
+        which facts); what it cannot check (a run-time index, an explicit view's place)
+        is said as unchecked."""
         for view, verb in _global_operands(op):
             b = self.bounds.bounds_of(view)
             if b is None or b.layout_cut is not None:
@@ -208,13 +231,18 @@ class _KernelPredicates:
             name = root_name(b.root)
             extents = self.bounds.root_extents(b.root)
             partial = set(range(len(extents))) if b.all_partial else set(b.partial)
-            if getattr(op, "pred", None) is not None:
+            if getattr(op, "pred", None) is not None and "residue" not in op.attributes:
                 how = "under the kernel's own predicate"
+                if partial:
+                    how += " and guarded against " + ", ".join(
+                        _why_partial(b, k, extents[k]) for k in sorted(partial)
+                    )
             elif partial and isinstance(op, GemmOp | ClearOp | FillOp | _AtomicOp):
                 continue  # refuse_partial says why
             elif partial:
-                modes = ", ".join(str(extents[k]) for k in sorted(partial))
-                how = f"guarded against {modes} (the tiles may not divide them)"
+                how = "guarded against " + ", ".join(
+                    _why_partial(b, k, extents[k]) for k in sorted(partial)
+                )
             elif b.proven:
                 facts = ", ".join(f"{c.tile} | {c.extent}" for _, c in sorted(b.proven.items()))
                 how = f"in bounds: the tiles divide the tensor ({facts})"
@@ -229,10 +257,6 @@ class _KernelPredicates:
                 outer = self.bounds.bounds_of(root.op.source)
                 inside = root_name(outer.root) if outer is not None else "its tensor"
                 notes.append(f"unchecked: view {name} (line {_line(root.op)}) inside {inside}")
-            for k, where in sorted(b.unchecked.items()):
-                notes.append(
-                    f"unchecked: {extents[k]} fixed at a run-time coordinate (line {_line(where)})"
-                )
             self.remark(f"global {verb} of {name}: " + "; ".join(notes), op.location)
 
     # ------------------------------------------------------------------ which modes
@@ -372,9 +396,15 @@ class _KernelPredicates:
         return found
 
     def predicate(
-        self, op: Operation, view: Value, partial: dict[int, Value], step: int = 1
+        self,
+        op: Operation,
+        view: Value,
+        partial: dict[int, Value],
+        step: int = 1,
+        users: Value | None = None,
     ) -> Value:
-        """An i1 fragment: element i is ``coord_k(i) < extent_k`` for every partial mode k.
+        """An i1 fragment: element i is ``coord_k(i) < extent_k`` for every partial mode k
+        (and ``users[i]``, the kernel's own predicate, where given).
 
         With `step` > 1 (an atom moving that many elements under one predicate, the
         first one's) only every step-th element is computed: the others are never read.
@@ -388,7 +418,11 @@ class _KernelPredicates:
         pred = b.insert(MakeFragmentOp(mask_type(layout))).result
         for i in range(0, int(n), step):
             index = b.insert(arith.constant(i, IndexType())).result
-            b.insert(StoreOp(self._inside(b, coords, index, partial), pred, index))
+            inside = self._inside(b, coords, index, partial)
+            if users is not None:
+                theirs = b.insert(LoadOp(users, index)).result
+                inside = b.insert(arith.AndIOp(theirs, inside)).result
+            b.insert(StoreOp(inside, pred, index))
         return pred
 
     @staticmethod
@@ -446,10 +480,19 @@ def _describe(bounds: BoundsAnalysis, view: Value) -> str:
     extents = bounds.root_extents(b.root)
     if b.all_partial is not None:
         return f"a view (line {_line(b.all_partial)}) may run past {name}'s extents"
-    cuts = ", ".join(
-        f"{extents[k]} by {cut.tile} (line {_line(cut.op)})" for k, cut in sorted(b.partial.items())
-    )
-    return f"a tile of {name} may run past its end: {cuts} may not divide"
+    cuts = ", ".join(_why_partial(b, k, extents[k]) for k in sorted(b.partial))
+    return f"a view of {name} may run past its end: {cuts}"
+
+
+def _why_partial(b: Bounds, k: int, extent: object) -> str:
+    """``M (a tile of 32, line 9)`` or ``L (a slice coordinate, line 7)``: why root mode k
+    is tested."""
+    cut = b.partial.get(k)
+    if cut is None:
+        return f"{extent}"
+    if isinstance(cut.op, SliceOp):
+        return f"{extent} (a slice coordinate, line {_line(cut.op)})"
+    return f"{extent} (a tile of {cut.tile}, line {_line(cut.op)})"
 
 
 def _line(op: Operation) -> str:

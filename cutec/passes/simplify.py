@@ -14,7 +14,8 @@
 4. the constant reassociate left last in a pointer's offset is added after the
    pointer (thread.ptr_add's `ConstantOffsetLast`), so accesses that differ by
    a constant share one pointer and the constant becomes the address offset;
-5. cse — one op per expression, hoisted ones and new constants included.
+5. cse — one op per expression, hoisted ones and new constants included; then
+   ``x & x`` and ``x | x`` of values CSE made one fold to ``x``.
 
 Strength reduction turns index math into shifts and masks. Division and
 remainder by 2^k agree with a shift and a mask for every unsigned dividend,
@@ -188,6 +189,15 @@ class Simplify(Pass):
         # pointer (thread.ptr_add's ConstantOffsetLast), so CSE shares the rest.
         apply_patterns_greedily(module, PatternSet([ConstantOffsetLast()]), config)
         CSE().run(module)
+        fold_idempotent(module)
+
+
+def fold_idempotent(module: Operation) -> None:
+    """``x & x → x`` and ``x | x → x`` where CSE made the two operands one value (a
+    copy under the kernel's own bounds test and the predicate pass's same test)."""
+    for op in list(module.walk()):
+        if isinstance(op, arith.AndIOp | arith.OrIOp) and op.lhs is op.rhs:
+            op.replace_with([op.lhs])
 
 
 def reduce_strength(module: Operation) -> None:

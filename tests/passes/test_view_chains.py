@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import cutec.runtime as rt
+from cutec.cpu.reference_memory import AccessError
 from cutec.layout.coords import crd2idx
 from tests.passes import view_chain_gen as gen
 from tests.passes import view_chain_run as runner
@@ -280,12 +281,13 @@ kernel k(A: f32[M], C: f32[M])
 """
 
 
-def test_a_tile_wholly_past_the_end_is_guarded() -> None:
-    """M % 4 == 0 makes every tile full, but the grid has one block more than tiles:
-    its tile lies past the end (a full mode is not an in-bounds coordinate)."""
+def test_a_tile_wholly_past_the_end_is_the_launchs_to_avoid() -> None:
+    """M % 4 == 0 makes every tile whole, and tile coordinates are the launch's to keep
+    below the number of tiles (as in CuTe; cutec.analysis.bounds): a grid of one block
+    more than tiles reads past A, which the CPU backend's bounds check reports."""
     a, c = _values((12,)), _nan((12,))
-    _jit(OVERHANG)(A=a, C=c)
-    assert np.array_equal(c, a)
+    with pytest.raises(AccessError, match="out-of-bounds load"):
+        _jit(OVERHANG)(A=a, C=c)
 
 
 RANK3_PARTITION = """
