@@ -43,7 +43,7 @@ def test_signature_of_sgemm_2() -> None:
     assert nt.params == (
         TensorParam("A", "f32", ("M", "K"), (1, "ldA"), 16),
         TensorParam("B", "f32", ("N", "K"), (1, "ldB"), 16),
-        TensorParam("C", "f32", ("M", "N"), (1, "ldC"), 4),
+        TensorParam("C", "f32", ("M", "N"), (1, "ldC"), 4, "write"),
         ScalarParam("alpha", "f32"),
         ScalarParam("beta", "f32"),
     )
