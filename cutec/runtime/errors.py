@@ -134,12 +134,31 @@ class ArgumentErrors:
     def scalar_range(self, param: str, declared: str, value: int) -> ArgumentValueError:
         return ArgumentValueError(f"{self._where(param)}: {value} does not fit {declared}")
 
+    def scalar_overflow(self, param: str, declared: str, value: float) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)}: {value!r} is beyond the range of {declared} (it would "
+            "be passed as inf)"
+        )
+
     def no_launch_shape(self, what: str) -> ArgumentTypeError:
         return ArgumentTypeError(f"{self.kernel}: the kernel declares no {what}: pass {what}=")
 
     def grid(self, grid: tuple[int, ...]) -> ArgumentValueError:
         return ArgumentValueError(
             f"{self.kernel}: the grid {grid} must be 1 to 3 non-negative sizes"
+        )
+
+    def launch_shape_type(self, what: str, value: Any) -> ArgumentTypeError:
+        return ArgumentTypeError(f"{self.kernel}: {what}= takes 1 to 3 integers; got {value!r}")
+
+    def launch_shape(self, what: str, value: Any, why: str) -> ArgumentValueError:
+        return ArgumentValueError(f"{self.kernel}: {what}={value!r}: {why}")
+
+    def block(self, got: tuple[int, int, int], declared: tuple[int, int, int]
+              ) -> ArgumentValueError:  # fmt: skip
+        return ArgumentValueError(
+            f"{self.kernel}: block={got}, but the kernel is compiled for blocks of {declared} "
+            "threads (its 'threads' clause); leave block= out"
         )
 
 

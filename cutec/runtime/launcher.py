@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import keyword
+import math
 import numbers
 import re
 import struct
@@ -62,7 +63,7 @@ from cutec.ir.signature import (
 )
 from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda, fastlaunch
-from cutec.runtime.errors import ArgumentErrors, ArgumentValueError
+from cutec.runtime.errors import ArgumentErrors
 
 if TYPE_CHECKING:
     from cutec.runtime.workspace import Workspace
@@ -76,6 +77,10 @@ SPECIALIZE_ALIGN = 16
 _STRUCT = {"u64": "Q", "s64": "q", "s32": "i", "s16": "h", "s8": "b", "u8": "B",
            "f32": "f", "f64": "d", "b16": "H"}  # fmt: skip
 _INT_RANGES = {"i64": 64, "index": 64, "i32": 32, "i16": 16, "i8": 8}
+# The least magnitude a float scalar's type rounds to inf: with p significand bits and
+# largest exponent e, the largest finite value is (2 - 2^(1-p)) 2^e, and from half an ulp
+# above it, 2^(e+1) - 2^(e-p), round-to-nearest-even gives inf.
+FLOAT_OVERFLOW = {"f32": 2.0**128 - 2.0**103, "bf16": 2.0**128 - 2.0**119, "f16": 65520.0}
 
 _EXPR_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|//|[-+*%(),\s]")
 
@@ -116,9 +121,15 @@ def scalar_value(errors: ArgumentErrors, param: str, declared: str, value: Any) 
     if declared in ("f32", "f64", "f16", "bf16"):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise errors.scalar(param, declared, value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond every float
+            raise errors.scalar_overflow(param, declared, value) from None
+        if math.isfinite(number) and abs(number) >= FLOAT_OVERFLOW.get(declared, math.inf):
+            raise errors.scalar_overflow(param, declared, value)
         if declared in ("f16", "bf16"):
-            return int(np.array(value, numpy_dtype(DTYPES[declared])).view(np.uint16))
-        return float(value)
+            return int(np.array(number, numpy_dtype(DTYPES[declared])).view(np.uint16))
+        return number
     if declared == "i1":
         if not isinstance(value, bool | numbers.Integral):
             raise errors.scalar(param, declared, value)
@@ -174,6 +185,7 @@ def build_launcher(
     *,
     cpu: bool = False,
     then: tuple[KernelSignature, LaunchInfo] | None = None,
+    max_block: tuple[int, int, int] | None = None,
 ) -> tuple[Callable[..., None], list[tuple[str, str]]]:
     """The launch function of `signature`, and the facts each bit of its key stands for.
 
@@ -181,7 +193,8 @@ def build_launcher(
     (bit i set: fact i holds). `specialize` names the run-time values and
     pointers the key may cover. `then` is a stream-K gemm's tail (its signature and
     launch facts), launched after the kernel with the same arguments and its implicit
-    ones (the variant's `then`).
+    ones (the variant's `then`). `block` is the kernel's block (its `threads` clause),
+    `max_block` an upper bound of it, where the kernel has one.
     """
     errors = ArgumentErrors(signature.kernel)
     facts = dict(signature.facts)
@@ -189,7 +202,8 @@ def build_launcher(
         "_err": errors, "_view": arrays.view_of, "_variants": {}, "_checked": {},
         "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
         "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
-        "_host_array": arrays.host_array, "_lock": threading.Lock(),
+        "_host_array": arrays.host_array, "_lock": threading.Lock(), "_dims": launch_dims,
+        "_count": launch_count,
     }  # fmt: skip
     env["_pack"], env["_buf"], env["_params"], env["_keep"] = _param_buffer(signature)
     code = _Source()
@@ -205,6 +219,7 @@ def build_launcher(
     first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
     bind, check = _Source(), _Source()  # run-time names; checks of extents and strides
     check.depth = 2
+    _keyword_code(code, block, max_block)
     code("_torch = False")
     code("_dev = 0" if cpu else "_dev = None")
     if cpu:
@@ -234,8 +249,12 @@ def build_launcher(
     for p in signature.params:
         if isinstance(p, ScalarParam):
             a = local[p.name]
-            if p.type in ("f32", "f64"):
+            if p.type == "f64":
                 code(f"if type({a}) is not float:")
+                code(f"    {a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
+            elif p.type == "f32":  # a float, unless beyond f32's range (then an error)
+                limit = FLOAT_OVERFLOW["f32"]
+                code(f"if type({a}) is not float or not -{limit!r} < {a} < {limit!r}:")
                 code(f"    {a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
             else:
                 code(f"{a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
@@ -306,7 +325,7 @@ def build_launcher(
     code("    _var = _variants[_key << 8 | _dev] = _get_variant(_key, _dev)")
     # Grid and block.
     code("if grid is not None:")
-    code("    _g0, _g1, _g2 = _dim3(grid)")
+    code("    _g0, _g1, _g2 = grid")
     if grid is None:
         code("else:")
         code("    raise _err.no_launch_shape('grid')")
@@ -322,7 +341,7 @@ def build_launcher(
     else:
         code(f"    _b0, _b1, _b2 = {block[0]}, {block[1]}, {block[2]}")
     code("else:")
-    code("    _b0, _b1, _b2 = _dim3(block)")
+    code("    _b0, _b1, _b2 = block")
     code("if not (_g0 and _g1 and _g2):")
     code("    return  # an empty problem: nothing to launch")
     body = list(code.lines)  # shared with the resolve function (below)
@@ -373,7 +392,6 @@ def build_launcher(
         _launch_code(code, tail.kernel, "_t", values_of(tail), "_tv", "_tv.smem", cpu, gpu_env)
         code.depth -= 1
 
-    env["_dim3"] = _dim3
     env.update(gpu_env)
     # `self` first: the function becomes the kernel object's __call__ (cutec.runtime.jit).
     # Named after the kernel and its parameters: Python's own messages for a missing or
@@ -564,11 +582,69 @@ def _parameter_names(params: list[str]) -> dict[str, str]:
     return {p: f"a_{i}" for i, p in enumerate(params)}
 
 
-def _dim3(v: Any) -> tuple[int, int, int]:
-    dims = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
-    if not 1 <= len(dims) <= 3 or min(dims) < 0:
-        raise ArgumentValueError(f"a grid or block is 1 to 3 non-negative sizes, got {v!r}")
-    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+# CUDA's launch limits (the same for compute capability 8.x and 9.x): grid x, y, z;
+# block x, y, z; threads per block.
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+_BLOCK_LIMITS = (1024, 1024, 64)
+_MAX_THREADS = 1024
+
+
+def _integer(x: Any) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def launch_dims(
+    errors: ArgumentErrors,
+    what: str,
+    value: Any,
+    declared: tuple[int, int, int] | None = None,
+    bound: tuple[int, int, int] | None = None,
+) -> tuple[int, int, int]:
+    """A `grid=` or `block=` argument (`what`) as three sizes within CUDA's limits; a block
+    must be the kernel's (`declared`, its `threads` clause) or within its `bound`."""
+    items = tuple(value) if isinstance(value, tuple | list) else (value,)
+    if not 1 <= len(items) <= 3 or not all(_integer(x) for x in items):
+        raise errors.launch_shape_type(what, value)
+    dims = (*(int(x) for x in items), 1, 1)[:3]
+    grid = what == "grid"
+    least = 0 if grid else 1  # an empty grid launches nothing; an empty block is an error
+    for axis, d, most in zip("xyz", dims, _GRID_LIMITS if grid else _BLOCK_LIMITS, strict=True):
+        if not least <= d <= most:
+            raise errors.launch_shape(what, value, f"{axis} is {d}, not in [{least}, {most}]")
+    if grid:
+        return dims  # type: ignore[return-value]
+    threads = dims[0] * dims[1] * dims[2]
+    if threads > _MAX_THREADS:
+        raise errors.launch_shape(what, value, f"{threads} threads; a block has at most 1024")
+    if declared is not None and dims != declared:
+        raise errors.block(dims, declared)  # type: ignore[arg-type]
+    if bound is not None and threads > bound[0] * bound[1] * bound[2]:
+        raise errors.launch_shape(
+            what, value, f"{threads} threads, but the kernel is compiled for at most {bound}"
+        )
+    return dims  # type: ignore[return-value]
+
+
+def launch_count(errors: ArgumentErrors, what: str, value: Any) -> int:
+    """A non-negative integer keyword (`smem=`)."""
+    if not _integer(value):
+        raise errors.launch_shape_type(what, value)
+    if value < 0:
+        raise errors.launch_shape(what, value, "a number of bytes is not negative")
+    return int(value)
+
+
+def _keyword_code(
+    code: _Source, block: tuple[int, int, int] | None, bound: tuple[int, int, int] | None
+) -> None:
+    """The launch keywords, checked at the call (the launch reads `grid`, `block` and
+    `smem` as checked here)."""
+    code("if grid is not None:")
+    code("    grid = _dims(_err, 'grid', grid)")
+    code("if block is not None:")
+    code(f"    block = _dims(_err, 'block', block, {block!r}, {bound!r})")
+    code("if smem is not None:")
+    code("    smem = _count(_err, 'smem', smem)")
 
 
 def _uses_torch(signature: KernelSignature) -> bool:

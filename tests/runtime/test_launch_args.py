@@ -12,8 +12,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import cutec.runtime as rt
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.signature import KernelSignature
 
@@ -60,3 +62,94 @@ def test_the_signature_says_which_parameters_the_kernel_writes() -> None:
     tn = compile(Source.from_file(EXAMPLES / "gemm_auto.cute"), Stage.CUTE,
                  Options(kernel="gemm_tn", pipeline=""))  # fmt: skip
     assert [p.access for p in tn.signatures["gemm_tn"].params[:3]] == ["read", "read", "write"]
+
+
+def _col_major(rows: int, cols: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.asfortranarray(rng.standard_normal((rows, cols)).astype(np.float32))
+
+
+# --------------------------------------------------------------------------- grid, block
+def test_grid_and_block_are_checked_at_the_call() -> None:
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
+    a, b, c = _col_major(36, 8, 1), _col_major(40, 8, 2), _col_major(36, 40, 3)
+    cases = [
+        ({"block": (7, 1, 1)}, ValueError,
+         r"block=\(7, 1, 1\), but the kernel is compiled for blocks of \(256, 1, 1\)"),
+        ({"grid": "abc"}, TypeError, "grid= takes 1 to 3 integers; got 'abc'"),
+        ({"grid": (1.5, 1)}, TypeError, r"grid= takes 1 to 3 integers; got \(1.5, 1\)"),
+        ({"grid": (1, 1, 1, 1)}, TypeError, "grid= takes 1 to 3 integers"),
+        ({"grid": (1, 70000)}, ValueError, r"grid=\(1, 70000\): y is 70000, not in \[0, 65535\]"),
+        ({"grid": -1}, ValueError, r"grid=-1: x is -1, not in \[0, 2147483647\]"),
+        ({"block": (256, 0)}, ValueError, r"block=\(256, 0\): y is 0, not in \[1, 1024\]"),
+        ({"block": True}, TypeError, "block= takes 1 to 3 integers; got True"),
+        ({"smem": -4}, ValueError, "smem=-4: a number of bytes is not negative"),
+        ({"smem": "x"}, TypeError, "smem= takes 1 to 3 integers"),
+    ]  # fmt: skip
+    for keywords, kind, message in cases:
+        with pytest.raises(kind, match=message) as info:
+            k(a, b, c, 1.0, 0.0, **keywords)
+        assert isinstance(info.value, rt.ArgumentError) and "sgemm_nt: " in str(info.value)
+    k(a, b, c, 1.0, 0.0, block=256, grid=(1, 1))  # as declared; a grid may be chosen
+
+
+# A kernel in the thread dialect with an upper bound on its block (maxntid), no grid.
+IDS = """
+module {
+  kernel @ids(%y: !gpu.ptr<i32, global>) attributes {maxntid = array<i32: 64, 1, 1>} {
+    %tid = gpu.thread_id x : index
+    %p = thread.ptr_add %y, %tid : !gpu.ptr<i32, global>, index
+    %v = arith.index_cast %tid : index to i32
+    thread.store %v, %p : i32, !gpu.ptr<i32, global>
+    return
+  }
+}
+"""
+
+
+def test_a_block_is_within_cudas_limits_and_the_kernels_bound() -> None:
+    k = rt.jit(IDS, device="cpu")
+    y = np.full(64, -1, np.int32)
+    with pytest.raises(ValueError, match=r"block=\(64, 32\): 2048 threads; a block has at most"):
+        k(y, grid=1, block=(64, 32))
+    with pytest.raises(ValueError, match=r"block=\(65, 1\): 65 threads, but the kernel is "
+                       r"compiled for at most \(64, 1, 1\)"):  # fmt: skip
+        k(y, grid=1, block=(65, 1))
+    with pytest.raises(TypeError, match="the kernel declares no grid: pass grid="):
+        k(y, block=64)
+    k(y, grid=1, block=64)
+    np.testing.assert_array_equal(y, np.arange(64))
+
+
+# --------------------------------------------------------------------------- scalars
+def test_a_scalar_beyond_its_type_is_an_error() -> None:
+    """alpha = 1e300 became inf in f32 and ran; 10**400 raised a bare OverflowError."""
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
+    a, b, c0 = _col_major(36, 8, 1), _col_major(40, 8, 2), _col_major(36, 40, 3)
+    for alpha in (1e300, -3.5e38, 10**400, np.float64(1e39)):
+        with pytest.raises(ValueError, match=r"parameter 'alpha': .* is beyond the range of f32"):
+            k(a, b, c0.copy(order="F"), alpha, 0.0)
+    c = c0.copy(order="F")
+    k(a, b, c, 3.4028235e38, 0.0)  # rounds to the largest f32, not to inf
+    assert np.isfinite(c).any()
+    c = c0.copy(order="F")
+    k(a, b, c, 1.0, float("inf"))  # inf passed is inf meant
+    assert np.isinf(c).any()
+
+
+def test_f16_scalars_are_checked_too() -> None:
+    source = """
+kernel k(Y: f16[N] : (1), s: f16)
+  grid 1 threads 32
+{
+  if thread.x == 0 {
+    Y[0] = s
+  }
+}
+"""
+    k = rt.jit(source, device="cpu")
+    y = np.zeros(4, np.float16)
+    with pytest.raises(ValueError, match="parameter 's': 70000 is beyond the range of f16"):
+        k(y, 70000)
+    k(y, 65504)
+    assert y[0] == 65504
