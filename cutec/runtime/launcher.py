@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cutec.dtypes import DTYPES, numpy_dtype
+from cutec.ir.param_access import READ, WRITE
 from cutec.ir.signature import (
     IMPLICIT_CTAS,
     IMPLICIT_FLAGS,
@@ -213,6 +214,7 @@ def build_launcher(
     key_facts: list[tuple[str, str]] = []  # (kind, name) per key bit
     params = [p.name for p in signature.params]
     local = _parameter_names(params)
+    outputs = written_params(signature, then)
 
     gpu_env: dict[str, Any] = {"_fast": False} if cpu else cuda_env()
     deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
@@ -275,6 +277,7 @@ def build_launcher(
         code(f"    raise _err.{what}({param!r}, {mode}, f'{declared} = {{{value}}}', {got})")
     if offset_bits == 32:
         _offset_checks(code, signature, local)
+    _output_code(code, signature, local, outputs)
     int_bits = [
         f"(({names[n]} % {SPECIALIZE_DIV} == 0) << {i})"
         for i, (k, n) in enumerate(key_facts)
@@ -292,9 +295,11 @@ def build_launcher(
         code("    raise _err.grid(_dg)")
     code("if len(_checked) > 4096:")
     code("    _checked.clear()")
-    code("_hit = _checked[_sk] = (_ik, *_dg)")
+    code("_hit = _checked[_sk] = (_ik, _live, *_dg)")
     code.depth -= 1
-    code("_ik, _g0, _g1, _g2 = _hit")
+    code("_ik, _live, _g0, _g1, _g2 = _hit")
+    code("if not _live:")
+    code("    return  # every output is empty: nothing to launch")
     # The bases: usually all 16-byte aligned, which satisfies every promise up to 16 bytes
     # and every alignment fact of the key; one test for all, the details only otherwise.
     ptr_bits = [
@@ -563,11 +568,36 @@ def cuda_env() -> dict[str, Any]:
     }
 
 
+def written_params(
+    signature: KernelSignature, then: tuple[KernelSignature, LaunchInfo] | None = None
+) -> dict[str, str]:
+    """The caller's tensors the kernel (or its tail) writes: their access, "write" or
+    "atomic" (cutec.ir.param_access)."""
+    out: dict[str, str] = {}
+    for sig in (signature, *([then[0]] if then else [])):
+        for p in sig.params:
+            if isinstance(p, TensorParam) and p.access != READ:
+                out[p.name] = WRITE if out.get(p.name) == WRITE else p.access
+    return out
+
+
+def _output_code(
+    code: _Source, signature: KernelSignature, local: dict[str, str], outputs: dict[str, str]
+) -> None:
+    """Once per shape: `_live`, whether some output has an element."""
+    shaped = [p for p in signature.params if isinstance(p, TensorParam) and p.shape is not None]
+    live = [f"z_{local[p.name]}" for p in shaped if p.name in outputs]
+    # An output without a shape (a bare pointer) may hold anything: the launch goes on.
+    bare = any(p.name in outputs and p.shape is None for p in signature.params
+               if isinstance(p, TensorParam))  # fmt: skip
+    code(f"_live = {' or '.join(live) if live and not bare else 'True'}")
+
+
 # Names the launch function uses for itself, and the prefixes of its per-parameter locals.
 # (and the builtins it calls, which a parameter of the same name would hide).
 _RESERVED = frozenset({"self", "grid", "block", "stream", "smem", "type", "min", "len", "str",
                        "tuple", "ValueError", "TypeError"})  # fmt: skip
-_LOCAL_PREFIX = re.compile(r"^(?:[pdvetns])_")
+_LOCAL_PREFIX = re.compile(r"^(?:[pdvetnswz])_")
 
 
 def _plain_name(name: str) -> bool:
@@ -745,6 +775,9 @@ def _layout_code(
     """A tensor's run-time names (`bind`) and the checks of its shape and strides."""
     name = p.name
     flat = p.flat
+    # An empty array's strides are never used: numpy reports 0 for them, any value may
+    # come (z_<a>: the array has an element).
+    check(f"z_{a} = {' and '.join(f'e_{a}_{i}' for i in range(len(flat))) or 'True'}")
     for i, (extent, _) in enumerate(flat):
         _leaf_code(
             bind, check, name, i, extent, f"e_{a}_{i}", "extent", names, first_use, facts,
@@ -754,7 +787,7 @@ def _layout_code(
         # A stride of a mode of extent 1 is never used: frameworks report any value there.
         _leaf_code(
             bind, check, name, i, stride, f"t_{a}_{i}", "stride", names, first_use, facts,
-            deferred, origins, guard=f"e_{a}_{i} != 1",
+            deferred, origins, guard=f"e_{a}_{i} != 1 and z_{a}",
         )  # fmt: skip
 
 

@@ -69,6 +69,42 @@ def _col_major(rows: int, cols: int, seed: int) -> np.ndarray:
     return np.asfortranarray(rng.standard_normal((rows, cols)).astype(np.float32))
 
 
+# --------------------------------------------------------------------------- empty arrays
+SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}
+
+
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn"])
+def test_a_gemm_with_k_0_scales_c(kernel: str) -> None:
+    """K = 0: C = alpha * (nothing) + beta * C. The empty A and B were refused (numpy
+    gives an empty array strides 0: "stride 0 is declared 1; got 0")."""
+    k = rt.jit(EXAMPLES / "gemm_auto.cute", kernel, device="cpu", **SMALL)
+    rng = np.random.default_rng(8)
+    m, n = 64, 96
+    order = "F" if kernel == "gemm_nt" else "C"
+    a = np.empty((m, 0), np.float16, order=order)
+    b = np.empty((n, 0), np.float16, order=order)
+    c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
+    assert np.count_nonzero(c0) > m * n // 2
+    c = np.asfortranarray(c0)
+    k(a, b, c, 2.0, -0.5)
+    np.testing.assert_array_equal(c, -0.5 * c0)
+
+
+def test_an_empty_output_launches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """M = 0 or N = 0: every output is empty, so nothing is compiled or launched."""
+    k = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_nt", device="cpu", **SMALL)
+    compiled: list[int] = []
+    monkeypatch.setattr(k, "_variant", lambda key, dev: compiled.append(key))
+    rng = np.random.default_rng(9)
+    a = np.asfortranarray(rng.standard_normal((64, 40)).astype(np.float16))
+    b = np.asfortranarray(rng.standard_normal((96, 40)).astype(np.float16))
+    k(np.empty((0, 40), np.float16, order="F"), b, np.empty((0, 96), np.float32, order="F"),
+      1.0, 1.0)  # fmt: skip
+    k(a, np.empty((0, 40), np.float16, order="F"), np.empty((64, 0), np.float32, order="F"),
+      1.0, 1.0)  # fmt: skip
+    assert compiled == []
+
+
 # --------------------------------------------------------------------------- grid, block
 def test_grid_and_block_are_checked_at_the_call() -> None:
     k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
