@@ -140,6 +140,22 @@ class ArgumentErrors:
             "be passed as inf)"
         )
 
+    def readonly(self, param: str, kind: str) -> ArgumentValueError:
+        what = (
+            "an inference tensor outside torch.inference_mode(), which torch does not let "
+            "anyone write"
+            if kind == "torch"
+            else f"a read-only {kind} array"
+        )
+        return ArgumentValueError(f"{self._where(param)} is written by the kernel; got {what}")
+
+    def beyond_buffer(self, param: str, claimed: int, held: int) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)}: the array's shape and strides reach {claimed} bytes "
+            f"past its base, but its memory holds {held} from there (a view made with "
+            "as_strided?)"
+        )
+
     def no_launch_shape(self, what: str) -> ArgumentTypeError:
         return ArgumentTypeError(f"{self.kernel}: the kernel declares no {what}: pass {what}=")
 

@@ -204,7 +204,8 @@ def build_launcher(
         "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
         "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
         "_host_array": arrays.host_array, "_lock": threading.Lock(), "_dims": launch_dims,
-        "_count": launch_count,
+        "_count": launch_count, "_overrun": arrays.buffer_overrun,
+        "_inference_mode": _torch_inference_mode(),
     }  # fmt: skip
     env["_pack"], env["_buf"], env["_params"], env["_keep"] = _param_buffer(signature)
     code = _Source()
@@ -233,10 +234,10 @@ def build_launcher(
         if isinstance(p, ScalarParam):
             continue
         if cpu:
-            _host_tensor_code(code, p, a)
+            _host_tensor_code(code, p, a, p.name in outputs)
         else:
             first_tensor = first_tensor or p.name
-            _tensor_code(code, env, p, a, first_tensor == p.name, first_tensor)
+            _tensor_code(code, env, p, a, first_tensor == p.name, first_tensor, p.name in outputs)
         if p.align > 1:
             aligned.append((p.name, a, p.align))
         if p.shape is not None:
@@ -677,6 +678,13 @@ def _keyword_code(
     code("    smem = _count(_err, 'smem', smem)")
 
 
+def _torch_inference_mode() -> Callable[[], bool]:
+    """torch.is_inference_mode_enabled, if torch is imported (never imported for it)."""
+    torch = sys.modules.get("torch")
+    found = getattr(torch, "is_inference_mode_enabled", None)
+    return found if found is not None else (lambda: False)
+
+
 def _uses_torch(signature: KernelSignature) -> bool:
     return any(isinstance(p, TensorParam) for p in signature.params)
 
@@ -702,9 +710,11 @@ def _unpack_code(code: _Source, p: TensorParam, a: str, shape: str, strides: str
 
 
 def _tensor_code(
-    code: _Source, env: dict[str, Any], p: TensorParam, a: str, first: bool, first_name: str
-) -> None:
-    """A device array's fields: `p_<a>` base, `d_<a>` GPU, its extents and strides."""
+    code: _Source, env: dict[str, Any], p: TensorParam, a: str, first: bool, first_name: str,
+    written: bool,
+) -> None:  # fmt: skip
+    """A device array's fields: `p_<a>` base, `d_<a>` GPU, its extents and strides; an
+    array the kernel writes (`written`) must be writable."""
     name = p.name
     code(f"if type({a}) is _Tensor:")
     code.depth += 1
@@ -714,12 +724,15 @@ def _tensor_code(
     code(f"d_{a} = {a}.get_device()")
     code(f"if d_{a} < 0:")
     code(f"    raise _err.host({name!r}, 'a CPU torch tensor')")
+    if written:  # torch's one tensor it refuses to write (arrays.torch_readonly)
+        code(f"if {a}.is_inference() and not _inference_mode():")
+        code(f"    raise _err.readonly({name!r}, 'torch')")
     _unpack_code(code, p, a, f"{a}.shape", f"{a}.stride()")
     code("_torch = True")
     code.depth -= 1
     code("else:")
     code.depth += 1
-    _view_code(code, p, a, on_gpu=True)
+    _view_code(code, p, a, on_gpu=True, written=written)
     code(f"d_{a} = v_{a}.device")
     code(f"_torch = _torch or v_{a}.kind == 'torch'")
     code.depth -= 1
@@ -731,17 +744,22 @@ def _tensor_code(
         code(f"    raise _err.device({name!r}, d_{a}, {first_name!r}, _dev)")
 
 
-def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
-    """A host array's fields (device="cpu"); `_arrays[name]` the numpy array to run on."""
-    _view_code(code, p, a, on_gpu=False)
+def _host_tensor_code(code: _Source, p: TensorParam, a: str, written: bool) -> None:
+    """A host array's fields (device="cpu"); `_arrays[name]` the numpy array to run on,
+    within the memory it comes from."""
+    _view_code(code, p, a, on_gpu=False, written=written)
     code(f"_arrays[{p.name!r}] = _h = _host_array(v_{a})")
     code("if _h is None:")
     code(f"    raise _err.not_contiguous({p.name!r}, v_{a}.strides)")
+    code("_o = _overrun(_h)")
+    code("if _o is not None:")
+    code(f"    raise _err.beyond_buffer({p.name!r}, *_o)")
 
 
-def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool) -> None:
+def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool, written: bool) -> None:
     """Any array through `arrays.view_of`: `v_<a>`, its base `p_<a>`, extents and
-    strides; its memory must be the GPU's (`on_gpu`) or the host's."""
+    strides; its memory must be the GPU's (`on_gpu`) or the host's, and writable where
+    the kernel writes it."""
     name = p.name
     code(f"v_{a} = _view({a})")
     code(f"if v_{a} is None:")
@@ -757,6 +775,9 @@ def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool) -> None:
     else:
         code(f"if v_{a}.device is not None:")
         code(f"    raise _err.on_gpu({name!r}, v_{a}.kind)")
+    if written:
+        code(f"if v_{a}.readonly:")
+        code(f"    raise _err.readonly({name!r}, v_{a}.kind)")
     code(f"p_{a} = v_{a}.ptr")
     _unpack_code(code, p, a, f"v_{a}.shape", f"v_{a}.strides")
 

@@ -38,9 +38,13 @@ class FakeTensor:
     """What the launch paths read of a torch tensor."""
 
     def __init__(self, shape: tuple[int, ...], stride: tuple[int, ...], ptr: int,
-                 dtype: FakeDtype = F32, device: int = 0) -> None:  # fmt: skip
+                 dtype: FakeDtype = F32, device: int = 0, inference: bool = False
+                 ) -> None:  # fmt: skip
         self.shape, self._stride, self.ptr = shape, stride, ptr
-        self.dtype, self.device = dtype, device
+        self.dtype, self.device, self.inference = dtype, device, inference
+
+    def is_inference(self) -> bool:
+        return self.inference
 
     def data_ptr(self) -> int:
         return self.ptr

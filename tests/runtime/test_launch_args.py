@@ -18,6 +18,7 @@ import pytest
 import cutec.runtime as rt
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.signature import KernelSignature
+from tests.runtime.test_jit_cpu import _fake_gpu, _FakeCai
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -67,6 +68,45 @@ def test_the_signature_says_which_parameters_the_kernel_writes() -> None:
 def _col_major(rows: int, cols: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.asfortranarray(rng.standard_normal((rows, cols)).astype(np.float32))
+
+
+def _memmap(tmp_path: Path, a: np.ndarray) -> np.ndarray:
+    """A read-only memory map of `a`'s values, in `a`'s order."""
+    path = tmp_path / "a.bin"
+    a.ravel(order="K").tofile(path)
+    order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+    return np.memmap(path, a.dtype, "r", shape=a.shape, order=order)
+
+
+def test_a_read_only_output_is_refused(tmp_path: Path) -> None:
+    """A read-only memory map as the output crashed the process (SIGSEGV); as the input
+    it is fine. np.broadcast_to's views, read-only too, likewise."""
+    k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    s = _col_major(64, 32, 1)
+    mapped = _memmap(tmp_path, _col_major(32, 64, 2))
+    assert not mapped.flags.writeable
+    with pytest.raises(rt.ArgumentError, match="parameter 'D' is written by the kernel; "
+                       "got a read-only numpy array"):  # fmt: skip
+        k(s, mapped)
+    d = np.full((32, 64), np.nan, np.float32, order="F")
+    k(_memmap(tmp_path, s), d)
+    assert np.array_equal(d, s.T)
+    row = np.broadcast_to(np.float32(1.0), (32, 64))
+    with pytest.raises(ValueError, match="parameter 'D' is written by the kernel"):
+        k(s, row)
+
+
+def test_a_read_only_device_array_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """__cuda_array_interface__ says an array is read-only (CuPy, numba): not as C."""
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
+    calls = _fake_gpu(monkeypatch, k)
+    a, b = _FakeCai((64, 16), (1, 64), 0x10000), _FakeCai((64, 16), (1, 64), 0x20000)
+    with pytest.raises(ValueError, match="parameter 'C' is written by the kernel; got a "
+                       "read-only cuda_array_interface array"):  # fmt: skip
+        k(a, b, _FakeCai((64, 64), (1, 64), 0x30000, readonly=True), 1.0, 0.0)
+    k(_FakeCai((64, 16), (1, 64), 0x10000, readonly=True), b,
+      _FakeCai((64, 64), (1, 64), 0x30000), 1.0, 0.0)  # fmt: skip
+    assert len(calls) == 1
 
 
 # --------------------------------------------------------------------------- empty arrays
@@ -189,3 +229,19 @@ kernel k(Y: f16[N] : (1), s: f16)
         k(y, 70000)
     k(y, 65504)
     assert y[0] == 65504
+
+
+# --------------------------------------------------------------------------- host memory
+def test_a_view_beyond_its_buffer_is_refused_on_the_cpu() -> None:
+    """as_strided makes a view longer than its memory: the kernel read and wrote past it."""
+    k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    small = _col_major(64, 16, 1)
+    s = np.lib.stride_tricks.as_strided(small, (64, 32), (4, 256))  # twice its memory
+    d = np.full((32, 64), np.nan, np.float32, order="F")
+    with pytest.raises(ValueError, match="parameter 'S': the array's shape and strides reach "
+                       "8192 bytes past its base, but its memory holds 4096"):  # fmt: skip
+        k(s, d)
+    d_small = np.full((32, 32), np.nan, np.float32, order="F")
+    long_d = np.lib.stride_tricks.as_strided(d_small, (32, 64), (4, 128))
+    with pytest.raises(ValueError, match="parameter 'D': the array's shape"):
+        k(_col_major(64, 32, 2), long_d)
