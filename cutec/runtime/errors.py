@@ -149,11 +149,33 @@ class ArgumentErrors:
         )
         return ArgumentValueError(f"{self._where(param)} is written by the kernel; got {what}")
 
+    def overlap(self, param: str, other: str) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)} is written by the kernel and shares memory with "
+            f"'{other}'; pass separate arrays, or allow_alias=({param!r},) where the kernel "
+            "is correct in place"
+        )
+
+    def not_injective(
+        self, param: str, shape: tuple[int, ...], strides: tuple[int, ...]
+    ) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)} is written by the kernel, but its layout {shape}:{strides} "
+            "gives several coordinates one element (a stride 0 or overlapping strides): "
+            "pass an array with an element per coordinate"
+        )
+
     def beyond_buffer(self, param: str, claimed: int, held: int) -> ArgumentValueError:
         return ArgumentValueError(
             f"{self._where(param)}: the array's shape and strides reach {claimed} bytes "
             f"past its base, but its memory holds {held} from there (a view made with "
             "as_strided?)"
+        )
+
+    def allow_alias(self, value: Any, outputs: list[str]) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self.kernel}: allow_alias={value!r} must name parameters the kernel writes "
+            f"({', '.join(outputs) or 'none'}), or be True for all of them"
         )
 
     def no_launch_shape(self, what: str) -> ArgumentTypeError:

@@ -63,7 +63,7 @@ from cutec.ir.signature import (
     names_resident_ctas,
 )
 from cutec.ptx.tables import param_layout
-from cutec.runtime import arrays, cuda, fastlaunch
+from cutec.runtime import arrays, cuda, fastlaunch, overlap
 from cutec.runtime.errors import ArgumentErrors
 
 if TYPE_CHECKING:
@@ -204,7 +204,8 @@ def build_launcher(
         "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
         "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
         "_host_array": arrays.host_array, "_lock": threading.Lock(), "_dims": launch_dims,
-        "_count": launch_count, "_overrun": arrays.buffer_overrun,
+        "_overrun": arrays.buffer_overrun, "_injective": overlap.injective,
+        "_overlap": check_overlap, "_aliases": allowed_aliases, "_count": launch_count,
         "_inference_mode": _torch_inference_mode(),
     }  # fmt: skip
     env["_pack"], env["_buf"], env["_params"], env["_keep"] = _param_buffer(signature)
@@ -216,6 +217,7 @@ def build_launcher(
     params = [p.name for p in signature.params]
     local = _parameter_names(params)
     outputs = written_params(signature, then)
+    env["_outputs"] = tuple(outputs)
 
     gpu_env: dict[str, Any] = {"_fast": False} if cpu else cuda_env()
     deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
@@ -278,7 +280,7 @@ def build_launcher(
         code(f"    raise _err.{what}({param!r}, {mode}, f'{declared} = {{{value}}}', {got})")
     if offset_bits == 32:
         _offset_checks(code, signature, local)
-    _output_code(code, signature, local, outputs)
+    spans = _output_code(code, signature, local, outputs)
     int_bits = [
         f"(({names[n]} % {SPECIALIZE_DIV} == 0) << {i})"
         for i, (k, n) in enumerate(key_facts)
@@ -296,9 +298,11 @@ def build_launcher(
         code("    raise _err.grid(_dg)")
     code("if len(_checked) > 4096:")
     code("    _checked.clear()")
-    code("_hit = _checked[_sk] = (_ik, _live, *_dg)")
+    held = "".join(f"{w}, " for w in ("_live", *spans.values()))
+    code(f"_hit = _checked[_sk] = (_ik, {held}*_dg)")
     code.depth -= 1
-    code("_ik, _live, _g0, _g1, _g2 = _hit")
+    code(f"_ik, {held}_g0, _g1, _g2 = _hit")
+    _overlap_code(code, signature, local, outputs, spans)
     code("if not _live:")
     code("    return  # every output is empty: nothing to launch")
     # The bases: usually all 16-byte aligned, which satisfies every promise up to 16 bytes
@@ -406,7 +410,7 @@ def build_launcher(
     fn_name = signature.kernel if _plain_name(signature.kernel) else "launch"
     header = f"def {fn_name}(self, {', '.join(local[p] for p in params)}"
     header = header.rstrip(", ") + (", " if params else "")
-    header += "*, grid=None, block=None, stream=None, smem=None):"
+    header += "*, grid=None, block=None, stream=None, smem=None, allow_alias=None):"
     text = header + "\n" + "\n".join(code.lines) + "\n"
     if _uses_torch(signature) and not cpu:
         env["_Tensor"] = _torch_tensor_type()
@@ -417,7 +421,7 @@ def build_launcher(
         # The C launcher's way into Python for a shape it has not seen: every check and
         # lookup of the launch function, then what to launch instead of launching.
         text += f"\n\ndef _resolve({header[header.index('(') + 1 : header.index('*,')]}):\n"
-        text += "    grid = block = stream = smem = None\n"
+        text += "    grid = block = stream = smem = allow_alias = None\n"
         text += "\n".join(body) + "\n"
         text += "    return (_var.address, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, _var)\n"
     exec(compile(text, f"<cutec launcher for {signature.kernel}>", "exec"), env)
@@ -569,35 +573,10 @@ def cuda_env() -> dict[str, Any]:
     }
 
 
-def written_params(
-    signature: KernelSignature, then: tuple[KernelSignature, LaunchInfo] | None = None
-) -> dict[str, str]:
-    """The caller's tensors the kernel (or its tail) writes: their access, "write" or
-    "atomic" (cutec.ir.param_access)."""
-    out: dict[str, str] = {}
-    for sig in (signature, *([then[0]] if then else [])):
-        for p in sig.params:
-            if isinstance(p, TensorParam) and p.access != READ:
-                out[p.name] = WRITE if out.get(p.name) == WRITE else p.access
-    return out
-
-
-def _output_code(
-    code: _Source, signature: KernelSignature, local: dict[str, str], outputs: dict[str, str]
-) -> None:
-    """Once per shape: `_live`, whether some output has an element."""
-    shaped = [p for p in signature.params if isinstance(p, TensorParam) and p.shape is not None]
-    live = [f"z_{local[p.name]}" for p in shaped if p.name in outputs]
-    # An output without a shape (a bare pointer) may hold anything: the launch goes on.
-    bare = any(p.name in outputs and p.shape is None for p in signature.params
-               if isinstance(p, TensorParam))  # fmt: skip
-    code(f"_live = {' or '.join(live) if live and not bare else 'True'}")
-
-
 # Names the launch function uses for itself, and the prefixes of its per-parameter locals.
 # (and the builtins it calls, which a parameter of the same name would hide).
-_RESERVED = frozenset({"self", "grid", "block", "stream", "smem", "type", "min", "len", "str",
-                       "tuple", "ValueError", "TypeError"})  # fmt: skip
+_RESERVED = frozenset({"self", "grid", "block", "stream", "smem", "allow_alias", "type", "min",
+                       "len", "str", "tuple", "ValueError", "TypeError"})  # fmt: skip
 _LOCAL_PREFIX = re.compile(r"^(?:[pdvetnswz])_")
 
 
@@ -676,6 +655,119 @@ def _keyword_code(
     code(f"    block = _dims(_err, 'block', block, {block!r}, {bound!r})")
     code("if smem is not None:")
     code("    smem = _count(_err, 'smem', smem)")
+
+
+def written_params(
+    signature: KernelSignature, then: tuple[KernelSignature, LaunchInfo] | None = None
+) -> dict[str, str]:
+    """The caller's tensors the kernel (or its tail) writes: their access, "write" or
+    "atomic" (cutec.ir.param_access)."""
+    out: dict[str, str] = {}
+    for sig in (signature, *([then[0]] if then else [])):
+        for p in sig.params:
+            if isinstance(p, TensorParam) and p.access != READ:
+                out[p.name] = WRITE if out.get(p.name) == WRITE else p.access
+    return out
+
+
+def allowed_aliases(errors: ArgumentErrors, value: Any, outputs: tuple[str, ...]) -> frozenset[str]:
+    """`allow_alias=`: True (every output), False, an output's name, or a tuple of them:
+    the outputs that may share memory with the launch's other arrays."""
+    if value is True or value is False:
+        return frozenset(outputs if value else ())
+    names = (value,) if isinstance(value, str) else value
+    try:
+        allowed = frozenset(names)
+    except TypeError:
+        raise errors.allow_alias(value, list(outputs)) from None
+    if not allowed <= set(outputs):
+        raise errors.allow_alias(value, list(outputs))
+    return allowed
+
+
+Array = tuple[int, tuple[int, ...], tuple[int, ...], int]  # base, extents, strides, bytes
+
+
+def check_overlap(
+    errors: ArgumentErrors, allowed: frozenset[str] | None, out: str, other: str, a: Array,
+    b: Array,
+) -> None:  # fmt: skip
+    """Output `out` (array `a`), whose span meets `other`'s (`b`): an error where they may
+    share memory, unless allow_alias names either."""
+    if allowed and (out in allowed or other in allowed):
+        return
+    if overlap.overlaps(a, b):
+        raise errors.overlap(out, other)
+
+
+def _array_code(p: TensorParam, a: str) -> str:
+    """The launch function's `Array` of tensor `p`."""
+    n = len(p.flat)
+    extents = "".join(f"e_{a}_{i}, " for i in range(n))
+    strides = "".join(f"t_{a}_{i}, " for i in range(n))
+    return f"(p_{a}, ({extents}), ({strides}), {DTYPES[p.element].bits // 8})"
+
+
+def _output_code(
+    code: _Source, signature: KernelSignature, local: dict[str, str], outputs: dict[str, str]
+) -> dict[str, str]:
+    """Once per shape: each plainly written output's layout injective, `_live` (some
+    output has an element), and the span in bytes (`w_<a>`) of each tensor an overlap
+    test reads; returns those spans' locals by parameter."""
+    shaped = [p for p in signature.params if isinstance(p, TensorParam) and p.shape is not None]
+    live = []
+    for p in shaped:
+        a = local[p.name]
+        if p.name not in outputs:
+            continue
+        live.append(f"z_{a}")
+        if outputs[p.name] == WRITE:  # atomics may share an element between coordinates
+            n = len(p.flat)
+            extents = "".join(f"e_{a}_{i}, " for i in range(n))
+            strides = "".join(f"t_{a}_{i}, " for i in range(n))
+            code(f"if z_{a} and not _injective(({extents}), ({strides})):")
+            code(f"    raise _err.not_injective({p.name!r}, ({extents}), ({strides}))")
+    # An output without a shape (a bare pointer) may hold anything: the launch goes on.
+    bare = any(p.name in outputs and p.shape is None for p in signature.params
+               if isinstance(p, TensorParam))  # fmt: skip
+    code(f"_live = {' or '.join(live) if live and not bare else 'True'}")
+    spans: dict[str, str] = {}
+    if not live or len(shaped) < 2:
+        return spans
+    for p in shaped:
+        a = local[p.name]
+        terms = "".join(f" + (e_{a}_{i} - 1) * t_{a}_{i}" for i in range(len(p.flat)))
+        spans[p.name] = f"w_{a}"
+        code(f"w_{a} = (1{terms}) * {DTYPES[p.element].bits // 8} if z_{a} else 0")
+    return spans
+
+
+def overlap_pairs(
+    signature: KernelSignature, outputs: dict[str, str], spans: dict[str, str]
+) -> list[tuple[TensorParam, TensorParam]]:
+    """The (output, other tensor) pairs a launch tests for shared memory, each once."""
+    shaped = [p for p in signature.params if isinstance(p, TensorParam) and p.name in spans]
+    pairs = []
+    for i, p in enumerate(shaped):
+        for j, q in enumerate(shaped):
+            if p.name in outputs and i != j and not (q.name in outputs and j < i):
+                pairs.append((p, q))
+    return pairs
+
+
+def _overlap_code(
+    code: _Source, signature: KernelSignature, local: dict[str, str], outputs: dict[str, str],
+    spans: dict[str, str],
+) -> None:  # fmt: skip
+    """Per call: each output's bytes apart from every other tensor's, unless allowed.
+    Spans that meet are looked at closely (`check_overlap`), others cost two compares."""
+    code("if allow_alias is not None:")
+    code("    allow_alias = _aliases(_err, allow_alias, _outputs)")
+    for p, q in overlap_pairs(signature, outputs, spans):
+        a, b = local[p.name], local[q.name]
+        code(f"if p_{a} < p_{b} + w_{b} and p_{b} < p_{a} + w_{a}:")
+        code(f"    _overlap(_err, allow_alias, {p.name!r}, {q.name!r}, {_array_code(p, a)}, "
+             f"{_array_code(q, b)})")  # fmt: skip
 
 
 def _torch_inference_mode() -> Callable[[], bool]:

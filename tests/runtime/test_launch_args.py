@@ -18,6 +18,7 @@ import pytest
 import cutec.runtime as rt
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.signature import KernelSignature
+from cutec.runtime import overlap
 from tests.runtime.test_jit_cpu import _fake_gpu, _FakeCai
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -107,6 +108,135 @@ def test_a_read_only_device_array_is_refused(monkeypatch: pytest.MonkeyPatch) ->
     k(_FakeCai((64, 16), (1, 64), 0x10000, readonly=True), b,
       _FakeCai((64, 64), (1, 64), 0x30000), 1.0, 0.0)  # fmt: skip
     assert len(calls) == 1
+
+
+# --------------------------------------------------------------------------- aliasing
+def test_an_output_sharing_memory_with_an_input_is_refused() -> None:
+    """k(S, S) of the transpose ran and gave a wrong D (CTAs read tiles others had
+    already written); C overlapping A was taken too."""
+    t = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    s = _col_major(64, 64, 3)
+    with pytest.raises(ValueError, match="parameter 'D' is written by the kernel and shares "
+                       "memory with 'S'"):  # fmt: skip
+        t(s, s)
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
+    buf, b = _col_major(36, 48, 4), _col_major(40, 8, 5)
+    a = buf[:, :8]
+    with pytest.raises(ValueError, match=r"parameter 'C' .* shares memory with 'A'"):
+        k(a, b, buf[:, 4:44], 1.0, 0.0)  # columns 4..7 in both
+    c = buf[:, 8:48]  # A's neighbour columns: apart, so it runs
+    want = a.astype(np.float64) @ b.astype(np.float64).T
+    k(a, b, c, 1.0, 0.0)
+    assert np.linalg.norm(c - want) / np.linalg.norm(want) < 1e-6
+
+
+def test_allow_alias_lets_a_kernel_run_in_place() -> None:
+    """axpy is correct in place (z = y): allow_alias names the output; anything but the
+    kernel's outputs there is an error at the call."""
+    k = rt.jit(EXAMPLES / "elementwise.cute", device="cpu")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(2048).astype(np.float16)
+    y = rng.standard_normal(2048).astype(np.float32)
+    want = 0.5 * x.astype(np.float32) + y
+    with pytest.raises(ValueError, match=r"parameter 'z' .* shares memory with 'y'"):
+        k(x, y, y, 0.5)
+    k(x, y, y, 0.5, allow_alias=("z",))
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    for wrong in (("y",), "x", 3):
+        with pytest.raises(ValueError, match=r"allow_alias=.* must name parameters the kernel "
+                           r"writes \(z\)"):  # fmt: skip
+            k(x, y, y, 0.5, allow_alias=wrong)
+    k(x, y, y, 0.5, allow_alias=True)
+
+
+def test_interleaved_views_that_share_no_element_are_not_overlaps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spans that meet but elements that do not: the top and bottom rows of one
+    column-major matrix (A's rows 0..63 and C's 64..127 of a 128-row buffer) launch; one
+    row in both is refused."""
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
+    calls = _fake_gpu(monkeypatch, k)
+    base, ld = 0x100000, 128  # f32 elements: 4 bytes each
+    a = _FakeCai((64, 16), (1, ld), base)
+    b = _FakeCai((64, 16), (1, 64), 0x900000)
+    k(a, b, _FakeCai((64, 64), (1, ld), base + 64 * 4), 1.0, 0.0)
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match=r"'C' .* shares memory with 'A'"):
+        k(a, b, _FakeCai((64, 64), (1, ld), base + 60 * 4), 1.0, 0.0)
+
+
+def test_overlaps_is_exact_where_it_decides() -> None:
+    """overlap.overlaps against a count of shared bytes, over small strided views."""
+    cases = [  # (base, extents, strides, bytes) pairs
+        ((0, (8,), (2,), 4), (4, (8,), (2,), 4)),  # real and imaginary parts: apart
+        ((0, (8,), (2,), 4), (8, (8,), (2,), 4)),  # the same parts, shifted: meet
+        ((0, (4, 5), (1, 10), 4), (16, (6, 5), (1, 10), 4)),  # row blocks: apart
+        ((0, (4, 5), (1, 10), 4), (12, (6, 5), (1, 10), 4)),  # one row in both
+        ((0, (4, 5), (1, 10), 4), (160, (4, 5), (1, 10), 4)),  # column blocks: apart
+        ((0, (4,), (1,), 8), (4, (4,), (1,), 4)),  # misaligned halves: meet
+        ((0, (0, 5), (1, 10), 4), (0, (4, 5), (1, 10), 4)),  # empty: never
+    ]
+
+    def shared(a: tuple, b: tuple) -> bool:
+        def bytes_of(x: tuple) -> set[int]:
+            base, extents, strides, n = x
+            out = set()
+            for index in np.ndindex(*extents):
+                start = base + n * sum(i * s for i, s in zip(index, strides, strict=True))
+                out |= set(range(start, start + n))
+            return out
+
+        return bool(bytes_of(a) & bytes_of(b))
+
+    for a, b in cases:
+        assert overlap.overlaps(a, b) == shared(a, b), (a, b)
+        assert overlap.overlaps(b, a) == shared(a, b), (b, a)
+    # Where neither test decides (strides that are not digits of a number), "may meet":
+    # a false alarm, never a missed overlap.
+    a, b = (0, (3, 3), (3, 4), 4), (4, (2,), (1,), 4)
+    assert overlap.overlaps(a, b) and not shared(a, b)
+
+
+def test_injective_layouts() -> None:
+    assert overlap.injective((4, 5), (1, 10)) and overlap.injective((4, 5), (5, 1))
+    assert overlap.injective((3, 3), (3, 4))  # not nested, yet one element per coordinate
+    assert overlap.injective((1, 5), (0, 2))  # a stride of an extent-1 mode is never used
+    assert not overlap.injective((4, 5), (1, 0))  # broadcast
+    assert not overlap.injective((4, 5), (1, 2))  # the rows overlap
+    assert not overlap.injective((2048, 2048), (1, 1000))  # too many to count: not shown
+
+
+def test_a_non_injective_output_is_refused_unless_atomics_write_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A C with a stride 0 (an expanded tensor) or rows that overlap has several
+    coordinates per element: the kernel's stores race. Only atomics may share them."""
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
+    calls = _fake_gpu(monkeypatch, k)
+    a, b = _FakeCai((64, 16), (1, 64), 0x10000), _FakeCai((64, 16), (1, 64), 0x20000)
+    for strides in ((1, 0), (1, 32)):
+        layout = rf"\(64, 64\):\({strides[0]}, {strides[1]}\)"
+        with pytest.raises(ValueError, match=rf"parameter 'C' is written by the kernel, but "
+                           rf"its layout {layout} gives"):  # fmt: skip
+            k(a, b, _FakeCai((64, 64), strides, 0x30000), 1.0, 0.0)
+    assert not calls
+    h = rt.jit(HISTOGRAM)
+    calls = _fake_gpu(monkeypatch, h)
+    h(_FakeCai((64,), (1,), 0x10000, "<i4"), _FakeCai((64,), (0,), 0x20000, "<i4"))
+    assert len(calls) == 1
+
+
+HISTOGRAM = """
+kernel count(V: s32[N] : (1), H: s32[N] : (s))
+  grid ceil_div(N, 32) threads 32
+{
+  i = block.x * 32 + thread.x
+  if i < N {
+    atomic_add(H, i, V[i])
+  }
+}
+"""
 
 
 # --------------------------------------------------------------------------- empty arrays
