@@ -416,14 +416,20 @@ def build_launcher(
         env["_Tensor"] = _torch_tensor_type()
     # The C launcher launches one kernel with the caller's arguments only.
     simple = not (cpu or env["_blocking"] or signature.implicit or then)
-    plan = _fast_plan(signature, local, names, origins) if simple else None
+    pairs = overlap_pairs(signature, outputs, spans)
+    plan = _fast_plan(signature, local, names, origins, outputs, pairs) if simple else None
     if plan is not None:
         # The C launcher's way into Python for a shape it has not seen: every check and
         # lookup of the launch function, then what to launch instead of launching.
         text += f"\n\ndef _resolve({header[header.index('(') + 1 : header.index('*,')]}):\n"
         text += "    grid = block = stream = smem = allow_alias = None\n"
         text += "\n".join(body) + "\n"
-        text += "    return (_var.address, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, _var)\n"
+        # Each argument's span in bytes (0 for a scalar), for the C launcher's overlap tests.
+        widths = "".join(f"{spans.get(p, '0')}, " for p in params)
+        text += (
+            "    return (_var.address, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, _var, "
+            f"({widths}))\n"
+        )
     exec(compile(text, f"<cutec launcher for {signature.kernel}>", "exec"), env)
     fn = env[fn_name]
     fn.__cutec_source__ = text  # for debugging: the generated code
@@ -489,12 +495,16 @@ def _fast_plan(
     local: dict[str, str],
     names: dict[str, str],
     origins: dict[str, str],
-) -> tuple[str, tuple[int, ...], tuple[Any, ...], tuple[tuple[str, int, int, int], ...]] | None:
+    outputs: dict[str, str],
+    pairs: list[tuple[TensorParam, TensorParam]],
+) -> tuple[Any, ...] | None:
     """What the C launcher needs to pack the parameters itself: each argument's kind,
     rank and torch dtype, and for each .param its struct code, offset and source
-    (argument, field: -1 the base or the scalar, i an extent, rank + i a stride).
-    None where it cannot serve this signature (a scalar type or a tensor it does not
-    read, no tensor to take the GPU from)."""
+    (argument, field: -1 the base or the scalar, i an extent, rank + i a stride); and
+    for its checks, whether the kernel writes each argument, the least magnitude of each
+    float scalar that overflows, and the (output, other) pairs of arguments whose bytes
+    must not meet. None where it cannot serve this signature (a scalar type or a tensor
+    it does not read, no tensor to take the GPU from)."""
     if not any(isinstance(p, TensorParam) for p in signature.params):
         return None
     kinds, ranks, dtypes = "", [], []
@@ -529,7 +539,12 @@ def _fast_plan(
         if source is None:
             return None
         slots.append((_STRUCT[param.ptx], param.offset, *source))
-    return kinds, tuple(ranks), tuple(dtypes), tuple(slots)
+    index = {p.name: i for i, p in enumerate(signature.params)}
+    written = tuple(p.name in outputs for p in signature.params)
+    limits = tuple(FLOAT_OVERFLOW["f32"] if isinstance(p, ScalarParam) and p.type == "f32"
+                   else math.inf for p in signature.params)  # fmt: skip
+    meet = tuple((index[p.name], index[q.name]) for p, q in pairs)
+    return kinds, tuple(ranks), tuple(dtypes), tuple(slots), written, limits, meet
 
 
 def fast_call(kernel: Any, fn: Callable[..., None]) -> Any:
@@ -542,11 +557,10 @@ def fast_call(kernel: Any, fn: Callable[..., None]) -> Any:
     if plan is None or extension is None or tensor_type is None:
         return None
     env = fn.__globals__
-    kinds, ranks, dtypes, slots = plan
     return extension.Launcher(
         MethodType(fn, kernel), MethodType(env["_resolve"], kernel), tensor_type,
-        env["_torch_stream"], cuda.PENDING.append, kernel.name, _fast_failed, kinds, ranks,
-        dtypes, slots,
+        env["_torch_stream"], cuda.PENDING.append, kernel.name, _fast_failed, *plan,
+        env["_inference_mode"],
     )  # fmt: skip
 
 
