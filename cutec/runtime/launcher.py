@@ -914,7 +914,7 @@ def _layout_code(
         # A stride of a mode of extent 1 is never used: frameworks report any value there.
         _leaf_code(
             bind, check, name, i, stride, f"t_{a}_{i}", "stride", names, first_use, facts,
-            deferred, origins, guard=f"e_{a}_{i} != 1 and z_{a}",
+            deferred, origins, guard=f"e_{a}_{i} != 1 and z_{a}", nonempty=f"z_{a}",
         )  # fmt: skip
 
 
@@ -932,7 +932,11 @@ def _leaf_code(
     deferred: list[tuple[Any, ...]],
     origins: dict[str, str],
     guard: str | None = None,
+    nonempty: str | None = None,
 ) -> None:
+    """The check of one extent or stride; a run-time name's first use binds it, and its
+    `assume` facts are checked there (for a stride, where its array has an element:
+    `nonempty`; torch gives an empty tensor strides such as (1, 1))."""
     if isinstance(declared, int):
         cond = f"{got} != {declared}" + (f" and {guard}" if guard else "")
         code(f"if {cond}:")
@@ -956,12 +960,13 @@ def _leaf_code(
     first_use[declared] = param
     bind(f"{var} = {got}")
     origins[var] = got
+    used = f" and {nonempty}" if nonempty else ""
     if what == "stride":
-        code(f"if {var} < 0:")
+        code(f"if {var} < 0{used}:")
         code(f"    raise _err.negative_stride({param!r}, {mode}, {var})")
     d = facts.get(declared, 1)
     if d > 1:
-        code(f"if {var} % {d}:")
+        code(f"if {var} % {d}{used}:")
         code(f"    raise _err.fact({param!r}, {declared!r}, {var}, {d})")
 
 

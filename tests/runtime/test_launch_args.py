@@ -243,21 +243,27 @@ kernel count(V: s32[N] : (1), H: s32[N] : (s))
 SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}
 
 
+def _empty(rows: int, strides: tuple[int, int]) -> np.ndarray:
+    """An empty (rows, 0) f16 array with the given strides in elements."""
+    return np.lib.stride_tricks.as_strided(np.empty(0, np.float16), (rows, 0),
+                                           tuple(2 * s for s in strides))  # fmt: skip
+
+
 @pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn"])
 def test_a_gemm_with_k_0_scales_c(kernel: str) -> None:
-    """K = 0: C = alpha * (nothing) + beta * C. The empty A and B were refused (numpy
-    gives an empty array strides 0: "stride 0 is declared 1; got 0")."""
+    """K = 0: C = alpha * (nothing) + beta * C. The empty A and B were refused: numpy
+    gives an empty array strides 0 ("stride 0 is declared 1; got 0"), torch compact
+    ones, (1, 1) for a K-major (M, 0), so "ldA = 1 is not divisible by 8"."""
     k = rt.jit(EXAMPLES / "gemm_auto.cute", kernel, device="cpu", **SMALL)
     rng = np.random.default_rng(8)
     m, n = 64, 96
-    order = "F" if kernel == "gemm_nt" else "C"
-    a = np.empty((m, 0), np.float16, order=order)
-    b = np.empty((n, 0), np.float16, order=order)
     c0 = rng.integers(-3, 4, (m, n)).astype(np.float32)
     assert np.count_nonzero(c0) > m * n // 2
-    c = np.asfortranarray(c0)
-    k(a, b, c, 2.0, -0.5)
-    np.testing.assert_array_equal(c, -0.5 * c0)
+    torch_like = ((1, m), (1, n)) if kernel == "gemm_nt" else ((1, 1), (1, 1))
+    for sa, sb in [((0, 0), (0, 0)), torch_like]:
+        c = np.asfortranarray(c0)
+        k(_empty(m, sa), _empty(n, sb), c, 2.0, -0.5)
+        np.testing.assert_array_equal(c, -0.5 * c0)
 
 
 def test_an_empty_output_launches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
