@@ -6,7 +6,9 @@ does, cutec writes one Python function per kernel signature, straight-line
 code with the signature's facts as constants, compiles it once, and makes it
 the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it reads:
 
-    def launch(self, a_0, ..., *, grid=None, block=None, stream=None, smem=None):
+    def launch(self, a_0, ..., *, grid=None, block=None, stream=None, smem=None,
+               allow_alias=None):
+        if grid is not None: grid = _dims(_err, 'grid', grid)   # keywords, checked
         if type(a_0) is _Tensor:                  # torch: its fields, read directly
             if a_0.dtype is not _dt_a_0: raise _err.dtype('A', 'f32', ...)
             p_a_0 = a_0.data_ptr(); d_a_0 = a_0.get_device() ...
@@ -20,8 +22,11 @@ the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it re
         if _hit is None:
             if n_M % 4: raise _err.fact('A', 'M', n_M, 4)   # assume M % 4 == 0
             if t_a_0_0 != 1 and e_a_0_0 != 1: raise ...     # the static stride 1
-            ...                                   # same names equal, offsets < 2^31
-            _hit = _checked[_sk] = (key bits of the extents, default grid)
+            ...                                   # same names equal, offsets < 2^31,
+                                                  # outputs injective, byte spans w_*
+            _hit = _checked[_sk] = (key bits of the extents, spans, default grid)
+        if p_a_2 < p_a_0 + w_a_0 and p_a_0 < p_a_2 + w_a_2: _overlap(...)   # C apart from A
+        if not _live: return                      # every output empty
         if (p_a_0 | ...) & 15 == 0: _key = ...    # alignment: promised and specialised
         _var = _variants.get(_key << 8 | _dev) or a compile
         _pack(_buf, 0, p_a_0, n_M, n_K, n_ldA, ...)     # the .param buffer (docs/abi.md)
