@@ -66,6 +66,30 @@ def test_the_signature_says_which_parameters_the_kernel_writes() -> None:
     assert [p.access for p in tn.signatures["gemm_tn"].params[:3]] == ["read", "read", "write"]
 
 
+# In the thread dialect: the store's pointer is chosen at run time between x and y.
+PICK = """
+module {
+  kernel @pick(%x: !gpu.ptr<f32, global>, %y: !gpu.ptr<f32, global>,
+               %z: !gpu.ptr<f32, global>, %c: i1) attributes {reqntid = array<i32: 32, 1, 1>} {
+    %v = thread.load %z : !gpu.ptr<f32, global> -> f32
+    %q = scf.if %c -> (!gpu.ptr<f32, global>) {
+      scf.yield %x : !gpu.ptr<f32, global>
+    } else {
+      scf.yield %y : !gpu.ptr<f32, global>
+    }
+    thread.store %v, %q : f32, !gpu.ptr<f32, global>
+    return
+  }
+}
+"""
+
+
+def test_a_pointer_chosen_at_run_time_writes_each_choice() -> None:
+    result = compile(Source(PICK, "p.mlir", "mlir"), Stage.CUTE, Options())
+    access = {p.name: p.access for p in result.signatures["pick"].params if hasattr(p, "access")}
+    assert access == {"x": "write", "y": "write", "z": "read"}
+
+
 def _col_major(rows: int, cols: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.asfortranarray(rng.standard_normal((rows, cols)).astype(np.float32))
