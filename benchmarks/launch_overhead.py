@@ -6,7 +6,8 @@ Both launch the same loaded kernel (examples/tiled_copy.cute's copy_kernel on on
 128x64 tile, so the GPU never holds the host back for long) on torch's current
 stream. The raw launch packs its arguments once beforehand, as issue 11 defines
 it, and checks the CUresult it gets; the cutec call checks and packs its torch
-tensors every time. A round is `--calls` back-to-back launches (200: few enough
+tensors every time (with the checks made per call: D, which the kernel writes, is
+writable and shares no memory with S). A round is `--calls` back-to-back launches (200: few enough
 that the GPU's launch queue never fills, so the host time is the launch path's
 own, not the GPU's pace), timed with time.perf_counter and followed by a
 synchronisation; raw and cutec rounds alternate, and each figure is the median

@@ -149,7 +149,7 @@ def argument(value: Any, t: Type, name: str) -> Any:
         if not isinstance(value, np.ndarray):
             raise TypeError(f"argument {name} ({t}) must be a numpy array")
         flat = value.reshape(-1, order="A")
-        if not np.shares_memory(flat, value):
+        if value.size and not np.shares_memory(flat, value):  # (an empty array shares none)
             raise TypeError(f"argument {name}: pass a contiguous array")
         return Pointer(Buffer(name, t.space, flat.view(np.uint8)), 0, t.element, t.space)
     if isinstance(t, FloatType):

@@ -26,6 +26,7 @@ from cutec.ir.dialects.cute_tensor import MakeTensorOp
 from cutec.ir.dialects.cute_types import fill_dynamic
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.layout_of import LayoutAnalysis
+from cutec.ir.param_access import ACCESSES, READ, param_access
 from cutec.ir.types import Type, bit_width, dtype_name, element_type_named, index
 from cutec.ir.value import BlockArgument
 from cutec.layout.inttuple import leaves
@@ -46,6 +47,9 @@ class TensorParam:
     shape: Pattern | None  # None: a bare pointer (thread-level IR has no make_tensor)
     stride: Pattern | None
     align: int  # bytes the base pointer promises (the element's size by default)
+    # How the kernel writes it (cutec.ir.param_access): "read" (never), "write", or
+    # "atomic" (only by atomics). The launch checks an output's memory by it.
+    access: str = READ
 
     @property
     def flat(self) -> list[tuple[Any, Any]]:
@@ -114,14 +118,17 @@ def _param_json(p: Param) -> dict[str, Any]:
     if isinstance(p, ScalarParam):
         return {"scalar": p.name, "type": p.type}
     return {"tensor": p.name, "element": p.element, "shape": p.shape, "stride": p.stride,
-            "align": p.align}  # fmt: skip
+            "align": p.align, "access": p.access}  # fmt: skip
 
 
 def _param_of_json(p: dict[str, Any]) -> Param:
     if "tensor" not in p:
         return ScalarParam(p["scalar"], p["type"])
     shape, stride = _tuples(p["shape"]), _tuples(p["stride"])
-    return TensorParam(p["tensor"], p["element"], shape, stride, int(p["align"]))
+    access = p["access"]
+    if access not in ACCESSES:
+        raise ValueError(f"parameter {p['tensor']!r}: access {access!r} is none of {ACCESSES}")
+    return TensorParam(p["tensor"], p["element"], shape, stride, int(p["align"]), access)
 
 
 # A grid expression's name for the kernel's CTAs the GPU holds at once (its SMs times
@@ -197,6 +204,7 @@ def signature_of(kernel: KernelOp) -> KernelSignature:
     abi: list[tuple[str, str]] = []
     implicit_attr = kernel.attributes.get("implicit")
     implicit = {e.value for e in implicit_attr.elements} if implicit_attr else set()  # type: ignore[attr-defined]
+    access = param_access(kernel)
     la = LayoutAnalysis()
     for arg in args:
         if not isinstance(arg.type, PointerType):
@@ -205,7 +213,7 @@ def signature_of(kernel: KernelOp) -> KernelSignature:
         name = _name(arg)
         if isinstance(arg.type, PointerType):
             abi.append((name, "ptr"))
-            params.append(_tensor_param(name, arg.type, tensors.get(arg), la))
+            params.append(_tensor_param(name, arg.type, tensors.get(arg), la, access[name]))
         else:
             abi.append((name, str(arg.type)))
             if arg not in leaf_args:
@@ -243,11 +251,11 @@ def launch_of(kernel: KernelOp) -> LaunchInfo:
 
 
 def _tensor_param(
-    name: str, ptr: PointerType, op: MakeTensorOp | None, la: LayoutAnalysis
+    name: str, ptr: PointerType, op: MakeTensorOp | None, la: LayoutAnalysis, access: str
 ) -> TensorParam:
     element = dtype_name(ptr.element)
     if op is None:
-        return TensorParam(name, element, None, None, _element_bytes(ptr.element))
+        return TensorParam(name, element, None, None, _element_bytes(ptr.element), access)
     spec = op.tensor_result().spec
     # A leaf is a kernel argument (its name), or computed from them (the default
     # column-major stride of f32[M, N] is M): then the expression, in
@@ -255,7 +263,7 @@ def _tensor_param(
     names = iter([_leaf(v, la) for v in op.leaves])
     shape = fill_dynamic(spec.shape, names)
     stride = fill_dynamic(spec.stride, names)
-    return TensorParam(name, element, shape, stride, op.alignment)
+    return TensorParam(name, element, shape, stride, op.alignment, access)
 
 
 def _leaf(value: Any, la: LayoutAnalysis) -> int | str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,10 @@ class ArrayView:
     device: int | None  # the GPU's ordinal; None: host memory
     kind: str  # what it was: torch, cupy, numpy, DeviceArray, cuda_array_interface, dlpack
     owner: Any = None  # keeps the memory alive while the view is in use
+    # The array says it must not be written: numpy's writeable flag off (a read-only
+    # memmap, np.broadcast_to), __cuda_array_interface__'s read-only data, a torch
+    # inference tensor outside inference mode (torch refuses to write it).
+    readonly: bool = False
 
 
 def element_name(np_dtype: Any) -> str:
@@ -65,7 +70,8 @@ def view_of(x: Any) -> ArrayView | None:
         return _torch_view(x)
     if isinstance(x, np.ndarray):
         strides = tuple(s // x.itemsize for s in x.strides)
-        return ArrayView(x.ctypes.data, x.shape, strides, element_name(x.dtype), None, "numpy", x)
+        return ArrayView(x.ctypes.data, x.shape, strides, element_name(x.dtype), None, "numpy", x,
+                         not x.flags.writeable)  # fmt: skip
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
         return _cai_view(x, cai, "cupy" if module.startswith("cupy") else "cuda_array_interface")
@@ -87,13 +93,50 @@ def host_array(v: ArrayView) -> np.ndarray | None:
     return owner
 
 
+def buffer_overrun(a: np.ndarray) -> tuple[int, int] | None:
+    """(bytes `a` reaches past its base, bytes its memory holds from there) where `a`
+    claims more than the memory it comes from holds (`as_strided` makes such views without
+    a check); None where it fits, or where that memory's size is unknown.
+
+    The memory is that of the last array of `a`'s `base` chain: its own allocation, or
+    the buffer (bytes, mmap) it was made over."""
+    if a.size == 0:
+        return None
+    root, obj = a, a.base
+    while obj is not None:
+        if isinstance(obj, np.ndarray):
+            root = obj
+        obj = getattr(obj, "base", None)
+    if root.flags.owndata:
+        start, held = root.ctypes.data, root.nbytes
+    else:
+        try:
+            memory = np.frombuffer(root.base, np.uint8)  # type: ignore[arg-type]
+        except (TypeError, ValueError, AttributeError):
+            return None
+        start, held = memory.ctypes.data, memory.nbytes
+    low = high = a.ctypes.data
+    for e, s in zip(a.shape, a.strides, strict=True):
+        low, high = low + min(0, (e - 1) * s), high + max(0, (e - 1) * s)
+    high += a.itemsize
+    if start <= low and high <= start + held:
+        return None
+    return high - a.ctypes.data, start + held - a.ctypes.data
+
+
 def _torch_view(t: Any) -> ArrayView:
     dtype = str(t.dtype).removeprefix("torch.")
     device = t.get_device() if t.is_cuda else None
     return ArrayView(
         t.data_ptr(), tuple(t.shape), tuple(t.stride()), TORCH_DTYPES.get(dtype, dtype),
-        device, "torch", t,
+        device, "torch", t, torch_readonly(t),
     )  # fmt: skip
+
+
+def torch_readonly(t: Any) -> bool:
+    """Whether torch refuses to write tensor `t`: an inference tensor outside
+    torch.inference_mode() (torch has no read-only tensors otherwise)."""
+    return bool(t.is_inference()) and not sys.modules["torch"].is_inference_mode_enabled()
 
 
 def _cai_view(x: Any, cai: dict[str, Any], kind: str) -> ArrayView:
@@ -107,7 +150,8 @@ def _cai_view(x: Any, cai: dict[str, Any], kind: str) -> ArrayView:
     device = getattr(getattr(x, "device", None), "id", None)
     if device is None:
         device = _pointer_device(ptr)
-    return ArrayView(ptr, shape, strides, element_name(np_dtype), device, kind, x)
+    readonly = bool(cai["data"][1])
+    return ArrayView(ptr, shape, strides, element_name(np_dtype), device, kind, x, readonly)
 
 
 def _pointer_device(ptr: int) -> int | None:

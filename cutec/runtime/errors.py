@@ -134,12 +134,69 @@ class ArgumentErrors:
     def scalar_range(self, param: str, declared: str, value: int) -> ArgumentValueError:
         return ArgumentValueError(f"{self._where(param)}: {value} does not fit {declared}")
 
+    def scalar_overflow(self, param: str, declared: str, value: float) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)}: {value!r} is beyond the range of {declared} (it would "
+            "be passed as inf)"
+        )
+
+    def readonly(self, param: str, kind: str) -> ArgumentValueError:
+        what = (
+            "an inference tensor outside torch.inference_mode(), which torch does not let "
+            "anyone write"
+            if kind == "torch"
+            else f"a read-only {kind} array"
+        )
+        return ArgumentValueError(f"{self._where(param)} is written by the kernel; got {what}")
+
+    def overlap(self, param: str, other: str) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)} is written by the kernel and shares memory with "
+            f"'{other}'; pass separate arrays, or allow_alias=({param!r},) where the kernel "
+            "is correct in place"
+        )
+
+    def not_injective(
+        self, param: str, shape: tuple[int, ...], strides: tuple[int, ...]
+    ) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)} is written by the kernel, but its layout {shape}:{strides} "
+            "gives several coordinates one element (a stride 0 or overlapping strides): "
+            "pass an array with an element per coordinate"
+        )
+
+    def beyond_buffer(self, param: str, claimed: int, held: int) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self._where(param)}: the array's shape and strides reach {claimed} bytes "
+            f"past its base, but its memory holds {held} from there (a view made with "
+            "as_strided?)"
+        )
+
+    def allow_alias(self, value: Any, outputs: list[str]) -> ArgumentValueError:
+        return ArgumentValueError(
+            f"{self.kernel}: allow_alias={value!r} must name parameters the kernel writes "
+            f"({', '.join(outputs) or 'none'}), or be True for all of them"
+        )
+
     def no_launch_shape(self, what: str) -> ArgumentTypeError:
         return ArgumentTypeError(f"{self.kernel}: the kernel declares no {what}: pass {what}=")
 
     def grid(self, grid: tuple[int, ...]) -> ArgumentValueError:
         return ArgumentValueError(
             f"{self.kernel}: the grid {grid} must be 1 to 3 non-negative sizes"
+        )
+
+    def launch_shape_type(self, what: str, value: Any) -> ArgumentTypeError:
+        return ArgumentTypeError(f"{self.kernel}: {what}= takes 1 to 3 integers; got {value!r}")
+
+    def launch_shape(self, what: str, value: Any, why: str) -> ArgumentValueError:
+        return ArgumentValueError(f"{self.kernel}: {what}={value!r}: {why}")
+
+    def block(self, got: tuple[int, int, int], declared: tuple[int, int, int]
+              ) -> ArgumentValueError:  # fmt: skip
+        return ArgumentValueError(
+            f"{self.kernel}: block={got}, but the kernel is compiled for blocks of {declared} "
+            "threads (its 'threads' clause); leave block= out"
         )
 
 

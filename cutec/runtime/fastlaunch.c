@@ -13,10 +13,19 @@
  *     through `resolve(*args)`, which runs every check and returns what to
  *     launch (or None, and the call goes to `fallback`, the Python launch
  *     function, which raises the error or launches itself).
+ *
+ *     The checks that depend on more than the shapes are made here at every call,
+ *     as the Python launch function makes them, and anything they find goes to it
+ *     to be reported: an output that torch will not let anyone write (an
+ *     inference tensor outside inference mode), an output whose bytes meet another
+ *     tensor's (each tensor's span in bytes comes with its shape from `resolve`;
+ *     Python looks closer and refuses or launches), an f32 scalar that would
+ *     round to inf.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -58,6 +67,9 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 #define MAX_KEY (MAX_ARGS * 2 * MAX_RANK + 1)
 #define MAX_PARAM_BYTES 4096
 #define N_ENTRIES 4
+#define MAX_PAIRS (MAX_ARGS * MAX_ARGS)
+/* The least magnitude f32 rounds to inf: 2^128 - 2^103 (launcher.FLOAT_OVERFLOW). */
+#define F32_OVERFLOW 340282356779733661637539395458142568448.0
 
 enum { ARG_TENSOR = 't', ARG_FLOAT = 'f', ARG_INT = 'i' };
 
@@ -75,22 +87,27 @@ typedef struct {
     int64_t key[MAX_KEY];
     void *function;
     unsigned dims[6], smem;
-    PyObject *variant; /* for the failure report */
+    int64_t spans[MAX_ARGS]; /* bytes from each tensor's base past its last element */
+    PyObject *variant;       /* for the failure report */
 } Entry;
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PyObject *fallback, *resolve, *tensor_type, *get_stream, *on_launch, *name, *failed;
-    int nargs, nslots, param_bytes, next;
+    PyObject *fallback, *resolve, *tensor_type, *get_stream, *on_launch, *name, *failed,
+        *inference_mode;
+    int nargs, nslots, npairs, param_bytes, next;
     char kinds[MAX_ARGS];
     int ranks[MAX_ARGS];
+    char written[MAX_ARGS]; /* the kernel writes this tensor */
+    double limit[MAX_ARGS]; /* a float scalar's least magnitude that overflows */
+    int pairs[MAX_PAIRS][2]; /* (output, other tensor) whose bytes must not meet */
     PyObject *dtypes[MAX_ARGS];
     Slot slots[MAX_ARGS * (2 * MAX_RANK + 1)];
     Entry entries[N_ENTRIES];
 } Launcher;
 
-static PyObject *s_dtype, *s_data_ptr, *s_get_device, *s_size, *s_stride;
+static PyObject *s_dtype, *s_data_ptr, *s_get_device, *s_size, *s_stride, *s_is_inference;
 
 /* obj.name() as a C integer; -1 with an exception set on failure (or a value -1). */
 static long long call_int(PyObject *obj, PyObject *name) {
@@ -114,6 +131,24 @@ static int call_ints(PyObject *obj, PyObject *name, int rank, int64_t *out) {
     }
     Py_DECREF(r);
     return ok ? 0 : -1;
+}
+
+/* Whether torch lets this call write tensor x: 1 yes, 0 no (an inference tensor outside
+   inference mode), -1 on an error. */
+static int writable(Launcher *self, PyObject *x) {
+    PyObject *r = PyObject_CallMethodNoArgs(x, s_is_inference);
+    if (r == NULL)
+        return -1;
+    int inference = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (inference <= 0)
+        return inference == 0 ? 1 : -1;
+    r = PyObject_CallNoArgs(self->inference_mode);
+    if (r == NULL)
+        return -1;
+    int on = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return on;
 }
 
 static void store(char *buf, const Slot *s, int64_t iv, double fv) {
@@ -160,6 +195,8 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
             dev = d;
             if (call_ints(x, s_size, rank, v + 1) || call_ints(x, s_stride, rank, v + 1 + rank))
                 goto slow;
+            if (self->written[a] && writable(self, x) != 1)
+                goto slow;
             memcpy(key + k, v + 1, sizeof(int64_t) * 2 * rank);
             k += 2 * rank;
             bases |= (uint64_t)v[0];
@@ -167,6 +204,8 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
             if (!PyFloat_CheckExact(x))
                 goto slow;
             floats[a] = PyFloat_AS_DOUBLE(x);
+            if (fabs(floats[a]) >= self->limit[a] && isfinite(floats[a]))
+                goto slow; /* would round to inf: Python says so */
         } else {
             if (!PyLong_CheckExact(x))
                 goto slow;
@@ -203,10 +242,18 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
         e = &self->entries[self->next];
         self->next = (self->next + 1) % N_ENTRIES;
         unsigned long long f;
-        PyObject *variant = NULL;
-        int ok = PyArg_ParseTuple(r, "K(III)(III)IO", &f, &e->dims[0], &e->dims[1], &e->dims[2],
-                                  &e->dims[3], &e->dims[4], &e->dims[5], &e->smem, &variant);
+        PyObject *variant = NULL, *spans = NULL;
+        int ok = PyArg_ParseTuple(r, "K(III)(III)IOO!", &f, &e->dims[0], &e->dims[1],
+                                  &e->dims[2], &e->dims[3], &e->dims[4], &e->dims[5], &e->smem,
+                                  &variant, &PyTuple_Type, &spans);
+        ok = ok && PyTuple_GET_SIZE(spans) == n;
+        for (int a = 0; ok && a < n; ++a) {
+            e->spans[a] = PyLong_AsLongLong(PyTuple_GET_ITEM(spans, a));
+            ok = !(e->spans[a] == -1 && PyErr_Occurred());
+        }
         if (!ok) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "Launcher: resolve returned no span per argument");
             Py_DECREF(r);
             e->used = 0;
             return NULL;
@@ -217,6 +264,14 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
         e->keylen = k;
         memcpy(e->key, key, sizeof(int64_t) * k);
         e->used = 1;
+    }
+
+    /* An output's bytes and another tensor's meet: Python looks closer, refuses or launches. */
+    for (int i = 0; i < self->npairs; ++i) {
+        int o = self->pairs[i][0], t = self->pairs[i][1];
+        int64_t po = values[o][0], pt = values[t][0];
+        if (po < pt + e->spans[t] && pt < po + e->spans[o])
+            goto slow;
     }
 
     /* The parameter buffer, on this call's stack: no lock, nothing shared. */
@@ -270,17 +325,22 @@ slow:
 }
 
 /* Launcher(fallback, resolve, tensor_type, get_stream, on_launch, name, failed,
- *          kinds: str, ranks: tuple, dtypes: tuple, slots: tuple of (code, offset, arg, field)) */
+ *          kinds: str, ranks: tuple, dtypes: tuple, slots: tuple of (code, offset, arg, field),
+ *          written: tuple of bools, limits: tuple of floats, pairs: tuple of (output, other),
+ *          inference_mode: callable) */
 static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *fallback, *resolve, *tensor_type, *get_stream, *on_launch, *name, *failed, *ranks,
-        *dtypes, *slots;
+        *dtypes, *slots, *written, *limits, *pairs, *inference_mode;
     const char *kinds;
-    if (!PyArg_ParseTuple(args, "OOOOOOOsO!O!O!", &fallback, &resolve, &tensor_type, &get_stream,
-                          &on_launch, &name, &failed, &kinds, &PyTuple_Type, &ranks, &PyTuple_Type,
-                          &dtypes, &PyTuple_Type, &slots))
+    if (!PyArg_ParseTuple(args, "OOOOOOOsO!O!O!O!O!O!O", &fallback, &resolve, &tensor_type,
+                          &get_stream, &on_launch, &name, &failed, &kinds, &PyTuple_Type, &ranks,
+                          &PyTuple_Type, &dtypes, &PyTuple_Type, &slots, &PyTuple_Type, &written,
+                          &PyTuple_Type, &limits, &PyTuple_Type, &pairs, &inference_mode))
         return NULL;
     Py_ssize_t n = (Py_ssize_t)strlen(kinds), ns = PyTuple_GET_SIZE(slots);
+    Py_ssize_t np = PyTuple_GET_SIZE(pairs);
     if (n > MAX_ARGS || PyTuple_GET_SIZE(ranks) != n || PyTuple_GET_SIZE(dtypes) != n ||
+        PyTuple_GET_SIZE(written) != n || PyTuple_GET_SIZE(limits) != n || np > MAX_PAIRS ||
         ns > MAX_ARGS * (2 * MAX_RANK + 1)) {
         PyErr_SetString(PyExc_ValueError, "Launcher: too many arguments or mismatched tables");
         return NULL;
@@ -296,14 +356,31 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
     self->on_launch = Py_NewRef(on_launch);
     self->name = Py_NewRef(name);
     self->failed = Py_NewRef(failed);
+    self->inference_mode = Py_NewRef(inference_mode);
     self->nargs = (int)n;
     self->nslots = (int)ns;
+    self->npairs = (int)np;
     for (Py_ssize_t a = 0; a < n; ++a) {
         self->kinds[a] = kinds[a];
         self->ranks[a] = (int)PyLong_AsLong(PyTuple_GET_ITEM(ranks, a));
         self->dtypes[a] = Py_NewRef(PyTuple_GET_ITEM(dtypes, a));
+        self->written[a] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(written, a));
+        self->limit[a] = PyFloat_AsDouble(PyTuple_GET_ITEM(limits, a));
         if (self->ranks[a] < 0 || self->ranks[a] > MAX_RANK) {
             PyErr_SetString(PyExc_ValueError, "Launcher: a tensor's rank is above 8");
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < np; ++i) {
+        int *pair = self->pairs[i];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(pairs, i), "ii", &pair[0], &pair[1])) {
+            Py_DECREF(self);
+            return NULL;
+        }
+        if (pair[0] < 0 || pair[0] >= n || pair[1] < 0 || pair[1] >= n ||
+            kinds[pair[0]] != ARG_TENSOR || kinds[pair[1]] != ARG_TENSOR) {
+            PyErr_SetString(PyExc_ValueError, "Launcher: a pair is not two tensor arguments");
             Py_DECREF(self);
             return NULL;
         }
@@ -338,6 +415,7 @@ static int launcher_traverse(Launcher *self, visitproc visit, void *arg) {
     Py_VISIT(self->on_launch);
     Py_VISIT(self->name);
     Py_VISIT(self->failed);
+    Py_VISIT(self->inference_mode);
     for (int i = 0; i < N_ENTRIES; ++i)
         Py_VISIT(self->entries[i].variant);
     return 0;
@@ -351,6 +429,7 @@ static int launcher_clear(Launcher *self) {
     Py_CLEAR(self->on_launch);
     Py_CLEAR(self->name);
     Py_CLEAR(self->failed);
+    Py_CLEAR(self->inference_mode);
     for (int a = 0; a < self->nargs; ++a)
         Py_CLEAR(self->dtypes[a]);
     for (int i = 0; i < N_ENTRIES; ++i) {
@@ -426,6 +505,7 @@ PyMODINIT_FUNC PyInit_cutec_fastlaunch(void) {
     s_get_device = PyUnicode_InternFromString("get_device");
     s_size = PyUnicode_InternFromString("size");
     s_stride = PyUnicode_InternFromString("stride");
+    s_is_inference = PyUnicode_InternFromString("is_inference");
     if (PyType_Ready(&LauncherType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -235,6 +235,7 @@ class Kernel:
             _stream_of,
             cpu=self.cpu,
             then=self._then,
+            max_block=info.max_block,
         )
 
     # ------------------------------------------------------------------ compile

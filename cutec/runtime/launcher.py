@@ -6,7 +6,9 @@ does, cutec writes one Python function per kernel signature, straight-line
 code with the signature's facts as constants, compiles it once, and makes it
 the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it reads:
 
-    def launch(self, a_0, ..., *, grid=None, block=None, stream=None, smem=None):
+    def launch(self, a_0, ..., *, grid=None, block=None, stream=None, smem=None,
+               allow_alias=None):
+        if grid is not None: grid = _dims(_err, 'grid', grid)   # keywords, checked
         if type(a_0) is _Tensor:                  # torch: its fields, read directly
             if a_0.dtype is not _dt_a_0: raise _err.dtype('A', 'f32', ...)
             p_a_0 = a_0.data_ptr(); d_a_0 = a_0.get_device() ...
@@ -20,8 +22,11 @@ the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it re
         if _hit is None:
             if n_M % 4: raise _err.fact('A', 'M', n_M, 4)   # assume M % 4 == 0
             if t_a_0_0 != 1 and e_a_0_0 != 1: raise ...     # the static stride 1
-            ...                                   # same names equal, offsets < 2^31
-            _hit = _checked[_sk] = (key bits of the extents, default grid)
+            ...                                   # same names equal, offsets < 2^31,
+                                                  # outputs injective, byte spans w_*
+            _hit = _checked[_sk] = (key bits of the extents, spans, default grid)
+        if p_a_2 < p_a_0 + w_a_0 and p_a_0 < p_a_2 + w_a_2: _overlap(...)   # C apart from A
+        if not _live: return                      # every output empty
         if (p_a_0 | ...) & 15 == 0: _key = ...    # alignment: promised and specialised
         _var = _variants.get(_key << 8 | _dev) or a compile
         _pack(_buf, 0, p_a_0, n_M, n_K, n_ldA, ...)     # the .param buffer (docs/abi.md)
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import ctypes
 import keyword
+import math
 import numbers
 import re
 import struct
@@ -48,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cutec.dtypes import DTYPES, numpy_dtype
+from cutec.ir.param_access import READ, WRITE
 from cutec.ir.signature import (
     IMPLICIT_CTAS,
     IMPLICIT_FLAGS,
@@ -61,8 +68,8 @@ from cutec.ir.signature import (
     names_resident_ctas,
 )
 from cutec.ptx.tables import param_layout
-from cutec.runtime import arrays, cuda, fastlaunch
-from cutec.runtime.errors import ArgumentErrors, ArgumentValueError
+from cutec.runtime import arrays, cuda, fastlaunch, overlap
+from cutec.runtime.errors import ArgumentErrors
 
 if TYPE_CHECKING:
     from cutec.runtime.workspace import Workspace
@@ -76,6 +83,10 @@ SPECIALIZE_ALIGN = 16
 _STRUCT = {"u64": "Q", "s64": "q", "s32": "i", "s16": "h", "s8": "b", "u8": "B",
            "f32": "f", "f64": "d", "b16": "H"}  # fmt: skip
 _INT_RANGES = {"i64": 64, "index": 64, "i32": 32, "i16": 16, "i8": 8}
+# The least magnitude a float scalar's type rounds to inf: with p significand bits and
+# largest exponent e, the largest finite value is (2 - 2^(1-p)) 2^e, and from half an ulp
+# above it, 2^(e+1) - 2^(e-p), round-to-nearest-even gives inf.
+FLOAT_OVERFLOW = {"f32": 2.0**128 - 2.0**103, "bf16": 2.0**128 - 2.0**119, "f16": 65520.0}
 
 _EXPR_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|//|[-+*%(),\s]")
 
@@ -116,9 +127,15 @@ def scalar_value(errors: ArgumentErrors, param: str, declared: str, value: Any) 
     if declared in ("f32", "f64", "f16", "bf16"):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise errors.scalar(param, declared, value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond every float
+            raise errors.scalar_overflow(param, declared, value) from None
+        if math.isfinite(number) and abs(number) >= FLOAT_OVERFLOW.get(declared, math.inf):
+            raise errors.scalar_overflow(param, declared, value)
         if declared in ("f16", "bf16"):
-            return int(np.array(value, numpy_dtype(DTYPES[declared])).view(np.uint16))
-        return float(value)
+            return int(np.array(number, numpy_dtype(DTYPES[declared])).view(np.uint16))
+        return number
     if declared == "i1":
         if not isinstance(value, bool | numbers.Integral):
             raise errors.scalar(param, declared, value)
@@ -174,6 +191,7 @@ def build_launcher(
     *,
     cpu: bool = False,
     then: tuple[KernelSignature, LaunchInfo] | None = None,
+    max_block: tuple[int, int, int] | None = None,
 ) -> tuple[Callable[..., None], list[tuple[str, str]]]:
     """The launch function of `signature`, and the facts each bit of its key stands for.
 
@@ -181,7 +199,8 @@ def build_launcher(
     (bit i set: fact i holds). `specialize` names the run-time values and
     pointers the key may cover. `then` is a stream-K gemm's tail (its signature and
     launch facts), launched after the kernel with the same arguments and its implicit
-    ones (the variant's `then`).
+    ones (the variant's `then`). `block` is the kernel's block (its `threads` clause),
+    `max_block` an upper bound of it, where the kernel has one.
     """
     errors = ArgumentErrors(signature.kernel)
     facts = dict(signature.facts)
@@ -189,7 +208,10 @@ def build_launcher(
         "_err": errors, "_view": arrays.view_of, "_variants": {}, "_checked": {},
         "_get_variant": get_variant, "_launch": launch, "_stream_of": current_stream,
         "_scalar": scalar_value, "_ceil_div": ceil_div, "_Tensor": None,
-        "_host_array": arrays.host_array, "_lock": threading.Lock(),
+        "_host_array": arrays.host_array, "_lock": threading.Lock(), "_dims": launch_dims,
+        "_overrun": arrays.buffer_overrun, "_injective": overlap.injective,
+        "_overlap": check_overlap, "_aliases": allowed_aliases, "_count": launch_count,
+        "_inference_mode": _torch_inference_mode(),
     }  # fmt: skip
     env["_pack"], env["_buf"], env["_params"], env["_keep"] = _param_buffer(signature)
     code = _Source()
@@ -199,12 +221,15 @@ def build_launcher(
     key_facts: list[tuple[str, str]] = []  # (kind, name) per key bit
     params = [p.name for p in signature.params]
     local = _parameter_names(params)
+    outputs = written_params(signature, then)
+    env["_outputs"] = tuple(outputs)
 
     gpu_env: dict[str, Any] = {"_fast": False} if cpu else cuda_env()
     deferred: list[tuple[Any, ...]] = []  # checks of leaves that are expressions
     first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
     bind, check = _Source(), _Source()  # run-time names; checks of extents and strides
     check.depth = 2
+    _keyword_code(code, block, max_block)
     code("_torch = False")
     code("_dev = 0" if cpu else "_dev = None")
     if cpu:
@@ -216,10 +241,10 @@ def build_launcher(
         if isinstance(p, ScalarParam):
             continue
         if cpu:
-            _host_tensor_code(code, p, a)
+            _host_tensor_code(code, p, a, p.name in outputs)
         else:
             first_tensor = first_tensor or p.name
-            _tensor_code(code, env, p, a, first_tensor == p.name, first_tensor)
+            _tensor_code(code, env, p, a, first_tensor == p.name, first_tensor, p.name in outputs)
         if p.align > 1:
             aligned.append((p.name, a, p.align))
         if p.shape is not None:
@@ -234,8 +259,12 @@ def build_launcher(
     for p in signature.params:
         if isinstance(p, ScalarParam):
             a = local[p.name]
-            if p.type in ("f32", "f64"):
+            if p.type == "f64":
                 code(f"if type({a}) is not float:")
+                code(f"    {a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
+            elif p.type == "f32":  # a float, unless beyond f32's range (then an error)
+                limit = FLOAT_OVERFLOW["f32"]
+                code(f"if type({a}) is not float or not -{limit!r} < {a} < {limit!r}:")
                 code(f"    {a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
             else:
                 code(f"{a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
@@ -256,6 +285,7 @@ def build_launcher(
         code(f"    raise _err.{what}({param!r}, {mode}, f'{declared} = {{{value}}}', {got})")
     if offset_bits == 32:
         _offset_checks(code, signature, local)
+    spans = _output_code(code, signature, local, outputs)
     int_bits = [
         f"(({names[n]} % {SPECIALIZE_DIV} == 0) << {i})"
         for i, (k, n) in enumerate(key_facts)
@@ -273,9 +303,13 @@ def build_launcher(
         code("    raise _err.grid(_dg)")
     code("if len(_checked) > 4096:")
     code("    _checked.clear()")
-    code("_hit = _checked[_sk] = (_ik, *_dg)")
+    held = "".join(f"{w}, " for w in ("_live", *spans.values()))
+    code(f"_hit = _checked[_sk] = (_ik, {held}*_dg)")
     code.depth -= 1
-    code("_ik, _g0, _g1, _g2 = _hit")
+    code(f"_ik, {held}_g0, _g1, _g2 = _hit")
+    _overlap_code(code, signature, local, outputs, spans)
+    code("if not _live:")
+    code("    return  # every output is empty: nothing to launch")
     # The bases: usually all 16-byte aligned, which satisfies every promise up to 16 bytes
     # and every alignment fact of the key; one test for all, the details only otherwise.
     ptr_bits = [
@@ -306,7 +340,7 @@ def build_launcher(
     code("    _var = _variants[_key << 8 | _dev] = _get_variant(_key, _dev)")
     # Grid and block.
     code("if grid is not None:")
-    code("    _g0, _g1, _g2 = _dim3(grid)")
+    code("    _g0, _g1, _g2 = grid")
     if grid is None:
         code("else:")
         code("    raise _err.no_launch_shape('grid')")
@@ -322,7 +356,7 @@ def build_launcher(
     else:
         code(f"    _b0, _b1, _b2 = {block[0]}, {block[1]}, {block[2]}")
     code("else:")
-    code("    _b0, _b1, _b2 = _dim3(block)")
+    code("    _b0, _b1, _b2 = block")
     code("if not (_g0 and _g1 and _g2):")
     code("    return  # an empty problem: nothing to launch")
     body = list(code.lines)  # shared with the resolve function (below)
@@ -373,7 +407,6 @@ def build_launcher(
         _launch_code(code, tail.kernel, "_t", values_of(tail), "_tv", "_tv.smem", cpu, gpu_env)
         code.depth -= 1
 
-    env["_dim3"] = _dim3
     env.update(gpu_env)
     # `self` first: the function becomes the kernel object's __call__ (cutec.runtime.jit).
     # Named after the kernel and its parameters: Python's own messages for a missing or
@@ -382,20 +415,26 @@ def build_launcher(
     fn_name = signature.kernel if _plain_name(signature.kernel) else "launch"
     header = f"def {fn_name}(self, {', '.join(local[p] for p in params)}"
     header = header.rstrip(", ") + (", " if params else "")
-    header += "*, grid=None, block=None, stream=None, smem=None):"
+    header += "*, grid=None, block=None, stream=None, smem=None, allow_alias=None):"
     text = header + "\n" + "\n".join(code.lines) + "\n"
     if _uses_torch(signature) and not cpu:
         env["_Tensor"] = _torch_tensor_type()
     # The C launcher launches one kernel with the caller's arguments only.
     simple = not (cpu or env["_blocking"] or signature.implicit or then)
-    plan = _fast_plan(signature, local, names, origins) if simple else None
+    pairs = overlap_pairs(signature, outputs, spans)
+    plan = _fast_plan(signature, local, names, origins, outputs, pairs) if simple else None
     if plan is not None:
         # The C launcher's way into Python for a shape it has not seen: every check and
         # lookup of the launch function, then what to launch instead of launching.
         text += f"\n\ndef _resolve({header[header.index('(') + 1 : header.index('*,')]}):\n"
-        text += "    grid = block = stream = smem = None\n"
+        text += "    grid = block = stream = smem = allow_alias = None\n"
         text += "\n".join(body) + "\n"
-        text += "    return (_var.address, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, _var)\n"
+        # Each argument's span in bytes (0 for a scalar), for the C launcher's overlap tests.
+        widths = "".join(f"{spans.get(p, '0')}, " for p in params)
+        text += (
+            "    return (_var.address, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, _var, "
+            f"({widths}))\n"
+        )
     exec(compile(text, f"<cutec launcher for {signature.kernel}>", "exec"), env)
     fn = env[fn_name]
     fn.__cutec_source__ = text  # for debugging: the generated code
@@ -461,12 +500,16 @@ def _fast_plan(
     local: dict[str, str],
     names: dict[str, str],
     origins: dict[str, str],
-) -> tuple[str, tuple[int, ...], tuple[Any, ...], tuple[tuple[str, int, int, int], ...]] | None:
+    outputs: dict[str, str],
+    pairs: list[tuple[TensorParam, TensorParam]],
+) -> tuple[Any, ...] | None:
     """What the C launcher needs to pack the parameters itself: each argument's kind,
     rank and torch dtype, and for each .param its struct code, offset and source
-    (argument, field: -1 the base or the scalar, i an extent, rank + i a stride).
-    None where it cannot serve this signature (a scalar type or a tensor it does not
-    read, no tensor to take the GPU from)."""
+    (argument, field: -1 the base or the scalar, i an extent, rank + i a stride); and
+    for its checks, whether the kernel writes each argument, the least magnitude of each
+    float scalar that overflows, and the (output, other) pairs of arguments whose bytes
+    must not meet. None where it cannot serve this signature (a scalar type or a tensor
+    it does not read, no tensor to take the GPU from)."""
     if not any(isinstance(p, TensorParam) for p in signature.params):
         return None
     kinds, ranks, dtypes = "", [], []
@@ -501,7 +544,12 @@ def _fast_plan(
         if source is None:
             return None
         slots.append((_STRUCT[param.ptx], param.offset, *source))
-    return kinds, tuple(ranks), tuple(dtypes), tuple(slots)
+    index = {p.name: i for i, p in enumerate(signature.params)}
+    written = tuple(p.name in outputs for p in signature.params)
+    limits = tuple(FLOAT_OVERFLOW["f32"] if isinstance(p, ScalarParam) and p.type == "f32"
+                   else math.inf for p in signature.params)  # fmt: skip
+    meet = tuple((index[p.name], index[q.name]) for p, q in pairs)
+    return kinds, tuple(ranks), tuple(dtypes), tuple(slots), written, limits, meet
 
 
 def fast_call(kernel: Any, fn: Callable[..., None]) -> Any:
@@ -514,11 +562,10 @@ def fast_call(kernel: Any, fn: Callable[..., None]) -> Any:
     if plan is None or extension is None or tensor_type is None:
         return None
     env = fn.__globals__
-    kinds, ranks, dtypes, slots = plan
     return extension.Launcher(
         MethodType(fn, kernel), MethodType(env["_resolve"], kernel), tensor_type,
-        env["_torch_stream"], cuda.PENDING.append, kernel.name, _fast_failed, kinds, ranks,
-        dtypes, slots,
+        env["_torch_stream"], cuda.PENDING.append, kernel.name, _fast_failed, *plan,
+        env["_inference_mode"],
     )  # fmt: skip
 
 
@@ -547,9 +594,9 @@ def cuda_env() -> dict[str, Any]:
 
 # Names the launch function uses for itself, and the prefixes of its per-parameter locals.
 # (and the builtins it calls, which a parameter of the same name would hide).
-_RESERVED = frozenset({"self", "grid", "block", "stream", "smem", "type", "min", "len", "str",
-                       "tuple", "ValueError", "TypeError"})  # fmt: skip
-_LOCAL_PREFIX = re.compile(r"^(?:[pdvetns])_")
+_RESERVED = frozenset({"self", "grid", "block", "stream", "smem", "allow_alias", "type", "min",
+                       "len", "str", "tuple", "ValueError", "TypeError"})  # fmt: skip
+_LOCAL_PREFIX = re.compile(r"^(?:[pdvetnswz])_")
 
 
 def _plain_name(name: str) -> bool:
@@ -564,11 +611,189 @@ def _parameter_names(params: list[str]) -> dict[str, str]:
     return {p: f"a_{i}" for i, p in enumerate(params)}
 
 
-def _dim3(v: Any) -> tuple[int, int, int]:
-    dims = tuple(int(x) for x in (v if isinstance(v, tuple | list) else (v,)))
-    if not 1 <= len(dims) <= 3 or min(dims) < 0:
-        raise ArgumentValueError(f"a grid or block is 1 to 3 non-negative sizes, got {v!r}")
-    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+# CUDA's launch limits (the same for compute capability 8.x and 9.x): grid x, y, z;
+# block x, y, z; threads per block.
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+_BLOCK_LIMITS = (1024, 1024, 64)
+_MAX_THREADS = 1024
+
+
+def _integer(x: Any) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def launch_dims(
+    errors: ArgumentErrors,
+    what: str,
+    value: Any,
+    declared: tuple[int, int, int] | None = None,
+    bound: tuple[int, int, int] | None = None,
+) -> tuple[int, int, int]:
+    """A `grid=` or `block=` argument (`what`) as three sizes within CUDA's limits; a block
+    must be the kernel's (`declared`, its `threads` clause) or within its `bound`."""
+    items = tuple(value) if isinstance(value, tuple | list) else (value,)
+    if not 1 <= len(items) <= 3 or not all(_integer(x) for x in items):
+        raise errors.launch_shape_type(what, value)
+    dims = (*(int(x) for x in items), 1, 1)[:3]
+    grid = what == "grid"
+    least = 0 if grid else 1  # an empty grid launches nothing; an empty block is an error
+    for axis, d, most in zip("xyz", dims, _GRID_LIMITS if grid else _BLOCK_LIMITS, strict=True):
+        if not least <= d <= most:
+            raise errors.launch_shape(what, value, f"{axis} is {d}, not in [{least}, {most}]")
+    if grid:
+        return dims  # type: ignore[return-value]
+    threads = dims[0] * dims[1] * dims[2]
+    if threads > _MAX_THREADS:
+        raise errors.launch_shape(what, value, f"{threads} threads; a block has at most 1024")
+    if declared is not None and dims != declared:
+        raise errors.block(dims, declared)  # type: ignore[arg-type]
+    if bound is not None and threads > bound[0] * bound[1] * bound[2]:
+        raise errors.launch_shape(
+            what, value, f"{threads} threads, but the kernel is compiled for at most {bound}"
+        )
+    return dims  # type: ignore[return-value]
+
+
+def launch_count(errors: ArgumentErrors, what: str, value: Any) -> int:
+    """A non-negative integer keyword (`smem=`)."""
+    if not _integer(value):
+        raise errors.launch_shape_type(what, value)
+    if value < 0:
+        raise errors.launch_shape(what, value, "a number of bytes is not negative")
+    return int(value)
+
+
+def _keyword_code(
+    code: _Source, block: tuple[int, int, int] | None, bound: tuple[int, int, int] | None
+) -> None:
+    """The launch keywords, checked at the call (the launch reads `grid`, `block` and
+    `smem` as checked here)."""
+    code("if grid is not None:")
+    code("    grid = _dims(_err, 'grid', grid)")
+    code("if block is not None:")
+    code(f"    block = _dims(_err, 'block', block, {block!r}, {bound!r})")
+    code("if smem is not None:")
+    code("    smem = _count(_err, 'smem', smem)")
+
+
+def written_params(
+    signature: KernelSignature, then: tuple[KernelSignature, LaunchInfo] | None = None
+) -> dict[str, str]:
+    """The caller's tensors the kernel (or its tail) writes: their access, "write" or
+    "atomic" (cutec.ir.param_access)."""
+    out: dict[str, str] = {}
+    for sig in (signature, *([then[0]] if then else [])):
+        for p in sig.params:
+            if isinstance(p, TensorParam) and p.access != READ:
+                out[p.name] = WRITE if out.get(p.name) == WRITE else p.access
+    return out
+
+
+def allowed_aliases(errors: ArgumentErrors, value: Any, outputs: tuple[str, ...]) -> frozenset[str]:
+    """`allow_alias=`: True (every output), False, an output's name, or a tuple of them:
+    the outputs that may share memory with the launch's other arrays."""
+    if value is True or value is False:
+        return frozenset(outputs if value else ())
+    names = (value,) if isinstance(value, str) else value
+    try:
+        allowed = frozenset(names)
+    except TypeError:
+        raise errors.allow_alias(value, list(outputs)) from None
+    if not allowed <= set(outputs):
+        raise errors.allow_alias(value, list(outputs))
+    return allowed
+
+
+Array = tuple[int, tuple[int, ...], tuple[int, ...], int]  # base, extents, strides, bytes
+
+
+def check_overlap(
+    errors: ArgumentErrors, allowed: frozenset[str] | None, out: str, other: str, a: Array,
+    b: Array,
+) -> None:  # fmt: skip
+    """Output `out` (array `a`), whose span meets `other`'s (`b`): an error where they may
+    share memory, unless allow_alias names either."""
+    if allowed and (out in allowed or other in allowed):
+        return
+    if overlap.overlaps(a, b):
+        raise errors.overlap(out, other)
+
+
+def _array_code(p: TensorParam, a: str) -> str:
+    """The launch function's `Array` of tensor `p`."""
+    n = len(p.flat)
+    extents = "".join(f"e_{a}_{i}, " for i in range(n))
+    strides = "".join(f"t_{a}_{i}, " for i in range(n))
+    return f"(p_{a}, ({extents}), ({strides}), {DTYPES[p.element].bits // 8})"
+
+
+def _output_code(
+    code: _Source, signature: KernelSignature, local: dict[str, str], outputs: dict[str, str]
+) -> dict[str, str]:
+    """Once per shape: each plainly written output's layout injective, `_live` (some
+    output has an element), and the span in bytes (`w_<a>`) of each tensor an overlap
+    test reads; returns those spans' locals by parameter."""
+    shaped = [p for p in signature.params if isinstance(p, TensorParam) and p.shape is not None]
+    live = []
+    for p in shaped:
+        a = local[p.name]
+        if p.name not in outputs:
+            continue
+        live.append(f"z_{a}")
+        if outputs[p.name] == WRITE:  # atomics may share an element between coordinates
+            n = len(p.flat)
+            extents = "".join(f"e_{a}_{i}, " for i in range(n))
+            strides = "".join(f"t_{a}_{i}, " for i in range(n))
+            code(f"if z_{a} and not _injective(({extents}), ({strides})):")
+            code(f"    raise _err.not_injective({p.name!r}, ({extents}), ({strides}))")
+    # An output without a shape (a bare pointer) may hold anything: the launch goes on.
+    bare = any(p.name in outputs and p.shape is None for p in signature.params
+               if isinstance(p, TensorParam))  # fmt: skip
+    code(f"_live = {' or '.join(live) if live and not bare else 'True'}")
+    spans: dict[str, str] = {}
+    if not live or len(shaped) < 2:
+        return spans
+    for p in shaped:
+        a = local[p.name]
+        terms = "".join(f" + (e_{a}_{i} - 1) * t_{a}_{i}" for i in range(len(p.flat)))
+        spans[p.name] = f"w_{a}"
+        code(f"w_{a} = (1{terms}) * {DTYPES[p.element].bits // 8} if z_{a} else 0")
+    return spans
+
+
+def overlap_pairs(
+    signature: KernelSignature, outputs: dict[str, str], spans: dict[str, str]
+) -> list[tuple[TensorParam, TensorParam]]:
+    """The (output, other tensor) pairs a launch tests for shared memory, each once."""
+    shaped = [p for p in signature.params if isinstance(p, TensorParam) and p.name in spans]
+    pairs = []
+    for i, p in enumerate(shaped):
+        for j, q in enumerate(shaped):
+            if p.name in outputs and i != j and not (q.name in outputs and j < i):
+                pairs.append((p, q))
+    return pairs
+
+
+def _overlap_code(
+    code: _Source, signature: KernelSignature, local: dict[str, str], outputs: dict[str, str],
+    spans: dict[str, str],
+) -> None:  # fmt: skip
+    """Per call: each output's bytes apart from every other tensor's, unless allowed.
+    Spans that meet are looked at closely (`check_overlap`), others cost two compares."""
+    code("if allow_alias is not None:")
+    code("    allow_alias = _aliases(_err, allow_alias, _outputs)")
+    for p, q in overlap_pairs(signature, outputs, spans):
+        a, b = local[p.name], local[q.name]
+        code(f"if p_{a} < p_{b} + w_{b} and p_{b} < p_{a} + w_{a}:")
+        code(f"    _overlap(_err, allow_alias, {p.name!r}, {q.name!r}, {_array_code(p, a)}, "
+             f"{_array_code(q, b)})")  # fmt: skip
+
+
+def _torch_inference_mode() -> Callable[[], bool]:
+    """torch.is_inference_mode_enabled, if torch is imported (never imported for it)."""
+    torch = sys.modules.get("torch")
+    found = getattr(torch, "is_inference_mode_enabled", None)
+    return found if found is not None else (lambda: False)
 
 
 def _uses_torch(signature: KernelSignature) -> bool:
@@ -596,9 +821,11 @@ def _unpack_code(code: _Source, p: TensorParam, a: str, shape: str, strides: str
 
 
 def _tensor_code(
-    code: _Source, env: dict[str, Any], p: TensorParam, a: str, first: bool, first_name: str
-) -> None:
-    """A device array's fields: `p_<a>` base, `d_<a>` GPU, its extents and strides."""
+    code: _Source, env: dict[str, Any], p: TensorParam, a: str, first: bool, first_name: str,
+    written: bool,
+) -> None:  # fmt: skip
+    """A device array's fields: `p_<a>` base, `d_<a>` GPU, its extents and strides; an
+    array the kernel writes (`written`) must be writable."""
     name = p.name
     code(f"if type({a}) is _Tensor:")
     code.depth += 1
@@ -608,12 +835,15 @@ def _tensor_code(
     code(f"d_{a} = {a}.get_device()")
     code(f"if d_{a} < 0:")
     code(f"    raise _err.host({name!r}, 'a CPU torch tensor')")
+    if written:  # torch's one tensor it refuses to write (arrays.torch_readonly)
+        code(f"if {a}.is_inference() and not _inference_mode():")
+        code(f"    raise _err.readonly({name!r}, 'torch')")
     _unpack_code(code, p, a, f"{a}.shape", f"{a}.stride()")
     code("_torch = True")
     code.depth -= 1
     code("else:")
     code.depth += 1
-    _view_code(code, p, a, on_gpu=True)
+    _view_code(code, p, a, on_gpu=True, written=written)
     code(f"d_{a} = v_{a}.device")
     code(f"_torch = _torch or v_{a}.kind == 'torch'")
     code.depth -= 1
@@ -625,17 +855,22 @@ def _tensor_code(
         code(f"    raise _err.device({name!r}, d_{a}, {first_name!r}, _dev)")
 
 
-def _host_tensor_code(code: _Source, p: TensorParam, a: str) -> None:
-    """A host array's fields (device="cpu"); `_arrays[name]` the numpy array to run on."""
-    _view_code(code, p, a, on_gpu=False)
+def _host_tensor_code(code: _Source, p: TensorParam, a: str, written: bool) -> None:
+    """A host array's fields (device="cpu"); `_arrays[name]` the numpy array to run on,
+    within the memory it comes from."""
+    _view_code(code, p, a, on_gpu=False, written=written)
     code(f"_arrays[{p.name!r}] = _h = _host_array(v_{a})")
     code("if _h is None:")
     code(f"    raise _err.not_contiguous({p.name!r}, v_{a}.strides)")
+    code("_o = _overrun(_h)")
+    code("if _o is not None:")
+    code(f"    raise _err.beyond_buffer({p.name!r}, *_o)")
 
 
-def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool) -> None:
+def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool, written: bool) -> None:
     """Any array through `arrays.view_of`: `v_<a>`, its base `p_<a>`, extents and
-    strides; its memory must be the GPU's (`on_gpu`) or the host's."""
+    strides; its memory must be the GPU's (`on_gpu`) or the host's, and writable where
+    the kernel writes it."""
     name = p.name
     code(f"v_{a} = _view({a})")
     code(f"if v_{a} is None:")
@@ -651,6 +886,9 @@ def _view_code(code: _Source, p: TensorParam, a: str, on_gpu: bool) -> None:
     else:
         code(f"if v_{a}.device is not None:")
         code(f"    raise _err.on_gpu({name!r}, v_{a}.kind)")
+    if written:
+        code(f"if v_{a}.readonly:")
+        code(f"    raise _err.readonly({name!r}, v_{a}.kind)")
     code(f"p_{a} = v_{a}.ptr")
     _unpack_code(code, p, a, f"v_{a}.shape", f"v_{a}.strides")
 
@@ -669,6 +907,9 @@ def _layout_code(
     """A tensor's run-time names (`bind`) and the checks of its shape and strides."""
     name = p.name
     flat = p.flat
+    # An empty array's strides are never used: numpy reports 0 for them, any value may
+    # come (z_<a>: the array has an element).
+    check(f"z_{a} = {' and '.join(f'e_{a}_{i}' for i in range(len(flat))) or 'True'}")
     for i, (extent, _) in enumerate(flat):
         _leaf_code(
             bind, check, name, i, extent, f"e_{a}_{i}", "extent", names, first_use, facts,
@@ -678,7 +919,7 @@ def _layout_code(
         # A stride of a mode of extent 1 is never used: frameworks report any value there.
         _leaf_code(
             bind, check, name, i, stride, f"t_{a}_{i}", "stride", names, first_use, facts,
-            deferred, origins, guard=f"e_{a}_{i} != 1",
+            deferred, origins, guard=f"e_{a}_{i} != 1 and z_{a}", nonempty=f"z_{a}",
         )  # fmt: skip
 
 
@@ -696,7 +937,11 @@ def _leaf_code(
     deferred: list[tuple[Any, ...]],
     origins: dict[str, str],
     guard: str | None = None,
+    nonempty: str | None = None,
 ) -> None:
+    """The check of one extent or stride; a run-time name's first use binds it, and its
+    `assume` facts are checked there (for a stride, where its array has an element:
+    `nonempty`; torch gives an empty tensor strides such as (1, 1))."""
     if isinstance(declared, int):
         cond = f"{got} != {declared}" + (f" and {guard}" if guard else "")
         code(f"if {cond}:")
@@ -720,12 +965,13 @@ def _leaf_code(
     first_use[declared] = param
     bind(f"{var} = {got}")
     origins[var] = got
+    used = f" and {nonempty}" if nonempty else ""
     if what == "stride":
-        code(f"if {var} < 0:")
+        code(f"if {var} < 0{used}:")
         code(f"    raise _err.negative_stride({param!r}, {mode}, {var})")
     d = facts.get(declared, 1)
     if d > 1:
-        code(f"if {var} % {d}:")
+        code(f"if {var} % {d}{used}:")
         code(f"    raise _err.fact({param!r}, {declared!r}, {var}, {d})")
 
 

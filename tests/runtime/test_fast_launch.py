@@ -38,9 +38,13 @@ class FakeTensor:
     """What the launch paths read of a torch tensor."""
 
     def __init__(self, shape: tuple[int, ...], stride: tuple[int, ...], ptr: int,
-                 dtype: FakeDtype = F32, device: int = 0) -> None:  # fmt: skip
+                 dtype: FakeDtype = F32, device: int = 0, inference: bool = False
+                 ) -> None:  # fmt: skip
         self.shape, self._stride, self.ptr = shape, stride, ptr
-        self.dtype, self.device = dtype, device
+        self.dtype, self.device, self.inference = dtype, device, inference
+
+    def is_inference(self) -> bool:
+        return self.inference
 
     def data_ptr(self) -> int:
         return self.ptr
@@ -71,7 +75,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         pytest.skip("no C compiler or Python headers to build the C launcher")
     if extension.have_driver():
         pytest.skip("a real libcuda is loaded: the recorder would replace it")
-    state: dict[str, Any] = {"calls": [], "result": 0, "size": 0}
+    state: dict[str, Any] = {"calls": [], "result": 0, "size": 0, "inference_mode": False}
 
     def record(function, g0, g1, g2, b0, b1, b2, smem, stream, params, extra):
         raw = ctypes.string_at(params[0], state["size"])
@@ -82,6 +86,8 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     extension.set_launch(ctypes.cast(callback, ctypes.c_void_p).value)
     monkeypatch.setattr(launcher, "_torch_tensor_type", lambda: FakeTensor)
     monkeypatch.setattr(launcher, "_torch_dtype", lambda e: {"f32": F32, "f16": F16}.get(e))
+    monkeypatch.setattr(launcher, "_torch_inference_mode",
+                        lambda: lambda: state["inference_mode"])  # fmt: skip
     monkeypatch.setattr(
         launcher, "cuda_env",
         lambda: {"_fast": True, "_cu_launch": extension.launch, "_launch_failed": None,
@@ -211,3 +217,55 @@ def test_the_extension_lives_with_the_installation_not_the_kernel_cache(
     monkeypatch.setenv("CUTEC_CACHE", "0")
     (only,) = fastlaunch._library_paths()
     assert tmp_path not in only.parents
+
+
+class _CountingDict(dict):
+    """The launch function's per-shape checks, counting how often Python looks them up."""
+
+    def __init__(self, items: dict) -> None:
+        super().__init__(items)
+        self.lookups = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.lookups += 1
+        return super().get(key, default)
+
+
+def _count_python_calls(k: rt.Kernel) -> _CountingDict:
+    env = k._launcher.__globals__
+    env["_checked"] = counting = _CountingDict(env["_checked"])
+    return counting
+
+
+def test_c_launcher_makes_the_per_call_checks(
+    fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks that depend on more than the shapes, made in C at every call: what they
+    find goes to Python, which refuses the call (or, for spans that meet without sharing
+    an element, launches it). A plain call never enters Python."""
+    k = _sgemm(fake, monkeypatch)
+    a, b, c = _operands(256, 128, 64)
+    k(a, b, c, 1.0, 0.0)
+    python = _count_python_calls(k)
+    k(a, b, c, 1.0, 0.0)
+    assert python.lookups == 0 and len(fake["calls"]) == 2
+    # C on A's memory; C on the rows below A's in one column-major buffer of 512 rows.
+    with pytest.raises(ValueError, match="parameter 'C' is written by the kernel and shares "
+                       "memory with 'A'"):  # fmt: skip
+        k(a, b, FakeTensor(c.shape, c._stride, a.ptr), 1.0, 0.0)
+    rows = FakeTensor((256, 64), (1, 512), 0x800000)
+    below = FakeTensor((256, 128), (1, 512), 0x800000 + 256 * 4)
+    k(rows, b, below, 1.0, 0.0)  # a new shape (resolve), then Python's closer look
+    assert python.lookups == 3 and len(fake["calls"]) == 3
+    # alpha beyond f32; an inference tensor as C outside, then inside, inference mode.
+    with pytest.raises(ValueError, match=r"parameter 'alpha': 1e\+300 is beyond the range"):
+        k(a, b, c, 1e300, 0.0)
+    inference = FakeTensor(c.shape, c._stride, c.ptr, inference=True)
+    with pytest.raises(ValueError, match=r"parameter 'C' is written by the kernel; got an "
+                       r"inference tensor outside torch\.inference_mode\(\)"):  # fmt: skip
+        k(a, b, inference, 1.0, 0.0)
+    k(FakeTensor(a.shape, a._stride, a.ptr, inference=True), b, c, 1.0, 0.0)  # read: fine
+    fake["inference_mode"] = True
+    before = python.lookups
+    k(a, b, inference, 1.0, 0.0)
+    assert python.lookups == before and len(fake["calls"]) == 5

@@ -43,7 +43,7 @@ def test_signature_of_sgemm_2() -> None:
     assert nt.params == (
         TensorParam("A", "f32", ("M", "K"), (1, "ldA"), 16),
         TensorParam("B", "f32", ("N", "K"), (1, "ldB"), 16),
-        TensorParam("C", "f32", ("M", "N"), (1, "ldC"), 4),
+        TensorParam("C", "f32", ("M", "N"), (1, "ldC"), 4, "write"),
         ScalarParam("alpha", "f32"),
         ScalarParam("beta", "f32"),
     )
@@ -200,11 +200,12 @@ class _FakeCai:
     """A device array as `__cuda_array_interface__` describes one (never dereferenced)."""
 
     def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], ptr: int,
-                 typestr: str = "<f4", device: int = 0) -> None:  # fmt: skip
+                 typestr: str = "<f4", device: int = 0, readonly: bool = False
+                 ) -> None:  # fmt: skip
         itemsize = int(typestr[2:])
         self.__cuda_array_interface__ = {
             "shape": shape, "strides": tuple(s * itemsize for s in strides),
-            "typestr": typestr, "data": (ptr, False), "version": 3,
+            "typestr": typestr, "data": (ptr, readonly), "version": 3,
         }  # fmt: skip
         self.device = SimpleNamespace(id=device)
 

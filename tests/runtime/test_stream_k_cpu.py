@@ -99,8 +99,8 @@ def test_the_module_holds_the_kernel_and_its_tail() -> None:
     assert first.implicit == (ScalarParam("stream_k_wave", "index"),)
     assert tail.implicit == (
         ScalarParam("stream_k_wave", "index"),
-        TensorParam("stream_k_workspace", "f32", (16384, "stream_k_ctas"), (1, 16384), 16),
-        TensorParam("stream_k_flags", "s32", "stream_k_ctas", 1, 4),
+        TensorParam("stream_k_workspace", "f32", (16384, "stream_k_ctas"), (1, 16384), 16, "write"),
+        TensorParam("stream_k_flags", "s32", "stream_k_ctas", 1, 4, "atomic"),
     )
     assert [n for n, _ in tail.abi[-4:]] == [
         "stream_k_wave", "stream_k_workspace", "stream_k_ctas", "stream_k_flags"
