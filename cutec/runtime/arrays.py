@@ -81,16 +81,26 @@ def view_of(x: Any) -> ArrayView | None:
 
 
 def host_array(v: ArrayView) -> np.ndarray | None:
-    """The numpy array over a host array's memory (device="cpu" runs on it in place);
-    None where that memory is not one contiguous block (C or Fortran order)."""
+    """The numpy array over a host array's memory (device="cpu" runs on it in place): the
+    array itself where it is one contiguous block (C or Fortran order), else a flat view
+    of the elements from its first to its last (a padded view, a stride-0 broadcast);
+    None where a stride is negative or not a whole number of elements."""
     owner = v.owner
     if v.kind == "torch":
         owner = owner.detach().numpy()
     if not isinstance(owner, np.ndarray):
         owner = np.from_dlpack(owner[0] if isinstance(owner, tuple) else owner)
-    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+    if owner.flags.c_contiguous or owner.flags.f_contiguous:
+        return owner
+    size = owner.itemsize
+    if any(s < 0 or s % size for s in owner.strides):
         return None
-    return owner
+    # The kernel addresses element (i, j, ...) at sum(index * stride) from the first one,
+    # with the strides it is passed: the memory from the first element to the last.
+    span = 1 + sum((e - 1) * (s // size) for e, s in zip(owner.shape, owner.strides, strict=True))
+    return np.lib.stride_tricks.as_strided(
+        owner, shape=(span,), strides=(size,), writeable=owner.flags.writeable
+    )
 
 
 def buffer_overrun(a: np.ndarray) -> tuple[int, int] | None:

@@ -101,8 +101,8 @@ class ArgumentErrors:
 
     def not_contiguous(self, param: str, strides: tuple[int, ...]) -> ArgumentValueError:
         return ArgumentValueError(
-            f"{self._where(param)}: device='cpu' runs on contiguous arrays (C or Fortran "
-            f"order); got strides {strides}"
+            f"{self._where(param)}: device='cpu' runs on arrays whose strides are whole, "
+            f"non-negative numbers of elements; got strides {strides}"
         )
 
     def host(self, param: str, kind: str) -> ArgumentValueError:

@@ -177,9 +177,11 @@ def test_remarks_say_guarded_proven_or_unchecked() -> None:
         "global update of C: guarded against M (a tile of 32, line 12), N (a tile of 32, "
         "line 12), L (a slice coordinate, line 9)",
     ]
-    proven = BATCHED.replace(
-        "grid (", "assume M % BM == 0, N % BN == 0, K % BK == 0\n  grid ("
-    ).replace("A[_, _, block.z]", "A[_, _, 0]").replace("f32[M, K, L]", "f32[M, K, 1]")
+    proven = (
+        BATCHED.replace("grid (", "assume M % BM == 0, N % BN == 0, K % BK == 0\n  grid (")
+        .replace("A[_, _, block.z]", "A[_, _, 0]")
+        .replace("f32[M, K, L]", "f32[M, K, 1]")
+    )
     assert _remarks(proven)[0] == (
         "global load of A: in bounds: the tiles divide the tensor (32 | M, 8 | K)"
     )
