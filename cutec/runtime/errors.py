@@ -60,12 +60,13 @@ class ArgumentErrors:
 
     def extent(self, param: str, mode: int, declared: Any, got: int) -> ArgumentValueError:
         return ArgumentValueError(
-            f"{self._where(param)}: extent {mode} is declared {declared}; got {got}"
+            f"{self._where(param)}: the extent of mode {mode} is declared {declared}; got {got}"
         )
 
     def stride(self, param: str, mode: int, declared: Any, got: int) -> ArgumentValueError:
         return ArgumentValueError(
-            f"{self._where(param)}: stride {mode} is declared {declared}; got {got}"
+            f"{self._where(param)}: the stride of mode {mode} is declared {declared}; "
+            f"got {got} (in elements)"
         )
 
     def negative_stride(self, param: str, mode: int, stride: int) -> ArgumentValueError:

@@ -415,8 +415,12 @@ def build_launcher(
     fn_name = signature.kernel if _plain_name(signature.kernel) else "launch"
     header = f"def {fn_name}(self, {', '.join(local[p] for p in params)}"
     header = header.rstrip(", ") + (", " if params else "")
-    header += "*, grid=None, block=None, stream=None, smem=None, allow_alias=None):"
-    text = header + "\n" + "\n".join(code.lines) + "\n"
+    header += "*_extra, grid=None, block=None, stream=None, smem=None, allow_alias=None):"
+    # One argument too many is named as the kernel's parameters, not as Python counts
+    # them (`self` included): "transpose() takes 2 arguments (S, D), got 3".
+    given = f"len(_extra) + {len(params)}"
+    arity = f"    if _extra: raise _err.count({params!r}, {given})\n"
+    text = header + "\n" + arity + "\n".join(code.lines) + "\n"
     if _uses_torch(signature) and not cpu:
         env["_Tensor"] = _torch_tensor_type()
     # The C launcher launches one kernel with the caller's arguments only.
@@ -426,7 +430,7 @@ def build_launcher(
     if plan is not None:
         # The C launcher's way into Python for a shape it has not seen: every check and
         # lookup of the launch function, then what to launch instead of launching.
-        text += f"\n\ndef _resolve({header[header.index('(') + 1 : header.index('*,')]}):\n"
+        text += f"\n\ndef _resolve({header[header.index('(') + 1 : header.index('*_extra')]}):\n"
         text += "    grid = block = stream = smem = allow_alias = None\n"
         text += "\n".join(body) + "\n"
         # Each argument's span in bytes (0 for a scalar), for the C launcher's overlap tests.

@@ -161,7 +161,7 @@ def _aligned(rows: int, cols: int) -> np.ndarray:
         (lambda a, b, c: (a, _aligned(40, 7), c), ValueError,
          "parameter 'B': K is 7 here but 8 in 'A'"),
         (lambda a, b, c: (np.ascontiguousarray(a), b, c), ValueError,
-         "parameter 'A': stride 0 is declared 1; got 8"),
+         "parameter 'A': the stride of mode 0 is declared 1; got 8 (in elements)"),
         (lambda a, b, c: (_aligned(34, 8), b, c), ValueError,
          "parameter 'A': M = 34 is not divisible by 4"),
         (lambda a, b, c: ([[1.0]], b, c), TypeError, "parameter 'A' is a tensor; got list"),
@@ -184,6 +184,11 @@ def test_bad_scalars_and_arity() -> None:
         TypeError, match="sgemm_nt\\(\\) missing 1 required positional argument: 'beta'"
     ):
         k(a, b, c, 1.0)
+    # One too many: counted as the kernel's parameters (Python would count `self` too).
+    with pytest.raises(
+        TypeError, match=r"sgemm_nt\(\) takes 5 arguments \(A, B, C, alpha, beta\), got 6"
+    ):
+        k(a, b, c, 1.0, 0.0, 2.0)
 
 
 def test_misaligned_base_is_refused() -> None:
@@ -462,11 +467,13 @@ def test_cli_run_mistakes_are_user_errors(
     assert message in err and "internal compiler error" not in err
 
 
-def test_cpu_refuses_a_strided_host_array() -> None:
+def test_cpu_refuses_a_host_array_of_negative_strides() -> None:
+    """Strided views run (test_broadcast_cpu); a negative stride reaches before the
+    first element, which the CPU backend does not address."""
     k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
-    s = _col_major(64, 64, np.random.default_rng(1))[:, ::2]  # (64, 32), not contiguous
-    d = np.full((32, 64), np.nan, np.float32, order="F")
-    with pytest.raises(rt.ArgumentError, match="parameter 'S': device='cpu' runs on contiguous"):
+    s = _col_major(64, 64, np.random.default_rng(1))[::-1, :]
+    d = np.full((64, 64), np.nan, np.float32, order="F")
+    with pytest.raises(rt.ArgumentError, match="parameter 'S': device='cpu' runs on arrays"):
         k(s, d)
 
 
