@@ -111,3 +111,10 @@ def test_launch_keywords_and_scalars_are_checked() -> None:
         k(a, b, c, 1.0, 0.0, grid="abc")
     twice(lambda: k(a, b, c, 1e300, 0.0), ValueError,
           r"parameter 'alpha': 1e\+300 is beyond the range of f32")  # fmt: skip
+
+
+def test_one_argument_too_many_is_counted_as_the_kernels() -> None:
+    k = rt.jit(EXAMPLES / "transpose.cute")
+    s, d = col_major(64, 96), col_major(96, 64)
+    k(s, d)  # a shape seen: the next calls meet the C launcher first
+    twice(lambda: k(s, d, s), TypeError, r"transpose\(\) takes 2 arguments \(S, D\), got 3")
