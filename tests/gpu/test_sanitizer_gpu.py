@@ -50,6 +50,9 @@ RUNS = [
     ("tiled_copy", "copy_if_kernel_vectorized", {"S": (132, 70), "D": (132, 70)}, ()),
     ("elementwise", "axpy", {"x": (5000,), "y": (5000,), "z": (5000,)}, (0.75,)),
     ("transpose", "transpose", {"S": (256, 96), "D": (96, 256)}, ()),
+    # tiles of slices of rank-3 tensors (issue 26: they were not predicated)
+    ("batched_gemm", "bgemm_nt",
+     {"A": (130, 41, 3), "B": (75, 41, 3), "C": (130, 75, 3)}, (1.0, 0.5)),
 ]  # fmt: skip
 
 SCRIPT = """
