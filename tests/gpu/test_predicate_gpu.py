@@ -23,7 +23,10 @@ def _mkl(m: int, k: int, batch: int) -> torch.Tensor:
     return torch.randn(batch, k, m, device="cuda").permute(2, 1, 0)
 
 
-@pytest.mark.parametrize(("m", "n", "k", "batch"), [(130, 75, 41, 3), (64, 64, 32, 2), (1, 1, 1, 1)])
+SIZES = [(130, 75, 41, 3), (64, 64, 32, 2), (1, 1, 1, 1)]
+
+
+@pytest.mark.parametrize(("m", "n", "k", "batch"), SIZES)
 def test_batched_gemm_of_slices_matches_float64(m: int, n: int, k: int, batch: int) -> None:
     kern = rt.jit(EXAMPLES / "batched_gemm.cute")
     a, b = _mkl(m, k, batch), _mkl(n, k, batch)
