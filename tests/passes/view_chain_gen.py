@@ -697,7 +697,9 @@ def _draw(g: _Gen) -> ViewKernel | None:
         coord: list[Idx | None] = [None] * len(_modes(layout))
         for i in dynamic:
             looped = any(_uses(c, "k") for c in coord)
-            coord[i] = Idx("k") if not looped and g.chance(0.6) else g.const([0.5, 0.35, 0.15])
+            # tile 0 always exists; a tile count's coordinate is the kernel's to keep below
+            # it, as a tile's is (cutec.analysis.bounds)
+            coord[i] = Idx("k") if not looped and g.chance(0.6) else Idx("const", 0)
         steps.append(Slice(tuple(coord)))
     loops = [i for i, s in enumerate(steps) if isinstance(s, Slice) and s.loop_mode() is not None]
     loop = loops[0] if loops else None
