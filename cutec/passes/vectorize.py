@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cutec.analysis.bounds import BoundsAnalysis
 from cutec.diagnostics import CompileError
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import OpResult, Value
@@ -117,8 +118,13 @@ def axpby_width(la: LayoutAnalysis, x: Value, y: Value) -> int:
 def uniform_predicate(la: LayoutAnalysis, y: Value, p: int) -> bool:
     """Whether each p-vector of global `y` (aligned, by `axpby_width`) lies wholly inside
     or wholly outside its root tensor: y's root has a unit-stride mode whose extent is a
-    known multiple of p (the vectors run along it, starting at multiples of p)."""
-    root = la.address_of(y).root
+    known multiple of p (the vectors run along it, starting at multiples of p).
+
+    The root is the one the predicate tests against (cutec.analysis.bounds): a view
+    made by make_tensor(t, layout) is bounded by its own shape, whose vectors need
+    not start where t's do, so it gets none."""
+    bounds = BoundsAnalysis(la).bounds_of(y)
+    root = bounds.root if bounds is not None else la.address_of(y).root
     if not (isinstance(root, OpResult) and isinstance(root.op, MakeTensorOp)):
         return False
     layout = la.layout_of(root)

@@ -233,3 +233,30 @@ def test_no_lit_input_after_predicate_leaves_a_global_access_unguarded(path: Pat
     bounds = BoundsAnalysis(LayoutAnalysis())
     for kernel in module.walk_type(KernelOp):
         assert unguarded_accesses(kernel, bounds) == []
+
+
+def test_a_view_guarded_by_its_own_shape_moves_no_vector_past_it() -> None:
+    """mC = make_tensor(C, (M,):(1)) over a 16-element C: the guard tests M, so the
+    predicated epilogue's vectors must not be as wide as C's extent (a multiple of 16
+    once specialised) allows: 4-wide under the first element's predicate wrote C[14:16]
+    at M = 14 (found by the view-chain fuzzer)."""
+    text = """
+kernel k(A: f32[SA], C: f32[SC], M: int, alpha: f32, beta: f32)
+  grid (ceil_div(M, 4), 1, 1) threads 1
+{
+  mA = make_tensor(A, make_layout((M,), (1,)))
+  mC = make_tensor(C, make_layout((M,), (1,)))
+  vA = local_partition(logical_divide(mA, (4,))[(_, block.x)], make_layout(1), thread.x)
+  vC = local_partition(logical_divide(mC, (4,))[(_, block.x)], make_layout(1), thread.x)
+  r = make_fragment_like(vA)
+  copy(vA, r)
+  axpby(alpha, r, beta, vC)
+}
+"""
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal(16).astype(np.float32)
+    for beta in (0.0, 0.5):
+        c = np.full(16, 7.0, np.float32)
+        cutec.jit(text, device="cpu")(a, c, 14, 2.0, beta)
+        np.testing.assert_allclose(c[:14], 2.0 * a[:14] + beta * 7.0, rtol=1e-6)
+        np.testing.assert_array_equal(c[14:], [7.0, 7.0])
