@@ -10,6 +10,7 @@ ignored and rebuilt; what is not the user's alone is refused with one warning.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,6 +23,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cutec.runtime as rt
 from cutec.cli import main
@@ -212,3 +215,254 @@ def test_an_earlier_untagged_cache_is_adopted() -> None:
     assert cache.load(key) == cache.Entry({"ptx": "x"}, {}) and tag.exists()
     tag.unlink()
     assert cache.info()["problem"] is None and cache.clear() == 1
+
+
+# ------------------------------------------------------------------ launch facts are data
+def test_a_launch_fact_read_back_is_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_warnings: None
+) -> None:
+    """A block size rewritten to Python in the entry: the launcher pasted it into the
+    code it generated, which ran it at the next call. Now the entry is refused as not
+    cutec's, the signature read again and the entry rewritten."""
+    _transpose(rt.jit(TRANSPOSE, device="cpu"))
+    marker = tmp_path / "ran"
+    code = f"__import__('pathlib').Path({str(marker)!r}).touch() or 256"
+    _tamper(_entry("signature"), lambda meta, _: meta["launch"]["block"].__setitem__(0, code))
+    _new_process(monkeypatch)
+    _transpose(rt.jit(TRANSPOSE, device="cpu"))
+    assert not marker.exists()
+    assert json.loads(_entry("signature").read_text())["meta"]["launch"]["block"] == [256, 1, 1]
+
+
+def _drop(key: str) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    return lambda meta, _: meta.pop(key)
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any], dict[str, str]], None]:
+    """Set meta[a][b][c] for path "a.b.c" (digits index lists)."""
+
+    def change(meta: dict[str, Any], _: dict[str, str]) -> None:
+        *inner, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        target: Any = meta
+        for p in inner:
+            target = target[p]
+        target[last] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(_drop("signature"), id="no-signature"),  # was a raw KeyError
+        pytest.param(_set("launch", "x"), id="launch-not-an-object"),
+        pytest.param(_set("signature.params.0.shape.0", "M.__class__"), id="shape-expression"),
+        pytest.param(_set("signature.params.0.tensor", "S); import os; (S"), id="param-name"),
+        pytest.param(_set("signature.abi.0.1", "nonsense"), id="abi-type"),
+        pytest.param(_set("launch.grid.0", "__import__('os')"), id="grid-call"),
+        pytest.param(_set("then", {"signature": {}, "launch": {}}), id="a-tail"),
+    ],
+)
+def test_a_tampered_signature_entry_is_rebuilt(
+    change: Callable[[dict[str, Any], dict[str, str]], None],
+    monkeypatch: pytest.MonkeyPatch,
+    no_warnings: None,
+) -> None:
+    k = rt.jit(TRANSPOSE, device="cpu")
+    good = k.signature
+    path = _entry("signature")
+    written = json.loads(path.read_text())
+    _tamper(path, change)
+    _new_process(monkeypatch)
+    again = rt.jit(TRANSPOSE, device="cpu")
+    assert again.signature == good
+    again._prepare()  # writes the launch function from what was read
+    assert json.loads(path.read_text()) == written
+
+
+def test_a_tampered_variant_entry_is_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
+    ptx = rt.jit(TRANSPOSE, device="cpu").ptx
+    _tamper(_entry("ptx"), _drop("ptx"))
+    _new_process(monkeypatch)
+    assert rt.jit(TRANSPOSE, device="cpu").ptx == ptx
+    assert "ptx" in json.loads(_entry("ptx").read_text())["meta"]
+
+
+def test_variant_entries_are_checked() -> None:
+    from cutec.ir.json_read import RecordError
+    from cutec.runtime.jit import _variant_entry
+
+    launch = {"block": [32, 1, 1], "max_block": None, "grid": ["1", "1", "1"], "cluster": None,
+              "dynamic_smem": 0, "offset_bits": 32, "then": None}  # fmt: skip
+    report = {"kernel": "k", "arch": "sm_90a", "registers": 32, "shared_bytes": 0,
+              "stack_frame": 0, "spill_stores": 0, "spill_loads": 0, "barriers": 1}  # fmt: skip
+    good = {"ptx": ".entry k", "resources": {"k": report}, "launch": launch}
+    assert _variant_entry(cache.Entry(good, {}), has_tail=False).ptx == ".entry k"
+    for bad in (
+        {**good, "ptx": 7},
+        {**good, "resources": {"k": {**report, "registers": "32"}}},
+        {**good, "resources": {"k": {**report, "extra": 1}}},
+        {**good, "launch": {**launch, "dynamic_smem": -1}},
+    ):
+        with pytest.raises(RecordError):
+            _variant_entry(cache.Entry(bad, {}), has_tail=False)
+    with pytest.raises(RecordError, match="tail"):
+        _variant_entry(cache.Entry(good, {}), has_tail=True)
+
+
+# ------------------------------------------------------------------ records read back
+def _transpose_records() -> tuple[dict[str, Any], dict[str, Any]]:
+    from cutec.driver import Options, Source, Stage, compile
+    from cutec.ir.dialects.builtin import KernelOp
+    from cutec.ir.signature import launch_of
+
+    result = compile(Source.from_file(TRANSPOSE), Stage.CUTE, Options())
+    (op,) = result.module.walk_type(KernelOp)
+    return result.signatures["transpose"].to_json(), launch_of(op).to_json()
+
+
+_SIGNATURE, _LAUNCH = _transpose_records()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("block", ["__import__('os').system('x')", 1, 1], "expected an integer"),
+        ("block", [True, 1, 1], "expected an integer"),
+        ("block", [2048, 1, 1], r"\[1, 1024\]"),
+        ("block", [64, 64, 1], "more than 1024 threads"),
+        ("grid", ["M.__class__", "1", "1"], "unexpected character"),
+        ("grid", ["M//32"], "expected 3 elements"),
+        ("dynamic_smem", 1.5, "expected an integer"),
+        ("offset_bits", 16, "expected 32 or 64"),
+        ("then", "tail; import os", "expected a name"),
+    ],
+)
+def test_launch_facts_are_checked(field: str, value: Any, message: str) -> None:
+    from cutec.ir.json_read import RecordError
+    from cutec.ir.signature import LaunchInfo
+
+    with pytest.raises(RecordError, match=message):
+        LaunchInfo.from_json({**_LAUNCH, field: value})
+
+
+def _implicit_w(signature: dict[str, Any]) -> None:
+    """An implicit argument the runtime does not know."""
+    signature["implicit"].append({"scalar": "W", "type": "index"})
+    signature["abi"].append(["W", "index"])
+
+
+def _workspace(extent: Any, flags: bool = True) -> Callable[[dict[str, Any]], None]:
+    """A stream-K workspace of `extent` elements per CTA (and its flags)."""
+
+    def change(signature: dict[str, Any]) -> None:
+        signature["implicit"].append({"tensor": "stream_k_workspace", "element": "f32",
+                                      "shape": [extent, "stream_k_ctas"],
+                                      "stride": [1, 16], "align": 16})  # fmt: skip
+        signature["abi"] += [["stream_k_workspace", "ptr"], ["stream_k_ctas", "index"]]
+        if flags:
+            flags_param = {"tensor": "stream_k_flags", "element": "s32",
+                           "shape": "stream_k_ctas", "stride": 1, "align": 4}  # fmt: skip
+            signature["implicit"].append(flags_param)
+            signature["abi"].append(["stream_k_flags", "ptr"])
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s.update(kernel="k()"), "expected a name"),
+        (lambda s: s["params"][0].update(tensor="S\nimport os"), "expected a name"),
+        (lambda s: s["params"][0].update(element="f99"), "no element type"),
+        (lambda s: s["params"][0].update(shape=["M", "N", "K"]), "differ in nesting"),
+        (lambda s: s["params"][0].update(shape=["M", "open('x')"]), "unexpected character"),
+        (lambda s: s["params"][0].update(stride=[1, "Q*2"]), "which no argument gives"),
+        (lambda s: s["params"][0].update(align=3), "not a power of 2"),
+        (lambda s: s["abi"].append(["Z", "index"]), "is no parameter's"),
+        (lambda s: s["abi"].pop(0), "no .param for"),
+        (lambda s: s["abi"][1].__setitem__(1, "ptr"), "is no parameter's"),
+        (lambda s: s["facts"].append(["M", 0]), "expected an integer"),
+        (_implicit_w, "runtime's"),
+        (_workspace(16, flags=False), "a workspace without flags"),
+        (_workspace("M"), "the layout of stream_k_workspace is not the runtime's"),
+    ],
+)
+def test_signatures_are_checked(change: Callable[[dict[str, Any]], None], message: str) -> None:
+    from cutec.ir.json_read import RecordError
+    from cutec.ir.signature import KernelSignature
+
+    data = json.loads(json.dumps(_SIGNATURE))
+    change(data)
+    with pytest.raises(RecordError, match=message):
+        KernelSignature.from_json(data)
+
+
+def _any_json() -> st.SearchStrategy[Any]:
+    """Any JSON value: what a field may be rewritten to."""
+    names = st.sampled_from(["M", "ptr", "index", "f32", "resident_ctas", "M//0"])
+    leaves = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
+                       st.text(max_size=12), names)  # fmt: skip
+
+    def nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+
+    return st.recursive(leaves, nested, max_leaves=8)
+
+
+_ANY_JSON = _any_json()
+
+
+def _paths(x: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(x, dict):
+        return [at, *[p for k, v in x.items() for p in _paths(v, (*at, k))]]
+    if isinstance(x, list):
+        return [at, *[p for i, v in enumerate(x) for p in _paths(v, (*at, i))]]
+    return [at]
+
+
+@given(st.data())
+def test_a_record_read_back_is_read_or_refused(data: st.DataObject) -> None:
+    """Any value anywhere in a signature or launch record: read, or a RecordError,
+    never another exception (a KeyError, a TypeError) on the way to the launcher."""
+    from cutec.ir.json_read import RecordError
+    from cutec.ir.signature import KernelSignature, LaunchInfo, check_launch
+
+    signature, launch = json.loads(json.dumps([_SIGNATURE, _LAUNCH]))
+    for record in (signature, launch):
+        path = data.draw(st.sampled_from(_paths(record)[1:]))
+        target = record
+        for p in path[:-1]:
+            target = target[p]
+        target[path[-1]] = data.draw(_ANY_JSON)
+    with contextlib.suppress(RecordError):
+        check_launch(KernelSignature.from_json(signature), LaunchInfo.from_json(launch))
+
+
+@pytest.mark.parametrize(
+    ("file", "defines"),
+    [
+        ("sgemm_2.cute", {}),
+        ("elementwise.cute", {}),
+        ("gemm_auto.cute", {"STREAM_K": True}),
+        ("ir/saxpy.mlir", {}),
+    ],
+)
+def test_what_cutec_writes_it_reads_back(file: str, defines: dict[str, Any]) -> None:
+    """The checks refuse no record cutec writes (a refused one would never be cached)."""
+    from cutec.driver import Options, Source, Stage, compile
+    from cutec.ir.dialects.builtin import KernelOp
+    from cutec.ir.signature import KernelSignature, LaunchInfo, check_launch, launch_of
+
+    result = compile(Source.from_file(EXAMPLES / file), Stage.CUTE, Options(defines=defines))
+    ops = {op.sym_name: op for op in result.module.walk_type(KernelOp)}
+    tails = {launch_of(op).then for op in ops.values()}
+    for name in set(ops) - tails:
+        signature, launch = result.signatures[name], launch_of(ops[name])
+        then = None
+        if launch.then is not None:
+            then = (result.signatures[launch.then], launch_of(ops[launch.then]))
+        read = json.loads(json.dumps([signature.to_json(), launch.to_json()]))
+        assert KernelSignature.from_json(read[0]) == signature
+        assert LaunchInfo.from_json(read[1]) == launch
+        check_launch(signature, launch, then)
