@@ -21,6 +21,8 @@ owns or that group or others may write (`untrusted`): it says so once per
 directory and process (a `CacheWarning`) and runs without it. A directory without
 the tag is taken as a cache only when it holds nothing but a cache's files (it is
 then tagged); `clear` removes files named as entries, and only under the tag.
+What an entry holds is checked again by its reader (`KernelSignature.from_json`,
+`CpuObjects`), as data.
 """
 
 from __future__ import annotations
@@ -354,6 +356,33 @@ def store(k: str, entry: Entry) -> None:
     blobs = {name: base64.b64encode(v).decode() for name, v in entry.blobs.items()}
     data = {"meta": entry.meta, "blobs": blobs, "sha256": _checksum(entry.meta, blobs)}
     _write_atomic(path, json.dumps(data).encode())
+
+
+class CpuObjects:
+    """The llvmlite backend's object code in the cache (`cutec.cpu.native.ObjectCache`):
+    a warm cache skips LLVM's code generation, most of a CPU kernel's compile time.
+
+    An entry records the object's key, size and SHA-256 beside it, so an object is
+    used only from the entry written for it (not one copied from another entry);
+    `cutec.cpu.native` checks its structure before LLVM reads it."""
+
+    def load(self, key: str) -> bytes | None:
+        entry = load(_object_entry(key))  # the module's load
+        code = None if entry is None else entry.blobs.get("object")
+        if entry is None or code is None or entry.meta != _object_meta(key, code):
+            return None
+        return code
+
+    def store(self, key: str, code: bytes) -> None:
+        store(_object_entry(key), Entry(_object_meta(key, code), {"object": code}))
+
+
+def _object_entry(object_key: str) -> str:
+    return key("cpu-object", object_key)
+
+
+def _object_meta(object_key: str, code: bytes) -> dict[str, Any]:
+    return {"object": object_key, "bytes": len(code), "sha256": hashlib.sha256(code).hexdigest()}
 
 
 # ---------------------------------------------------------------- cutec cache info|clear

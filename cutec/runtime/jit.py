@@ -126,18 +126,6 @@ class _Compiled:
     then_launch: LaunchInfo | None = None  # the launch facts of the kernel's tail
 
 
-class _CpuObjects:
-    """The llvmlite backend's object code in the disk cache (`native.ObjectCache`):
-    a warm cache skips LLVM's code generation, most of a CPU kernel's compile time."""
-
-    def load(self, key: str) -> bytes | None:
-        entry = cache.load(cache.key("cpu-object", key))
-        return None if entry is None else entry.blobs.get("object")
-
-    def store(self, key: str, code: bytes) -> None:
-        cache.store(cache.key("cpu-object", key), cache.Entry({}, {"object": code}))
-
-
 @dataclass
 class _CpuVariant:
     """One kernel of a specialisation for device="cpu": its thread-level IR and how it
@@ -418,7 +406,7 @@ class Kernel:
         if compiled.runner is None:
             try:
                 compiled.runner = native.compile_kernel(
-                    op, self.bounds_check, self.check_shared, objects=_CpuObjects()
+                    op, self.bounds_check, self.check_shared, objects=cache.CpuObjects()
                 )
                 self.cpu_backend = "native"
             except native.Unsupported as e:

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -466,3 +467,95 @@ def test_what_cutec_writes_it_reads_back(file: str, defines: dict[str, Any]) -> 
         assert KernelSignature.from_json(read[0]) == signature
         assert LaunchInfo.from_json(read[1]) == launch
         check_launch(signature, launch, then)
+
+
+# ------------------------------------------------------------------ the CPU's object code
+_RUN_CACHED = """
+import numpy as np, cutec.runtime as rt
+k = rt.jit({path!r}, device="cpu")
+s = np.asfortranarray(np.random.default_rng(0).standard_normal((32, 64)), np.float32)
+d = np.full((64, 32), np.nan, np.float32, order="F")
+k(s, d)
+assert np.array_equal(d, s.T) and k.cpu_backend == "native"
+print("ok")
+"""
+
+
+def test_an_object_blob_that_is_not_llvms_is_compiled_again(tmp_path: Path) -> None:
+    """A cpu-object blob replaced by bytes LLVM cannot read, its record and checksum
+    recomputed: LLVM aborted the process (SIGABRT, 'Invalid ELF class'). Now the
+    object is checked before LLVM reads it; the kernel compiles and runs (in a process
+    of its own, which would die before the fix)."""
+    _transpose(rt.jit(TRANSPOSE, device="cpu"))
+    garbage = b"\x7fELF" + bytes(range(256)) * 8
+
+    def replace(meta: dict[str, Any], blobs: dict[str, str]) -> None:
+        import base64
+
+        blobs["object"] = base64.b64encode(garbage).decode()
+        meta.update(bytes=len(garbage), sha256=hashlib.sha256(garbage).hexdigest())
+
+    _tamper(_entry("object"), replace)
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN_CACHED.format(path=str(TRANSPOSE))],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_an_object_is_used_only_under_its_own_entry() -> None:
+    """The record beside the blob ties it to its key, size and digest: a blob from
+    another entry (or one whose record was not rewritten with it) is not loaded."""
+    objects = cache.CpuObjects()
+    first, second = "a" * 64, "b" * 64
+    objects.store(first, b"first object")
+    objects.store(second, b"second object")
+    assert objects.load(first) == b"first object"
+    cache._path(cache._object_entry(first)).write_bytes(
+        cache._path(cache._object_entry(second)).read_bytes()
+    )  # a whole entry copied over another: its checksum holds
+    assert objects.load(first) is None
+
+    def swap(meta: dict[str, Any], blobs: dict[str, str]) -> None:
+        import base64
+
+        blobs["object"] = base64.b64encode(b"other bytes").decode()
+
+    _tamper(cache._path(cache._object_entry(second)), swap)
+    assert objects.load(second) is None
+
+
+def test_the_object_check_reads_what_llvms_linker_reads() -> None:
+    from cutec.cpu import elf, native
+
+    if native._host_arch() != "x86_64":
+        pytest.skip("the object check knows x86-64 hosts only")
+    result = _thread_transpose()
+    stored: dict[str, bytes] = {}
+
+    class Keep:
+        def load(self, key: str) -> None:
+            return None
+
+        def store(self, key: str, code: bytes) -> None:
+            stored["code"] = code
+
+    native.compile_kernel(result, objects=Keep())
+    code = stored["code"]
+    assert elf.problem(code, "x86_64") is None
+    assert elf.problem(code[: len(code) // 2], "x86_64") == "a section table outside the object"
+    assert elf.problem(b"\x7fELF" + bytes(60), "x86_64") == "not a 64-bit little-endian ELF object"
+    assert elf.problem(code, "riscv64") == "no object check for riscv64 hosts"
+    machine = bytearray(code)
+    machine[18] = 183  # e_machine: EM_AARCH64
+    assert elf.problem(bytes(machine), "x86_64") == "not a relocatable object for machine 62"
+
+
+def _thread_transpose() -> Any:
+    from cutec.driver import Options, Source, Stage, compile
+    from cutec.ir.dialects.builtin import KernelOp
+
+    result = compile(Source.from_file(TRANSPOSE), Stage.THREAD, Options())
+    (op,) = result.module.walk_type(KernelOp)
+    return op
