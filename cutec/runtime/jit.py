@@ -181,7 +181,8 @@ class Kernel:
         """
         if self._launcher is None:
             self._prepare()
-            fast = fast_call(self, self._launcher)
+            # The C launcher launches on a GPU: never built for the CPU's runs.
+            fast = None if self.cpu else fast_call(self, self._launcher)
             call = self._launcher if fast is None else fast
             self.__class__ = type(type(self).__name__, (type(self),), {"__call__": call})
             if fast is not None:  # a C object, not a function: called without `self`

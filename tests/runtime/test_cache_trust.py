@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import cutec.runtime as rt
 from cutec.cli import main
-from cutec.runtime import cache
+from cutec.runtime import cache, fastlaunch
 from cutec.runtime.errors import CacheWarning
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -559,3 +559,60 @@ def _thread_transpose() -> Any:
     result = compile(Source.from_file(TRANSPOSE), Stage.THREAD, Options())
     (op,) = result.module.walk_type(KernelOp)
     return op
+
+
+# ------------------------------------------------------------------ the C launcher
+@POSIX
+def test_a_planted_launcher_is_not_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library of the launcher's name in a kernel cache others may write: it was
+    loaded (found by its name) where the user's own copy was missing."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CUTEC_EXT_DIR", raising=False)
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("CUTEC_CACHE_DIR", str(shared))
+    (shared / "fastlaunch").mkdir(parents=True)
+    for d in (shared, shared / "fastlaunch"):
+        d.chmod(0o777)
+    planted = next(p for p in fastlaunch._library_paths() if shared in p.parents)
+    planted.write_bytes(b"not cutec's")
+    loaded: list[Path] = []
+    monkeypatch.setattr(fastlaunch, "_build", lambda target: False)
+    monkeypatch.setattr(fastlaunch.importlib.util, "spec_from_file_location",
+                        lambda name, path: loaded.append(Path(path)))  # fmt: skip
+    fastlaunch.extension.cache_clear()
+    try:
+        with pytest.warns(CacheWarning, match="group or others may write"):
+            assert fastlaunch.extension() is None
+    finally:
+        fastlaunch.extension.cache_clear()
+    assert loaded == []
+
+
+@POSIX
+def test_the_launcher_is_built_private_whatever_the_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CUTEC_EXT_DIR", raising=False)
+    fastlaunch.extension.cache_clear()
+    old = os.umask(0)
+    try:
+        assert fastlaunch.extension() is not None
+    finally:
+        os.umask(old)
+        fastlaunch.extension.cache_clear()
+    library = fastlaunch._library_paths()[0]
+    assert [_mode(p) for p in (library.parent.parent, library.parent, library)] == [0o700] * 3
+
+
+def test_a_cpu_run_builds_no_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
+    """device="cpu" launches nothing on a GPU: the C launcher is not built for it."""
+    asked: list[str] = []
+    monkeypatch.setattr(fastlaunch, "load", lambda: asked.append("load"))
+    monkeypatch.setattr(fastlaunch, "extension", lambda: asked.append("extension"))
+    _transpose(rt.jit(TRANSPOSE, device="cpu"))
+    assert asked == []
