@@ -158,8 +158,8 @@ def refuse(directory: Path, what: Path, reason: str) -> None:
         return
     _WARNED.add(directory)
     warnings.warn(
-        f"cutec: not using {what}: {reason}; running without it (cutec writes its caches "
-        "0700; remove it, or point CUTEC_CACHE_DIR at a directory of your own)",
+        f"cutec: not using {what}: {reason}; running without it (CUTEC_CACHE_DIR may name "
+        "a new directory, which cutec makes 0700)",
         CacheWarning,
         stacklevel=2,
     )
