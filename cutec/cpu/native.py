@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import llvmlite.binding as llvm
 import numpy as np
 
-from cutec.cpu import checks
+from cutec.cpu import checks, elf
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import (
     ERR_ATOMIC,
@@ -105,11 +105,18 @@ class NativeKernel:
 
 class ObjectCache(Protocol):
     """Where compiled warp code is kept between processes (cutec.runtime's disk cache):
-    object code by the key `compile_kernel` computes."""
+    object code by the key `compile_kernel` computes. What `load` returns is data from
+    disk: `compile_kernel` hands LLVM only an object `elf.problem` finds nothing wrong
+    with (LLVM aborts the process on a malformed one), and compiles otherwise."""
 
     def load(self, key: str) -> bytes | None: ...
 
     def store(self, key: str, code: bytes) -> None: ...
+
+
+def _host_arch() -> str:
+    """The host's architecture as LLVM names it (x86_64, aarch64 ...)."""
+    return str(llvm.get_process_triple()).split("-")[0]
 
 
 def object_key(text: str) -> str:
@@ -141,9 +148,12 @@ def compile_kernel(
     if objects is not None:
         key = object_key(program.text)
         found = objects.load(key)
+        if found is not None and elf.problem(found, _host_arch()) is not None:
+            found = None  # compiled again, and stored over it
 
         def compiled(_: Any, code: bytes) -> None:
-            objects.store(key, code)
+            if elf.problem(code, _host_arch()) is None:  # else it could not be loaded back
+                objects.store(key, code)
 
         # MCJIT asks for the module's object first and compiles only without one.
         engine.set_object_cache(compiled, lambda _: found)

@@ -11,16 +11,19 @@ the static leaves and whose operands are the dynamic ones — and the lowering
 erases it. `signature_of` reads it before the lowering; the launch facts the
 lowering adds (block, grid, dynamic shared memory, 32-bit offsets) are read by
 `launch_of` from the lowered kernel. Both round-trip through JSON, so a kernel
-loaded from the disk cache needs no compile.
+loaded from the disk cache needs no compile; what is read back is checked
+(`from_json`, `check_launch`): the launch function is generated from it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cutec.dtypes import dtype
+from cutec.dtypes import DTYPES, dtype
+from cutec.ir import json_read as jr
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.dialects.cute_tensor import MakeTensorOp
 from cutec.ir.dialects.cute_types import fill_dynamic
@@ -104,14 +107,20 @@ class KernelSignature:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> KernelSignature:
-        return cls(
-            data["kernel"],
-            tuple(_param_of_json(p) for p in data["params"]),
-            tuple((str(n), str(k)) for n, k in data["abi"]),
-            tuple((str(n), int(d)) for n, d in data["facts"]),
-            tuple(_param_of_json(p) for p in data.get("implicit", ())),
+    def from_json(cls, data: Any) -> KernelSignature:
+        """A signature `to_json` wrote, checked: identifiers for names, known types,
+        patterns of ints, names and expressions the symbolic parser reads, and each
+        `.param` a parameter's (`_check_abi`); else `json_read.RecordError`."""
+        where = "signature"
+        signature = cls(
+            jr.name(jr.field(data, "kernel", where), f"{where}.kernel"),
+            _params_of_json(jr.field(data, "params", where), f"{where}.params"),
+            _pairs(jr.field(data, "abi", where), f"{where}.abi", _abi_kind),
+            _pairs(jr.field(data, "facts", where), f"{where}.facts", _divisor),
+            _params_of_json(jr.field(data, "implicit", where), f"{where}.implicit"),
         )
+        _check_abi(signature)
+        return signature
 
 
 def _param_json(p: Param) -> dict[str, Any]:
@@ -121,14 +130,126 @@ def _param_json(p: Param) -> dict[str, Any]:
             "align": p.align, "access": p.access}  # fmt: skip
 
 
-def _param_of_json(p: dict[str, Any]) -> Param:
-    if "tensor" not in p:
-        return ScalarParam(p["scalar"], p["type"])
-    shape, stride = _tuples(p["shape"]), _tuples(p["stride"])
-    access = p["access"]
+def _pairs(data: Any, where: str, second: Callable[[Any, str], Any]) -> tuple[Any, ...]:
+    """``[[name, value], ...]``: each name an identifier, each value read by `second`."""
+    out = []
+    for i, pair in enumerate(jr.items(data, where)):
+        n, value = jr.items(pair, f"{where}[{i}]", 2)
+        out.append((jr.name(n, f"{where}[{i}]"), second(value, f"{where}[{i}]")))
+    return tuple(out)
+
+
+def _divisor(value: Any, where: str) -> int:
+    return jr.integer(value, where, 1, 1 << 31)
+
+
+def _params_of_json(data: Any, where: str) -> tuple[Param, ...]:
+    return tuple(_param_of_json(p, f"{where}[{i}]") for i, p in enumerate(jr.items(data, where)))
+
+
+def _param_of_json(p: Any, where: str) -> Param:
+    if isinstance(p, dict) and "scalar" in p:
+        name = jr.name(p["scalar"], f"{where}.scalar")
+        kind = _abi_kind(jr.field(p, "type", where), f"{where}.type")
+        if kind == "ptr":
+            raise jr.RecordError(f"{where}: a scalar of type ptr")
+        return ScalarParam(name, kind)
+    name = jr.name(jr.field(p, "tensor", where), f"{where}.tensor")
+    element = jr.text(jr.field(p, "element", where), f"{where}.element")
+    if element not in DTYPES or DTYPES[element].ir is None:
+        raise jr.RecordError(f"{where}.element: no element type {element!r:.80}")
+    shape, stride = jr.field(p, "shape", where), jr.field(p, "stride", where)
+    if shape is not None or stride is not None:
+        shape, stride = jr.pattern(shape, f"{where}.shape"), jr.pattern(stride, f"{where}.stride")
+        if jr.profile(shape) != jr.profile(stride):
+            raise jr.RecordError(f"{where}: shape {shape} and stride {stride} differ in nesting")
+    align = jr.integer(jr.field(p, "align", where), f"{where}.align", 1, 1 << 16)
+    if align & (align - 1):
+        raise jr.RecordError(f"{where}.align: {align} is not a power of 2")
+    access = jr.field(p, "access", where)
     if access not in ACCESSES:
-        raise ValueError(f"parameter {p['tensor']!r}: access {access!r} is none of {ACCESSES}")
-    return TensorParam(p["tensor"], p["element"], shape, stride, int(p["align"]), access)
+        raise jr.RecordError(f"{where}.access: {access!r:.80} is none of {ACCESSES}")
+    return TensorParam(name, element, shape, stride, align, access)
+
+
+def _abi_kind(value: Any, where: str) -> str:
+    """A `.param`'s kind: "ptr", "index" or an element type's IR name (f32, i32 ...)."""
+    if value in ("ptr", "index"):
+        return str(value)
+    try:
+        element_type_named(jr.text(value, where))
+    except ValueError:
+        raise jr.RecordError(f"{where}: no scalar type {value!r:.80}") from None
+    return str(value)
+
+
+def _bare_names(p: TensorParam) -> set[str]:
+    """The run-time values a tensor's layout binds: its leaves that are plain names."""
+    if p.shape is None:
+        return set()
+    return {x for pair in p.flat for x in pair if isinstance(x, str) and jr.NAME.fullmatch(x)}
+
+
+def runtime_names(signature: KernelSignature) -> set[str]:
+    """The run-time values a launch knows before it launches: the names its arguments'
+    layouts bind and its scalar parameters (what a grid or a stride expression may read)."""
+    out = {p.name for p in signature.params if isinstance(p, ScalarParam)}
+    for p in signature.params:
+        if isinstance(p, TensorParam):
+            out |= _bare_names(p)
+    return out
+
+
+def _check_abi(signature: KernelSignature) -> None:
+    """Each `.param` is a parameter's (a tensor's pointer, a scalar, a name a tensor's
+    layout binds) and each parameter has one; the runtime's own `.param`s are the
+    implicit arguments it knows; expressions in layouts read run-time values only."""
+    everything = (*signature.params, *signature.implicit)
+    tensors = {p.name: p for p in everything if isinstance(p, TensorParam)}
+    scalars = {p.name: p.type for p in everything if isinstance(p, ScalarParam)}
+    bound = set().union(*(_bare_names(p) for p in tensors.values()))
+    names = [n for n, _ in signature.abi]
+    if len(tensors) + len(scalars) != len(everything) or len(set(names)) != len(names):
+        raise jr.RecordError(f"signature of {signature.kernel}: a name is used twice")
+    for n, kind in signature.abi:
+        if kind == "ptr" and n in tensors:
+            continue
+        if kind != "ptr" and (scalars.get(n) == kind or (n in bound and n not in scalars)):
+            continue
+        raise jr.RecordError(f"signature of {signature.kernel}: .param {n} ({kind}) is no "
+                             "parameter's")  # fmt: skip
+    unpassed = (tensors.keys() | scalars.keys()) - set(names)
+    if unpassed:
+        raise jr.RecordError(f"signature of {signature.kernel}: no .param for {sorted(unpassed)}")
+    _check_implicit(signature)
+    known = runtime_names(signature)
+    for p in signature.params:
+        if not isinstance(p, TensorParam) or p.shape is None:
+            continue
+        for leaf in (x for pair in p.flat for x in pair if isinstance(x, str)):
+            if not jr.expression_names(leaf) <= known:
+                raise jr.RecordError(f"signature of {signature.kernel}: {p.name}'s layout "
+                                     f"reads {leaf!r}, which no argument gives")  # fmt: skip
+
+
+def _check_implicit(signature: KernelSignature) -> None:
+    """The implicit arguments are the runtime's (docs/abi.md): named as it names them, a
+    workspace with its flags, their layouts of sizes (< 2^31) and the CTA count only."""
+    own = {p.name for p in signature.implicit}
+    if not own <= set(IMPLICIT_NAMES) or own & runtime_names(signature):
+        raise jr.RecordError(f"signature of {signature.kernel}: implicit arguments "
+                             f"{sorted(own)} are not the runtime's")  # fmt: skip
+    if (IMPLICIT_WORKSPACE in own) != (IMPLICIT_FLAGS in own):
+        raise jr.RecordError(f"signature of {signature.kernel}: a workspace without flags")
+    for p in signature.implicit:
+        if not isinstance(p, TensorParam):
+            continue
+        flat = [] if p.shape is None else [x for pair in p.flat for x in pair]
+        if p.shape is None or not all(
+            x == IMPLICIT_CTAS or (type(x) is int and 0 <= x < 1 << 31) for x in flat
+        ):
+            raise jr.RecordError(f"signature of {signature.kernel}: the layout of {p.name} "
+                                 "is not the runtime's")  # fmt: skip
 
 
 # A grid expression's name for the kernel's CTAs the GPU holds at once (its SMs times
@@ -145,6 +266,7 @@ IMPLICIT_WAVE = "stream_k_wave"
 IMPLICIT_WORKSPACE = "stream_k_workspace"
 IMPLICIT_CTAS = "stream_k_ctas"
 IMPLICIT_FLAGS = "stream_k_flags"
+IMPLICIT_NAMES = (IMPLICIT_WAVE, IMPLICIT_WORKSPACE, IMPLICIT_CTAS, IMPLICIT_FLAGS)
 
 
 def names_resident_ctas(expr: str) -> bool:
@@ -172,15 +294,87 @@ class LaunchInfo:
         }  # fmt: skip
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LaunchInfo:
-        def dim3(v: Any) -> Any:
-            return None if v is None else tuple(v)
-
+    def from_json(cls, data: Any) -> LaunchInfo:
+        """Launch facts `to_json` wrote, checked: a block and a cluster of ints within
+        the hardware's limits, grid expressions the symbolic parser reads, the tail an
+        identifier; else `json_read.RecordError`."""
+        where = "launch"
+        grid = jr.field(data, "grid", where)
+        if grid is not None:
+            grid = tuple(jr.expression(e, f"{where}.grid") for e in jr.items(grid, where, 3))
+        then = jr.field(data, "then", where)
+        smem = jr.integer(jr.field(data, "dynamic_smem", where), f"{where}.dynamic_smem", 0,
+                          _MAX_SMEM)  # fmt: skip
+        offset_bits = jr.field(data, "offset_bits", where)
+        if offset_bits not in (32, 64) or type(offset_bits) is not int:
+            raise jr.RecordError(f"{where}.offset_bits: expected 32 or 64, got {offset_bits!r:.80}")
         return cls(
-            dim3(data["block"]), dim3(data["max_block"]), dim3(data["grid"]),
-            dim3(data["cluster"]), int(data["dynamic_smem"]), int(data["offset_bits"]),
-            data.get("then"),
-        )  # fmt: skip
+            _block(jr.field(data, "block", where), f"{where}.block"),
+            _block(jr.field(data, "max_block", where), f"{where}.max_block"),
+            grid,  # type: ignore[arg-type]
+            _dim3(jr.field(data, "cluster", where), f"{where}.cluster", _MAX_CLUSTER),
+            smem,
+            offset_bits,
+            None if then is None else jr.name(then, f"{where}.then"),
+        )
+
+
+# Bounds of what a kernel's launch facts can be on any target (cutec.target's limits):
+# threads and cluster CTAs, and dynamic shared memory bytes with room to spare.
+_MAX_THREADS = 1024
+_MAX_CLUSTER = 16
+_MAX_SMEM = 1 << 24
+
+
+def _dim3(value: Any, where: str, largest: int) -> tuple[int, int, int] | None:
+    if value is None:
+        return None
+    x, y, z = (jr.integer(v, where, 1, largest) for v in jr.items(value, where, 3))
+    return (x, y, z)
+
+
+def _block(value: Any, where: str) -> tuple[int, int, int] | None:
+    block = _dim3(value, where, _MAX_THREADS)
+    if block is not None and block[0] * block[1] * block[2] > _MAX_THREADS:
+        raise jr.RecordError(f"{where}: {block} is more than {_MAX_THREADS} threads")
+    return block
+
+
+def check_launch(
+    signature: KernelSignature,
+    launch: LaunchInfo,
+    then: tuple[KernelSignature, LaunchInfo] | None = None,
+) -> None:
+    """That launch facts read back fit their signature (else `json_read.RecordError`): the
+    grid reads the launch's run-time values (and `resident_ctas`) only; a stream-K tail
+    is the one `launch.then` names, has a grid and a block, and takes the kernel's
+    arguments and the runtime's own."""
+    known = runtime_names(signature)
+    _check_grid(launch, known | {RESIDENT_CTAS}, signature.kernel)
+    # The kernel itself takes the wave only; the workspace is its tail's.
+    if {n for n, _ in signature.abi} & set(IMPLICIT_NAMES) - {IMPLICIT_WAVE}:
+        raise jr.RecordError(f"{signature.kernel}: a tail's implicit arguments")
+    if (launch.then is None) != (then is None):
+        raise jr.RecordError(f"{signature.kernel}: its tail is {launch.then}, but "
+                             f"{'one' if then else 'none'} was recorded")  # fmt: skip
+    if then is None:
+        return
+    tail, tail_launch = then
+    if tail.kernel != launch.then or tail_launch.grid is None or tail_launch.block is None:
+        raise jr.RecordError(f"{signature.kernel}: the tail {tail.kernel} is not launchable")
+    _check_grid(tail_launch, known | {IMPLICIT_WAVE, RESIDENT_CTAS}, tail.kernel)
+    pointers = {p.name for p in signature.params if isinstance(p, TensorParam)}
+    for n, kind in tail.abi:
+        if n not in IMPLICIT_NAMES and n not in (pointers if kind == "ptr" else known):
+            raise jr.RecordError(f"{tail.kernel}: .param {n} is none of {signature.kernel}'s")
+
+
+def _check_grid(launch: LaunchInfo, known: set[str], kernel: str) -> None:
+    for expr in launch.grid or ():
+        unknown = jr.expression_names(expr) - known
+        if unknown:
+            raise jr.RecordError(f"{kernel}: the grid {expr!r:.80} reads {sorted(unknown)}, "
+                                 "which no argument gives")  # fmt: skip
 
 
 def signature_of(kernel: KernelOp) -> KernelSignature:
@@ -286,10 +480,3 @@ def _ir_name(element: str) -> str:
     ir = dtype(element).ir
     assert ir is not None
     return ir
-
-
-def _tuples(x: Any) -> Any:
-    """JSON's lists back to the nested tuples of a pattern."""
-    if isinstance(x, list):
-        return tuple(_tuples(e) for e in x)
-    return x

@@ -12,6 +12,17 @@ into place (`os.replace` is atomic), so concurrent processes and a process
 killed mid-write never leave a half-written entry under an entry's name. An
 entry that does not parse, or whose checksum does not match, is ignored and
 rebuilt. ``CUTEC_CACHE=0`` turns the cache off; ``cutec cache clear`` empties it.
+
+The checksum finds damage, not tampering: whoever may write an entry may
+recompute it. The directory is the trust boundary (docs/runtime.md, *The cache's
+threat model*). cutec makes its directories 0700 with a ``CACHEDIR.TAG`` and its
+files 0600, whatever the umask, and uses no directory or file that another user
+owns or that group or others may write (`untrusted`): it says so once per
+directory and process (a `CacheWarning`) and runs without it. A directory without
+the tag is taken as a cache only when it holds nothing but a cache's files (it is
+then tagged); `clear` removes files named as entries, and only under the tag.
+What an entry holds is checked again by its reader (`KernelSignature.from_json`,
+`CpuObjects`), as data.
 """
 
 from __future__ import annotations
@@ -21,14 +32,33 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from cutec.runtime.errors import CacheWarning, NotACacheError
 
 _VERSION = 1  # the entry format; a new format is a new key
 _IMPORT = re.compile(r'^\s*import\s+"([^"]+)"', re.MULTILINE)
+_KEY = re.compile(r"[0-9a-f]{64}")  # an entry's name: a SHA-256 (`key`)
+_SHARD = re.compile(r"[0-9a-f]{2}")  # the directory of the entries of one first byte
+_TEMP = re.compile(r"\.tmp-[a-z0-9_]+\.json")  # what `store` writes before renaming
+_TAG_NAME = "CACHEDIR.TAG"
+# The tag's first line, which backup tools and `tar --exclude-caches` look for
+# (https://bford.org/cachedir/).
+_TAG_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
+_TAG_TEXT = _TAG_SIGNATURE + (
+    b"\n# This file is a cache directory tag created by cutec.\n"
+    b"# For information about cache directory tags, see https://bford.org/cachedir/\n"
+)
+# What a cache directory holds besides the tag and the shards: the C launcher
+# (cutec.runtime.fastlaunch).
+_OWN_DIRS = ("fastlaunch",)
 
 
 def enabled() -> bool:
@@ -105,40 +135,154 @@ class Entry:
     blobs: dict[str, bytes]
 
 
-def _path(k: str) -> Path:
-    return directory() / k[:2] / f"{k}.json"
-
-
-def load(k: str) -> Entry | None:
-    """The entry `k`, or None when absent, unreadable or corrupt."""
-    if not enabled():
+# ---------------------------------------------------------------- the trust boundary
+def untrusted(st: os.stat_result) -> str | None:
+    """Why a file or directory of status `st` is not this user's alone (another user owns
+    it, or group or others may write to it), or None: what cutec may read and run."""
+    if not hasattr(os, "getuid"):  # not POSIX: no owners and modes to go by
         return None
-    try:
-        data = json.loads(_path(k).read_text())
-        body = json.dumps([data["meta"], data["blobs"]], sort_keys=True)
-        if data["sha256"] != hashlib.sha256(body.encode()).hexdigest():
-            return None
-        blobs = {name: base64.b64decode(v) for name, v in data["blobs"].items()}
-        return Entry(data["meta"], blobs)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    if st.st_uid != os.getuid():
+        return f"it is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})"
+    if st.st_mode & 0o022:
+        return f"group or others may write to it (mode {stat.S_IMODE(st.st_mode):03o})"
+    return None
 
 
-def store(k: str, entry: Entry) -> None:
-    """Write entry `k` atomically (a failure to write is not an error: it is a cache)."""
-    if not enabled():
+_WARNED: set[Path] = set()  # the directories warned about in this process
+
+
+def refuse(directory: Path, what: Path, reason: str) -> None:
+    """Say that `what` (in or being `directory`) is not used, once per directory and
+    process: a `CacheWarning`."""
+    if directory in _WARNED:
         return
-    blobs = {name: base64.b64encode(v).decode() for name, v in entry.blobs.items()}
-    body = json.dumps([entry.meta, blobs], sort_keys=True)
-    data = {"meta": entry.meta, "blobs": blobs,
-            "sha256": hashlib.sha256(body.encode()).hexdigest()}  # fmt: skip
-    path = _path(k)
+    _WARNED.add(directory)
+    warnings.warn(
+        f"cutec: not using {what}: {reason}; running without it (CUTEC_CACHE_DIR may name "
+        "a new directory, which cutec makes 0700)",
+        CacheWarning,
+        stacklevel=2,
+    )
+
+
+def _directory_problem(path: Path) -> str | None:
+    """Why `path` is no directory to trust (None: it is); OSError where it cannot be read."""
+    st = os.stat(path)
+    return "it is not a directory" if not stat.S_ISDIR(st.st_mode) else untrusted(st)
+
+
+def _make_private(path: Path) -> None:
+    """Make `path` and its missing parents 0700, whatever the umask (OSError if not)."""
+    missing = []
+    while not os.path.lexists(path) and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:  # made by a concurrent process: checked by the caller
+            continue
+        os.chmod(d, 0o700)  # the umask may have taken bits away
+
+
+def private_dir(path: Path, warn_as: Path | None = None, create: bool = True) -> bool:
+    """Whether cutec may use directory `path`, made 0700 (with its parents) when it is
+    missing and `create`: False where it cannot be made or read, and with one
+    warning (per `warn_as`, else per `path`) where it is not this user's alone."""
+    try:
+        if create:
+            _make_private(path)
+        problem = _directory_problem(path)
+    except OSError:
+        return False  # missing, or not ours to make: a cache, not an error
+    if problem is not None:
+        refuse(warn_as or path, path, problem)
+        return False
+    return True
+
+
+def _file_problem(st: os.stat_result) -> str | None:
+    return "it is not a regular file" if not stat.S_ISREG(st.st_mode) else untrusted(st)
+
+
+def trusted_file(path: Path, warn_as: Path) -> bool:
+    """Whether `path` exists and is a regular file of this user's alone (else, where it
+    exists, one warning per `warn_as`)."""
+    try:
+        problem = _file_problem(os.stat(path))
+    except OSError:
+        return False
+    if problem is not None:
+        refuse(warn_as, path, problem)
+    return problem is None
+
+
+def _open(path: Path) -> BinaryIO:
+    """`path` opened for reading: not through a link, and without waiting on a FIFO
+    (whose open would block; it is then found not to be a regular file)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    return os.fdopen(os.open(path, flags), "rb")
+
+
+def _tagged(root: Path) -> bool:
+    try:
+        with _open(root / _TAG_NAME) as f:
+            regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+            return regular and f.read(len(_TAG_SIGNATURE)) == _TAG_SIGNATURE
+    except OSError:
+        return False
+
+
+def _holds_only_a_cache(root: Path) -> bool:
+    """Whether untagged `root` holds nothing but what a cache holds (an earlier cutec's
+    cache, or an empty directory): it may then be tagged and used."""
+    try:
+        return all(
+            c.is_dir() and not c.is_symlink() and (_SHARD.fullmatch(c.name) or c.name in _OWN_DIRS)
+            for c in root.iterdir()
+        )
+    except OSError:
+        return False
+
+
+def root_problem(root: Path) -> str | None:
+    """Why `root` cannot be a cutec cache (None: it can, or it is missing and may be
+    made): not this user's alone, or a directory of other files without the tag."""
+    try:
+        problem = _directory_problem(root)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"it cannot be read ({e.strerror})"
+    if problem is None and not _tagged(root) and not _holds_only_a_cache(root):
+        problem = f"it is not a cutec cache (it has no {_TAG_NAME} and holds other files)"
+    return problem
+
+
+def usable_root(root: Path, create: bool) -> bool:
+    """Whether `root` is a cache directory cutec may read and write: this user's alone
+    and tagged (tagged here when it holds only a cache's files; made, 0700, when missing
+    and `create`). Otherwise False, with one warning where it exists."""
+    if not os.path.lexists(root) and not (create and private_dir(root)):
+        return False
+    problem = root_problem(root)
+    if problem is not None:
+        refuse(root, root, problem)
+        return False
+    if not _tagged(root):
+        _write_atomic(root / _TAG_NAME, _TAG_TEXT)
+    return True
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write `path` through a temporary file (0600) renamed into place; a failure to write
+    leaves nothing behind and is not an error (it is a cache)."""
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o600)
+            f.write(data)
         os.replace(tmp, path)
         tmp = None
     except OSError:
@@ -148,29 +292,146 @@ def store(k: str, entry: Entry) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-def info() -> dict[str, Any]:
-    """Where the cache is, how many entries it holds and their size in bytes."""
+# ---------------------------------------------------------------- entries
+def _path(k: str) -> Path:
+    return directory() / k[:2] / f"{k}.json"
+
+
+def _read(k: str) -> bytes | None:
+    """The bytes of entry `k` where the cache, its shard and the file are this user's
+    alone; else None (with one warning per cache for what is not)."""
     root = directory()
-    files = list(root.glob("*/*.json")) if root.is_dir() else []
+    if not _KEY.fullmatch(k) or not usable_root(root, create=False):
+        return None
+    path = _path(k)
+    if not private_dir(path.parent, warn_as=root, create=False):
+        return None
+    try:
+        with _open(path) as f:  # the checks are of the file opened, not of its name
+            problem = _file_problem(os.fstat(f.fileno()))
+            if problem is not None:
+                refuse(root, path, problem)
+                return None
+            return f.read()
+    except OSError:
+        return None
+
+
+def _checksum(meta: Any, blobs: Any) -> str:
+    body = json.dumps([meta, blobs], sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def load(k: str) -> Entry | None:
+    """The entry `k`, or None when absent, unreadable, corrupt or not trusted."""
+    if not enabled():
+        return None
+    raw = _read(k)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            return None
+        meta, blobs = data.get("meta"), data.get("blobs")
+        if not isinstance(meta, dict) or not isinstance(blobs, dict):
+            return None
+        if data.get("sha256") != _checksum(meta, blobs):
+            return None
+        if not all(isinstance(v, str) for v in blobs.values()):
+            return None
+        return Entry(meta, {name: base64.b64decode(v, validate=True) for name, v in blobs.items()})
+    except (ValueError, TypeError, RecursionError):  # not JSON, too deep, bad base64
+        return None
+
+
+def store(k: str, entry: Entry) -> None:
+    """Write entry `k` atomically (a failure to write is not an error: it is a cache)."""
+    root = directory()
+    if not enabled() or not _KEY.fullmatch(k) or not usable_root(root, create=True):
+        return
+    path = _path(k)
+    if not private_dir(path.parent, warn_as=root):
+        return
+    blobs = {name: base64.b64encode(v).decode() for name, v in entry.blobs.items()}
+    data = {"meta": entry.meta, "blobs": blobs, "sha256": _checksum(entry.meta, blobs)}
+    _write_atomic(path, json.dumps(data).encode())
+
+
+class CpuObjects:
+    """The llvmlite backend's object code in the cache (`cutec.cpu.native.ObjectCache`):
+    a warm cache skips LLVM's code generation, most of a CPU kernel's compile time.
+
+    An entry records the object's key, size and SHA-256 beside it, so an object is
+    used only from the entry written for it (not one copied from another entry);
+    `cutec.cpu.native` checks its structure before LLVM reads it."""
+
+    def load(self, key: str) -> bytes | None:
+        entry = load(_object_entry(key))  # the module's load
+        code = None if entry is None else entry.blobs.get("object")
+        if entry is None or code is None or entry.meta != _object_meta(key, code):
+            return None
+        return code
+
+    def store(self, key: str, code: bytes) -> None:
+        store(_object_entry(key), Entry(_object_meta(key, code), {"object": code}))
+
+
+def _object_entry(object_key: str) -> str:
+    return key("cpu-object", object_key)
+
+
+def _object_meta(object_key: str, code: bytes) -> dict[str, Any]:
+    return {"object": object_key, "bytes": len(code), "sha256": hashlib.sha256(code).hexdigest()}
+
+
+# ---------------------------------------------------------------- cutec cache info|clear
+def _entries(root: Path) -> Iterator[Path]:
+    """The files of `root` named as entries (and `store`'s temporary files), in shards
+    that are directories, not links."""
+    for shard in root.iterdir():
+        if not _SHARD.fullmatch(shard.name) or shard.is_symlink() or not shard.is_dir():
+            continue
+        for f in shard.iterdir():
+            entry = f.suffix == ".json" and _KEY.fullmatch(f.stem) and f.name[:2] == shard.name
+            if entry or _TEMP.fullmatch(f.name):
+                yield f
+
+
+def info() -> dict[str, Any]:
+    """Where the cache is, how many entries it holds and their size in bytes, and why
+    it is not used (`problem`, None when it is)."""
+    root = directory()
+    try:
+        files = [f for f in _entries(root) if not f.name.startswith(".")]
+    except OSError:  # missing or unreadable
+        files = []
     return {
         "directory": str(root),
         "enabled": enabled(),
         "entries": len(files),
-        "bytes": sum(f.stat().st_size for f in files),
+        "bytes": sum(f.lstat().st_size for f in files),
+        "problem": root_problem(root),
     }
 
 
 def clear() -> int:
-    """Remove every entry (and stray temporary files); return how many entries went."""
+    """Remove every entry (and stray temporary files) of a cutec cache, nothing else;
+    return how many entries went. `NotACacheError` for a directory that is not one
+    (no tag, and other files: a CUTEC_CACHE_DIR pointing at a project)."""
     root = directory()
     if not root.is_dir():
         return 0
+    if not _tagged(root) and not _holds_only_a_cache(root):
+        raise NotACacheError(
+            f"{root} is not a cutec cache (it has no {_TAG_NAME} and holds other files): "
+            "nothing removed"
+        )
     removed = 0
-    for f in root.glob("*/*"):
-        if f.is_file() and (f.suffix == ".json" or f.name.startswith(".tmp-")):
-            removed += not f.name.startswith(".tmp-")
-            f.unlink(missing_ok=True)
+    for f in list(_entries(root)):
+        removed += not f.name.startswith(".")
+        f.unlink(missing_ok=True)
     for d in root.iterdir():
-        if d.is_dir() and not any(d.iterdir()):
+        if _SHARD.fullmatch(d.name) and d.is_dir() and not d.is_symlink() and not any(d.iterdir()):
             d.rmdir()
     return removed

@@ -1,6 +1,7 @@
 """The messages of a bad launch: each names the kernel, the parameter, what was
 declared and what was passed (a TypeError for the wrong kind of value, a
-ValueError for the right kind with the wrong value)."""
+ValueError for the right kind with the wrong value); and the disk cache's warning
+and error (cutec.runtime.cache)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ class ArgumentTypeError(ArgumentError, TypeError):
 
 class ArgumentValueError(ArgumentError, ValueError):
     pass
+
+
+class CacheWarning(UserWarning):
+    """A cache directory, entry or compiled launcher that cutec will not use (another
+    user's, writable by group or others, or a directory that is not a cutec cache):
+    cutec runs without it. Said once per directory and process."""
+
+
+class NotACacheError(ValueError):
+    """`cutec cache clear` of a directory that is not a cutec cache (no CACHEDIR.TAG)."""
 
 
 class ArgumentErrors:

@@ -25,17 +25,19 @@ from __future__ import annotations
 import io
 import logging
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from cutec.diagnostics import CompileError
 from cutec.driver import DEFAULT_PIPELINE, Options, Result, Source, Stage, compile
+from cutec.ir import json_read
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.signature import (
     KernelSignature,
     LaunchInfo,
     TensorParam,
+    check_launch,
     launch_of,
     names_resident_ctas,
 )
@@ -124,18 +126,6 @@ class _Compiled:
     then_launch: LaunchInfo | None = None  # the launch facts of the kernel's tail
 
 
-class _CpuObjects:
-    """The llvmlite backend's object code in the disk cache (`native.ObjectCache`):
-    a warm cache skips LLVM's code generation, most of a CPU kernel's compile time."""
-
-    def load(self, key: str) -> bytes | None:
-        entry = cache.load(cache.key("cpu-object", key))
-        return None if entry is None else entry.blobs.get("object")
-
-    def store(self, key: str, code: bytes) -> None:
-        cache.store(cache.key("cpu-object", key), cache.Entry({}, {"object": code}))
-
-
 @dataclass
 class _CpuVariant:
     """One kernel of a specialisation for device="cpu": its thread-level IR and how it
@@ -191,7 +181,8 @@ class Kernel:
         """
         if self._launcher is None:
             self._prepare()
-            fast = fast_call(self, self._launcher)
+            # The C launcher launches on a GPU: never built for the CPU's runs.
+            fast = None if self.cpu else fast_call(self, self._launcher)
             call = self._launcher if fast is None else fast
             self.__class__ = type(type(self).__name__, (type(self),), {"__call__": call})
             if fast is not None:  # a C object, not a function: called without `self`
@@ -269,15 +260,11 @@ class Kernel:
         k = self._key("signature")
         entry = cache.load(k)
         if entry is not None:
-            self._signature = KernelSignature.from_json(entry.meta["signature"])
-            self._launch_info = LaunchInfo.from_json(entry.meta["launch"])
-            then = entry.meta.get("then")
-            if then is not None:
-                self._then = (
-                    KernelSignature.from_json(then["signature"]),
-                    LaunchInfo.from_json(then["launch"]),
-                )
-            return
+            try:
+                self._signature, self._launch_info, self._then = _signature_entry(entry.meta)
+                return
+            except json_read.RecordError as e:  # not as cutec writes it: compiled again
+                _log.debug("cache entry %s ignored: %s", k, e)
         frontend_only = replace(self._options(DEFAULT_TARGET), pipeline="")
         result = self._compile(Stage.CUTE, frontend_only)
         assert result.module is not None
@@ -329,14 +316,13 @@ class Kernel:
         facts = self._facts(key)
         k = self._key("variant", facts, target, assemble_for, _ptxas_identity())
         entry = cache.load(k)
+        compiled: _Compiled | None = None
         if entry is not None:
-            then = entry.meta.get("then_launch")
-            compiled = _Compiled(
-                entry.meta["ptx"], entry.blobs.get("cubin"), entry.meta["resources"],
-                LaunchInfo.from_json(entry.meta["launch"]),
-                None if then is None else LaunchInfo.from_json(then),
-            )  # fmt: skip
-        else:
+            try:
+                compiled = _variant_entry(entry, self._then is not None)
+            except json_read.RecordError as e:  # not as cutec writes it: compiled again
+                _log.debug("cache entry %s ignored: %s", k, e)
+        if compiled is None:
             result = self._compile(Stage.PTX, self._options(target, facts))
             assert result.ptx is not None and result.module is not None
             launch = result.launches[self.name]
@@ -422,7 +408,7 @@ class Kernel:
         if compiled.runner is None:
             try:
                 compiled.runner = native.compile_kernel(
-                    op, self.bounds_check, self.check_shared, objects=_CpuObjects()
+                    op, self.bounds_check, self.check_shared, objects=cache.CpuObjects()
                 )
                 self.cpu_backend = "native"
             except native.Unsupported as e:
@@ -503,6 +489,56 @@ class Kernel:
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"
         return f"<cutec kernel {name} of {self.source.file}>"
+
+
+def _signature_entry(
+    meta: dict[str, Any],
+) -> tuple[KernelSignature, LaunchInfo, tuple[KernelSignature, LaunchInfo] | None]:
+    """A signature entry's records (`Kernel._read_signature` writes them), checked:
+    the launch function is generated from them (json_read.RecordError where they are
+    not as cutec writes them)."""
+    signature = KernelSignature.from_json(json_read.field(meta, "signature", "entry"))
+    launch = LaunchInfo.from_json(json_read.field(meta, "launch", "entry"))
+    then = None
+    if meta.get("then") is not None:
+        tail = meta["then"]
+        then = (
+            KernelSignature.from_json(json_read.field(tail, "signature", "entry.then")),
+            LaunchInfo.from_json(json_read.field(tail, "launch", "entry.then")),
+        )
+    check_launch(signature, launch, then)
+    return signature, launch, then
+
+
+def _variant_entry(entry: cache.Entry, has_tail: bool) -> _Compiled:
+    """A specialisation's entry (`Kernel._build` writes it), checked (json_read.RecordError
+    where it is not as cutec writes it)."""
+    meta = entry.meta
+    then = meta.get("then_launch")
+    if has_tail and then is None:
+        raise json_read.RecordError("entry: no launch facts of the kernel's tail")
+    return _Compiled(
+        json_read.text(json_read.field(meta, "ptx", "entry"), "entry.ptx"),
+        entry.blobs.get("cubin"),
+        _resources(json_read.field(meta, "resources", "entry")),
+        LaunchInfo.from_json(json_read.field(meta, "launch", "entry")),
+        None if then is None else LaunchInfo.from_json(then),
+    )
+
+
+# ptxas's report of one kernel (`ResourceUsage`): each field's type.
+_RESOURCE_TYPES = {f.name: str if f.name in ("kernel", "arch") else int
+                   for f in fields(ResourceUsage)}  # fmt: skip
+
+
+def _resources(value: Any) -> dict[str, Any]:
+    """ptxas's reports by kernel, as `Kernel._build` stores them."""
+    for report in value.values() if isinstance(value, dict) else [None]:
+        if not isinstance(report, dict) or report.keys() != _RESOURCE_TYPES.keys() or any(
+            type(v) is not _RESOURCE_TYPES[n] for n, v in report.items()
+        ):  # fmt: skip
+            raise json_read.RecordError(f"entry.resources: not ptxas's report: {value!r:.80}")
+    return value  # type: ignore[no-any-return]
 
 
 def _loaded(fn: cuda.Function, launch: LaunchInfo, needs_resident: bool) -> Variant:
