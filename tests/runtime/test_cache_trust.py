@@ -359,11 +359,13 @@ def _workspace(extent: Any, flags: bool = True) -> Callable[[dict[str, Any]], No
     def change(signature: dict[str, Any]) -> None:
         signature["implicit"].append({"tensor": "stream_k_workspace", "element": "f32",
                                       "shape": [extent, "stream_k_ctas"],
-                                      "stride": [1, 16], "align": 16})  # fmt: skip
+                                      "stride": [1, 16], "align": 16,
+                                      "access": "write"})  # fmt: skip
         signature["abi"] += [["stream_k_workspace", "ptr"], ["stream_k_ctas", "index"]]
         if flags:
             flags_param = {"tensor": "stream_k_flags", "element": "s32",
-                           "shape": "stream_k_ctas", "stride": 1, "align": 4}  # fmt: skip
+                           "shape": "stream_k_ctas", "stride": 1, "align": 4,
+                           "access": "atomic"}  # fmt: skip
             signature["implicit"].append(flags_param)
             signature["abi"].append(["stream_k_flags", "ptr"])
 

@@ -59,7 +59,7 @@ def test_the_signature_says_which_parameters_the_kernel_writes() -> None:
     assert KernelSignature.from_json(sig.to_json()) == sig
     data = sig.to_json()
     data["params"][0]["access"] = "sometimes"
-    with pytest.raises(ValueError, match="parameter 'A': access 'sometimes'"):
+    with pytest.raises(ValueError, match=r"params\[0\]\.access: 'sometimes' is none of"):
         KernelSignature.from_json(data)
     tn = compile(Source.from_file(EXAMPLES / "gemm_auto.cute"), Stage.CUTE,
                  Options(kernel="gemm_tn", pipeline=""))  # fmt: skip
