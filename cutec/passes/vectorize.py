@@ -147,6 +147,12 @@ def contiguity_problem(la: LayoutAnalysis, value: Value, p: int, bits: int) -> s
     try:
         if not is_static(size(layout)) or size(layout) % p:
             return f"{size(layout)} elements do not split into vectors of {p}"
+        # Every vector is one like the first only where p divides the first mode (as
+        # coalesced): (3,4):(1,s) in 2s puts elements 2 and 3, (2,0) and (0,1), in one;
+        # the divide below is then not exact, and its rest stride says nothing.
+        first = flatten_to_tuple(coalesce(layout).shape)[0]
+        if p > 1 and not (is_static(first) and int(first) % p == 0):
+            return f"vectors of {p} would cross the first mode of {layout} ({first} elements)"
         divided = logical_divide(layout, Layout(p))
         vector = coalesce(composition(layout, Layout(p)))
     except (LayoutError, DynamicValueError):
