@@ -36,6 +36,8 @@ def _as_2d(layout: Any) -> Any:
     if not isinstance(layout, Layout | ComposedLayout):
         raise LayoutError(f"print_layout needs a layout, got {layout!r}")
     if layout.rank == 1:  # a vector is shown as one column
+        if isinstance(layout, ComposedLayout):
+            return ComposedLayout(layout.layout_a, layout.offset, _as_2d(layout.layout_b))
         return Layout((layout.shape, 1), (layout.stride, 0))
     if layout.rank != 2:
         raise LayoutError(f"print_layout needs a rank-2 layout, got {layout}")

@@ -10,6 +10,7 @@ from cutec.layout import (
     ComposedLayout,
     Layout,
     LayoutError,
+    Swizzle,
     X,
     compact_col_major,
     compact_order,
@@ -124,3 +125,10 @@ def test_deep_expressions_are_refused_not_recursed() -> None:
     with pytest.raises(LayoutError, match="nested more than 64 levels deep"):
         parse_value("(4," + "(" * 200 + "M" + ")" * 200 + ")")
     assert format_int_tuple(parse_value("(4,--M)")) == "(_4,M)"
+
+
+def test_a_swizzled_vector_draws_as_one_column() -> None:
+    # A rank-1 swizzled layout once crashed the table (a ComposedLayout has no stride).
+    table = layout_table(ComposedLayout(Swizzle(1, 0, 1), 0, Layout(4, 1)))
+    cells = [line.split("|")[1].strip() for line in table.splitlines() if "|" in line]
+    assert cells == ["0", "1", "3", "2"]
