@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import sys
 
@@ -82,15 +84,16 @@ def add_no_loc_flag(p: argparse.ArgumentParser, what: str = "") -> None:
 
 
 def write_output(path: str | None, text: str | bytes) -> None:
-    """Write `text` (or bytes) to `path` atomically (to stdout when path is None or '-')."""
+    """Write `text` (or bytes) to `path` atomically (to stdout when path is None or '-'):
+    the whole file or, on any failure, nothing (no temporary file is left behind)."""
     if path is None or path == "-":
         if isinstance(text, bytes):
             sys.stdout.buffer.write(text)
         else:
             sys.stdout.write(text)
         return
-    import os
-
+    if os.path.isdir(path):
+        raise CompileError(f"cannot write '{path}': it is a directory")
     tmp = f"{path}.tmp{os.getpid()}"
     try:
         if isinstance(text, bytes):
@@ -102,6 +105,25 @@ def write_output(path: str | None, text: str | bytes) -> None:
         os.replace(tmp, path)
     except OSError as e:
         raise CompileError(f"cannot write '{path}': {e.strerror}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # gone already when os.replace succeeded
+
+
+def _dump_dir(path: str | None) -> str | None:
+    """--dump-dir DIR, created if need be: a CompileError naming the flag when it cannot be
+    (a file of that name, no permission), not an internal error at the first dump."""
+    if path is None:
+        return None
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CompileError(f"--dump-dir {path}: it exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise CompileError(f"--dump-dir {path}: cannot create it: {e.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CompileError(f"--dump-dir {path}: the directory is not writable")
+    return path
 
 
 def _pass_name(value: str) -> str:
@@ -161,6 +183,6 @@ def instrumentation_from(args: argparse.Namespace) -> Instrumentation:
         print_after=set(args.print_ir_after),
         print_before_all=args.print_ir_before_all,
         print_after_all=args.print_ir_after_all,
-        dump_dir=args.dump_dir,
+        dump_dir=_dump_dir(args.dump_dir),
         timing=args.timing,
     )

@@ -22,17 +22,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import sys
 from typing import Any
 
-import cutec.layout as algebra
+from cutec.commands import layout_ops
 from cutec.commands import layout_tiled as tiled
 from cutec.commands.common import write_output
 from cutec.layout import ComposedLayout, Layout, LayoutError, size
 from cutec.layout.symbolic import is_static
 from cutec.layout.text import format_int_tuple, parse_value
-from cutec.layout.visual import layout_svg, layout_table
+from cutec.layout.visual import MAX_CELLS, layout_svg, layout_table
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -81,15 +80,6 @@ def _show(value: Any) -> str:
     return format_int_tuple(value)
 
 
-def _operation(name: str) -> Any:
-    if name not in algebra.__all__ or not callable(getattr(algebra, name)):
-        raise LayoutError(f"unknown layout operation {name!r}")
-    fn = getattr(algebra, name)
-    if isinstance(fn, type):
-        raise LayoutError(f"{name!r} is a type, not an operation")
-    return fn
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the verb; a LayoutError is reported as ``error: ...`` with exit code 1."""
     if args.tiled_mma is not None or args.tiled_copy is not None:
@@ -101,19 +91,15 @@ def run(args: argparse.Namespace) -> int:
             raise LayoutError(f"{flag} applies to --tiled-mma or --tiled-copy only")
         if not args.args:
             raise LayoutError("give a layout, --op NAME with its arguments, or --tiled-mma/-copy")
-        values = [parse_value(a) for a in args.args]
         if args.op:
-            fn = _operation(args.op)
-            try:
-                inspect.signature(fn).bind(*values)
-            except TypeError as e:  # wrong number of arguments for this operation
-                raise LayoutError(f"{args.op}: {e}") from None
-            result = fn(*values)
-        elif len(values) == 1:
-            result = values[0]
+            result = layout_ops.apply(args.op, args.args)
+        elif len(args.args) == 1:
+            result = parse_value(args.args[0])
         else:
             raise LayoutError("give one layout, or --op NAME with its arguments")
-        print(_show(result))
+        # Text (a table, an SVG, a formatted layout) is printed as it is.
+        text = result if isinstance(result, str) else _show(result)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
         if isinstance(result, Layout | ComposedLayout) and result.rank <= 2:
             _print_table(result)
         if args.svg:
@@ -121,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 raise LayoutError(f"--svg needs a layout, got {_show(result)}")
             if not _small(result):
                 raise LayoutError(
-                    f"--svg draws layouts of at most {MAX_PICTURE_CELLS} elements; "
+                    f"--svg draws layouts of at most {MAX_CELLS} cells; "
                     f"{_show(result)} has {size(result)}"
                 )
             write_output(args.svg, layout_svg(result))
@@ -131,14 +117,10 @@ def run(args: argparse.Namespace) -> int:
     return 0  # a CompileError (an unwritable --svg file) is reported by the CLI
 
 
-# Larger layouts get their text form only: a table or picture of them is
-# unreadable, and printing one could take practically forever.
-MAX_PICTURE_CELLS = 1 << 14
-
-
 def _small(layout: Any) -> bool:
+    # Larger layouts get their text form only (the algebra's visual limit).
     n = size(layout)
-    return is_static(n) and n <= MAX_PICTURE_CELLS
+    return is_static(n) and n <= MAX_CELLS
 
 
 def _print_table(layout: Any) -> None:

@@ -36,7 +36,7 @@ from cutec.dtypes import dtype
 from cutec.layout import Layout, LayoutError, size
 from cutec.layout import inttuple as it
 from cutec.layout.text import format_int_tuple, parse_value
-from cutec.layout.visual import _PALETTE, _svg
+from cutec.layout.visual import _PALETTE, MAX_CELLS, _svg
 
 # The flags of this mode, as argparse names them; each needs --tiled-mma or --tiled-copy.
 FLAGS = ("atoms", "permutation", "thr", "val", "element")
@@ -45,8 +45,9 @@ _COPY_FLAGS = ("thr", "val", "element")
 
 # Tiles larger than this have no text table (the atoms command's bound) ...
 MAX_TABLE_CELLS = 4096
-# ... and no picture (the layout command's bound for one panel).
-MAX_PICTURE_CELLS = 1 << 14
+# ... and no picture (the layout algebra's bound for one panel); nor TV layouts of more
+# (thread, value) pairs than that (each pair is evaluated to find its cell).
+MAX_PICTURE_CELLS = MAX_CELLS
 
 Panel = tuple[str, Layout, tuple[int, int]]
 
@@ -106,7 +107,10 @@ def _layout_arg(flag: str, text: str | None) -> Layout | None:
     if not isinstance(value, Layout):
         if not _is_int_tuple(value):
             raise LayoutError(f"{flag} {text}: expected a shape or a layout")
-        value = Layout(value)
+        try:
+            value = Layout(value)
+        except LayoutError as exc:
+            raise LayoutError(f"{flag} {text}: {exc}") from None
     if not it.is_static(value.shape) or not it.is_static(value.stride):
         raise LayoutError(f"{flag} {text}: the layout must be static (integers only)")
     return value
@@ -195,6 +199,8 @@ def tv_table(label: str, tv: Layout, tile: tuple[int, int]) -> str:
     head = f"{label}: {tv} on tile {format_int_tuple(tile)}\n"
     if rows * cols > MAX_TABLE_CELLS:
         return head + f"  (table omitted: {rows * cols} cells)\n"
+    if size(tv) > MAX_PICTURE_CELLS:
+        return head + f"  (table omitted: {size(tv)} (thread, value) pairs)\n"
     owners, most = _owners(tv, tile)
     cells = [[_label(o) for o in row] for row in owners]
     width = max(len(c) for row in cells for c in row) + 2
@@ -216,15 +222,27 @@ def _text(obj: TiledMMA | TiledCopy, panels: list[Panel], tables: bool) -> str:
     return "".join(out)
 
 
-def tv_svg(panels: list[Panel]) -> str:
-    """The panels side by side, each cell coloured by its thread and labelled T<t>V<v>
-    (the first pair holding it, as the table shows), each panel's label above it."""
-    pictures = []
-    for label, tv, (rows, cols) in panels:
+def _check_drawable(panels: list[Panel]) -> None:
+    """--svg's bounds: every tile, then every TV layout, within MAX_PICTURE_CELLS."""
+    for label, _, (rows, cols) in panels:
         if rows * cols > MAX_PICTURE_CELLS:
             raise LayoutError(
                 f"--svg draws tiles of at most {MAX_PICTURE_CELLS} cells; {label} is {rows}x{cols}"
             )
+    for label, tv, _ in panels:
+        if size(tv) > MAX_PICTURE_CELLS:
+            raise LayoutError(
+                f"--svg draws at most {MAX_PICTURE_CELLS} (thread, value) pairs; "
+                f"{label} has {size(tv)}"
+            )
+
+
+def tv_svg(panels: list[Panel]) -> str:
+    """The panels side by side, each cell coloured by its thread and labelled T<t>V<v>
+    (the first pair holding it, as the table shows), each panel's label above it."""
+    _check_drawable(panels)
+    pictures = []
+    for label, tv, (rows, cols) in panels:
         owners, _ = _owners(tv, (rows, cols))
         cells = [
             (m, n, _label(o), _PALETTE[o[0] % len(_PALETTE)])

@@ -195,13 +195,15 @@ def b_cosize(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: a
 
 
 def b_shape(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    v = args[0] if args else None
+    arity("shape", args, 1, 1, node)  # a second argument was once ignored: get(x, i) selects
+    v = args[0]
     layout = v.layout if isinstance(v, S.Tensor) else layout_arg(v, node)
     return layout.shape
 
 
 def b_stride(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-    v = args[0] if args else None
+    arity("stride", args, 1, 1, node)  # a second argument was once ignored: get(x, i) selects
+    v = args[0]
     layout = v.layout if isinstance(v, S.Tensor) else layout_arg(v, node)
     return layout.stride
 

@@ -324,7 +324,13 @@ def _bad_token(e: UnexpectedToken | UnexpectedEOF, text: str, file: str) -> Diag
         )
     elif tok.type in _COMPARE and complete and noun == "statement":
         notes.append(Note("comparisons do not chain: write 'a < b and b < c'"))
+    elif tok.type == "X" and "NAME" in expected:
+        notes.append(Note(_STEP_MARKER))
     return Diagnostic(msg, loc, notes=notes)
+
+
+# Why `X` cannot be a name: the language keeps it for CuTe's step marker.
+_STEP_MARKER = "'X' is CuTe's step marker (step = (1, X, 1)), not a name: choose another name"
 
 
 def _last_token_end(value_stack: list[Any], end: Token) -> tuple[int, int]:

@@ -472,6 +472,11 @@ def _check_target(target: ast.Expr, *, allow_tuple: bool) -> None:
             if not isinstance(elt, ast.Name):
                 raise CompileError("can only unpack into names", elt.span.location)
         return
+    if isinstance(target, ast.Skip):
+        raise CompileError(
+            "cannot assign to 'X': it is CuTe's step marker (step = (1, X, 1)), not a name",
+            target.span.location,
+        )
     what = "a tuple of names, " if allow_tuple else ""
     raise CompileError(
         f"cannot assign to this expression (expected a name, {what}or a tensor element)",

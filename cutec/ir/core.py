@@ -325,6 +325,12 @@ class Operation:
     def clone(self, mapping: dict[Value, Value] | None = None) -> Operation:
         """A deep copy; operands are remapped through `mapping` (updated in place)."""
         mapping = {} if mapping is None else mapping
+        new = self._clone_alone(mapping)
+        _clone_regions(new._empty_regions_like(self), mapping)
+        return new
+
+    def _clone_alone(self, mapping: dict[Value, Value]) -> Operation:
+        """A copy of this op without its regions; its results are added to `mapping`."""
         new = type(self).create(
             operands=[mapping.get(v, v) for v in self._operands],
             result_types=self.result_types,
@@ -335,9 +341,11 @@ class Operation:
         for old_r, new_r in zip(self.results, new.results, strict=True):
             new_r.name_hint = old_r.name_hint
             mapping[old_r] = new_r
-        for region in self.regions:
-            new.add_region(region.clone(mapping))
         return new
+
+    def _empty_regions_like(self, old: Operation) -> list[tuple[Region, Region]]:
+        """Give this copy of `old` one empty region per region of `old`: (old, new) pairs."""
+        return [(r, self.add_region(Region())) for r in old.regions]
 
     def verify_(self) -> None:
         """The op's own invariants; raise `self.error(...)` when one fails."""
@@ -529,11 +537,20 @@ class Block:
 
     def clone(self, mapping: dict[Value, Value]) -> Block:
         new = Block()
+        _clone_regions(self._clone_into(new, mapping), mapping)
+        return new
+
+    def _clone_into(self, new: Block, mapping: dict[Value, Value]) -> list[tuple[Region, Region]]:
+        """Copy the arguments and the ops, with empty regions, into `new`; the (old, new)
+        pairs of those regions, still to be filled."""
         for a in self.args:
             mapping[a] = new.add_arg(a.type, a.name_hint)
+        pending: list[tuple[Region, Region]] = []
         for op in self.ops:
-            new.append(op.clone(mapping))
-        return new
+            copy = op._clone_alone(mapping)
+            new.append(copy)
+            pending += copy._empty_regions_like(op)
+        return pending
 
 
 class Region:
@@ -560,4 +577,17 @@ class Region:
         return self.blocks[0]
 
     def clone(self, mapping: dict[Value, Value]) -> Region:
-        return Region(b.clone(mapping) for b in self.blocks)
+        new = Region()
+        _clone_regions([(self, new)], mapping)
+        return new
+
+
+def _clone_regions(pending: list[tuple[Region, Region]], mapping: dict[Value, Value]) -> None:
+    """Fill each new region with a copy of its old one, nested regions too, from a work
+    list rather than by recursion: IR nested however deep clones. A block's ops are all
+    copied before any of their regions, so every value a nested region uses (defined in
+    an enclosing block, before the op) is in `mapping` when the region is copied."""
+    while pending:
+        old, new = pending.pop()
+        for block in old.blocks:
+            pending += block._clone_into(new.add_block(Block()), mapping)

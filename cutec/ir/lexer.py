@@ -44,7 +44,7 @@ _TOKEN_RE = re.compile(
   | (?P<symbol>@(?:{_ID}|"(?:[^"\\\n]|\\.)*"))
   | (?P<type_alias>!{_ID})
   | (?P<attr_alias>\#{_ID})
-  | (?P<float>[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)
+  | (?P<float>[-+]?[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+))
   | (?P<integer>0x[0-9A-Fa-f]+|[0-9]+)
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<bare>{_ID})
@@ -84,11 +84,21 @@ class LineIndex:
         return lo + 1, offset - self.starts[lo] + 1
 
 
+# Brackets ( [ { < nested deeper than this are a located error: the parser, the printer,
+# the verifier and the passes recurse once per region, type or attribute level (the .cute
+# frontend stops at 64 levels of statements; lowering adds a few regions to those).
+MAX_NESTING = 128
+_OPENERS = frozenset("([{<")
+_CLOSERS = frozenset(")]}>")
+
+
 def tokenize(text: str, file: str) -> list[Token]:
-    """Split IR text into tokens; an unknown character is a located error."""
+    """Split IR text into tokens; an unknown character or a bracket nested more than
+    MAX_NESTING deep is a located error."""
     index = LineIndex(text)
     tokens: list[Token] = []
     pos = 0
+    depth = 0
     while pos < len(text):
         m = _TOKEN_RE.match(text, pos)
         if m is None:
@@ -101,6 +111,12 @@ def tokenize(text: str, file: str) -> list[Token]:
         if kind != "ws":
             line, col = index.position(pos)
             tokens.append(Token(_KINDS[kind], m.group(), Location(file, line, col), pos))
+            if kind == "punct":
+                depth = max(0, depth + (m.group() in _OPENERS) - (m.group() in _CLOSERS))
+                if depth > MAX_NESTING:
+                    raise CompileError(
+                        f"brackets nested more than {MAX_NESTING} deep", Location(file, line, col)
+                    )
         pos = m.end()
     line, col = index.position(len(text))
     tokens.append(Token(Tok.EOF, "", Location(file, line, col), len(text)))

@@ -310,7 +310,7 @@ def _complement(shape: Any, stride: Any, cotarget: Any) -> Layout:
     return coalesce(Layout((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
 
 
-def complement(layout: Any, cotarget: Any = None) -> Layout:
+def complement(layout: Any, cotarget: IntTuple | Layout | None = None) -> Layout:
     """The layout L* of the codomain [0, cotarget) not reached by layout, ordered, disjoint."""
     if isinstance(layout, ComposedLayout):
         layout = layout.layout_b  # CuTe: the complement of B
@@ -362,6 +362,8 @@ def _inverse_composed(layout: Any, inverse: Any) -> Any:
     # A swizzle is its own inverse; with offset _0 it is passed back to the left.
     if isinstance(layout, Swizzle):
         return layout
+    if not isinstance(layout, ComposedLayout):
+        raise LayoutError(f"the inverse of {layout!r}: not a layout")
     if isinstance(layout.layout_a, Swizzle) and it.is_constant(0, layout.offset):
         return composition(inverse(layout.layout_b), layout.layout_a)
     return make_composed(inverse(layout.layout_b), -layout.offset, inverse(layout.layout_a))
@@ -472,8 +474,19 @@ def _upcast_mode(s: Any, d: Any, n: int) -> Layout:
     return Layout(s, it.idiv(d, n))
 
 
+def _recast_args(what: str, layout: Any, *factors: Any) -> None:
+    # CuTe's recasts take a layout (or swizzle) and static positive factors: a factor of
+    # 0 divides by zero, a negative one has no meaning.
+    if not isinstance(layout, Layout | Swizzle | ComposedLayout):
+        raise LayoutError(f"{what} needs a layout or a swizzle, got {layout!r}")
+    for n in factors:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise LayoutError(f"{what}: the factor {n!r} must be a positive static integer")
+
+
 def upcast(layout: Any, n: int) -> Any:
     """Layout in units of n elements: stride-1 modes shrink by n, other strides divide by n."""
+    _recast_args(f"upcast<{n}>", layout, n)
     if not isinstance(layout, Layout):
         return recast_composed(layout, n, True, upcast)
     return _upcast_mode(layout.shape, layout.stride, n)
@@ -490,6 +503,7 @@ def _downcast_mode(s: Any, d: Any, n: int) -> Layout:
 
 def downcast(layout: Any, n: int) -> Any:
     """Layout in units of 1/n elements: stride-1 modes grow by n, other strides scale by n."""
+    _recast_args(f"downcast<{n}>", layout, n)
     if not isinstance(layout, Layout):
         return recast_composed(layout, n, False, downcast)
     if not any(it.is_constant(1, d) for d in it.flatten_to_tuple(layout.stride)):
@@ -499,6 +513,7 @@ def downcast(layout: Any, n: int) -> Any:
 
 def recast_layout(layout: Any, old_bits: int, new_bits: int) -> Any:
     """Reinterpret a layout of old_bits-wide elements as one of new_bits-wide elements."""
+    _recast_args(f"recast_layout<{old_bits},{new_bits}>", layout, old_bits, new_bits)
     g = it.gcd_leaf(old_bits, new_bits)
     num, den = new_bits // g, old_bits // g
     if num == 1 and den == 1:

@@ -38,6 +38,8 @@ def crd2idx(coord: Coord, shape: IntTuple, stride: IntTuple | None = None) -> In
     if isinstance(coord, tuple):
         if not isinstance(shape, tuple) or len(coord) != len(shape):
             raise LayoutError(f"crd2idx: coordinate {coord} does not match shape {shape}")
+        if not isinstance(stride, tuple) or len(stride) != len(shape):
+            raise LayoutError(f"crd2idx: shape {shape} and stride {stride} differ in rank")
         result: Integer = 0
         for c, s, d in zip(coord, shape, stride, strict=True):
             result = result + crd2idx(c, s, d)
@@ -47,7 +49,7 @@ def crd2idx(coord: Coord, shape: IntTuple, stride: IntTuple | None = None) -> In
     if not is_int(coord):
         raise LayoutError(f"crd2idx: {coord} is not a coordinate (an integer or a tuple)")
     if isinstance(shape, tuple):
-        if len(shape) != len(stride):
+        if not isinstance(stride, tuple) or len(shape) != len(stride):
             raise LayoutError(f"crd2idx: shape {shape} and stride {stride} differ in rank")
         result = 0
         for i, (s, d) in enumerate(zip(shape, stride, strict=True)):
@@ -66,13 +68,23 @@ def idx2crd(idx: Coord, shape: IntTuple, stride: IntTuple | None = None) -> Coor
     or (idx / d_i) % s_i per mode for an explicit compact stride."""
     if isinstance(idx, tuple):
         strides = wrap(stride) if stride is not None else (None,) * len(idx)
+        if len(idx) != len(wrap(shape)) or len(strides) != len(idx):
+            raise LayoutError(f"idx2crd: index {format_tuple(idx)} does not match shape {shape}")
         return tuple(idx2crd(i, s, d) for i, s, d in zip(idx, wrap(shape), strides, strict=True))
+    if isinstance(idx, int) and idx < 0:
+        raise LayoutError(f"idx2crd: the index {idx} is negative")
     if stride is None:
         return _idx2crd_colex(idx, shape)
     if isinstance(shape, tuple):
         if not isinstance(stride, tuple):
             stride = compact_col_major(shape, stride)
+        if len(stride) != len(shape):
+            raise LayoutError(f"idx2crd: shape {shape} and stride {stride} differ in rank")
         return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride, strict=True))
+    if isinstance(stride, tuple):
+        raise LayoutError(
+            f"idx2crd: shape {shape} and stride {format_tuple(stride)} differ in rank"
+        )
     if is_constant(1, shape):
         return 0
     return imod(idiv(idx, stride), shape)

@@ -23,3 +23,11 @@ class LayoutWarning(UserWarning):
     """The algebra returns CuTe's result, but CuTe's result is not what the operation means:
     e.g. a composition that CuTe accepts under its weak divisibility condition whose result
     is not the function composition A o B. Issued with :func:`warnings.warn`, never raised."""
+
+
+def quoted(text: str, limit: int = 80) -> str:
+    """`text` quoted for a message, its middle elided past `limit` characters (an error
+    about a 10,000-character layout need not repeat it)."""
+    if len(text) > limit:
+        text = text[: limit // 2] + " ... " + text[-limit // 2 :]
+    return repr(text)

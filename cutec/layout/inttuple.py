@@ -227,6 +227,14 @@ def wrap(t: Any) -> tuple:
     return t if isinstance(t, tuple) else (t,)
 
 
+def zip_modes(what: str, *ts: tuple) -> Iterator[tuple]:
+    """The modes of tuples of one rank, side by side; a LayoutError naming `what` if the
+    ranks differ (the operands do not match: the caller's mistake, not cutec's)."""
+    if not all(isinstance(t, tuple) for t in ts) or len({len(t) for t in ts}) > 1:
+        raise LayoutError(f"{what}: {' and '.join(format_tuple(t) for t in ts)} differ in rank")
+    return zip(*ts, strict=True)
+
+
 def unwrap(t: Any) -> Any:
     """Remove rank-1 tuple wrappers until a leaf or a tuple of rank > 1 remains."""
     while isinstance(t, tuple) and len(t) == 1:
@@ -323,8 +331,8 @@ def get(t: Any, *idx: int) -> Any:
     """get<I0,I1,...>(t): nested element access (get<0> of a leaf is the leaf)."""
     for i in idx:
         if isinstance(t, tuple):
-            if not -len(t) <= i < len(t):
-                raise LayoutError(f"get<{i}>: index out of range for {t}")
+            if not 0 <= i < len(t):
+                raise LayoutError(f"get<{i}>: index out of range for {format_tuple(t)}")
             t = t[i]
         elif i != 0:
             raise LayoutError(f"get<{i}>: a leaf {t} has only mode 0")
@@ -339,6 +347,9 @@ def take(t: Any, begin: int, end: int) -> tuple:
 def select(t: Any, *idx: int) -> tuple:
     """The modes idx of t, in that order, as a tuple."""
     tt = wrap(t)
+    for i in idx:
+        if not 0 <= i < len(tt):
+            raise LayoutError(f"select<{i}>: no mode {i} in {format_tuple(t)}")
     return tuple(tt[i] for i in idx)
 
 
@@ -346,6 +357,8 @@ def group(t: Any, begin: int, end: int) -> tuple:
     """t with the modes [begin, end) grouped into one mode."""
     tt = wrap(t)
     end = len(tt) if end == -1 else end
+    if not (0 <= begin <= len(tt) and 0 <= end <= len(tt)):
+        raise LayoutError(f"group<{begin},{end}>: out of range for {format_tuple(t)}")
     return (*tt[:begin], tt[begin:end], *tt[end:]) if begin < end else tt
 
 
@@ -380,21 +393,21 @@ def zip2_by(t: Any, guide: Any) -> tuple:
 # --------------------------------------------------------------------------- profiles
 
 
-def congruent(a: Any, b: Any) -> bool:
+def congruent(a: IntTuple, b: IntTuple) -> bool:
     """Same profile (nesting of tuples) for a and b."""
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b, strict=True))
     return not isinstance(a, tuple) and not isinstance(b, tuple)
 
 
-def weakly_congruent(a: Any, b: Any) -> bool:
+def weakly_congruent(a: IntTuple, b: IntTuple) -> bool:
     """Profile of a is a coarsening of the profile of b (a <= b)."""
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b, strict=True))
     return not isinstance(a, tuple)
 
 
-def compatible(a: Any, b: Any) -> bool:
+def compatible(a: IntTuple, b: IntTuple) -> bool:
     """Shape a is compatible with b: equal sizes at every leaf of a (a <= b)."""
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b, strict=True))
@@ -452,6 +465,8 @@ def shape_div(a: IntTuple, b: IntTuple) -> IntTuple:
         return tuple(out)
     if isinstance(b, tuple):
         return shape_div(a, product(b))
+    if is_constant(0, b):
+        raise LayoutError(f"shape_div: division by zero: {a} / {b}")
     if _both_static(a, b) and a % b != 0 and b % a != 0:
         raise LayoutError(f"shape_div: neither of {a} and {b} divides the other")
     return ceil_div_leaf(a, b)
@@ -460,7 +475,7 @@ def shape_div(a: IntTuple, b: IntTuple) -> IntTuple:
 def elem_scale(a: IntTuple, b: IntTuple) -> IntTuple:
     """a scaled leafwise by the products of the corresponding modes of b."""
     if isinstance(a, tuple):
-        return tuple(elem_scale(x, y) for x, y in zip(a, wrap(b), strict=True))
+        return tuple(elem_scale(x, y) for x, y in zip_modes("elem_scale", a, wrap(b)))
     return imul(a, product(b))
 
 
@@ -476,7 +491,7 @@ def filter_zeros(a: IntTuple, b: IntTuple | None = None) -> IntTuple:
     """b with every part paired with a static 0 of a replaced by 1s (b defaults to a)."""
     b = a if b is None else b
     if isinstance(a, tuple):
-        return tuple(filter_zeros(x, y) for x, y in zip(a, b, strict=True))
+        return tuple(filter_zeros(x, y) for x, y in zip_modes("filter_zeros", a, b))
     if is_constant(0, a):
         return repeat_like(b, 1)
     return b
@@ -502,19 +517,24 @@ def _compact(shape: IntTuple, current: Integer, right: bool) -> tuple[IntTuple, 
 def compact_col_major(shape: IntTuple, current: IntTuple = 1) -> IntTuple:
     """LayoutLeft strides: d_i = current * prod(s_0..s_{i-1}); size-1 modes get _0."""
     if isinstance(current, tuple):
-        return tuple(compact_col_major(s, c) for s, c in zip(wrap(shape), current, strict=True))
+        return tuple(compact_col_major(s, c) for s, c in zip_modes("compact", wrap(shape), current))
     return _compact(shape, current, right=False)[0]
 
 
 def compact_row_major(shape: IntTuple, current: IntTuple = 1) -> IntTuple:
     """LayoutRight strides: the last mode is fastest; size-1 modes get _0."""
     if isinstance(current, tuple):
-        return tuple(compact_row_major(s, c) for s, c in zip(wrap(shape), current, strict=True))
+        return tuple(compact_row_major(s, c) for s, c in zip_modes("compact", wrap(shape), current))
     return _compact(shape, current, right=True)[0]
 
 
 def compact_order(shape: IntTuple, order: IntTuple) -> IntTuple:
     """Compact strides visiting the modes in increasing ``order`` (dynamic orders last)."""
+    if not weakly_congruent(order, shape):
+        raise LayoutError(
+            f"compact_order: the order {format_tuple(order)} does not match "
+            f"the shape {format_tuple(shape)}"
+        )
     flat_order = flatten_to_tuple(order)
     ref_shape = flatten_to_tuple(product_like(shape, order))
     max_order = 0
@@ -541,7 +561,7 @@ def compact_order(shape: IntTuple, order: IntTuple) -> IntTuple:
 def product_like(t: IntTuple, guide: IntTuple) -> IntTuple:
     """Products of the parts of t located at the leaves of guide."""
     if isinstance(guide, tuple):
-        return tuple(product_like(x, g) for x, g in zip(wrap(t), guide, strict=True))
+        return tuple(product_like(x, g) for x, g in zip_modes("product_like", wrap(t), guide))
     return product(t)
 
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cutec.layout import coords as co
 from cutec.layout import inttuple as it
 from cutec.layout.errors import LayoutError
 from cutec.layout.inttuple import Coord, Integer, IntTuple
 from cutec.layout.symbolic import SymInt
+
+if TYPE_CHECKING:
+    from cutec.layout.swizzle import ComposedLayout
 
 
 def _normalise(t: Any) -> IntTuple:
@@ -24,6 +27,13 @@ def _normalise(t: Any) -> IntTuple:
     if isinstance(t, bool) or not it.is_int(t):
         raise LayoutError(f"not an integer tuple: {t!r}")
     return t
+
+
+def _check_extents(shape: IntTuple) -> None:
+    # A mode holds size >= 0 coordinates: CuTe's shapes are non-negative (strides may not be).
+    for x in it.leaves(shape):
+        if isinstance(x, int) and x < 0:
+            raise LayoutError(f"shape {it.format_tuple(shape)} has a negative extent {x}")
 
 
 @dataclass(frozen=True, init=False)
@@ -35,6 +45,7 @@ class Layout:
 
     def __init__(self, shape: Any, stride: Any = None) -> None:
         shape = _normalise(shape)
+        _check_extents(shape)
         stride = it.compact_col_major(shape) if stride is None else _normalise(stride)
         if not it.congruent(shape, stride):
             raise LayoutError(
@@ -164,7 +175,7 @@ def as_layout(x: Any) -> Layout:
     return x if isinstance(x, Layout) else Layout(x)
 
 
-def shape(x: Any, *idx: int) -> IntTuple:
+def shape(x: Layout | ComposedLayout | IntTuple, *idx: int) -> IntTuple:
     """shape<I...>(x) of a layout or an IntTuple."""
     s = x.shape if hasattr(x, "shape") else x
     return it.get(s, *idx)
@@ -175,17 +186,17 @@ def stride(layout: Layout, *idx: int) -> IntTuple:
     return it.get(layout.stride, *idx)
 
 
-def size(x: Any, *idx: int) -> Integer:
+def size(x: Layout | ComposedLayout | IntTuple, *idx: int) -> Integer:
     """size<I...>: the product of the (sub)shape."""
     return it.size(shape(x, *idx))
 
 
-def rank(x: Any, *idx: int) -> int:
+def rank(x: Layout | ComposedLayout | IntTuple, *idx: int) -> int:
     """rank<I...>: number of modes of the (sub)shape."""
     return it.rank(shape(x, *idx))
 
 
-def depth(x: Any, *idx: int) -> int:
+def depth(x: Layout | ComposedLayout | IntTuple, *idx: int) -> int:
     """depth<I...>: nesting depth of the (sub)shape."""
     return it.depth(shape(x, *idx))
 
@@ -279,7 +290,9 @@ def dice_layout(coord: Coord, layout: Layout) -> Layout:
     return Layout(co.dice(coord, layout.shape), co.dice(coord, layout.stride))
 
 
-def slice_and_offset(coord: Coord, layout: Layout) -> tuple[Layout, Integer]:
+def slice_and_offset(
+    coord: Coord, layout: Layout | ComposedLayout
+) -> tuple[Layout | ComposedLayout, Integer]:
     """(slice(coord, layout), crd2idx(coord with '_' as 0, layout))."""
     if not isinstance(layout, Layout):  # a ComposedLayout: CuTe's overloads (swizzle.py)
         # Imported here to break a cycle: swizzle is built on Layout.
@@ -296,7 +309,7 @@ def _crd2idx_partial(coord: Coord, shape: IntTuple, stride: IntTuple) -> Integer
         return 0
     if it.is_tuple(coord):
         total: Integer = 0
-        for c, s, d in zip(coord, it.wrap(shape), it.wrap(stride), strict=True):
+        for c, s, d in it.zip_modes("slice_and_offset", coord, it.wrap(shape), it.wrap(stride)):
             total = total + _crd2idx_partial(c, s, d)
         return total
     return co.crd2idx(coord, shape, stride)
@@ -311,6 +324,8 @@ def transform_layout(
     ``keep_rest`` is False, as composition does). This is the one by-mode helper
     every tiler-accepting operation uses.
     """
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"tiler {it.format_tuple(tiler)} applies to a layout, not {layout!r}")
     if len(tiler) > layout.rank:
         raise LayoutError(f"tiler {it.format_tuple(tiler)} has more modes than layout {layout}")
     modes: list[Layout] = [fn(get(layout, i), t) for i, t in enumerate(tiler)]

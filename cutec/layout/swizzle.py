@@ -101,6 +101,13 @@ class ComposedLayout:
     offset: Integer
     layout_b: Layout
 
+    def __post_init__(self) -> None:
+        for part, x in (("A", self.layout_a), ("B", self.layout_b)):
+            if not isinstance(x, Layout | Swizzle | ComposedLayout):
+                raise LayoutError(f"A o O o B: {part} must be a layout or a swizzle, got {x!r}")
+        if not it.is_int(self.offset):
+            raise LayoutError(f"A o O o B: the offset O must be an integer, got {self.offset!r}")
+
     @property
     def shape(self) -> Any:
         """The domain shape (that of layout_b)."""

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import NoReturn
 
-from cutec.layout.errors import LayoutError
+from cutec.layout.errors import LayoutError, quoted
 from cutec.layout.symbolic import _APPLY, _CALLS, Integer, sym
 
 _TOKEN = re.compile(
@@ -23,11 +23,16 @@ _BINARY: dict[str, Callable[[Integer, Integer], Integer]] = {
 }
 
 
+# Parentheses and unary signs nested deeper than this are refused, not recursed into.
+MAX_NESTING = 64
+
+
 class ExprParser:
     """Recursive descent with Python's precedence: + - < * // % < unary - < atom."""
 
     def __init__(self, text: str, symbols: Mapping[str, Integer]) -> None:
         self.text, self.symbols, self.i = text, symbols, 0
+        self.depth = 0
         self.tokens = [  # (kind, text, 1-based column)
             (m.lastgroup or "", m[m.lastgroup or 0], m.start(m.lastgroup or 0) + 1)
             for m in _TOKEN.finditer(text)
@@ -37,7 +42,7 @@ class ExprParser:
                 self.fail("unexpected character", col)
 
     def fail(self, what: str, col: int) -> NoReturn:
-        raise LayoutError(f"bad expression {self.text!r}: {what} at column {col}")
+        raise LayoutError(f"bad expression {quoted(self.text)}: {what} at column {col}")
 
     def peek(self) -> str:
         return self.tokens[self.i][1]
@@ -67,11 +72,17 @@ class ExprParser:
         return value
 
     def unary(self) -> Integer:
-        if self.peek() in ("-", "+"):
-            sign = self.take()[1]
-            value = self.unary()
-            return -value if sign == "-" else value
-        return self.primary()
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            self.fail(f"nested more than {MAX_NESTING} levels deep", self.tokens[self.i][2])
+        try:
+            if self.peek() in ("-", "+"):
+                sign = self.take()[1]
+                value = self.unary()
+                return -value if sign == "-" else value
+            return self.primary()
+        finally:
+            self.depth -= 1
 
     def primary(self) -> Integer:
         kind, text, col = self.take()

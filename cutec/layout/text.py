@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cutec.layout import inttuple as it
-from cutec.layout.errors import LayoutError
+from cutec.layout.errors import LayoutError, quoted
 from cutec.layout.inttuple import Integer, IntTuple
 from cutec.layout.layout import Layout
 from cutec.layout.swizzle import ComposedLayout, Swizzle
@@ -63,6 +63,10 @@ def format_layout(
 # --------------------------------------------------------------------------- parsing
 
 
+# Deeper tuples are refused rather than read by recursion (the .cute frontend's limit too).
+MAX_NESTING = 64
+
+
 class _Parser:
     """Recursive-descent reader of IntTuples; a leaf is any balanced text up to ',' or ')'."""
 
@@ -70,25 +74,37 @@ class _Parser:
         self.text = text
         self.pos = 0
         self.leaf = leaf
+        self.depth = 0
+
+    def open_tuple(self) -> None:
+        """Step over '(' into one more level of nesting."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(f"nested more than {MAX_NESTING} levels deep")
+        self.pos += 1
 
     def error(self, what: str) -> LayoutError:
-        return LayoutError(f"malformed layout text {self.text!r} at column {self.pos}: {what}")
+        return LayoutError(
+            f"malformed layout text {quoted(self.text)} at column {self.pos}: {what}"
+        )
 
     def peek(self) -> str:
         return self.text[self.pos] if self.pos < len(self.text) else ""
 
     def int_tuple(self) -> IntTuple:
         if self.peek() == "(":
-            self.pos += 1
+            self.open_tuple()
             items: list[IntTuple] = []
             if self.peek() == ")":
                 self.pos += 1
+                self.depth -= 1
                 return ()
             while True:
                 items.append(self.int_tuple())
                 c = self.peek()
                 self.pos += 1
                 if c == ")":
+                    self.depth -= 1
                     return tuple(items)
                 if c != ",":
                     self.pos -= 1
@@ -166,7 +182,7 @@ def parse_layout(
     if len(parts) == 3:
         return _parse_composed(parts, text, symbols, leaf)
     if len(parts) != 1:
-        raise LayoutError(f"malformed layout text {text!r}: expected 'A o offset o B'")
+        raise LayoutError(f"malformed layout text {quoted(text)}: expected 'A o offset o B'")
     p = _Parser(_squash(text), leaf or make_leaf_fn(symbols))
     shape = p.int_tuple()
     if p.peek() == ":":
@@ -179,7 +195,7 @@ def parse_layout(
     try:
         return Layout(shape, stride)
     except LayoutError as exc:
-        raise LayoutError(f"malformed layout text {text!r}: {exc}") from None
+        raise LayoutError(f"malformed layout text {quoted(text)}: {exc}") from None
 
 
 def _parse_composed(
@@ -194,7 +210,7 @@ def _parse_composed(
     offset = parse_int_tuple(parts[1], symbols, leaf)
     inner = parse_layout(parts[2], symbols, leaf)
     if not it.is_int(offset):
-        raise LayoutError(f"malformed layout text {text!r}: offset must be an integer")
+        raise LayoutError(f"malformed layout text {quoted(text)}: offset must be an integer")
     return ComposedLayout(outer, offset, inner)
 
 
@@ -214,7 +230,7 @@ class _ValueParser(_Parser):
 
     def atom(self) -> Any:
         if self.peek() == "(":
-            self.pos += 1
+            self.open_tuple()
             items = [self.value()]
             while self.peek() == ",":
                 self.pos += 1
@@ -222,6 +238,7 @@ class _ValueParser(_Parser):
             if self.peek() != ")":
                 raise self.error("expected ',' or ')'")
             self.pos += 1
+            self.depth -= 1
             return tuple(items)
         m = re.compile(r"Sw<(-?\d+),(-?\d+),(-?\d+)>").match(self.text, self.pos)
         if m:

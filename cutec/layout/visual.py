@@ -8,6 +8,7 @@ from typing import Any, TextIO
 from cutec.layout import inttuple as it
 from cutec.layout.errors import DynamicValueError, LayoutError
 from cutec.layout.layout import Layout, cosize, size
+from cutec.layout.swizzle import ComposedLayout
 
 
 def escape(text: str) -> str:
@@ -32,7 +33,11 @@ _PALETTE = (
 
 
 def _as_2d(layout: Any) -> Any:
+    if not isinstance(layout, Layout | ComposedLayout):
+        raise LayoutError(f"print_layout needs a layout, got {layout!r}")
     if layout.rank == 1:  # a vector is shown as one column
+        if isinstance(layout, ComposedLayout):
+            return ComposedLayout(layout.layout_a, layout.offset, _as_2d(layout.layout_b))
         return Layout((layout.shape, 1), (layout.stride, 0))
     if layout.rank != 2:
         raise LayoutError(f"print_layout needs a rank-2 layout, got {layout}")
@@ -45,11 +50,31 @@ def _static_int(x: Any, what: str) -> int:
     return x
 
 
-def layout_table(layout: Any) -> str:
-    """The (m,n) -> index table exactly as CuTe's print_layout prints it."""
+# The most cells a table or picture shows: a larger one is unreadable, and would take
+# practically forever to compute (a layout of 10^8 cells).
+MAX_CELLS = 1 << 14
+
+
+def check_cells(cells: int, layout: Any) -> None:
+    """Refuse to show `cells` cells of `layout` beyond MAX_CELLS."""
+    if cells > MAX_CELLS:
+        raise LayoutError(
+            f"a layout's table or picture shows at most {MAX_CELLS} cells; {layout} has {cells}"
+        )
+
+
+def _grid(layout: Any) -> tuple[Any, int, int]:
+    """The rank-2 form of `layout` and its static (rows, cols), within MAX_CELLS."""
     layout = _as_2d(layout)
     rows = _static_int(size(layout, 0), "size")
     cols = _static_int(size(layout, 1), "size")
+    check_cells(rows * cols, layout)
+    return layout, rows, cols
+
+
+def layout_table(layout: Any) -> str:
+    """The (m,n) -> index table exactly as CuTe's print_layout prints it."""
+    layout, rows, cols = _grid(layout)
     width = len(str(_static_int(_cosize(layout), "cosize"))) + 2
     bar = "    " + _DELIM[: width + 1] * cols + "+\n"
     out = [f"{layout}\n", "    " + "".join(f"  {n:>{width - 2}} " for n in range(cols)) + "\n"]
@@ -100,9 +125,7 @@ def _svg(cells: list[tuple[int, int, str, str]], rows: int, cols: int, title: st
 
 def layout_svg(layout: Any) -> str:
     """An SVG grid of a rank-2 layout: the index of each (m,n), coloured by index."""
-    layout = _as_2d(layout)
-    rows = _static_int(size(layout, 0), "size")
-    cols = _static_int(size(layout, 1), "size")
+    layout, rows, cols = _grid(layout)
     cells = []
     for m in range(rows):
         for n in range(cols):
@@ -121,6 +144,7 @@ def tv_layout_svg(tv: Layout, tile_shape: Any) -> str:
     rows, cols = (_static_int(t, "tile extent") for t in tile)
     nthr = _static_int(size(tv, 0), "thread count")
     nval = _static_int(size(tv, 1), "value count")
+    check_cells(max(rows * cols, nthr * nval), tv)
     cells = []
     for t in range(nthr):
         for v in range(nval):

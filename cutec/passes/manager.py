@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
@@ -226,9 +226,14 @@ class PassManager:
         assert self.options.dump_dir is not None
         path = os.path.join(self.options.dump_dir, f"{index:02d}_{name}.mlir")
         tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(print_op(module))
-        os.replace(tmp, path)  # never leave a half-written dump
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(print_op(module))
+            os.replace(tmp, path)  # never leave a half-written dump
+        except OSError as e:  # a full disk, a directory gone: the user's to fix, not a bug
+            with suppress(OSError):
+                os.unlink(tmp)
+            raise CompileError(f"cannot write the IR dump '{path}': {e.strerror}") from None
 
     def print_timing(self) -> None:
         total = sum(t for _, t in self.timings) or 1e-12

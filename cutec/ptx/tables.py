@@ -14,6 +14,7 @@ address of its own state space (``u64``).
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 from functools import cache
@@ -281,13 +282,23 @@ def float_immediate(value: float, t: PtxType) -> str | None:
     The value is already rounded to the type (arith constants are).
     """
     if t.f == "f64":
-        return "0d" + struct.pack(">d", value).hex().upper()
+        return "0d" + _bits(">d", value)
     if t.f == "f32":
-        return "0f" + struct.pack(">f", value).hex().upper()
+        return "0f" + _bits(">f", value)
     if t.ir == "f16":
-        return "0x" + struct.pack(">e", value).hex().upper()
+        return "0x" + _bits(">e", value)
     if t.ir == "bf16":
-        return "0x" + struct.pack(">f", value).hex().upper()[:4]
+        return "0x" + _bits(">f", value)[:4]
     if t.ir == "tf32":
-        return "0x" + struct.pack(">f", value).hex().upper()
+        return "0x" + _bits(">f", value)
     return None
+
+
+def _bits(code: str, value: float) -> str:
+    """The bits of `value` packed by struct `code`, in hex. A finite value too large for
+    the format (unverified IR: the verifier refuses `1.0e39 : f32`) is its infinity, what
+    rounding it to the type gives, rather than struct's OverflowError."""
+    try:
+        return struct.pack(code, value).hex().upper()
+    except OverflowError:
+        return struct.pack(code, math.copysign(math.inf, value)).hex().upper()

@@ -142,7 +142,7 @@ def test_huge_layout_prints_its_text_but_no_table(capsys) -> None:
     assert main(["layout", "(99999999999999999999999,2):(1,4)"]) == 0
     assert capsys.readouterr().out.strip() == "(_99999999999999999999999,_2):(_1,_4)"
     assert main(["layout", "(200,200):(1,200)", "--svg", "/tmp/never-written.svg"]) == 1
-    assert "--svg draws layouts of at most 16384 elements" in capsys.readouterr().err
+    assert "--svg draws layouts of at most 16384 cells" in capsys.readouterr().err
 
 
 def test_remarks_say_which_copy_atom_was_chosen_and_why_not_wider(capsys) -> None:

@@ -42,7 +42,7 @@ def test_filter_and_upcast_are_the_algebra_s() -> None:
 @pytest.mark.parametrize(
     ("expr", "message"),
     [
-        ("get((4, 5), 7)", "get<7>: index out of range for (4, 5)"),
+        ("get((4, 5), 7)", "get<7>: index out of range for (4,5)"),
         ("take((4, 5))", "'take' takes at least 3 arguments, got 1"),
         ("upcast((4, 5), 0)", "upcast takes a layout"),
         ("round_up(10, 0)", "round_up's multiple must be positive"),

@@ -80,6 +80,7 @@ from cutec.ir.opdef import AnyType, FieldValues, attr_def, operand_def, result_d
 from cutec.ir.traits import ConstantLike, Pure
 from cutec.ir.types import (
     FloatType,
+    IndexType,
     IntegerType,
     Type,
     VectorType,
@@ -107,11 +108,14 @@ class ConstantOp(Operation):
         value = self.value
         if value.type != self.result.type:
             raise self.error(f"value of type {value.type} but result of type {self.result.type}")
-        fits = not isinstance(value.type, IntegerType) or (
-            int_value(value.value, value.type) == value.value
-        )
-        if not fits:
-            raise self.error(f"value {value.value} does not fit in {value.type}")
+        t = value.type
+        if isinstance(t, IntegerType | IndexType) and int_value(value.value, t) != value.value:
+            raise self.error(f"value {value.value} does not fit in {t}")
+        # A finite literal beyond the type's largest finite value (1.0e39 : f32) is a
+        # mistake, as in MLIR; `inf` is written as such.
+        finite = isinstance(t, FloatType) and math.isfinite(value.value)
+        if finite and math.isinf(round_float(value.value, t)):
+            raise self.error(f"value {value.value} is out of range for {t}")
 
     def fold(self, constants: Sequence[Attribute | None]) -> FoldResult:
         return [self.value]
