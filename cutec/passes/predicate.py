@@ -77,6 +77,7 @@ from cutec.ir.dialects.cute_types import LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.types import IndexType, IntegerType
 from cutec.layout import ComposedLayout, Layout, make_layout, size
+from cutec.layout.inttuple import flatten_to_tuple
 from cutec.layout.symbolic import is_static, known_divisible
 from cutec.passes.manager import Pass, working_on
 from cutec.target import AddressSpace
@@ -144,7 +145,7 @@ class _KernelPredicates:
         # The predicate is this pass's: in-bounds tests, so select-atoms may move a
         # vector under its first element's where no vector straddles an end.
         guarded.attributes["residue"] = UnitAttr()
-        if _space(op.dst) is not AddressSpace.GLOBAL:
+        if _space(op.dst) is not AddressSpace.GLOBAL and self._injective(op.dst):
             guarded.attributes["zfill"] = UnitAttr()
         op.erase()
 
@@ -158,12 +159,24 @@ class _KernelPredicates:
         operands = list(op.operands)
         operands.insert(1, pred)  # tiled, pred, src, dst
         op.set_operands(operands)
-        op.attributes["zfill"] = UnitAttr()
+        if self._injective(op.dst):
+            op.attributes["zfill"] = UnitAttr()
 
     def axpby(self, op: AxpbyOp) -> None:
         partial = self.partial_modes(op.y)
         if partial:
             op.set_operands([*op.operands, self.predicate(op, op.y, partial)])
+
+    def _injective(self, dst: Value) -> bool:
+        """Whether no two elements of `dst` share storage. Where some do (a stride-0 mode:
+        make_fragment_like of a broadcast tile), the zeros of masked elements would
+        overwrite the one loaded into the same register, so masked elements are left
+        alone instead (CuTe's copy_if)."""
+        layout = self.la.layout_of(dst)
+        inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
+        shapes = flatten_to_tuple(inner.shape)
+        strides = flatten_to_tuple(inner.stride)
+        return not any(s != 1 and d == 0 for s, d in zip(shapes, strides, strict=True))
 
     def users_predicate(self, op: CopyIfOp | CopyAsyncOp | AxpbyOp) -> None:
         """A copy or axpby under the kernel's own predicate whose global side may run past

@@ -285,3 +285,24 @@ kernel k(A: f32[20, 4] align 16, C: f32[20, 4] align 16) grid 1 threads 1 {
     want = np.full((20, 4), np.nan, np.float32)
     want[:5, :] = a[:5, :]
     np.testing.assert_array_equal(c, want)
+
+
+def test_a_fragment_whose_elements_share_a_register_keeps_the_loaded_one() -> None:
+    """A: f32[1] (layout 1:0) tiled by 4: the tile's four elements are one address and
+    make_fragment_like gives them one register; zeros for the three masked ones
+    overwrote the loaded element (found by the view-chain fuzzer), so a destination
+    with a stride-0 mode is not zero-filled."""
+    text = """
+kernel k(A: f32[1], C: f32[1])
+  grid (1, 1, 1) threads 1
+{
+  vA = local_tile(A, (4,), (_,))
+  vC = local_tile(C, (4,), (_,))
+  r = make_fragment_like(vA)
+  for j in range(size(vA, 1)) unroll { copy(vA[_, j], r[_, j]) }
+  for j in range(size(vA, 1)) unroll { copy(r[_, j], vC[_, j]) }
+}
+"""
+    a, c = np.array([3.5], np.float32), np.zeros(1, np.float32)
+    cutec.jit(text, device="cpu")(a, c)
+    assert c[0] == 3.5
