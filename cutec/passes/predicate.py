@@ -159,6 +159,7 @@ class _KernelPredicates:
         operands = list(op.operands)
         operands.insert(1, pred)  # tiled, pred, src, dst
         op.set_operands(operands)
+        op.attributes["residue"] = UnitAttr()  # this pass's guard (users_predicate)
         if self._injective(op.dst):
             op.attributes["zfill"] = UnitAttr()
 
@@ -166,6 +167,7 @@ class _KernelPredicates:
         partial = self.partial_modes(op.y)
         if partial:
             op.set_operands([*op.operands, self.predicate(op, op.y, partial)])
+            op.attributes["residue"] = UnitAttr()  # this pass's guard (users_predicate)
 
     def _injective(self, dst: Value) -> bool:
         """Whether no two elements of `dst` share storage. Where some do (a stride-0 mode:

@@ -29,6 +29,7 @@ LOWERED = [
     "gemm_stream_k",
     "elementwise",
     "transpose",
+    "batched_gemm",
 ]
 NOT_YET = {
     "wgmma_sm90": "the MMA atom SM90_64x64x16_F16F16F16_SS_NT cannot be lowered yet",
