@@ -7,8 +7,6 @@ docstring stating the rewrite as an equation. Op classes list their patterns in
 which tells its `RewriteListener` what it inserted, changed and erased; the
 driver listens and re-queues exactly the ops a rewrite touched, so a rewrite
 costs work near it, not a walk of the module.
-
-The conversion driver (legality, type conversion) is in `conversion.py`.
 """
 
 from __future__ import annotations
