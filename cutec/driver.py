@@ -9,8 +9,8 @@ wants and runs everything up to it:
     ptx     PTX text (the PTX emitter)
     cubin   an assembled cubin (ptxas), with its resource report
 
-The CLI (`cutec compile`, `cutec opt`), the coming JIT API and the tests all
-call `compile`, so every stage is reached the same way and shows the same
+The CLI (`cutec compile`, `cutec opt`), the JIT API (`cutec.jit`) and the tests
+all call `compile`, so every stage is reached the same way and shows the same
 diagnostics. Textual IR input (``.mlir``) enters at the cute stage and runs the
 same pipelines: cute-level IR is lowered, thread-level IR (which the lowering
 leaves unchanged) goes straight on to PTX and a cubin.

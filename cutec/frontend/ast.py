@@ -21,13 +21,6 @@ Node list (see each docstring for the source form):
 * expressions: `Name`, `IntLit`, `FloatLit`, `BoolLit`, `StrLit`, `Underscore`,
   `Skip` (CuTe's ``X``), `Auto`, `Tuple`, `Layout`, `BinOp`, `UnaryOp`, `IfExp`,
   `Call`, `Keyword`, `Attribute`, `Index`, `Alloc`
-
-Change notes (keep this list; the AST is a contract):
-
-* v1 — first version.
-* v2 — `Import.path_span` (where the path string is, for "cannot find" errors).
-  Only adds a field; readers of the other fields are unaffected.
-* v3 — `For.pipeline` (the ``pipeline(stages = N)`` clause) and `Pipeline`.
 """
 
 from __future__ import annotations
