@@ -156,7 +156,9 @@ def _moves_bits_in_order(a: Layout, sw: Swizzle) -> bool:
     return True
 
 
-@SETTINGS
+# Most draws are assumed away (a bit permutation that moves the swizzle's bits in
+# order is rare): 60 examples are about 10 s, 150 took 24 s of the CI suite.
+@settings(SETTINGS, max_examples=60)
 @given(st.data())
 def test_layout_o_composed_is_the_composite(data: st.DataObject) -> None:
     sw = data.draw(swizzles())

@@ -41,8 +41,19 @@ def test_every_example_is_covered() -> None:
     assert {p.stem for p in EXAMPLES.glob("*.cute")} == set(LOWERED) | set(NOT_YET)
 
 
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("example", LOWERED)
+# gemm_stream_k's pair at sm_90a takes 13 s of ptxas; its sm_80 build (the tighter
+# register and shared-memory budget) stays in CI, and tests/ptx/test_gemm_auto.py checks
+# the pair's kernels for spills at the tiles of every element type.
+CASES = [
+    pytest.param(example, target, marks=pytest.mark.slow)
+    if (example, target) == ("gemm_stream_k", "sm_90a")
+    else (example, target)
+    for example in LOWERED
+    for target in TARGETS
+]
+
+
+@pytest.mark.parametrize(("example", "target"), CASES)
 def test_example_assembles_without_spills(example: str, target: str) -> None:
     result = compile(
         Source.from_file(EXAMPLES / f"{example}.cute"), Stage.CUBIN, Options(target=target)
