@@ -40,7 +40,7 @@ extents from the same roots.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
@@ -57,7 +57,6 @@ from cutec.ir.dialects.cute_tensor import (
     SliceOp,
     ViewOp,
 )
-from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.layout import Layout, X, cosize, size
 from cutec.layout.inttuple import product
@@ -93,13 +92,6 @@ class Bounds:
     # A layout tiler or composition that may take elements past its source, in an
     # order identity-tensor predicates do not follow (or None).
     layout_cut: Operation | None = None
-
-    @property
-    def root_rank(self) -> int:
-        t = self.root.type
-        assert isinstance(t, TensorType)
-        shape = t.spec.shape
-        return len(shape) if isinstance(shape, tuple) else 1
 
 
 class BoundsAnalysis:
@@ -138,14 +130,7 @@ class BoundsAnalysis:
         parent = self.bounds_of(source)
         if parent is None:
             return None
-        b = Bounds(
-            parent.root,
-            parent.origins,
-            dict(parent.partial),
-            dict(parent.proven),
-            parent.all_partial,
-            parent.layout_cut,
-        )
+        b = replace(parent, partial=dict(parent.partial), proven=dict(parent.proven))
         extents = self._mode_extents(source)
         if isinstance(op, SliceOp):
             self._slice(op, b, extents)
