@@ -1,0 +1,48 @@
+"""Best-of-N in-process compile time, source text to PTX, of the kernels issue 27 tracks.
+
+    python tools/compile_time.py [-n 5]
+
+Each run clears the layout caches first, so it pays for its own inference as a
+fresh compile does. Prints one line per kernel: best and median milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from cutec import driver  # noqa: E402  (after the path set-up)
+from cutec.ir.dialects.cute import clear_caches  # noqa: E402
+
+# (label, example, kernel, target)
+KERNELS = (
+    ("gemm_tn", "gemm_auto.cute", "gemm_tn", "sm_90a"),
+    ("sgemm_2", "sgemm_2.cute", None, "sm_80"),
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=5, help="runs per kernel (default 5)")
+    args = parser.parse_args()
+    for label, example, kernel, target in KERNELS:
+        source = driver.Source.from_file(ROOT / "examples" / example)
+        options = driver.Options(kernel=kernel, target=target)
+        driver.compile(source, driver.Stage.PTX, options)  # warm-up: imports, lark tables
+        times = []
+        for _ in range(args.n):
+            clear_caches()
+            start = time.perf_counter()
+            driver.compile(source, driver.Stage.PTX, options)
+            times.append((time.perf_counter() - start) * 1e3)
+        print(f"{label:10} best {min(times):7.1f} ms   median {statistics.median(times):7.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
