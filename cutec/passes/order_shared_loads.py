@@ -10,7 +10,8 @@ they are written, even past a branch.) The same loads written
 ``ld.relaxed.cta.shared`` are left where the PTX puts them relative to each
 other, and ptxas's scheduler then spreads the loads of k-block k+1 among the
 FMAs of k-block k, which is the register double-buffering of CUTLASS's
-mainloops (docs/performance.md has the SASS of both).
+mainloops (docs/notes/2026-11-24-simt-sass-against-cute.md has
+the SASS of both).
 
 So this pass marks a ``thread.load`` from shared memory directly in an
 ``scf.for`` body ``{ordered}``, which the emitter writes as

@@ -69,7 +69,7 @@ ptxas hoisted block 0's MMAs above them and left block 1's ldmatrix after
 them, right before the MMAs that read them (gemm_auto NT 128x256x64: block
 1's first MMA stalled on them, 7% of the k-loop's warp samples under ncu);
 CuTe's sgemm_sm80 order, loads first, then spreading the copies and the
-larger first, measured 0.58 → 0.59 → 0.60x cuBLAS (docs/performance.md). For
+larger first, measured 0.58 → 0.59 → 0.60x cuBLAS (docs/notes/2026-11-28-k-loop-schedule.md). For
 FMA loops the copies first keep sgemm_pipeline_pass at 107 registers (126
 with the loads first). Every K-block's loads and copies touch disjoint stages.
 

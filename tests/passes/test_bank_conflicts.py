@@ -448,7 +448,8 @@ def test_sgemm_sm80_swizzled_tiles_take_the_minimum() -> None:
 def test_sgemm_pipelined_reads_16_bytes_without_conflicts() -> None:
     """The permuted TiledMMA's 16-byte FMA-operand reads and the NT copy's 16-byte
     cp.async stores are conflict-free; TN's 4-byte stores with 16 threads along K
-    take 2 wavefronts (a trade for 64-byte global reads, docs/performance.md)."""
+    take 2 wavefronts (a trade for 64-byte global reads,
+    docs/notes/2026-11-25-tensor-cores-and-pipelined-simt.md)."""
     nt = reports_of(f"{EXAMPLES}/sgemm_pipelined.cute", "sgemm_nt")
     for (_, kind, _), report in nt.items():
         assert report.first.width == 16 and counts(report) == {(4, 4)}, kind

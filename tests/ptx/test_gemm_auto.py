@@ -124,7 +124,8 @@ def _entries(ptx: str) -> dict[str, str]:
 def test_stream_k_true_is_the_measured_pair() -> None:
     """gemm_auto with STREAM_K = true at the benchmark's f16 tiles (128x256x64) is one
     module of two entries, `gemm_tn` and `gemm_tn__tail`, each the PTX of
-    examples/gemm_stream_k.cute's pair (measured in docs/performance.md) but for their
+    examples/gemm_stream_k.cute's pair (measured in
+    docs/notes/2026-11-28-stream-k-two-kernels.md) but for their
     names, and neither spills on sm_80 (the smaller shared memory: the tail's epilogue
     chunk takes its stages' bytes too)."""
     defines = {"BN": 256, "BK": 64, "THREADS": 256, "STREAM_K": True}
