@@ -14,6 +14,7 @@ from cutec.atoms.copy import (
 from cutec.atoms.family import FAMILY_TRAITS, Family, IssueGroup
 from cutec.atoms.mma import MmaAtom, mma_atoms
 from cutec.atoms.mma_sm90 import name_over_n
+from cutec.cpu import codegen_collective, codegen_ops, collective, reference
 
 
 def _all_atoms() -> list[MmaAtom | CopyAtom]:
@@ -69,3 +70,10 @@ def test_lookups_by_name() -> None:
     assert not is_copy_template("SM75_U32x4_LDSM_N") and not is_copy_template("UniversalFMA")
     wgmma = mma_atoms()["SM90_64x136x16_F32BF16BF16_RS_TN"]
     assert name_over_n(wgmma) == "SM90_64xNx16_F32BF16BF16_RS_TN"
+
+
+def test_both_cpu_backends_run_the_same_families() -> None:
+    assert reference._THREAD_ATOM_RULES.keys() == codegen_ops._THREAD_ATOM_CODE.keys()
+    assert collective.WARP_RULES.keys() == codegen_collective._WARP_CODE.keys()
+    assert all(f.traits.group is IssueGroup.WARP for f in collective.WARP_RULES)
+    assert all(f.traits.group is IssueGroup.THREAD for f in reference._THREAD_ATOM_RULES)
