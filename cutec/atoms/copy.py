@@ -25,6 +25,7 @@ from cutec.atoms.copy_record import (
     one_thread_layouts,
 )
 from cutec.atoms.copy_universal import UNIVERSAL_BITS, UNIVERSAL_SPACES, universal_copy
+from cutec.atoms.family import Family
 
 __all__ = [
     "BASE_TARGET",
@@ -38,9 +39,12 @@ __all__ = [
     "CopyAtom",
     "CopyAtomError",
     "Registers",
+    "box_copy_names",
     "braced",
     "copy_atom",
     "copy_atoms",
+    "copy_family",
+    "is_copy_template",
     "one_thread_layouts",
     "universal_copy",
 ]
@@ -84,3 +88,26 @@ def copy_atom(name: str, bits: int | None = None) -> CopyAtom:
             f"SM90_TMA_LOAD_<1..5>D, SM90_TMA_STORE_<1..5>D"
         )
     return table[name]
+
+
+def box_copy_names() -> tuple[str, ...]:
+    """The names of the atoms made per box size (`copy_atom(name, bits=...)`): TMA's."""
+    return tuple(copy_sm90.TMA_FAMILIES)
+
+
+def copy_family(name: str) -> Family | None:
+    """The family of the copy atom CuTe calls `name` (a TMA atom's without its box
+    size), or None for a name that is no copy atom."""
+    atom = _registry().get(name)
+    return atom.family if atom is not None else copy_sm90.TMA_FAMILIES.get(name)
+
+
+@functools.cache
+def _templates() -> frozenset[str]:
+    return frozenset(a.name.partition("<")[0] for a in copy_atoms() if "<" in a.name)
+
+
+def is_copy_template(name: str) -> bool:
+    """Whether `name` is CuTe's copy op templated on its value type (``UniversalCopy``,
+    ``SM80_CP_ASYNC_CACHEALWAYS`` ...), whose atoms are ``name<uint<bits>_t>``."""
+    return name in _templates()

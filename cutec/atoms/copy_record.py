@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutec.atoms.family import Completion, Family, FamilyTraits
 from cutec.atoms.ptx_template import PtxTemplate
 from cutec.layout import Layout, size
 from cutec.target import AddressSpace, Target, target
@@ -61,13 +62,13 @@ class Registers:
 class CopyAtom:
     """One copy atom: CuTe's Copy_Traits layouts (in bits) and its PTX.
 
-    `async_completion` names what makes the copy's result visible:
-    ``None`` (synchronous), ``"cp.async.group"`` (cp.async.commit/wait_group),
-    ``"mbarrier"`` (TMA load: complete_tx on an mbarrier) or ``"bulk_group"``
-    (TMA store: cp.async.bulk.commit/wait_group).
+    `family` is the instruction family lowering dispatches on (family.py);
+    `transpose` (ldmatrix/stmatrix ``.trans``), `cache` (cp.async's ``ca``/``cg``)
+    and `zfill` (cp.async's ``src-size`` operand) are the facts that vary inside one.
     """
 
     name: str
+    family: Family
     min_target: Target  # the lowest target the instruction exists on
     min_ptx: tuple[int, int]
     src_spaces: tuple[AddressSpace, ...]
@@ -79,7 +80,22 @@ class CopyAtom:
     src_regs: Registers | None
     dst_regs: Registers | None
     templates: tuple[tuple[str, PtxTemplate], ...]
-    async_completion: str | None = None
+    transpose: bool = False
+    cache: str | None = None
+    zfill: bool = False
+
+    @property
+    def traits(self) -> FamilyTraits:
+        """What every atom of this atom's family shares (family.py)."""
+        return self.family.traits
+
+    @property
+    def async_completion(self) -> Completion | None:
+        """What makes the copy's result visible: ``None`` (synchronous),
+        ``"cp.async.group"`` (cp.async.commit/wait_group), ``"mbarrier"`` (TMA load:
+        complete_tx on an mbarrier) or ``"bulk_group"`` (TMA store:
+        cp.async.bulk.commit/wait_group). The family's `completion`."""
+        return self.traits.completion
 
     @property
     def num_threads(self) -> int:

@@ -18,6 +18,7 @@ CuTe names (arch/copy_sm75.hpp): ``SM75_U32x{1,2,4}_LDSM_N`` and, transposed,
 from __future__ import annotations
 
 from cutec.atoms.copy_record import REG, SHARED, CopyAtom, Registers, braced
+from cutec.atoms.family import Family
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
 from cutec.target import target
@@ -65,6 +66,7 @@ def _ldmatrix(num: int, trans: bool) -> CopyAtom:
     frag = (FRAGMENT_T_LAYOUT if trans else FRAGMENT_N_LAYOUT)[num]
     return CopyAtom(
         name=matrix_name("LDSM", num, trans),
+        family=Family.LDMATRIX,
         min_target=target("sm_75"),
         min_ptx=(6, 5),
         src_spaces=(SHARED,),
@@ -76,6 +78,7 @@ def _ldmatrix(num: int, trans: bool) -> CopyAtom:
         src_regs=Registers(128, 1),
         dst_regs=Registers(32, num),
         templates=(("copy", ldmatrix_template(num, trans)),),
+        transpose=trans,
     )
 
 

@@ -24,6 +24,7 @@ from cutec.atoms.copy_record import (
     Registers,
     one_thread_layouts,
 )
+from cutec.atoms.family import Family
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.target import target
 
@@ -49,6 +50,7 @@ def _cp_async(cache: str, nbytes: int, zfill: bool) -> CopyAtom:
     suffix = "_ZFILL" if zfill else ""
     return CopyAtom(
         name=f"{_CUTE_NAME[cache]}{suffix}<uint{bits}_t>",
+        family=Family.CP_ASYNC,
         min_target=target("sm_80"),
         min_ptx=(7, 4),  # cp.async is PTX 7.0; its .L2::128B prefetch hint needs 7.4
         src_spaces=(GLOBAL,),
@@ -60,7 +62,8 @@ def _cp_async(cache: str, nbytes: int, zfill: bool) -> CopyAtom:
         src_regs=Registers(bits, 1),
         dst_regs=Registers(bits, 1),
         templates=(("copy", cp_async_template(cache, nbytes, zfill)),),
-        async_completion="cp.async.group",
+        cache=cache,
+        zfill=zfill,
     )
 
 

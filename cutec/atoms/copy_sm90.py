@@ -42,6 +42,7 @@ from cutec.atoms.copy_sm75 import (
     MATRIX_ROWS_LAYOUT,
     matrix_name,
 )
+from cutec.atoms.family import Family
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
 from cutec.target import target
@@ -60,6 +61,7 @@ def _stmatrix(num: int, trans: bool) -> CopyAtom:
     frag = (FRAGMENT_T_LAYOUT if trans else FRAGMENT_N_LAYOUT)[num]
     return CopyAtom(
         name=matrix_name("STSM", num, trans),
+        family=Family.STMATRIX,
         min_target=target("sm_90"),
         min_ptx=(7, 8),
         src_spaces=(REG,),
@@ -71,6 +73,7 @@ def _stmatrix(num: int, trans: bool) -> CopyAtom:
         src_regs=Registers(32, num),
         dst_regs=Registers(128, 1),
         templates=(("copy", stmatrix_template(num, trans)),),
+        transpose=trans,
     )
 
 
@@ -79,6 +82,19 @@ def _stmatrix(num: int, trans: bool) -> CopyAtom:
 TMA_RANKS = (1, 2, 3, 4, 5)
 TMA_KINDS = ("LOAD", "STORE")
 _TMA_NAME = re.compile(r"SM90_TMA_(LOAD|STORE)_(\d+)D")
+
+
+def tma_name(kind: str, rank: int) -> str:
+    """CuTe's name of the TMA atom: ``SM90_TMA_LOAD_2D``."""
+    return f"SM90_TMA_{kind}_{rank}D"
+
+
+# Every TMA atom's name and family; the records are made per box size (`tma_atom`).
+TMA_FAMILIES: dict[str, Family] = {
+    tma_name(kind, rank): Family.TMA_LOAD if kind == "LOAD" else Family.TMA_STORE
+    for kind in TMA_KINDS
+    for rank in TMA_RANKS
+}
 
 
 def parse_tma_name(name: str) -> tuple[str, int] | None:
@@ -126,7 +142,8 @@ def tma_atom(kind: str, rank: int, bits: int) -> CopyAtom:
     thr, src, dst, ref = one_thread_layouts(bits)
     load = kind == "LOAD"
     return CopyAtom(
-        name=f"SM90_TMA_{kind}_{rank}D",
+        name=tma_name(kind, rank),
+        family=TMA_FAMILIES[tma_name(kind, rank)],
         min_target=target("sm_90"),
         min_ptx=(8, 0),
         src_spaces=(GLOBAL,) if load else (SHARED,),
@@ -138,7 +155,6 @@ def tma_atom(kind: str, rank: int, bits: int) -> CopyAtom:
         src_regs=None,
         dst_regs=None,
         templates=tma_load_templates(rank) if load else tma_store_templates(rank),
-        async_completion="mbarrier" if load else "bulk_group",
     )
 
 

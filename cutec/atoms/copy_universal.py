@@ -14,6 +14,7 @@ from cutec.atoms.copy_record import (
     Registers,
     one_thread_layouts,
 )
+from cutec.atoms.family import Family
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 
 # --- UniversalCopy --------------------------------------------------------------------------------
@@ -51,6 +52,7 @@ def _universal_copy(bits: int) -> CopyAtom:
     thr, src, dst, ref = one_thread_layouts(bits)
     return CopyAtom(
         name=f"UniversalCopy<uint{bits}_t>",
+        family=Family.UNIVERSAL_COPY,
         min_target=BASE_TARGET,
         min_ptx=(6, 3),
         src_spaces=UNIVERSAL_SPACES,

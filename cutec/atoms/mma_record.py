@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from cutec.atoms.family import Family, FamilyTraits
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.dtypes import dtype
 from cutec.layout import Layout, size
@@ -33,6 +34,7 @@ class MmaAtom:
     """One MMA instruction: D(MxN) = A(MxK) · B(NxK)ᵀ + C(MxN) over size(thr_id) threads."""
 
     name: str
+    family: Family  # the instruction family: what lowering dispatches on (family.py)
     min_target: Target  # the lowest target with the instruction (SM70's m8n8k4: sm_75)
     shape_mnk: tuple[int, int, int]
     d_type: str
@@ -52,6 +54,11 @@ class MmaAtom:
     def __post_init__(self) -> None:
         for t in (self.a_type, self.b_type, self.c_type, self.d_type):
             dtype(t)  # raises naming the known element types
+
+    @property
+    def traits(self) -> FamilyTraits:
+        """What every atom of this atom's family shares (family.py)."""
+        return self.family.traits
 
     @property
     def num_threads(self) -> int:

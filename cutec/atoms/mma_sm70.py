@@ -7,6 +7,7 @@ ptxas 13 no longer targets sm_70, so these assemble for sm_75 (and run on Hopper
 
 from __future__ import annotations
 
+from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
@@ -46,6 +47,7 @@ def _m8n8k4(acc: str, suffix: str) -> MmaAtom:
     )
     return MmaAtom(
         name=f"SM70_8x8x4_{acc.upper()}F16F16{acc.upper()}_{suffix}",
+        family=Family.QUADPAIR_MMA,
         min_target=target("sm_75"),
         shape_mnk=(8, 8, 4),
         d_type=acc,

@@ -7,6 +7,7 @@ q = l%4 in the PTX ISA's fragment figures, hence the thread modes (4,8).
 
 from __future__ import annotations
 
+from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
@@ -72,6 +73,7 @@ def _mma(
     abn = ab.upper()
     return MmaAtom(
         name=f"SM80_{m}x{n}x{k}_{d.upper()}{abn}{abn}{d.upper()}_TN",
+        family=Family.MMA_SYNC,
         min_target=target("sm_80"),
         shape_mnk=(m, n, k),
         d_type=d,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 
+from cutec.atoms.family import Family
 from cutec.atoms.mma_record import Major, MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.dtypes import dtype
@@ -67,6 +68,7 @@ def _wgmma(n: int, d: str, a: str, b: str, src: str, a_major: Major, b_major: Ma
     types = f"{d}{a}{b}".upper()
     return MmaAtom(
         name=f"SM90_64x{n}x{k}_{types}_{src}_{_suffix(a_major, b_major)}",
+        family=Family.WGMMA,
         min_target=target("sm_90a"),
         shape_mnk=(64, n, k),
         d_type=d,
@@ -102,6 +104,13 @@ def _family(n: int) -> list[MmaAtom]:
                 for b in ("e4m3", "e5m2"):
                     rows.append(_wgmma(n, d, a, b, src, "K", "K"))
     return rows
+
+
+def name_over_n(atom: MmaAtom) -> str:
+    """`atom`'s name with N left open, naming its row of every N:
+    ``SM90_64xNx16_F32F16F16_SS_TN``."""
+    m, n, k = atom.shape_mnk
+    return atom.name.replace(f"_{m}x{n}x{k}_", f"_{m}xNx{k}_", 1)
 
 
 @functools.cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.layout import Layout
@@ -18,6 +19,7 @@ def _fma(dtype: str, instr: str, reg: str) -> MmaAtom:
     ops = tuple(Operand(n, reg) for n in ("d", "a", "b", "c"))
     return MmaAtom(
         name=name,
+        family=Family.UNIVERSAL_FMA,
         min_target=target("sm_75"),
         shape_mnk=(1, 1, 1),
         d_type=dtype,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import re
 import sys
 from collections.abc import Iterator
 
@@ -19,21 +18,22 @@ from cutec.atoms.copy import (
     UNIVERSAL_SPACES,
     CopyAtom,
     CopyAtomError,
+    box_copy_names,
     copy_atom,
     copy_atoms,
+    copy_family,
 )
-from cutec.atoms.copy_sm90 import TMA_KINDS, TMA_RANKS
+from cutec.atoms.family import Family
 from cutec.atoms.mma import MmaAtom, mma_atoms
+from cutec.atoms.mma_sm90 import name_over_n
 from cutec.atoms.tiled import svg_panels
 from cutec.atoms.tiled_mma import mma_atom_text
 from cutec.commands.common import write_output
 from cutec.layout import Layout, LayoutError, recast_layout, size
 from cutec.layout.visual import layout_table
-from cutec.target import Feature
 
-# wgmma atoms differ only in N within a family: SM90_64x<N>x16_F32F16F16_SS_TN.
-_WGMMA = re.compile(r"SM90_64x(\d+)x")
-_TMA_NAMES = tuple(f"SM90_TMA_{k}_{r}D" for k in TMA_KINDS for r in TMA_RANKS)
+# A per-box atom (TMA) is listed with a box of this many bits: the least it moves.
+_LISTED_BOX_BITS = 128
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,31 +56,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _arch(atom: MmaAtom) -> str:
-    return "any" if atom.name.startswith("UniversalFMA") else atom.min_target.name
+    return "any" if atom.traits.portable else atom.min_target.name
 
 
-_GROUPS = {1: "thread", 8: "quadpair", 32: "warp", 128: "warpgroup"}
-# Instruction families by the prefix of the PTX opcode, longest first.
-_FAMILIES = ("cp.async.bulk.tensor", "cp.async", "ldmatrix", "stmatrix", "mma.sync", "wgmma")
-
-
-def _family(ptx_text: str) -> str:
-    opcode = ptx_text.split()[0]
-    return next((f for f in _FAMILIES if opcode.startswith(f)), opcode.split(".")[0])
+def _instruction(atom: MmaAtom | CopyAtom) -> str:
+    """The family's instruction, UniversalFMA's own opcode (fma or mad)."""
+    if isinstance(atom, MmaAtom) and atom.family is Family.UNIVERSAL_FMA:
+        return atom.ptx.text.split(".")[0]
+    return atom.traits.instruction
 
 
 def _mma_kind(atom: MmaAtom) -> str:
-    return f"{_family(atom.ptx.text)}, {_GROUPS[atom.num_threads]}"
+    return f"{_instruction(atom)}, {atom.traits.group.value}"
 
 
 def _mma_rows(grouped: bool) -> Iterator[tuple[str, str, str, str]]:
     families: dict[str, list[MmaAtom]] = {}
     for atom in mma_atoms().values():
-        key = (
-            _WGMMA.sub("SM90_64xNx", atom.name)
-            if grouped and atom.min_target.has(Feature.WGMMA)
-            else atom.name
-        )
+        key = name_over_n(atom) if grouped and atom.family is Family.WGMMA else atom.name
         families.setdefault(key, []).append(atom)
     for key, atoms in families.items():
         first = atoms[0]
@@ -98,17 +91,15 @@ def _spaces(spaces: tuple[str, ...]) -> str:
 
 
 def _copy_kind(atom: CopyAtom) -> str:
-    family = "ld/st" if atom.name.startswith("UniversalCopy") else _family(atom.template().text)
     spaces = f"{_spaces(atom.src_spaces)}->{_spaces(atom.dst_spaces)}"
-    return f"{family} {spaces}, {_GROUPS[atom.num_threads]}"
+    return f"{_instruction(atom)} {spaces}, {atom.traits.group.value}"
 
 
 def _copy_rows() -> Iterator[tuple[str, str, str, str]]:
-    for atom in copy_atoms():
-        yield atom.name, atom.target(), f"{atom.total_bits} bits", _copy_kind(atom)
-    for name in _TMA_NAMES:
-        spaces = "global->shared::cluster" if "LOAD" in name else "shared->global"
-        yield name, "sm_90", "a box (--bits)", f"cp.async.bulk.tensor {spaces}, thread"
+    boxes = [copy_atom(name, bits=_LISTED_BOX_BITS) for name in box_copy_names()]
+    for atom in (*copy_atoms(), *boxes):
+        shape = "a box (--bits)" if atom.traits.per_box else f"{atom.total_bits} bits"
+        yield atom.name, atom.target(), shape, _copy_kind(atom)
 
 
 def _table(rows: list[tuple[str, str, str, str]]) -> str:
@@ -161,7 +152,7 @@ def show_mma(atom: MmaAtom) -> str:
         f"  types:      {types}",
         f"  ptx:        {atom.ptx.text}",
     ]
-    if atom.min_target.has(Feature.WGMMA):
+    if atom.family is Family.WGMMA:
         a_src = "smem descriptor" if atom.a_in_smem else "registers"
         head.append(f"  majors:     A {atom.a_major}, B {atom.b_major}; A from {a_src}")
     tables = [("LayoutA_TV", atom.a_layout), ("LayoutB_TV", atom.b_layout)]
@@ -216,12 +207,13 @@ def copy_svg(atom: CopyAtom) -> str:
 def _find(name: str, bits: int | None) -> MmaAtom | CopyAtom:
     if name in mma_atoms():
         return mma_atoms()[name]
-    names = [*mma_atoms(), *(a.name for a in copy_atoms()), *_TMA_NAMES]
-    if name not in names:
+    family = copy_family(name)
+    if family is None:
+        names = [*mma_atoms(), *(a.name for a in copy_atoms()), *box_copy_names()]
         close = difflib.get_close_matches(name, names, n=4, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `cutec atoms` lists them"
         raise CopyAtomError(f"no atom named {name!r}{hint}")
-    if name in _TMA_NAMES and bits is None:
+    if family.traits.per_box and bits is None:
         raise CopyAtomError(f"{name} moves a whole box: give --bits, the bits one box moves")
     return copy_atom(name, bits=bits)
 

@@ -21,7 +21,7 @@ import difflib
 import sys
 from typing import Any
 
-from cutec.atoms.copy import CopyAtom, copy_atom, copy_atoms
+from cutec.atoms.copy import CopyAtom, copy_atom, copy_atoms, copy_family
 from cutec.atoms.mma import MmaAtom, mma_atoms
 from cutec.atoms.tiled import (
     TiledCopy,
@@ -79,7 +79,8 @@ def _mma_atom(name: str) -> MmaAtom:
 
 def _copy_atom(name: str) -> CopyAtom:
     names = _copy_names()
-    if name.startswith("SM90_TMA_"):
+    family = copy_family(name)
+    if family is not None and family.traits.per_box:
         raise LayoutError(f"{name} copies a whole box from one thread: it has no thread tiling")
     if name not in names:
         raise LayoutError(_unknown(name, names, list(mma_atoms()), "copy", "--tiled-mma"))

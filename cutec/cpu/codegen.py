@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from cutec.atoms.copy_record import CopyAtom
 from cutec.atoms.emulate import copy_tables
+from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
 from cutec.cpu.codegen_atomic import ATOMIC_HANDLERS
@@ -365,7 +366,7 @@ def _shared_access_bytes(op: Operation) -> tuple[Value, int] | None:
         atom = op.library_atom()  # type: ignore[attr-defined]
         return (op.operands[0], copy_tables(atom).src.shape[1]) if isinstance(atom, CopyAtom) \
             else None  # fmt: skip
-    if isinstance(op, thread.AtomOp) and op.atom.value.startswith("UniversalCopy<"):
+    if isinstance(op, thread.AtomOp) and op.family() is Family.UNIVERSAL_COPY:
         load = op.role.value.startswith("ld.")
         registers = op.outs if load else op.args[1:]
         return op.args[0], sum(thread.access_bytes(r.type) for r in registers)

@@ -24,16 +24,18 @@ the atom's record through `cutec.cpu.collective`, as the interpreter does:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cutec.atoms.copy_record import CopyAtom
 from cutec.atoms.emulate import copy_tables
+from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu import checks
 from cutec.cpu.codegen_ops import _address_parts, _gather
-from cutec.cpu.collective import WARP, copy_sources, runs_collective, warp_threads
+from cutec.cpu.collective import copy_sources, warp_threads
 from cutec.cpu.lanes import (
     ERR_COLLECTIVE,
     ERR_HOOK,
@@ -68,7 +70,8 @@ def scratch_rows(op: Operation) -> int:
 
 def collective_atom(g: _Gen, op: thread.AtomOp) -> None:
     atom = op.library_atom()
-    if not runs_collective(atom) or atom.num_threads != WARP:
+    rule = _WARP_CODE.get(atom.family)
+    if rule is None:
         raise Unsupported(f"atom {atom.name} ({op.role.value})")
     # Every lane of the warp must be here: report the first that is not. A mask register
     # checked before in this straight-line code (a label that is not a check's reloads
@@ -78,10 +81,7 @@ def collective_atom(g: _Gen, op: thread.AtomOp) -> None:
         dead = g.op(f"xor {vec('i1')} {mask}, {splat(1, 'i1')}")
         g.fail_if(dead, g.op_index(op), ERR_COLLECTIVE)
         g.full_masks.add(mask)
-    if isinstance(atom, MmaAtom):
-        _mma(g, op)
-    else:
-        _ldmatrix(g, op, atom)
+    rule(g, op, atom)
 
 
 def _row(g: _Gen, k: int) -> str:
@@ -128,7 +128,7 @@ def _define_from_word(g: _Gen, v: Value, word: str) -> None:
         g.define(v, i, x)
 
 
-def _mma(g: _Gen, op: thread.AtomOp) -> None:
+def _mma(g: _Gen, op: thread.AtomOp, atom: MmaAtom) -> None:
     i64 = vec("i64")
     for k, v in enumerate(op.args):
         g.emit(f"store {i64} {_word(g, v)}, ptr {_row(g, k)}, align 64")
@@ -194,3 +194,11 @@ def _pick(g: _Gen, rows: list[str], where: np.ndarray, ity: str) -> str:
             x = g.op(f"shl {vec(ity)} {x}, {splat(8 * unit * j, ity)}")
         word = x if j == 0 else g.op(f"or {vec(ity)} {word}, {x}")
     return word
+
+
+# The warp code of each warp-collective atom family (the atom's family picks it, never
+# its name): the interpreter's families (`collective.WARP_RULES`), each run natively.
+_WARP_CODE: dict[Family, Callable[[_Gen, thread.AtomOp, Any], None]] = {
+    Family.MMA_SYNC: _mma,
+    Family.LDMATRIX: _ldmatrix,
+}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from cutec.atoms.family import Family
 from cutec.cpu import checks
 from cutec.cpu.codegen_bf16 import f32_to_bf16, f64_to_bf16
 from cutec.cpu.lanes import (
@@ -498,35 +499,52 @@ def _store(g: _Gen, op: Operation) -> None:
 # ---------------------------------------------------------------------- atoms
 @_on("thread.atom")
 def _atom(g: _Gen, op: thread.AtomOp) -> None:
-    name, role = op.atom.value, op.role.value
-    if name.startswith("UniversalFMA_"):
-        a, b, c = op.args
-        out = op.outs[0]
-        ty = g.ty(out)
-        if ty.startswith("i"):
-            prod = g.op(f"mul {vec(ty)} {g.get(a)}, {g.get(b)}")
-            g.define(out, 0, g.op(f"add {vec(ty)} {prod}, {g.get(c)}"))  # mad.lo
-        else:  # bf16 in f64, as arith.fma
-            x = [_widen(g, g.get(v), ty, "double" if ty == "bfloat" else "float")
-                 for v in (a, b, c)]  # fmt: skip
-            r = _call(g, "fma", x[0][1], [v for v, _ in x])
-            g.define(out, 0, _narrow(g, r, x[0][1], ty))
-    elif name.startswith("UniversalCopy<") and role.startswith(("ld.", "st.")):
-        load = role.startswith("ld.")
-        registers = list(op.outs if load else op.args[1:])
-        types = [_memory_type(r) for r in registers]
-        total = sum(n * step for _, n, step in types)
-        mask = g.mask_now()
-        err, kind = (ERR_LOAD, checks.LOAD) if load else (ERR_STORE, checks.STORE)
-        addr = _address(g, op, op.args[0], mask, total, err, kind)
-        k = 0
-        for r, (ty, n, step) in zip(registers, types, strict=True):
-            for i in range(n):
-                at = _offset(g, addr, k)
-                if load:
-                    g.define(r, i, _gather(g, at, ty, mask, step))
-                else:
-                    _scatter(g, g.get(r, i), at, ty, mask, step)
-                k += step
-    else:
-        raise Unsupported(f"atom {name} ({role})")
+    """A one-thread atom, by its family's rule (`_THREAD_ATOM_CODE`)."""
+    rule = _THREAD_ATOM_CODE.get(op.family())
+    if rule is None:
+        raise Unsupported(f"atom {op.atom.value} ({op.role.value})")
+    rule(g, op)
+
+
+def _fma_atom(g: _Gen, op: thread.AtomOp) -> None:
+    """UniversalFMA: d = a * b + c (integers: mad.lo's low bits)."""
+    a, b, c = op.args
+    out = op.outs[0]
+    ty = g.ty(out)
+    if ty.startswith("i"):
+        prod = g.op(f"mul {vec(ty)} {g.get(a)}, {g.get(b)}")
+        g.define(out, 0, g.op(f"add {vec(ty)} {prod}, {g.get(c)}"))  # mad.lo
+    else:  # bf16 in f64, as arith.fma
+        x = [_widen(g, g.get(v), ty, "double" if ty == "bfloat" else "float")
+             for v in (a, b, c)]  # fmt: skip
+        r = _call(g, "fma", x[0][1], [v for v, _ in x])
+        g.define(out, 0, _narrow(g, r, x[0][1], ty))
+
+
+def _universal_copy_atom(g: _Gen, op: thread.AtomOp) -> None:
+    """UniversalCopy: the role's ld/st of the registers, consecutive from the address."""
+    load = op.role.value.startswith("ld.")
+    registers = list(op.outs if load else op.args[1:])
+    types = [_memory_type(r) for r in registers]
+    total = sum(n * step for _, n, step in types)
+    mask = g.mask_now()
+    err, kind = (ERR_LOAD, checks.LOAD) if load else (ERR_STORE, checks.STORE)
+    addr = _address(g, op, op.args[0], mask, total, err, kind)
+    k = 0
+    for r, (ty, n, step) in zip(registers, types, strict=True):
+        for i in range(n):
+            at = _offset(g, addr, k)
+            if load:
+                g.define(r, i, _gather(g, at, ty, mask, step))
+            else:
+                _scatter(g, g.get(r, i), at, ty, mask, step)
+            k += step
+
+
+# The native backend's rule for each one-thread atom family (the atom's family picks it,
+# never its name), as the interpreter's `_THREAD_ATOM_RULES`; warp-collective families
+# are codegen_collective's.
+_THREAD_ATOM_CODE: dict[Family | None, Callable[[_Gen, thread.AtomOp], None]] = {
+    Family.UNIVERSAL_FMA: _fma_atom,
+    Family.UNIVERSAL_COPY: _universal_copy_atom,
+}

@@ -22,7 +22,7 @@ the atom's record is the one source of truth.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,13 +35,13 @@ from cutec.atoms.emulate import (
     pack_registers,
     unpack_registers,
 )
+from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu import checks
 from cutec.cpu.reference_memory import Pointer, decode, encode, scalar_bytes
 from cutec.ir.core import Value
 from cutec.ir.dialects import thread
 from cutec.ir.types import Type, VectorType
-from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
     from cutec.cpu.reference import _Thread
@@ -58,24 +58,12 @@ def run_warp_atom(op: thread.AtomOp, lanes: Sequence[_Thread]) -> None:
     """Run `op` once for the warp whose threads are `lanes` (lane order), setting each
     lane's results."""
     atom = op.library_atom()
-    if not runs_collective(atom):
+    rule = WARP_RULES.get(atom.family)
+    if rule is None:
         raise NotImplementedError(f"the reference interpreter does not run atom {atom.name} yet")
-    if len(lanes) != WARP or atom.num_threads != WARP:
-        if atom.num_threads != WARP:
-            raise NotImplementedError(f"atom {atom.name} runs on {atom.num_threads} lanes")
+    if len(lanes) != WARP:
         raise checks.short_warp(op, atom.name, len(lanes))
-    if isinstance(atom, MmaAtom):
-        _mma(op, atom, lanes)
-    else:
-        _copy(op, atom, lanes)
-
-
-def runs_collective(atom: MmaAtom | CopyAtom) -> bool:
-    """Whether `run_warp_atom` (and the native backend) runs `atom`: mma.sync atoms,
-    and copy atoms from memory into registers (ldmatrix)."""
-    if isinstance(atom, MmaAtom):
-        return not (atom.a_in_smem or atom.b_in_smem)
-    return atom.dst_spaces == (AddressSpace.REGISTER,) and atom.async_completion is None
+    rule(op, atom, lanes)
 
 
 # --------------------------------------------------------------------------- words
@@ -173,3 +161,11 @@ def _copy(op: thread.AtomOp, atom: CopyAtom, lanes: Sequence[_Thread]) -> None:
             n = scalar_bytes_of(r.type)
             lane.env[r] = _value_of(dst[i, at : at + n], r.type)
             at += n
+
+
+# The interpreter's rule for each warp-collective atom family (the atom's family picks
+# it, never its name); the native backend runs the same families (codegen_collective).
+WARP_RULES: dict[Family, Callable[..., None]] = {
+    Family.MMA_SYNC: _mma,
+    Family.LDMATRIX: _copy,
+}

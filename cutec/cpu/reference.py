@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from cutec.atoms.family import Family
 from cutec.cpu import checks
 from cutec.cpu.collective import run_warp_atom, warp_threads
 from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
@@ -635,13 +636,12 @@ class _Thread(AtomicOps):
     # ------------------------------------------------------------ atoms
     @_handles(thread.AtomOp)
     def atom(self, op: thread.AtomOp) -> None:
-        name, role = op.atom.value, op.role.value
-        if name.startswith("UniversalFMA_"):
-            self.fma(op)
-        elif name.startswith("UniversalCopy<") and role.startswith(("ld.", "st.")):
-            self.universal_copy(op, role.startswith("ld."))
-        else:
+        """A one-thread atom, by its family's rule (`_THREAD_ATOM_RULES`)."""
+        rule = _THREAD_ATOM_RULES.get(op.family())
+        if rule is None:
+            name = op.atom.value
             raise NotImplementedError(f"the reference interpreter does not run atom {name} yet")
+        rule(self, op)
 
     def fma(self, op: thread.AtomOp) -> None:
         a, b, c = (self.env[v] for v in op.args)
@@ -653,8 +653,10 @@ class _Thread(AtomicOps):
         else:
             self.env[op.outs[0]] = int_value(a * b + c, t)  # mad.lo: the low bits
 
-    def universal_copy(self, op: thread.AtomOp, load: bool) -> None:
-        """``ld``/``st`` of the atom's registers, consecutive in memory from the address."""
+    def universal_copy(self, op: thread.AtomOp) -> None:
+        """``ld``/``st`` (the role's) of the atom's registers, consecutive in memory from
+        the address."""
+        load = op.role.value.startswith("ld.")
         p: Pointer = self.env[op.args[0]]
         registers = op.outs if load else op.args[1:]
         nbytes = sum(scalar_bytes(r.type) for r in registers)
@@ -668,3 +670,11 @@ class _Thread(AtomicOps):
             else:
                 raw[:] = encode(self.env[r], r.type)
             offset += step
+
+
+# The interpreter's rule for each one-thread atom family (the atom's family picks it,
+# never its name); warp-collective families run in `cutec.cpu.collective`.
+_THREAD_ATOM_RULES: dict[Family | None, Callable[[_Thread, thread.AtomOp], None]] = {
+    Family.UNIVERSAL_FMA: _Thread.fma,
+    Family.UNIVERSAL_COPY: _Thread.universal_copy,
+}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cutec.atoms.copy import copy_family
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_scalars import as_runtime, runtime_binop
@@ -53,7 +54,8 @@ def instruction_partition(value: Any) -> str | None:
             atom_type = op.atom.type
             if isinstance(atom_type, C.TiledCopyType):
                 name = atom_type.atom
-                plain = name == "auto" or name.startswith(("UniversalCopy", "SM80_CP_ASYNC"))
+                family = copy_family(name)  # None for auto
+                plain = family is None or family.traits.elementwise
                 return None if plain else name
             return None
         source = getattr(op, "source", None)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cutec.atoms.copy import copy_atoms
+from cutec.atoms.copy import copy_atoms, is_copy_template
 from cutec.atoms.mma import mma_atom_named
 from cutec.frontend import build_atomics as atomics
 from cutec.frontend import build_sync as sync
@@ -237,7 +237,7 @@ def named_atom(name: str) -> S.AtomRef | None:
     for a in copy_atoms():
         if a.name == name:
             return S.AtomRef("copy", name, a)
-    if any(a.name.startswith(name + "<") for a in copy_atoms()):
+    if is_copy_template(name):
         return S.AtomRef("family", name)
     return None
 

@@ -1,10 +1,10 @@
 """lower-to-thread's warp-collective atoms: ldmatrix copies and mma.sync gemms.
 
-`lower_to_thread` hands these two cute ops here; each becomes ``thread.atom``
-ops that name the atom, so its record stays the one source of truth: the PTX
-emitter renders the atom's `PtxTemplate`, the CPU interpreter runs it from the
-atom's layouts (`cutec.cpu.collective`), and the verifier checks the values
-against the template's operands.
+`lower_to_thread`'s rule tables (keyed by the atom's family) hand these two cute
+ops here; each becomes ``thread.atom`` ops that name the atom, so its record stays
+the one source of truth: the PTX emitter renders the atom's `PtxTemplate`, the CPU
+interpreter runs it from the atom's layouts (`cutec.cpu.collective`), and the
+verifier checks the values against the template's operands.
 
 Register packing is CuTe's ``recast<uint32_t>`` of a fragment: value ``v`` of
 the atom's per-thread fragment (its linear index in the fragment's first mode,
@@ -14,7 +14,7 @@ register of p > 1 values is a ``vector<p x T>`` built by ``from_elements``
 (the PTX emitter packs it with one ``mov.b32``); its results are unpacked by
 ``extract``. After promote-registers all of it is register renaming.
 
-ldmatrix (``SM75_U32x{1,2,4}_LDSM_N``, ``SM75_U16x{2,4,8}_LDSM_T``)
+ldmatrix (family LDMATRIX: ``SM75_U32x{1,2,4}_LDSM_N``, ``SM75_U16x{2,4,8}_LDSM_T``)
     ``copy(atom, tXsA, tXrA)``: each lane's source value is one 16-byte row of
     shared memory (the atom's memory side: 128 bits per lane, broadcast for
     lanes past 8 * num), so the source's first mode is 128 / bits contiguous,
@@ -28,7 +28,7 @@ ldmatrix (``SM75_U32x{1,2,4}_LDSM_N``, ``SM75_U16x{2,4,8}_LDSM_T``)
     ``.trans`` exists for 16-bit elements only (the PTX ISA): a located error
     otherwise.
 
-mma.sync (the ``SM80_*`` MMA atoms)
+mma.sync (family MMA_SYNC: the ``SM80_*`` MMA atoms)
     ``gemm(mma, A, B, C)`` with CuTe's ``(V,M,K) x (V,N,K) => (V,M,N)`` (also
     ``(V,M) x (V,N)`` and ``(V) x (V) => (V)``): each C block's registers are
     read once, every k-block's atom updates them (k outermost), and they are
@@ -73,17 +73,6 @@ class Lowering(Protocol):
     def store(self, value: Value, tensor: Value, coord: Any, scope: Any) -> None: ...
 
 
-def is_ldmatrix(atom: str) -> bool:
-    """Whether `atom` names an ldmatrix copy atom."""
-    return atom.startswith("SM75_") and "_LDSM_" in atom
-
-
-def is_mma_sync(atom: str) -> bool:
-    """Whether `atom` names a warp-wide mma.sync atom this lowering takes (SM80's)."""
-    record = mma_atom_named(atom)
-    return record is not None and atom.startswith("SM80_") and record.num_threads == 32
-
-
 # --------------------------------------------------------------------------- ldmatrix
 
 
@@ -94,7 +83,7 @@ def lower_ldmatrix(lw: Lowering, op: CopyOp | CopyIfOp, name: str, scope: Any) -
     atom = copy_atom(name)
     element = element_of(op.src)
     bits = dtype_of(element).bits
-    trans = name.endswith("_T")
+    trans = atom.transpose
     if space_of(op.src) is not AddressSpace.SHARED or space_of(op.dst) is not AddressSpace.REGISTER:
         raise CompileError(
             f"{name} copies shared memory to registers, not {space_of(op.src).value} to "

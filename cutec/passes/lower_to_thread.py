@@ -51,7 +51,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cutec.atoms.copy import copy_atom
+from cutec.atoms.copy import copy_atom, copy_family
+from cutec.atoms.family import Family
+from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DictAttr, IntegerAttr, StringAttr
 from cutec.ir.builder import Builder
@@ -92,7 +94,7 @@ from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i6
 from cutec.layout import ComposedLayout, cosize
 from cutec.layout.symbolic import Integer, SymInt
 from cutec.passes.fragments import element_of, space_of, static_modes, static_size
-from cutec.passes.lower_atoms import is_ldmatrix, is_mma_sync, lower_ldmatrix, lower_mma_gemm
+from cutec.passes.lower_atoms import lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
 from cutec.passes.shared_plan import plan_shared, round_up
 from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
@@ -239,7 +241,7 @@ class _KernelLowering:
         for op in self.kernel.walk():
             if isinstance(op, MakeTiledMmaOp):
                 atom = op.result.type.atom  # type: ignore[union-attr]
-                if not (atom.startswith("UniversalFMA") or is_mma_sync(atom)):
+                if atom == AUTO or _mma_family(atom) not in _MMA_RULES:
                     raise CompileError(
                         f"the MMA atom {'auto' if atom == AUTO else atom} cannot be lowered "
                         "yet: lower-to-thread lowers UniversalFMA and SM80's mma.sync "
@@ -371,14 +373,25 @@ class _KernelLowering:
     # ------------------------------------------------------------------ copies
     def copy(self, op: CopyOp | CopyIfOp, scope: _Scope) -> None:
         atom = _named_atom(op)
-        if atom is not None and is_ldmatrix(atom):
-            lower_ldmatrix(self, op, atom, scope)
+        if atom is None:
+            self.copy_elements(op, atom, scope)
             return
+        rule = _COPY_RULES.get(copy_family(atom))
+        if rule is None:
+            raise CompileError(
+                f"a copy by the atom {atom} cannot be lowered yet (the SIMT path lowers "
+                "UniversalCopy)",
+                op.location,
+            )
+        rule(self, op, atom, scope)
+
+    def copy_elements(self, op: CopyOp | CopyIfOp, atom: str | None, scope: _Scope) -> None:
+        """Loads and stores of `width` elements (a UniversalCopy atom's, or vectorize's)."""
         src, dst = op.src, op.dst
         n = static_size(self.la, src, op)
-        width = _access_width(op)
+        width = _access_width(op, atom)
         pred = op.pred if isinstance(op, CopyIfOp) else None
-        if pred is not None and _named_atom(op) is None:
+        if pred is not None and atom is None:
             width = 1  # element i moves where pred[i] is: one element per access
         element = element_of(src)
         dst_in_registers = space_of(dst) is AddressSpace.REGISTER
@@ -414,13 +427,15 @@ class _KernelLowering:
         reads nothing and writes zeros (src-size 0), another atom's skips the access."""
         atom = _named_atom(op)
         assert atom is not None
-        if not atom.startswith("SM80_CP_ASYNC_"):
+        if copy_family(atom) is not Family.CP_ASYNC:
             raise CompileError(f"copy_async by {atom}: not a cp.async atom", op.location)
+        record = copy_atom(atom)
         element = element_of(op.src)
-        nbytes = copy_atom(atom).value_bits // 8
+        nbytes = record.value_bits // 8
         width = nbytes // _bytes(element)
-        cache = "cg" if "CACHEGLOBAL" in atom else "ca"
-        zfill = "ZFILL" in atom or op.zfill is not None
+        cache = record.cache
+        assert cache is not None
+        zfill = record.zfill or op.zfill is not None
         n = static_size(self.la, op.src, op)
         b = scope.builder
         tokens: list[Value] = []
@@ -455,15 +470,20 @@ class _KernelLowering:
         mma = op.mma
         if mma is not None:
             atom = mma.type.atom  # type: ignore[union-attr]
-            if is_mma_sync(atom):
-                lower_mma_gemm(self, op, atom, scope)
-                return
-            if atom != AUTO and not atom.startswith("UniversalFMA"):
+            # auto: its type stands in a UniversalFMA (cute_atom_types._tiled_mma).
+            rule = _MMA_RULES.get(Family.UNIVERSAL_FMA if atom == AUTO else _mma_family(atom))
+            if rule is None:
                 raise CompileError(
                     f"gemm by the MMA atom {atom} cannot be lowered yet "
                     "(lower-to-thread lowers UniversalFMA and SM80's mma.sync)",
                     op.location,
                 )
+            rule(self, op, atom, scope)
+            return
+        self.fma_gemm(op, None, scope)
+
+    def fma_gemm(self, op: GemmOp, atom: str | None, scope: _Scope) -> None:
+        """C(m,n) += A(m,k) · B(n,k) by one arith.fma per (m, n, k), k outermost."""
         c_rank = len(static_modes(self.la, op.c, op))
         a, b, c = (_vmk(self.la, v, op, c_rank) for v in (op.a, op.b, op.c))
         (va, m_a, k_a), (vb, n_b, k_b), (vc, m_c, n_c) = (x[1] for x in (a, b, c))
@@ -696,8 +716,28 @@ def _copy_atom_of(op: Operation) -> str | None:
     return attr.value if isinstance(attr, StringAttr) else None
 
 
+# lower-to-thread's rule for a gemm, and for a cute.copy, by each atom family it lowers:
+# the record's family picks the rule, never the atom's name. cp.async copies are
+# cute.copy_async ops (`copy_async`). A family absent here is reported at the atom's
+# definition before any code is made (`_check_atoms`).
+_MMA_RULES: dict[Family, Callable[[_KernelLowering, GemmOp, str, _Scope], None]] = {
+    Family.UNIVERSAL_FMA: _KernelLowering.fma_gemm,
+    Family.MMA_SYNC: lower_mma_gemm,
+}
+_COPY_RULES: dict[Family, Callable[[_KernelLowering, Any, str, _Scope], None]] = {
+    Family.UNIVERSAL_COPY: _KernelLowering.copy_elements,
+    Family.LDMATRIX: lower_ldmatrix,
+}
+
+
+def _mma_family(atom: str) -> Family | None:
+    record = mma_atom_named(atom)
+    return record.family if record is not None else None
+
+
 def _lowerable_copy(atom: str) -> bool:
-    return atom.startswith(("UniversalCopy<", "SM80_CP_ASYNC_")) or is_ldmatrix(atom)
+    family = copy_family(atom)
+    return family in _COPY_RULES or family is Family.CP_ASYNC
 
 
 def _named_atom(op: CopyOp | CopyIfOp | CopyAsyncOp) -> str | None:
@@ -709,17 +749,11 @@ def _named_atom(op: CopyOp | CopyIfOp | CopyAsyncOp) -> str | None:
     return attr.value if isinstance(attr, StringAttr) else None
 
 
-def _access_width(op: CopyOp | CopyIfOp) -> int:
-    """Elements per access: a UniversalCopy atom's, else the `vector` vectorize chose."""
-    atom = _named_atom(op)
+def _access_width(op: CopyOp | CopyIfOp, atom: str | None) -> int:
+    """Elements per access: the UniversalCopy atom's, else the `vector` vectorize chose."""
     if atom is None:
         attr = op.attributes.get("vector")
         return attr.value if isinstance(attr, IntegerAttr) else 1
-    if not atom.startswith("UniversalCopy<"):
-        raise CompileError(
-            f"a copy by the atom {atom} cannot be lowered yet (the SIMT path lowers UniversalCopy)",
-            op.location,
-        )
     return copy_atom(atom).value_bits // dtype_of(element_of(op.src)).bits
 
 

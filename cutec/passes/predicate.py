@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from cutec.analysis.bounds import ROOT_OPS, Bounds, BoundsAnalysis, root_name
+from cutec.atoms.copy import copy_family
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import UnitAttr
 from cutec.ir.builder import Builder
@@ -349,7 +350,8 @@ class _KernelPredicates:
         """The elements one access of the copy's atom moves (1 without a named atom),
         checked to lie in one mode whose extent they divide."""
         tiled = op.tiled_type()
-        if tiled is None or not tiled.atom.startswith(("UniversalCopy<", "SM80_CP_ASYNC_")):
+        family = copy_family(tiled.atom) if tiled is not None else None
+        if family is None or not family.traits.elementwise:
             return 1
         values = int(tiled.library().atom.num_val_src)
         if values == 1:

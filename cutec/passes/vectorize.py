@@ -36,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cutec.analysis.bounds import BoundsAnalysis
+from cutec.atoms.copy import copy_family
+from cutec.atoms.family import Family
 from cutec.diagnostics import CompileError
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import OpResult, Value
@@ -211,7 +213,7 @@ class Vectorize(Pass):
                 op.attributes["vector"] = IntegerAttr(
                     vector_width(la, op.src, op.dst).elements, i64
                 )
-            elif tiled.atom.startswith("UniversalCopy<"):
+            elif copy_family(tiled.atom) is Family.UNIVERSAL_COPY:
                 _check_named(op, tiled.atom, int(tiled.library().atom.num_val_src), la)
 
 

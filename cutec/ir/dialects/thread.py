@@ -36,7 +36,13 @@ from cutec.ir.dialects.arith_int import AddIOp
 from cutec.ir.dialects.arith_patterns import int_constant, make_constant
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncOp, CpAsyncWaitOp
-from cutec.ir.dialects.thread_atom import AtomOp, AtomSignature, atom_signature, lookup_atom
+from cutec.ir.dialects.thread_atom import (
+    AtomOp,
+    AtomSignature,
+    atom_family,
+    atom_signature,
+    lookup_atom,
+)
 from cutec.ir.dialects.thread_atomic import AtomicLoadOp, AtomicRmwOp, AtomicStoreOp
 from cutec.ir.dialects.thread_mbarrier import (
     CpAsyncMbarrierArriveOp,
@@ -90,6 +96,7 @@ __all__ = [
     "PtrCastOp",
     "StoreIfOp",
     "StoreOp",
+    "atom_family",
     "atom_signature",
     "lookup_atom",
 ]

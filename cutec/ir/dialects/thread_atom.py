@@ -12,12 +12,14 @@ against the template's operands (`atom_signature`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cutec.atoms.copy import CopyAtom, CopyAtomError, copy_atom, copy_atoms
+from cutec.atoms.copy import CopyAtom, CopyAtomError, copy_atom, copy_atoms, copy_family
 from cutec.atoms.copy_sm90 import parse_tma_name
+from cutec.atoms.family import Family
 from cutec.atoms.mma import MmaAtom, mma_atom_named
 from cutec.atoms.ptx_template import Operand, PtxTemplate
 from cutec.ir.attributes import IntegerAttr, StringAttr
@@ -89,6 +91,14 @@ def lookup_atom(name: str, bits: int | None = None) -> MmaAtom | CopyAtom:
     if parse_tma_name(name) is None and name not in {a.name for a in copy_atoms()}:
         raise CopyAtomError(f"no MMA or copy atom named {name!r}")
     return copy_atom(name, bits)
+
+
+@functools.cache
+def atom_family(name: str) -> Family | None:
+    """The family of the MMA or copy atom CuTe calls `name` (None if there is none):
+    what the back ends dispatch a ``thread.atom`` on, looked up once per name."""
+    atom = mma_atom_named(name)
+    return atom.family if atom is not None else copy_family(name)
 
 
 # PTX register type -> whether an IR type may live in such a register. Bit types (b32)
@@ -174,6 +184,10 @@ class AtomOp(Operation):
     def library_atom(self) -> MmaAtom | CopyAtom:
         """The atom record this op names."""
         return lookup_atom(self.atom.value, None if self.bits is None else self.bits.value)
+
+    def family(self) -> Family | None:
+        """The family of the atom this op names (what the back ends dispatch on)."""
+        return atom_family(self.atom.value)
 
     def signature(self) -> AtomSignature:
         """The template's inputs and outputs (what the emitter renders)."""
