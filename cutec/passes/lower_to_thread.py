@@ -112,8 +112,8 @@ class LowerToThread(Pass):
     def run(self, module: ModuleOp) -> None:
         if self.offset_bits not in (32, 64):
             raise CompileError(f"lower-to-thread: offset-bits is 32 or 64, not {self.offset_bits}")
-        la = LayoutAnalysis()
         for kernel in list(module.walk_type(KernelOp)):
+            la = self.analyses.get(LayoutAnalysis, kernel)
             _KernelLowering(kernel, la, IntegerType(self.offset_bits), module, self.remark).run()
 
 

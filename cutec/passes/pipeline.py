@@ -160,7 +160,7 @@ class _Plan:
     blocks: list[tuple[list[Operation], list[Operation]]] | None = None  # (loads, rest)
 
 
-def analyse(loop: scf.ForOp, stages: int) -> _Plan:
+def analyse(loop: scf.ForOp, stages: int, la: LayoutAnalysis) -> _Plan:
     """Split the body into producer and compute; errors name what does not fit."""
     body = loop.body
     ops = [op for op in body.ops if not isinstance(op, scf.YieldOp)]
@@ -195,7 +195,7 @@ def analyse(loop: scf.ForOp, stages: int) -> _Plan:
         _check_compute(op, loop)
     compute = [op for op in post if not _is_pure(op)]
     plan = _Plan(loop, stages, buffers, producer, compute)
-    plan.blocks = _blocks(plan)
+    plan.blocks = _blocks(plan, la)
     return plan
 
 
@@ -291,7 +291,9 @@ def _is_s2r(op: Operation, plan: _Plan) -> bool:
     )
 
 
-def _blocks(plan: _Plan) -> list[tuple[list[Operation], list[Operation]]] | None:
+def _blocks(
+    plan: _Plan, la: LayoutAnalysis
+) -> list[tuple[list[Operation], list[Operation]]] | None:
     """The compute as K-blocks (loads, rest), when double-buffering them is exact."""
     blocks: list[tuple[list[Operation], list[Operation]]] = []
     for op in plan.compute:
@@ -305,7 +307,6 @@ def _blocks(plan: _Plan) -> list[tuple[list[Operation], list[Operation]]] | None
             blocks[-1][1].append(op)
     if len(blocks) < 2 or not _loads_movable(plan, blocks):
         return None
-    la = LayoutAnalysis()
     try:
         touched = [(_registers(la, loads), _registers(la, rest)) for loads, rest in blocks]
     except _Unknown:
@@ -536,7 +537,7 @@ def publish(b: Builder, stages: int) -> None:
 Staged = dict[C.AllocSmemOp, tuple[int, Value, int, TensorType]]
 
 
-def rewrite(plan: _Plan, done: Staged | None = None) -> None:
+def rewrite(plan: _Plan, la: LayoutAnalysis, done: Staged | None = None) -> None:
     loop, n = plan.loop, plan.stages
     loc = loop.location
     done = {} if done is None else done
@@ -599,7 +600,7 @@ def rewrite(plan: _Plan, done: Staged | None = None) -> None:
         # copies of tile 0 with every element masked write them: cp.async with
         # src-size 0 reads nothing, and stores as the real copies do (16 bytes,
         # conflict-free), where a plain clear would store 16-bit elements 4 at a time.
-        _zero_fill(em.child(orelse, lb, 0, old_iv), plan.producer, LayoutAnalysis())
+        _zero_fill(em.child(orelse, lb, 0, old_iv), plan.producer, la)
     for _ in range(n - 1):
         orelse.insert(thread.CpAsyncCommitOp([]))
     orelse.insert(scf.YieldOp())
@@ -658,7 +659,7 @@ def rewrite(plan: _Plan, done: Staged | None = None) -> None:
         # The copies each of blocks 0 .. KB-2 issues, and whether before that block's
         # loads (FMA) or after them (tensor cores); see the docstring.
         tensor_cores = _warp_mma(plan)
-        parts = _spread_copies(plan) if tensor_cores else [plan.producer]
+        parts = _spread_copies(plan, la) if tensor_cores else [plan.producer]
         for j in range(kb):
             if j == kb - 1:
                 wait()
@@ -702,7 +703,7 @@ def _warp_mma(plan: _Plan) -> bool:
     return False
 
 
-def _spread_copies(plan: _Plan) -> list[list[Operation]]:
+def _spread_copies(plan: _Plan, la: LayoutAnalysis) -> list[list[Operation]]:
     """The producer split over K-blocks 0 .. KB-2: one part per block, each copy with
     the predicate fragment it reads, the copies moving the most elements first;
     the whole producer in block 0 when a copy's ops cannot be told apart."""
@@ -720,7 +721,6 @@ def _spread_copies(plan: _Plan) -> list[list[Operation]]:
         if len(users) != 1:
             return [plan.producer]  # an op no copy, or several, reads
         owner[op] = users.pop()
-    la = LayoutAnalysis()
     sizes = {c: size(la.layout_of(c.dst)) for c in copies}  # shared stages: static
     if not all(is_static(n) for n in sizes.values()):
         return [plan.producer]
@@ -805,11 +805,17 @@ class Pipeline(Pass):
             if isinstance(op, scf.ForOp) and scf.PIPELINE_STAGES in op.attributes
         ]  # fmt: skip
         done: Staged = {}
+        analyses = self.analyses
         for loop in loops:
             with working_on(loop):
                 stages = loop.attributes[scf.PIPELINE_STAGES].value  # type: ignore[attr-defined]
-                plan = analyse(loop, stages)
-                rewrite(plan, done)
+                # The layouts stay valid through a rewrite: staging a buffer keeps its
+                # views' layouts, and the pass reads no shared tensor's address or
+                # symbol, only register addresses at constant offsets and the shapes
+                # of copies.
+                la = analyses.get(LayoutAnalysis, loop)
+                plan = analyse(loop, stages, la)
+                rewrite(plan, la, done)
                 how = (
                     f"registers double-buffered over {len(plan.blocks)} K-blocks"
                     if plan.blocks

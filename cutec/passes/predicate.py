@@ -91,11 +91,13 @@ class Predicate(Pass):
     summary = "guard accesses past a tensor's bounds with identity-tensor predicates"
 
     def run(self, module: ModuleOp) -> None:
-        la = LayoutAnalysis()
         for kernel in list(module.walk_type(KernelOp)):
+            # The guards add ops and rewire accesses, never a view's ops or operands:
+            # the layouts stay valid through them, for the check as well.
+            la = self.analyses.get(LayoutAnalysis, kernel)
             _KernelPredicates(kernel, la, self.remark).run()
             # The pass's promise, checked: nothing it could not guard was left silent.
-            left = unguarded_accesses(kernel, BoundsAnalysis(LayoutAnalysis()))
+            left = unguarded_accesses(kernel, BoundsAnalysis(la))
             assert not left, f"predicate left unguarded global accesses: {left}"
 
 

@@ -75,8 +75,8 @@ class SelectAtoms(Pass):
 
     def run(self, module: ModuleOp) -> None:
         tgt = target(module.target or DEFAULT_TARGET)
-        la = LayoutAnalysis()
         for kernel in module.walk_type(KernelOp):
+            la = self.analyses.get(LayoutAnalysis, kernel)
             threads = _block_size(kernel)
             for op in list(kernel.walk()):
                 if isinstance(op, MakeTiledMmaOp) and op.auto is not None:

@@ -195,10 +195,13 @@ class Vectorize(Pass):
 
     name = "vectorize"
     summary = "the widest legal access of each copy, from layouts, alignment and facts"
+    # It only sets the `vector` attribute of copies and axpbys, which no layout reads.
+    preserves = (LayoutAnalysis,)
 
     def run(self, module: ModuleOp) -> None:
-        la = LayoutAnalysis()
+        analyses = self.analyses
         for axpby in module.walk_type(AxpbyOp):
+            la = analyses.get(LayoutAnalysis, axpby)
             width = axpby_width(la, axpby.x, axpby.y)
             if axpby.pred is not None and not uniform_predicate(la, axpby.y, width):
                 width = 1  # a vector could straddle the end of C
@@ -206,6 +209,7 @@ class Vectorize(Pass):
         for op in module.walk_type(CopyOp):
             if "atom" in op.attributes:
                 continue  # a specific instruction (ldmatrix ...): its own rules apply
+            la = analyses.get(LayoutAnalysis, op)
             tiled = op.tiled_type()
             if tiled is None or tiled.atom == AUTO:
                 op.attributes["vector"] = IntegerAttr(
