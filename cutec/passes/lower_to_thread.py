@@ -51,6 +51,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cutec.analysis.fragments import element_of, space_of, static_modes, static_size
+from cutec.analysis.shared_plan import plan_shared, round_up
 from cutec.atoms.copy import copy_atom
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DictAttr, IntegerAttr, StringAttr
@@ -91,10 +93,8 @@ from cutec.ir.materialize import IntegerMaterializer, offset_of
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
 from cutec.layout import ComposedLayout, cosize
 from cutec.layout.symbolic import Integer, SymInt
-from cutec.passes.fragments import element_of, space_of, static_modes, static_size
 from cutec.passes.lower_atoms import is_ldmatrix, is_mma_sync, lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
-from cutec.passes.shared_plan import plan_shared, round_up
 from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
 
 SHARED_ALIGN = 128  # every shared buffer starts on a 128-byte boundary (vectorize assumes it)

@@ -98,6 +98,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from cutec.analysis.bounds import mask_type
+from cutec.analysis.shared_plan import VIEW_OPS, smem_root
 from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, InternalCompilerError
 from cutec.ir.attributes import UnitAttr
@@ -115,13 +117,10 @@ from cutec.layout import ComposedLayout, Layout, cosize, size
 from cutec.layout.layout import append
 from cutec.layout.symbolic import is_static
 from cutec.passes.manager import Pass, working_on
-from cutec.passes.predicate import mask_type
 
 # Stage strides are multiples of this many bytes (shared buffers are 128-byte aligned).
 STAGE_ALIGN_BYTES = 128
 
-_VIEWS = (C.SliceOp, C.PartitionOp, C.LocalTileOp, C.LocalPartitionOp, C.DivideOp,
-          C.ComposeOp, C.RetileOp, C.ViewOp, C.RecastOp)  # fmt: skip
 _SHARED = (AddressSpace.SHARED, AddressSpace.GENERIC)
 _SYNC = (C.CopyAsyncOp, thread.CpAsyncCommitOp, thread.CpAsyncWaitOp, gpu.BarrierOp)
 
@@ -132,17 +131,6 @@ def _error(what: str, op: Operation) -> CompileError:
 
 def _is_pure(op: Operation) -> bool:
     return op.has_trait(Pure) and not op.regions
-
-
-def smem_root(value: Value) -> C.AllocSmemOp | None:
-    """The `cute.alloc_smem` a shared tensor is a view of (through view ops), if any."""
-    while True:
-        owner = value.owner
-        if isinstance(owner, C.AllocSmemOp):
-            return owner
-        if not isinstance(owner, _VIEWS):
-            return None
-        value = owner.operands[0]
 
 
 # --------------------------------------------------------------------------- analysis
@@ -784,7 +772,7 @@ def _views_of(roots: dict[Value, tuple[Value, int, TensorType]]) -> set[Value]:
         v = work.pop()
         for use in v.uses:
             owner = use.owner
-            if isinstance(owner, _VIEWS) and owner.operands[0] is v:
+            if isinstance(owner, VIEW_OPS) and owner.operands[0] is v:
                 for r in owner.results:
                     if r not in out:
                         out.add(r)
