@@ -98,8 +98,9 @@ CUTEC_KERNELS = (
     CutecKernel("wgmma_sm90", "hgemm_nt", "f16", "NT", "wgmma_sm90"),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
     # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler, at the
-    # tile sizes the sweeps of docs/notes/2026-11-25-pipeline-code-quality.md found best on an H100 (the
-    # example's defaults, 128x128x32 on 4 warps, are for smaller problems).
+    # tile sizes the sweeps of docs/notes/2026-11-25-pipeline-code-quality.md found
+    # best on an H100 (the example's defaults, 128x128x32 on 4 warps, are for
+    # smaller problems).
     CutecKernel("gemm_auto", "gemm_nt", "f16f32", "NT", None, F32_ACC),
     CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None, F32_ACC),
     CutecKernel("gemm_auto", "gemm_nn", "f16f32", "NN", None, F32_ACC),

@@ -35,7 +35,8 @@ a tensor whose tiles are all whole (the CPU backend's bounds check reports it).
 
 `Bounds.partial` is what the `predicate` pass guards; with `Bounds.proven` it
 is what `--remarks` says. TMA tensor maps will take their
-extents from the same roots.
+extents from the same roots. A guard is a register fragment of i1, one per
+element of the view it guards (`mask_type`: predicate's and pipeline's).
 """
 
 from __future__ import annotations
@@ -57,10 +58,13 @@ from cutec.ir.dialects.cute_tensor import (
     SliceOp,
     ViewOp,
 )
+from cutec.ir.dialects.cute_types import LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
-from cutec.layout import Layout, X, cosize, size
+from cutec.ir.types import IntegerType
+from cutec.layout import ComposedLayout, Layout, X, cosize, make_layout, size
 from cutec.layout.inttuple import product
 from cutec.layout.symbolic import Integer, is_static, known_divisible
+from cutec.target import AddressSpace
 
 # The root ops whose shape bounds the accesses of the views made from them.
 ROOT_OPS = (MakeTensorOp, ViewOp)
@@ -257,3 +261,10 @@ def root_name(root: Value) -> str:
     if isinstance(op, MakeTensorOp) and op.ptr.name_hint:
         return op.ptr.name_hint
     return root.name_hint or "the tensor"
+
+
+def mask_type(layout: Layout | ComposedLayout) -> TensorType:
+    """The i1 register fragment that predicates a copy of a tensor laid out as `layout`:
+    its shape, compact (a swizzled layout's inner shape)."""
+    shape = layout.shape if isinstance(layout, Layout) else layout.layout_b.shape
+    return TensorType(IntegerType(1), AddressSpace.REGISTER, LayoutSpec.of(make_layout(shape)))

@@ -78,8 +78,8 @@ KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", 
 # gemm_tiled's rule splits a last wave only when the k-loop it saves is worth this
 # much of K (about what a share's second prologue and epilogue and the partial
 # tile's store and load cost: lib/gemm_tiled.cute). Measured on an H200 at
-# 8192 x 8192 x K (docs/notes/2026-11-28-stream-k-one-call.md): a split saving 497 of K lost 2.5%, 993 lost
-# 0.5-1%, 1489 broke even and 1986 gained 0.2-0.7%.
+# 8192 x 8192 x K (docs/notes/2026-11-28-stream-k-one-call.md): a split saving
+# 497 of K lost 2.5%, 993 lost 0.5-1%, 1489 broke even and 1986 gained 0.2-0.7%.
 SPLIT_MIN_K = 2048
 # The tail kernel's k-tile under `stream_k = true` is the first kernel's, but for
 # 32-bit (tf32) operands of this many bits of K or more: their loop over a share's

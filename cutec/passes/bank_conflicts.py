@@ -8,7 +8,7 @@ it computes the byte address every lane of every warp of the CTA uses, by
 evaluating the address's integer IR with ``gpu.thread_id`` set to each thread
 of the warp, block ids 0 and every enclosing loop at its first iteration, then
 counts the wavefronts of that warp request with the bank model of
-`cutec.passes.smem_banks` (32 banks of 4 bytes; phases of 128 bytes).
+`cutec.analysis.smem_banks` (32 banks of 4 bytes; phases of 128 bytes).
 
 The addresses are the lowered program's own: swizzles, padding, vector widths
 and the partitioning are all in them, so no layout reasoning is repeated here.
@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from cutec.analysis.smem_banks import WARP_SIZE, Request, matrix_request, request
 from cutec.atoms.copy import CopyAtom
 from cutec.atoms.copy_record import CopyAtomError
 from cutec.atoms.copy_sm75 import MATRIX_ROWS_LAYOUT
@@ -51,7 +52,6 @@ from cutec.ir.signature import launch_of
 from cutec.ir.traits import AddressSpace
 from cutec.ir.value import BlockArgument, OpResult, Value
 from cutec.passes.manager import Pass, working_on
-from cutec.passes.smem_banks import WARP_SIZE, Request, matrix_request, request
 
 # A lane-vector value: one int for a warp-uniform value, else one per lane.
 Lanes = int | tuple[int, ...]

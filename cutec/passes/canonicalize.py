@@ -12,19 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cutec.ir.attributes import Attribute, FloatAttr, IntegerAttr
-from cutec.ir.core import Operation
-from cutec.ir.dialects.arith import ConstantOp
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.rewrite import GreedyConfig, PatternSet, apply_patterns_greedily
 from cutec.passes.manager import Pass, working_on
-
-
-def materialize(attr: Attribute) -> Operation | None:
-    """An op producing `attr` (the folders' constants are integers and floats)."""
-    if isinstance(attr, IntegerAttr | FloatAttr):
-        return ConstantOp(attr)
-    return None
+from cutec.transforms.constants import materialize
 
 
 @dataclass

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cutec.analysis.contiguity import contiguity_problem
+from cutec.analysis.fragments import element_of, space_of, static_modes, static_size
 from cutec.atoms.copy import copy_atom
 from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError
@@ -49,8 +51,6 @@ from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 from cutec.ir.types import Type, VectorType, dtype_name, dtype_of
 from cutec.layout import ComposedLayout, size
-from cutec.passes.fragments import element_of, space_of, static_modes, static_size
-from cutec.passes.vectorize import contiguity_problem
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:

@@ -51,6 +51,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cutec.analysis.fragments import element_of, space_of, static_modes, static_size
+from cutec.analysis.shared_plan import plan_shared, round_up
 from cutec.atoms.copy import copy_atom, copy_family
 from cutec.atoms.family import Family
 from cutec.atoms.mma import mma_atom_named
@@ -93,10 +95,8 @@ from cutec.ir.materialize import IntegerMaterializer, offset_of
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
 from cutec.layout import ComposedLayout, cosize
 from cutec.layout.symbolic import Integer, SymInt
-from cutec.passes.fragments import element_of, space_of, static_modes, static_size
 from cutec.passes.lower_atoms import lower_ldmatrix, lower_mma_gemm
 from cutec.passes.manager import Pass, working_on
-from cutec.passes.shared_plan import plan_shared, round_up
 from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
 
 SHARED_ALIGN = 128  # every shared buffer starts on a 128-byte boundary (vectorize assumes it)
@@ -114,8 +114,8 @@ class LowerToThread(Pass):
     def run(self, module: ModuleOp) -> None:
         if self.offset_bits not in (32, 64):
             raise CompileError(f"lower-to-thread: offset-bits is 32 or 64, not {self.offset_bits}")
-        la = LayoutAnalysis()
         for kernel in list(module.walk_type(KernelOp)):
+            la = self.analyses.get(LayoutAnalysis, kernel)
             _KernelLowering(kernel, la, IntegerType(self.offset_bits), module, self.remark).run()
 
 

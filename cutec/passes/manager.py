@@ -5,6 +5,12 @@ A pass is a small dataclass with a CLI `name`; its options are its fields
 passes in order, verifies after each (unless told not to), prints IR before or
 after chosen passes, dumps one numbered file per pass and times them.
 
+Passes share analyses through the manager's `AnalysisManager`
+(`cutec.analysis.manager`): a pass asks ``self.analyses.get(kind, kernel)``, and
+after it the manager keeps only the analyses the pass declares in `preserves`.
+A pass that runs other passes as its steps does so through `run_nested`, a
+manager of its own over the same analyses.
+
 Failures keep their kind: a `CompileError` from a pass is the user's (exit 1);
 anything else — including IR that fails verification after a pass — is an
 `InternalCompilerError` naming the pass and the op being rewritten (exit 2).
@@ -21,6 +27,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
+from cutec.analysis.manager import AnalysisManager
 from cutec.diagnostics import CompileError, Diagnostic, InternalCompilerError, Location, unique
 from cutec.ir.printer import print_op
 from cutec.ir.verifier import verify
@@ -52,9 +59,28 @@ class Pass:
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    # The analyses whose answers this pass leaves valid (cutec.analysis.manager says
+    # when that is); the manager drops every other cached analysis after the pass.
+    preserves: ClassVar[tuple[type, ...]] = ()
 
     def run(self, module: ModuleOp) -> None:
         raise NotImplementedError
+
+    @property
+    def analyses(self) -> AnalysisManager:
+        """The analyses of the manager running this pass. A pass run by itself (a
+        test's ``Pass().run(module)``) gets a new, empty manager at each request, so
+        it asks once per kernel and hands the analysis to its helpers."""
+        bound = self.__dict__.get("_analyses")
+        return bound if bound is not None else AnalysisManager()
+
+    def run_nested(self, passes: list[Pass], module: ModuleOp) -> None:
+        """Run `passes` on `module` as steps of this pass (MLIR's dynamic pass
+        pipeline): through a manager sharing this pass's analyses, with no
+        instrumentation of its own; their remarks become this pass's."""
+        nested = PassManager(passes, Instrumentation(verify=False), analyses=self.analyses)
+        nested.run(module)
+        self.__dict__.setdefault("_remarks", []).extend(nested.remarks)
 
     def remark(self, message: str, location: Location | None) -> None:
         """Say what the pass decided and why, at the user's line (``--remarks``)."""
@@ -167,6 +193,7 @@ class PassManager:
     options: Instrumentation = field(default_factory=Instrumentation)
     timings: list[tuple[str, float]] = field(default_factory=list)
     remarks: list[Diagnostic] = field(default_factory=list)
+    analyses: AnalysisManager = field(default_factory=AnalysisManager)
 
     def run(self, module: ModuleOp) -> None:
         opts = self.options
@@ -205,6 +232,7 @@ class PassManager:
             ) from e
 
     def _run_one(self, p: Pass, module: ModuleOp) -> None:
+        p.__dict__["_analyses"] = self.analyses
         try:
             p.run(module)
         except CompileError:
@@ -217,6 +245,9 @@ class PassManager:
             if op is not None:
                 where = op.name + (f" at {op.location}" if op.location else "")
             raise InternalCompilerError(e, stage=p.name, op=where) from e
+        finally:
+            del p.__dict__["_analyses"]
+            self.analyses.keep_only(p.preserves)
 
     def _print(self, title: str, module: ModuleOp) -> None:
         print(f"// -----// {title} //----- //", file=self.options.stream)

@@ -48,10 +48,10 @@ class Partition(Pass):
     summary = "each thread's TiledCopy/TiledMMA slice as an explicit fragment view"
 
     def run(self, module: ModuleOp) -> None:
-        la = LayoutAnalysis()
         for kernel in list(module.walk_type(KernelOp)):
+            la = self.analyses.get(LayoutAnalysis, kernel)
 
-            def symbol(name: str, kernel: KernelOp = kernel) -> Value:
+            def symbol(name: str, kernel: KernelOp = kernel, la: LayoutAnalysis = la) -> Value:
                 return la.symbol_values(kernel)[name]
 
             for op in list(kernel.walk()):

@@ -98,6 +98,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from cutec.analysis.bounds import mask_type
+from cutec.analysis.shared_plan import VIEW_OPS, smem_root
 from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, InternalCompilerError
 from cutec.ir.attributes import UnitAttr
@@ -115,13 +117,10 @@ from cutec.layout import ComposedLayout, Layout, cosize, size
 from cutec.layout.layout import append
 from cutec.layout.symbolic import is_static
 from cutec.passes.manager import Pass, working_on
-from cutec.passes.predicate import mask_type
 
 # Stage strides are multiples of this many bytes (shared buffers are 128-byte aligned).
 STAGE_ALIGN_BYTES = 128
 
-_VIEWS = (C.SliceOp, C.PartitionOp, C.LocalTileOp, C.LocalPartitionOp, C.DivideOp,
-          C.ComposeOp, C.RetileOp, C.ViewOp, C.RecastOp)  # fmt: skip
 _SHARED = (AddressSpace.SHARED, AddressSpace.GENERIC)
 _SYNC = (C.CopyAsyncOp, thread.CpAsyncCommitOp, thread.CpAsyncWaitOp, gpu.BarrierOp)
 
@@ -132,17 +131,6 @@ def _error(what: str, op: Operation) -> CompileError:
 
 def _is_pure(op: Operation) -> bool:
     return op.has_trait(Pure) and not op.regions
-
-
-def smem_root(value: Value) -> C.AllocSmemOp | None:
-    """The `cute.alloc_smem` a shared tensor is a view of (through view ops), if any."""
-    while True:
-        owner = value.owner
-        if isinstance(owner, C.AllocSmemOp):
-            return owner
-        if not isinstance(owner, _VIEWS):
-            return None
-        value = owner.operands[0]
 
 
 # --------------------------------------------------------------------------- analysis
@@ -160,7 +148,7 @@ class _Plan:
     blocks: list[tuple[list[Operation], list[Operation]]] | None = None  # (loads, rest)
 
 
-def analyse(loop: scf.ForOp, stages: int) -> _Plan:
+def analyse(loop: scf.ForOp, stages: int, la: LayoutAnalysis) -> _Plan:
     """Split the body into producer and compute; errors name what does not fit."""
     body = loop.body
     ops = [op for op in body.ops if not isinstance(op, scf.YieldOp)]
@@ -195,7 +183,7 @@ def analyse(loop: scf.ForOp, stages: int) -> _Plan:
         _check_compute(op, loop)
     compute = [op for op in post if not _is_pure(op)]
     plan = _Plan(loop, stages, buffers, producer, compute)
-    plan.blocks = _blocks(plan)
+    plan.blocks = _blocks(plan, la)
     return plan
 
 
@@ -291,7 +279,9 @@ def _is_s2r(op: Operation, plan: _Plan) -> bool:
     )
 
 
-def _blocks(plan: _Plan) -> list[tuple[list[Operation], list[Operation]]] | None:
+def _blocks(
+    plan: _Plan, la: LayoutAnalysis
+) -> list[tuple[list[Operation], list[Operation]]] | None:
     """The compute as K-blocks (loads, rest), when double-buffering them is exact."""
     blocks: list[tuple[list[Operation], list[Operation]]] = []
     for op in plan.compute:
@@ -305,7 +295,6 @@ def _blocks(plan: _Plan) -> list[tuple[list[Operation], list[Operation]]] | None
             blocks[-1][1].append(op)
     if len(blocks) < 2 or not _loads_movable(plan, blocks):
         return None
-    la = LayoutAnalysis()
     try:
         touched = [(_registers(la, loads), _registers(la, rest)) for loads, rest in blocks]
     except _Unknown:
@@ -536,7 +525,7 @@ def publish(b: Builder, stages: int) -> None:
 Staged = dict[C.AllocSmemOp, tuple[int, Value, int, TensorType]]
 
 
-def rewrite(plan: _Plan, done: Staged | None = None) -> None:
+def rewrite(plan: _Plan, la: LayoutAnalysis, done: Staged | None = None) -> None:
     loop, n = plan.loop, plan.stages
     loc = loop.location
     done = {} if done is None else done
@@ -599,7 +588,7 @@ def rewrite(plan: _Plan, done: Staged | None = None) -> None:
         # copies of tile 0 with every element masked write them: cp.async with
         # src-size 0 reads nothing, and stores as the real copies do (16 bytes,
         # conflict-free), where a plain clear would store 16-bit elements 4 at a time.
-        _zero_fill(em.child(orelse, lb, 0, old_iv), plan.producer, LayoutAnalysis())
+        _zero_fill(em.child(orelse, lb, 0, old_iv), plan.producer, la)
     for _ in range(n - 1):
         orelse.insert(thread.CpAsyncCommitOp([]))
     orelse.insert(scf.YieldOp())
@@ -658,7 +647,7 @@ def rewrite(plan: _Plan, done: Staged | None = None) -> None:
         # The copies each of blocks 0 .. KB-2 issues, and whether before that block's
         # loads (FMA) or after them (tensor cores); see the docstring.
         tensor_cores = _warp_mma(plan)
-        parts = _spread_copies(plan) if tensor_cores else [plan.producer]
+        parts = _spread_copies(plan, la) if tensor_cores else [plan.producer]
         for j in range(kb):
             if j == kb - 1:
                 wait()
@@ -702,7 +691,7 @@ def _warp_mma(plan: _Plan) -> bool:
     return False
 
 
-def _spread_copies(plan: _Plan) -> list[list[Operation]]:
+def _spread_copies(plan: _Plan, la: LayoutAnalysis) -> list[list[Operation]]:
     """The producer split over K-blocks 0 .. KB-2: one part per block, each copy with
     the predicate fragment it reads, the copies moving the most elements first;
     the whole producer in block 0 when a copy's ops cannot be told apart."""
@@ -720,7 +709,6 @@ def _spread_copies(plan: _Plan) -> list[list[Operation]]:
         if len(users) != 1:
             return [plan.producer]  # an op no copy, or several, reads
         owner[op] = users.pop()
-    la = LayoutAnalysis()
     sizes = {c: size(la.layout_of(c.dst)) for c in copies}  # shared stages: static
     if not all(is_static(n) for n in sizes.values()):
         return [plan.producer]
@@ -784,7 +772,7 @@ def _views_of(roots: dict[Value, tuple[Value, int, TensorType]]) -> set[Value]:
         v = work.pop()
         for use in v.uses:
             owner = use.owner
-            if isinstance(owner, _VIEWS) and owner.operands[0] is v:
+            if isinstance(owner, VIEW_OPS) and owner.operands[0] is v:
                 for r in owner.results:
                     if r not in out:
                         out.add(r)
@@ -805,11 +793,17 @@ class Pipeline(Pass):
             if isinstance(op, scf.ForOp) and scf.PIPELINE_STAGES in op.attributes
         ]  # fmt: skip
         done: Staged = {}
+        analyses = self.analyses
         for loop in loops:
             with working_on(loop):
                 stages = loop.attributes[scf.PIPELINE_STAGES].value  # type: ignore[attr-defined]
-                plan = analyse(loop, stages)
-                rewrite(plan, done)
+                # The layouts stay valid through a rewrite: staging a buffer keeps its
+                # views' layouts, and the pass reads no shared tensor's address or
+                # symbol, only register addresses at constant offsets and the shapes
+                # of copies.
+                la = analyses.get(LayoutAnalysis, loop)
+                plan = analyse(loop, stages, la)
+                rewrite(plan, la, done)
                 how = (
                     f"registers double-buffered over {len(plan.blocks)} K-blocks"
                     if plan.blocks

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from cutec.analysis.bounds import ROOT_OPS, Bounds, BoundsAnalysis, root_name
+from cutec.analysis.bounds import ROOT_OPS, Bounds, BoundsAnalysis, mask_type, root_name
 from cutec.atoms.copy import copy_family
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import UnitAttr
@@ -76,8 +76,8 @@ from cutec.ir.dialects.cute_tensor import (
 )
 from cutec.ir.dialects.cute_types import LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
-from cutec.ir.types import IndexType, IntegerType
-from cutec.layout import ComposedLayout, Layout, make_layout, size
+from cutec.ir.types import IndexType
+from cutec.layout import ComposedLayout, Layout, size
 from cutec.layout.inttuple import flatten_to_tuple
 from cutec.layout.symbolic import is_static, known_divisible
 from cutec.passes.manager import Pass, working_on
@@ -92,11 +92,13 @@ class Predicate(Pass):
     summary = "guard accesses past a tensor's bounds with identity-tensor predicates"
 
     def run(self, module: ModuleOp) -> None:
-        la = LayoutAnalysis()
         for kernel in list(module.walk_type(KernelOp)):
+            # The guards add ops and rewire accesses, never a view's ops or operands:
+            # the layouts stay valid through them, for the check as well.
+            la = self.analyses.get(LayoutAnalysis, kernel)
             _KernelPredicates(kernel, la, self.remark).run()
             # The pass's promise, checked: nothing it could not guard was left silent.
-            left = unguarded_accesses(kernel, BoundsAnalysis(LayoutAnalysis()))
+            left = unguarded_accesses(kernel, BoundsAnalysis(la))
             assert not left, f"predicate left unguarded global accesses: {left}"
 
 
@@ -476,13 +478,6 @@ def _space(v: Value) -> AddressSpace:
     t = v.type
     assert isinstance(t, TensorType)
     return t.space
-
-
-def mask_type(layout: Layout | ComposedLayout) -> TensorType:
-    """The i1 register fragment that predicates a copy of a tensor laid out as `layout`:
-    its shape, compact (a swizzled layout's inner shape)."""
-    shape = layout.shape if isinstance(layout, Layout) else layout.layout_b.shape
-    return TensorType(IntegerType(1), AddressSpace.REGISTER, LayoutSpec.of(make_layout(shape)))
 
 
 def _location_of(v: Value) -> Location | None:

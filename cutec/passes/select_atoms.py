@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutec.analysis.contiguity import contiguity_problem, uniform_predicate, vector_width
 from cutec.atoms.select import AUTO as SELECT_AUTO
 from cutec.atoms.select import (
     Choice,
@@ -57,7 +58,6 @@ from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncWaitOp
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.types import dtype_name, dtype_of, i64
 from cutec.passes.manager import Pass
-from cutec.passes.vectorize import contiguity_problem, uniform_predicate, vector_width
 from cutec.target import DEFAULT_TARGET, AddressSpace, Target, target
 
 assert SELECT_AUTO == AUTO  # one spelling in the atom library and the IR
@@ -75,8 +75,8 @@ class SelectAtoms(Pass):
 
     def run(self, module: ModuleOp) -> None:
         tgt = target(module.target or DEFAULT_TARGET)
-        la = LayoutAnalysis()
         for kernel in module.walk_type(KernelOp):
+            la = self.analyses.get(LayoutAnalysis, kernel)
             threads = _block_size(kernel)
             for op in list(kernel.walk()):
                 if isinstance(op, MakeTiledMmaOp) and op.auto is not None:

@@ -8,9 +8,9 @@
    One walk suffices: a shift or a mask matches no reduction, and the
    non-negativity facts do not change;
 3. per ``scf.for``, innermost first: licm — pure loop-invariant ops out of
-   the loop (`cutec.passes.licm`) — then reassociate — the invariant terms of
+   the loop (`cutec.transforms.licm`) — then reassociate — the invariant terms of
    the index math that stayed, grouped into one value before the loop
-   (`cutec.passes.reassociate`);
+   (`cutec.transforms.reassociate`);
 4. the constant reassociate left last in a pointer's offset is added after the
    pointer (thread.ptr_add's `ConstantOffsetLast`), so accesses that differ by
    a constant share one pointer and the constant becomes the address offset;
@@ -47,11 +47,12 @@ from cutec.ir.rewrite import (
     constant_value,
 )
 from cutec.ir.types import VectorType, bit_width
-from cutec.passes.canonicalize import materialize
+from cutec.passes.canonicalize import Canonicalize
 from cutec.passes.cse import CSE
-from cutec.passes.licm import hoist_invariants, loops_innermost_first
 from cutec.passes.manager import Pass, working_on
-from cutec.passes.reassociate import reassociate_loop
+from cutec.transforms.constants import materialize
+from cutec.transforms.licm import hoist_invariants, loops_innermost_first
+from cutec.transforms.reassociate import reassociate_loop
 
 
 def _power_of_two(op: Operation, *, unsigned: bool) -> int | None:
@@ -174,10 +175,7 @@ class Simplify(Pass):
     max_iterations: int = 10
 
     def run(self, module: ModuleOp) -> None:
-        config = GreedyConfig(
-            max_iterations=self.max_iterations, materialize=materialize, context=working_on
-        )
-        apply_patterns_greedily(module, PatternSet(canonicalization=True), config)
+        self.run_nested([Canonicalize(max_iterations=self.max_iterations)], module)
         reduce_strength(module)
         # licm, then reassociate the loop's index math around what stayed (inner loops
         # first, so an inner loop's new invariant sums can leave the outer loop).
@@ -187,8 +185,11 @@ class Simplify(Pass):
                 reassociate_loop(loop)
         # The constants reassociate put last in a pointer's offset: added after the
         # pointer (thread.ptr_add's ConstantOffsetLast), so CSE shares the rest.
+        config = GreedyConfig(
+            max_iterations=self.max_iterations, materialize=materialize, context=working_on
+        )
         apply_patterns_greedily(module, PatternSet([ConstantOffsetLast()]), config)
-        CSE().run(module)
+        self.run_nested([CSE()], module)
         fold_idempotent(module)
 
 

@@ -19,7 +19,7 @@ from cutec.ir.rewrite import (
     RewritePattern,
     apply_patterns_greedily,
 )
-from cutec.passes.canonicalize import materialize
+from cutec.transforms.constants import materialize
 
 
 class Record(RewritePattern):

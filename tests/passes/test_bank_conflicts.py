@@ -1,6 +1,6 @@
 """bank-conflicts: wavefront counts of warp requests to shared memory.
 
-Three layers: the bank model on address lists (`cutec.passes.smem_banks`),
+Three layers: the bank model on address lists (`cutec.analysis.smem_banks`),
 ldmatrix row addresses computed with the layout algebra for f16 tiles (the
 TiledCopy of sgemm_sm80's ldmatrix, over a K-major tile with and without
 Swizzle<3,3,3>), and the pass on lowered kernels (sgemm_2 TN's padded tiles)
@@ -13,6 +13,7 @@ import random
 
 import pytest
 
+from cutec.analysis.smem_banks import Request, matrix_request, phase_wavefronts, request
 from cutec.atoms.tiled_copy import make_copy_atom, make_tiled_copy, make_tiled_copy_A
 from cutec.atoms.tiled_mma import make_tiled_mma
 from cutec.cli import main
@@ -21,7 +22,6 @@ from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.parser import parse_module
 from cutec.layout import ComposedLayout, Layout, Swizzle, composition, tile_to_shape
 from cutec.passes.bank_conflicts import AccessReport, analyse
-from cutec.passes.smem_banks import Request, matrix_request, phase_wavefronts, request
 
 EXAMPLES = "examples"
 

@@ -7,13 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cutec.analysis.contiguity import vector_width
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.frontend import compile_source
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute_compute import CopyOp
 from cutec.ir.layout_of import LayoutAnalysis
-from cutec.passes.vectorize import Vectorize, vector_width
+from cutec.passes.vectorize import Vectorize
 from cutec.ptx.ptxas import assemble, find_ptxas
 from tests.ir.test_address_of import addresses
 

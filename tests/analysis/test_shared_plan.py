@@ -1,4 +1,4 @@
-"""Shared-memory placement (cutec/passes/shared_plan.py): a buffer takes the bytes
+"""Shared-memory placement (cutec/analysis/shared_plan.py): a buffer takes the bytes
 of one that no thread touches any more, only past a barrier that every thread
 reaches after its last access (and after its cp.async copies have landed); a
 kernel whose buffers exceed the target's shared memory is a located error."""

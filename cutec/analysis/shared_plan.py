@@ -69,9 +69,23 @@ from cutec.ir.dialects import gpu, scf, thread
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.traits import AddressSpace
-from cutec.passes.pipeline import smem_root
 
 _SHARED = (AddressSpace.SHARED, AddressSpace.GENERIC)
+
+# The ops that make a view of their first operand (a shared tensor's views keep its root).
+VIEW_OPS = (C.SliceOp, C.PartitionOp, C.LocalTileOp, C.LocalPartitionOp, C.DivideOp,
+            C.ComposeOp, C.RetileOp, C.ViewOp, C.RecastOp)  # fmt: skip
+
+
+def smem_root(value: Value) -> C.AllocSmemOp | None:
+    """The `cute.alloc_smem` a shared tensor is a view of (through view ops), if any."""
+    while True:
+        owner = value.owner
+        if isinstance(owner, C.AllocSmemOp):
+            return owner
+        if not isinstance(owner, VIEW_OPS):
+            return None
+        value = owner.operands[0]
 
 
 @dataclass(frozen=True)
