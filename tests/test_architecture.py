@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "atoms": 2,
     "ir": 3,
     "analysis": 4,
+    "heuristics": 4,
     "frontend": 5,
     "passes": 5,
     "ptx": 6,

@@ -1,6 +1,6 @@
 """``auto`` atoms in the IR builder: the MMA and MMA-operand copies chosen at build time.
 
-The atoms are `cutec.atoms.select`'s choices (docs/passes.md, select-atoms, says
+The atoms are `cutec.heuristics.select`'s choices (docs/passes.md, select-atoms, says
 why they are made here and not in the pass): an auto MMA's when its element
 types are known, an operand copy's (``tiled_copy_A/B(auto, mma)``) when the
 tensor its first partition_S reads is. Each make op carries ``{auto}`` so that
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from cutec.atoms.copy import copy_atom
 from cutec.atoms.mma import mma_atom_named
-from cutec.atoms.select import AUTO, SelectionError, select_mma, select_operand_copy
 from cutec.atoms.tiled_copy import (
     make_copy_atom,
     make_tiled_copy_A,
@@ -24,6 +23,7 @@ from cutec.atoms.tiled_copy import (
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.static_eval import algebra_errors, bits_of, error, loc_of
+from cutec.heuristics.select import AUTO, SelectionError, select_mma, select_operand_copy
 from cutec.ir import types as T
 from cutec.ir.attributes import StringAttr, UnitAttr
 from cutec.ir.dialects import cute as C

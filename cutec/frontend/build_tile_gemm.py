@@ -3,7 +3,7 @@ on global tensors, expanded into CTA tiles and a pipelined k-loop.
 
 The expansion is the library func ``gemm_tiled`` (``lib/gemm_tiled.cute``, CuTe's
 sgemm_sm80 structure written once in the language), inlined with the choices of
-`cutec.atoms.tile_plan` (shared-memory layout atoms and swizzle, copy thread and
+`cutec.heuristics.tile_plan` (shared-memory layout atoms and swizzle, copy thread and
 value layouts, the MMA's warp layout). It happens here, not in an IR pass, for the
 reason select-atoms chooses `auto` MMAs when the frontend builds them
 (docs/passes.md, *select-atoms*): every fragment's and partition's type depends on
@@ -19,14 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom
-from cutec.atoms.tile_plan import (
-    TILE_PLAN_ATTR,
-    TilePlanError,
-    choose_threads,
-    copy_bytes,
-    plan_epilogue,
-    plan_gemm,
-)
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
@@ -36,6 +28,14 @@ from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
 from cutec.frontend.static_eval import describe, error, loc_of
+from cutec.heuristics.tile_plan import (
+    TILE_PLAN_ATTR,
+    TilePlanError,
+    choose_threads,
+    copy_bytes,
+    plan_epilogue,
+    plan_gemm,
+)
 from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C

@@ -20,7 +20,7 @@ partition gives T for all four. A later use with other types is an error
 naming the first.
 
 Auto atoms. An ``auto`` MMA is typed at its first use with the atom
-`cutec.atoms.select.select_mma` chooses for its element types, the target and
+`cutec.heuristics.select.select_mma` chooses for its element types, the target and
 the block size; ``tiled_copy_A/B(auto, mma)`` at its first ``partition_S``
 with the one `select_operand_copy` chooses for the tensor it reads (ldmatrix,
 or ``auto``: plain loads). Fragments and partitions depend on these atoms, so

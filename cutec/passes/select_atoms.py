@@ -1,6 +1,6 @@
 """select-atoms: give every ``auto`` atom its instruction, and say why (``--remarks``).
 
-The choices are `cutec.atoms.select`'s, made in two places (docs/passes.md,
+The choices are `cutec.heuristics.select`'s, made in two places (docs/passes.md,
 select-atoms, says why):
 
 * An ``auto`` MMA and an ``auto`` copy of an MMA operand (``tiled_copy_A(auto,
@@ -30,8 +30,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cutec.atoms.select import AUTO as SELECT_AUTO
-from cutec.atoms.select import (
+from cutec.diagnostics import CompileError
+from cutec.heuristics.select import AUTO as SELECT_AUTO
+from cutec.heuristics.select import (
     Choice,
     SelectionError,
     select_global_copy,
@@ -39,7 +40,6 @@ from cutec.atoms.select import (
     select_operand_copy,
     shorten,
 )
-from cutec.diagnostics import CompileError
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp

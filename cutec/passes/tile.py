@@ -4,7 +4,7 @@
 is expanded into CTA tiles (local_tile by block index), swizzled shared-memory
 stages, copies and a pipelined k-loop when the frontend builds it (the fragments'
 types depend on the choices; docs/passes.md, *tile*). The choices of the
-heuristic (`cutec.atoms.tile_plan`) are recorded on the TiledMMA's make op as
+heuristic (`cutec.heuristics.tile_plan`) are recorded on the TiledMMA's make op as
 ``tile_plan``; this pass says them as remarks at the user's call and drops the
 attribute, so the IR after it is what a hand-written kernel gives.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cutec.atoms.tile_plan import TILE_PLAN_ATTR
+from cutec.heuristics.tile_plan import TILE_PLAN_ATTR
 from cutec.ir.attributes import ArrayAttr, StringAttr
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute import MakeTiledMmaOp

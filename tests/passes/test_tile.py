@@ -1,7 +1,7 @@
 """The whole-tensor GEMM (examples/gemm_auto.cute) by the values it computes on
 the CPU, in every majorness, f16 / bf16 (f32 accumulation, C f32 or 16-bit) and
 tf32, at sizes the tiles divide and sizes they do not; the heuristic's choices
-(`cutec.atoms.tile_plan`) said as remarks by the `tile` pass; misuses located.
+(`cutec.heuristics.tile_plan`) said as remarks by the `tile` pass; misuses located.
 
 Small integers keep every product and sum exact in each type, so the results are
 compared with float64 exactly (up to C's own rounding)."""

@@ -35,6 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cutec.atoms.copy_sm80 import cp_async
+from cutec.heuristics.select import cp_async_cache
 from cutec.layout import Layout
 from cutec.layout.swizzle import ComposedLayout, Swizzle
 
@@ -71,11 +73,6 @@ class GemmPlan:
     mma_tile: tuple[int, int, int]  # the TiledMMA's (M, N, K) tile: warps of (16, 16, 16 bytes)
     threads: int
     remark: str  # the MMA's warp layout and why
-
-
-# cp.async atom by bytes per instruction (PTX allows .cg, L2 only, for 16 bytes).
-CP_ASYNC = {16: "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 8: "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>",
-            4: "SM80_CP_ASYNC_CACHEALWAYS<uint32_t>"}  # fmt: skip
 
 
 def copy_bytes(bits: int, divisible: Callable[[int], bool]) -> tuple[int, str]:
@@ -162,7 +159,8 @@ def plan_operand(
         f"({row_bytes}-byte rows, {banks}); copied {nbytes} bytes "
         f"per thread by threads {thr}, values {val}{why}"
     )
-    return OperandPlan(atom, thr, val, CP_ASYNC[nbytes], remark)
+    copy = cp_async(8 * nbytes, cp_async_cache(nbytes)).name
+    return OperandPlan(atom, thr, val, copy, remark)
 
 
 def choose_threads(tile: tuple[int, int, int]) -> tuple[int, str]:
