@@ -29,7 +29,6 @@ from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
 from cutec.frontend.static_eval import describe, error, loc_of
 from cutec.heuristics.tile_plan import (
-    TILE_PLAN_ATTR,
     TilePlanError,
     choose_threads,
     copy_bytes,
@@ -256,7 +255,7 @@ def build_tile_gemm(
         return
     (op,) = mmas
     reasons = (*launch, plan.remark, plan.a.remark, plan.b.remark, epilogue.remark)
-    op.attributes[TILE_PLAN_ATTR] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
+    op.attributes["tile_plan"] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
 
 
 def _wave(v: Any, node: ast.Call) -> Any:

@@ -44,9 +44,6 @@ THREADS = 128  # the default block: 4 warps, 2x2 mma.sync atoms
 WARP_LAYOUTS = {128: (2, 2, 1), 256: (2, 4, 1)}  # threads -> MMA atoms (M, N, K) per CTA
 COPY_BYTES = 16  # cp.async's widest access
 LINE_BYTES = 128  # one shared-memory wavefront: 32 banks of 4 bytes
-# The attribute of the expansion's make_tiled_mma that carries the remarks for the
-# `tile` pass (a string array; the pass drops it).
-TILE_PLAN_ATTR = "tile_plan"
 
 
 class TilePlanError(ValueError):

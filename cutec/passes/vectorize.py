@@ -204,7 +204,7 @@ class Vectorize(Pass):
                 width = 1  # a vector could straddle the end of C
             axpby.attributes["vector"] = IntegerAttr(width, i64)
         for op in module.walk_type(CopyOp):
-            if "atom" in op.attributes:
+            if op.atom is not None:
                 continue  # a specific instruction (ldmatrix ...): its own rules apply
             tiled = op.tiled_type()
             if tiled is None or tiled.atom == AUTO:
