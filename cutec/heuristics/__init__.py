@@ -1,4 +1,5 @@
 """The compiler's choices, each made once by one pure function: which atoms an
-``auto`` names (`select`), how a whole-tensor gemm is tiled and which library body
-runs it on a target (`tile_plan`, `gemm`). The frontend and the passes call them
-and record the answer with its reasons in the IR; nothing chooses twice."""
+``auto`` names (`select`), a whole-tensor gemm's structure and library body per
+target (`planner`) and its CTA tile's plan (`tile_plan`). The frontend and the
+passes call them and record each answer with its reasons in declared op fields;
+the passes that report a choice read the record and never choose again."""

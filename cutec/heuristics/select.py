@@ -2,8 +2,8 @@
 
 The frontend types a tiled object with the atom these functions choose (an MMA's
 fragments and an ldmatrix copy's partitions depend on the atom, so they must be
-right from the start), and the select-atoms pass calls the same functions again
-to say, in a remark, what was chosen and what ruled out the better options.
+right from the start) and records the `Choice` on its make op, which the
+select-atoms pass says in a remark; the pass calls `select_global_copy` itself.
 Each returns a `Choice`: the atom's CuTe name (or ``auto`` where the answer is
 "plain loads and stores, width by vectorize") and the reasons.
 
