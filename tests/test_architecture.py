@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "ir": 3,
     "analysis": 4,
     "transforms": 4,
+    "heuristics": 4,
     "frontend": 5,
     "passes": 5,
     "ptx": 6,

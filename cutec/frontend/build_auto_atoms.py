@@ -1,10 +1,10 @@
 """``auto`` atoms in the IR builder: the MMA and MMA-operand copies chosen at build time.
 
-The atoms are `cutec.atoms.select`'s choices (docs/passes.md, select-atoms, says
+The atoms are `cutec.heuristics.select`'s choices (docs/passes.md, select-atoms, says
 why they are made here and not in the pass): an auto MMA's when its element
 types are known, an operand copy's (``tiled_copy_A/B(auto, mma)``) when the
-tensor its first partition_S reads is. Each make op carries ``{auto}`` so that
-select-atoms reports the choice.
+tensor its first partition_S reads is. Each make op carries ``{auto}`` and the
+choice's reasons (its ``choice`` field), which select-atoms reports.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from cutec.atoms.copy import copy_atom
 from cutec.atoms.mma import mma_atom_named
-from cutec.atoms.select import AUTO, SelectionError, select_mma, select_operand_copy
 from cutec.atoms.tiled_copy import (
     make_copy_atom,
     make_tiled_copy_A,
@@ -24,8 +23,15 @@ from cutec.atoms.tiled_copy import (
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.static_eval import algebra_errors, bits_of, error, loc_of
+from cutec.heuristics.select import (
+    AUTO,
+    Choice,
+    SelectionError,
+    select_mma,
+    select_operand_copy,
+)
 from cutec.ir import types as T
-from cutec.ir.attributes import StringAttr, UnitAttr
+from cutec.ir.attributes import ArrayAttr, StringAttr, UnitAttr
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_atom_types import TiledCopyType
 from cutec.ir.dialects.cute_compute import dtype_name
@@ -65,8 +71,8 @@ def select_auto_mma(
     """The auto MMA typed with the atom `select_mma` chooses for these element types.
 
     The choice is made here, not in select-atoms, because every fragment and
-    partition of the MMA depends on its atom; the make op says ``{auto}`` so that
-    select-atoms reports it (docs/passes.md, select-atoms)."""
+    partition of the MMA depends on its atom; the make op says ``{auto}`` and why,
+    which select-atoms reports (docs/passes.md, select-atoms)."""
     where = m.origin if m.origin is not None else node
     names = (dtype_name(d), dtype_name(a), dtype_name(b), dtype_name(c))
     try:
@@ -80,9 +86,17 @@ def select_auto_mma(
         t.library()
     check_threads(ctx, typed, "TiledMMA", where)
     op = C.MakeTiledMmaOp(t)
-    op.attributes["auto"] = UnitAttr()
+    _record(op, choice)
     ctx.emit_at_entry(op, where)
     return S.TiledMma(op.result, t, rec, m.origin)
+
+
+def _record(op: C.MakeTiledMmaOp | C.MakeTiledCopyOp, choice: Choice) -> None:
+    """Mark `op`'s atom as the compiler's (``{auto}``) and record why, in its declared
+    ``choice`` field: the summary, then the better options ruled out."""
+    op.attributes["auto"] = UnitAttr()
+    reasons = (choice.summary, *choice.ruled_out)
+    op.attributes["choice"] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
 
 
 def operand_copy(
@@ -131,7 +145,7 @@ def operand_copy(
             tuple(int(x) for x in tiled.tiler_mn),
         )
     op = C.MakeTiledCopyOp(typed_t, tc.mma.value)
-    op.attributes["auto"] = UnitAttr()
+    _record(op, choice)
     op.attributes["operand"] = StringAttr(which)
     op.location = loc_of(tc.origin)
     maker = tc.mma.value.owner  # a named MMA is made where it is written, not at the entry

@@ -1,10 +1,11 @@
 """The whole-tensor GEMM: ``gemm(A, B, C, alpha, beta, tile = (BM, BN, BK), stages = S)``
 on global tensors, expanded into CTA tiles and a pipelined k-loop.
 
-The expansion is the library func ``gemm_tiled`` (``lib/gemm_tiled.cute``, CuTe's
-sgemm_sm80 structure written once in the language), inlined with the choices of
-`cutec.atoms.tile_plan` (shared-memory layout atoms and swizzle, copy thread and
-value layouts, the MMA's warp layout). It happens here, not in an IR pass, for the
+The expansion is a library func, inlined with the choices of the planner
+(`cutec.heuristics.planner.plan_kernel`): the body for the target (every target's is
+``gemm_tiled``, ``lib/gemm_tiled.cute``, CuTe's sgemm_sm80 structure written once in
+the language), the block, the shared-memory layout atoms and swizzle, the copy
+thread and value layouts, the MMA's warp layout. It happens here, not in an IR pass, for the
 reason select-atoms chooses `auto` MMAs when the frontend builds them
 (docs/passes.md, *select-atoms*): every fragment's and partition's type depends on
 the atoms and tiles chosen, so the views must be built after the choice, through
@@ -19,14 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom
-from cutec.atoms.tile_plan import (
-    TILE_PLAN_ATTR,
-    TilePlanError,
-    choose_threads,
-    copy_bytes,
-    plan_epilogue,
-    plan_gemm,
-)
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
@@ -36,6 +29,8 @@ from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
 from cutec.frontend.static_eval import describe, error, loc_of
+from cutec.heuristics.planner import SPLIT_MIN_K, GemmFacts, KernelPlan, LibraryBody, plan_kernel
+from cutec.heuristics.tile_plan import TilePlanError
 from cutec.ir import types as T
 from cutec.ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StringAttr
 from cutec.ir.dialects import cute as C
@@ -57,7 +52,7 @@ if TYPE_CHECKING:
     from cutec.frontend.context import BuildContext
     from cutec.ir.core import Block, Operation
 
-LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
+LIBRARY = Path(__file__).parent / "lib"  # the library bodies' .cute files
 # The whole-tensor gemm's keywords: the CTA tile, the pipeline's stages, the
 # accumulators' element type (f32, or the operands' own: f16 accumulation, the
 # instruction CuTe's sgemm_sm80 tutorial uses), and the block size of a kernel that has
@@ -72,37 +67,29 @@ LIBRARY = Path(__file__).parent / "lib" / "gemm_tiled.cute"
 # runtime owns; W is the first kernel's resident CTAs (docs/abi.md, *Implicit
 # arguments*). The same by hand: `wave = W` in the first kernel, `wave = W,
 # stream_k = (WS, FL)` in a second (examples/gemm_stream_k.cute). `split_min_k`
-# (default SPLIT_MIN_K) is the least K a split must save (the same in both kernels).
+# (default: the planner's SPLIT_MIN_K) is the least K a split must save (the same in
+# both kernels).
 KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", "stream_k",
             "split_min_k")  # fmt: skip
-# gemm_tiled's rule splits a last wave only when the k-loop it saves is worth this
-# much of K (about what a share's second prologue and epilogue and the partial
-# tile's store and load cost: lib/gemm_tiled.cute). Measured on an H200 at
-# 8192 x 8192 x K (docs/notes/2026-11-28-stream-k-one-call.md): a split saving
-# 497 of K lost 2.5%, 993 lost 0.5-1%, 1489 broke even and 1986 gained 0.2-0.7%.
-SPLIT_MIN_K = 2048
-# The tail kernel's k-tile under `stream_k = true` is the first kernel's, but for
-# 32-bit (tf32) operands of this many bits of K or more: their loop over a share's
-# pieces needs more registers than BK = 32 leaves (12 bytes spilled in NN), so it runs
-# BK / 2 with a stage more.
-TAIL_HALVES_BK_BITS = 1024
 
 
 @cache
-def _gemm_tiled() -> S.FuncRef:
-    names, errors = program_globals(load_file(LIBRARY).program)
+def _library_func(body: LibraryBody) -> tuple[S.FuncRef, Path]:
+    """The func of a library body, and its file."""
+    path = LIBRARY / body.file
+    names, errors = program_globals(load_file(path).program)
     assert not errors, errors
-    return names["gemm_tiled"]
+    return names[body.func], path
 
 
 def _ops(block: Block) -> list[Operation]:
     return [op for top in list(block.ops) for op in top.walk()]
 
 
-def _at_call(d: Diagnostic, node: ast.Node) -> Diagnostic:
+def _at_call(d: Diagnostic, node: ast.Node, body: Path) -> Diagnostic:
     """A mistake found inside the expansion (a tile too large for shared memory ...),
     located at the user's call; the library line it arose at becomes a note."""
-    if d.location is None or d.location.file != str(LIBRARY):
+    if d.location is None or d.location.file != str(body):
         return d
     note = Note("in the whole-tensor gemm's expansion (docs/passes.md, *tile*)", d.location)
     return Diagnostic(d.message, loc_of(node), severity=d.severity, notes=[*d.notes, note])
@@ -206,7 +193,6 @@ def build_tile_gemm(
         if ctx.stream_k_tail:
             stream_k = _implicit_workspace(ctx, acc, tile, node)
             persistent = False
-            tile, stages, stream_k_remark = _tail_tile(tile, stages, bits)
         else:
             tail = f"{_kernel(ctx).sym_name}__tail"
             stream_k_remark = (
@@ -215,18 +201,29 @@ def build_tile_gemm(
             )
     schedule = "stream-K" if stream_k is not None else "persistent" if persistent else "tiles"
     k = a.layout.shape[1]
-    launch = _infer_launch(
-        ctx, tile, c, k, kwargs.get("num_threads"), schedule, wave, split_min_k, node
+    facts = GemmFacts(
+        ctx.target,
+        bits,
+        dtype_of_ir(str(acc)).bits,
+        a_k,
+        b_k,
+        tile,  # type: ignore[arg-type]
+        stages,
+        _block(ctx, kwargs.get("num_threads"), node),
+        managed and ctx.stream_k_tail,
+        lambda v: _divisible(a, a_k, v, bits),
+        lambda v: _divisible(b, b_k, v, bits),
     )
-    if stream_k_remark is not None:
-        launch.append(stream_k_remark)
     try:
-        a_copy = copy_bytes(bits, lambda v: _divisible(a, a_k, v, bits))
-        b_copy = copy_bytes(bits, lambda v: _divisible(b, b_k, v, bits))
-        plan = plan_gemm(bits, bits, a_k, b_k, tile, a_copy, b_copy, threads=ctx.num_threads)
-        epilogue = plan_epilogue(dtype_of_ir(str(acc)).bits, tile[0], plan)
+        kernel_plan = plan_kernel(facts)
     except TilePlanError as e:
         raise error(str(e), node) from None
+    tile, stages = kernel_plan.tile, kernel_plan.stages
+    launch = _infer_launch(ctx, kernel_plan, c, k, schedule, wave, split_min_k)
+    stream_k_remark = kernel_plan.tail_why or stream_k_remark
+    if stream_k_remark is not None:
+        launch.append(stream_k_remark)
+    plan, epilogue = kernel_plan.gemm, kernel_plan.epilogue
     cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
     cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
     ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
@@ -241,11 +238,14 @@ def build_tile_gemm(
     assert ctx.body_block is not None
     before = set(_ops(ctx.body_block))
     n_errors = len(ctx.errors)
+    func, path = _library_func(kernel_plan.body)
     try:
-        inline_call(ctx, _gemm_tiled(), node, operands, {}, ct)
+        inline_call(ctx, func, node, operands, {}, ct)
     except CompileError as e:
-        raise CompileError("", diagnostics=[_at_call(d, node) for d in e.diagnostics]) from None
-    ctx.errors[n_errors:] = [_at_call(d, node) for d in ctx.errors[n_errors:]]
+        raise CompileError(
+            "", diagnostics=[_at_call(d, node, path) for d in e.diagnostics]
+        ) from None
+    ctx.errors[n_errors:] = [_at_call(d, node, path) for d in ctx.errors[n_errors:]]
     # The expansion is the user's gemm: its ops (what the passes report and the PTX's
     # .loc lines) are located at the call.
     made = [op for op in _ops(ctx.body_block) if op not in before]
@@ -255,8 +255,8 @@ def build_tile_gemm(
     if not mmas:  # the expansion failed; its errors are in ctx.errors
         return
     (op,) = mmas
-    reasons = (*launch, plan.remark, plan.a.remark, plan.b.remark, epilogue.remark)
-    op.attributes[TILE_PLAN_ATTR] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
+    reasons = (*launch, *kernel_plan.reasons())
+    op.attributes["tile_plan"] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
 
 
 def _wave(v: Any, node: ast.Call) -> Any:
@@ -322,21 +322,6 @@ def _implicit_workspace(
     return out[0], out[1]
 
 
-def _tail_tile(tile: tuple[int, ...], stages: int, bits: int) -> tuple[tuple[int, ...], int, str]:
-    """The tail kernel's tile and stages under `stream_k = true`, and the remark saying
-    so: the first kernel's, or for 32-bit operands at TAIL_HALVES_BK_BITS BK halved with
-    a stage more."""
-    bm, bn, bk = tile
-    if bk % 2 == 0 and bits >= 32 and bk * bits >= TAIL_HALVES_BK_BITS:
-        why = f"32-bit operands: at BK = {bk} the loop over a share's pieces may spill"
-        return (
-            (bm, bn, bk // 2),
-            stages + 1,
-            f"stream-K tail: BK = {bk // 2}, {stages + 1} stages ({why})",
-        )
-    return tile, stages, f"stream-K tail: the first kernel's BK = {bk} and {stages} stages"
-
-
 def _stream_k_workspace(v: Any, acc: Any, node: ast.Call) -> tuple[Any, Any] | None:
     """``stream_k = (WS, FL)``: global tensors of the accumulators' type (a partial tile
     per CTA: WS[_, cta] holds BM * BN elements) and of i32 (a flag per CTA, zero before
@@ -369,36 +354,39 @@ def _tail_splits(tiles: Any, wave: Any, k: Any, min_k: int = SPLIT_MIN_K) -> Any
     return out
 
 
+def _block(ctx: BuildContext, threads: Any, node: ast.Call) -> int | None:
+    """The block the kernel fixes for its gemm: its `threads` clause, or `num_threads =`
+    (which must agree with the clause); None leaves it to the planner."""
+    n = None if threads is None else _static_ints(threads, 1, "num_threads", node)[0]
+    if "threads" in ctx.inferable:
+        return n
+    if n is not None and n != ctx.num_threads:
+        raise error(
+            f"num_threads = {n}, but the kernel's 'threads' clause runs {ctx.num_threads}",
+            node,
+        )
+    return ctx.num_threads
+
+
 def _infer_launch(
     ctx: BuildContext,
-    tile: tuple[int, ...],
+    plan: KernelPlan,
     c: S.Tensor,
     k: Any,
-    threads: Any,
     schedule: str,
     wave: Any,
     min_k: int,
-    node: ast.Call,
 ) -> list[str]:
-    """The launch clauses the kernel left out (``ctx.inferable``), chosen for this gemm:
-    `threads` (`num_threads =`, else `choose_threads`) and the grid, one CTA per tile of C
+    """The launch clauses the kernel left out (``ctx.inferable``), as the plan has them:
+    `threads` (`num_threads =`, else the planner's) and the grid, one CTA per tile of C
     (persistent: one wave, ``min(tiles, resident_ctas)``; stream-K: one wave, or none
     when the full waves' kernel takes every tile); the remarks saying so."""
     kernel = _kernel(ctx)
     remarks = []
-    # A block size other than 128 or 256 is plan_gemm's located error.
-    if threads is not None:
-        n = _static_ints(threads, 1, "num_threads", node)[0]
-        if "threads" not in ctx.inferable and n != ctx.num_threads:
-            raise error(
-                f"num_threads = {n}, but the kernel's 'threads' clause runs {ctx.num_threads}",
-                node,
-            )
+    tile = plan.tile
     if "threads" in ctx.inferable:
-        if threads is None:
-            n, why = choose_threads(tile)  # type: ignore[arg-type]
-        else:
-            why = f"{n} threads: the gemm's num_threads"
+        n = plan.threads
+        why = plan.threads_why or f"{n} threads: the gemm's num_threads"
         kernel.attributes["reqntid"] = DenseArrayAttr(T.i32, (n, 1, 1))
         ctx.num_threads = n
         ctx.inferable.discard("threads")

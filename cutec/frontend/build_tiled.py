@@ -20,12 +20,12 @@ partition gives T for all four. A later use with other types is an error
 naming the first.
 
 Auto atoms. An ``auto`` MMA is typed at its first use with the atom
-`cutec.atoms.select.select_mma` chooses for its element types, the target and
+`cutec.heuristics.select.select_mma` chooses for its element types, the target and
 the block size; ``tiled_copy_A/B(auto, mma)`` at its first ``partition_S``
 with the one `select_operand_copy` chooses for the tensor it reads (ldmatrix,
 or ``auto``: plain loads). Fragments and partitions depend on these atoms, so
-they are right from the start; the make ops carry ``{auto}`` for select-atoms
-to report (docs/passes.md, select-atoms). An auto copy made by
+they are right from the start; the make ops carry ``{auto}`` and the choice's
+reasons, which select-atoms reports (docs/passes.md, select-atoms). An auto copy made by
 ``tiled_copy(auto, ...)`` stays ``auto`` (typed as one that moves all of a
 thread's values at once): select-atoms picks cp.async or a UniversalCopy width
 per copy, which its partitions do not depend on.

@@ -527,8 +527,8 @@ class _KernelLowering:
             raise CompileError(
                 f"axpby computes in floating point, not {compute} to {element}", op.location
             )
-        attr = op.attributes.get("vector")  # under a predicate: the vector's first element's
-        width = attr.value if isinstance(attr, IntegerAttr) else 1
+        attr = op.vector  # under a predicate: the vector's first element's
+        width = attr.value if attr is not None else 1
         b = scope.builder
         zero = self.constant(0.0, compute, scope)
         beta_zero = b.insert(arith.CmpFOp("oeq", op.beta, zero)).result

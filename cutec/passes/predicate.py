@@ -188,7 +188,7 @@ class _KernelPredicates:
         its tensor: element i moves where the user's predicate and its in-bounds test
         both hold (the user's predicate need not test bounds; where it does, the two
         tests are the same arithmetic, which CSE merges)."""
-        if "residue" in op.attributes:
+        if op.residue is not None:
             return  # this pass's own guard
         users = op.pred
         assert users is not None
@@ -249,7 +249,7 @@ class _KernelPredicates:
             name = root_name(b.root)
             extents = self.bounds.root_extents(b.root)
             partial = set(range(len(extents))) if b.all_partial else set(b.partial)
-            if getattr(op, "pred", None) is not None and "residue" not in op.attributes:
+            if getattr(op, "pred", None) is not None and getattr(op, "residue", None) is None:
                 how = "under the kernel's own predicate"
                 if partial:
                     how += " and guarded against " + ", ".join(
@@ -542,7 +542,7 @@ def unguarded_accesses(kernel: Operation, bounds: BoundsAnalysis) -> list[str]:
         if getattr(op, "pred", None) is not None:
             continue
         parent = op.parent_op
-        guarded = isinstance(parent, scf.IfOp) and "residue" in parent.attributes
+        guarded = isinstance(parent, scf.IfOp) and parent.residue is not None
         if isinstance(op, LoadOp | StoreOp) and guarded:
             continue
         for view, _ in _global_operands(op):

@@ -1,14 +1,13 @@
 """select-atoms: give every ``auto`` atom its instruction, and say why (``--remarks``).
 
-The choices are `cutec.atoms.select`'s, made in two places (docs/passes.md,
-select-atoms, says why):
+The choices are `cutec.heuristics.select`'s, each made once (docs/passes.md,
+select-atoms, says where):
 
 * An ``auto`` MMA and an ``auto`` copy of an MMA operand (``tiled_copy_A(auto,
-  mma)``) are typed by the frontend with the atom chosen, since their fragments
-  and partitions depend on it; their make ops carry ``{auto}``. This pass makes
-  the same choice again from the IR (the element types, the module's target,
-  the kernel's block size, the tensor the copy's partition_S reads), checks it
-  is the one in the type, and reports it at the source line.
+  mma)``) are chosen and typed by the frontend, since their fragments and
+  partitions depend on the atom; their make ops carry ``{auto}`` and the choice's
+  reasons (``choice``). This pass reports them, the MMA's at its make op and a
+  copy's at each copy by it, and drops ``choice``: it never chooses them again.
 * A global → shared copy whose tiled copy is ``auto`` becomes a cp.async
   (``cute.copy_async``, its token added to the ``cp_async_fence`` after it) of 16
   bytes where both sides allow it, else 8 or 4 (`vectorize`'s contiguity test),
@@ -31,20 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cutec.analysis.contiguity import contiguity_problem, uniform_predicate, vector_width
-from cutec.atoms.select import AUTO as SELECT_AUTO
-from cutec.atoms.select import (
-    Choice,
-    SelectionError,
-    select_global_copy,
-    select_mma,
-    select_operand_copy,
-    shorten,
-)
 from cutec.diagnostics import CompileError
-from cutec.ir.attributes import DenseArrayAttr, IntegerAttr, StringAttr
-from cutec.ir.core import Operation, OpResult, Value
+from cutec.heuristics.select import AUTO as SELECT_AUTO
+from cutec.heuristics.select import select_global_copy, shorten
+from cutec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from cutec.ir.core import Operation, OpResult
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
-from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
+from cutec.ir.dialects.cute_atom_types import AUTO, TiledMmaType
 from cutec.ir.dialects.cute_compute import (
     CopyAsyncOp,
     CopyIfOp,
@@ -52,11 +44,10 @@ from cutec.ir.dialects.cute_compute import (
     MakeTiledCopyOp,
     MakeTiledMmaOp,
 )
-from cutec.ir.dialects.cute_tensor import PartitionOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.thread_async import CpAsyncCommitOp, CpAsyncWaitOp
 from cutec.ir.layout_of import LayoutAnalysis
-from cutec.ir.types import dtype_name, dtype_of, i64
+from cutec.ir.types import dtype_of, i64
 from cutec.passes.manager import Pass
 from cutec.target import DEFAULT_TARGET, AddressSpace, Target, target
 
@@ -77,36 +68,43 @@ class SelectAtoms(Pass):
         tgt = target(module.target or DEFAULT_TARGET)
         for kernel in module.walk_type(KernelOp):
             la = self.analyses.get(LayoutAnalysis, kernel)
-            threads = _block_size(kernel)
+            made: list[MakeTiledMmaOp | MakeTiledCopyOp] = []
             for op in list(kernel.walk()):
                 if isinstance(op, MakeTiledMmaOp) and op.auto is not None:
-                    self._report_mma(op, tgt, threads)
-                elif isinstance(op, CopyOp | CopyIfOp) and "atom" not in op.attributes:
+                    self._report_mma(op)
+                    made.append(op)
+                elif isinstance(op, MakeTiledCopyOp) and op.auto is not None:
+                    made.append(op)
+                elif isinstance(op, CopyOp | CopyIfOp) and op.atom is None:
                     self._copy(op, tgt, la)
+            for maker in made:  # reported: the IR is a hand-written kernel's
+                maker.attributes.pop("choice", None)
 
     # ------------------------------------------------------------------ MMA
-    def _report_mma(self, op: MakeTiledMmaOp, tgt: Target, threads: int | None) -> None:
+    def _report_mma(self, op: MakeTiledMmaOp) -> None:
         t = op.result.type
         assert isinstance(t, TiledMmaType)
-        names = tuple(dtype_name(x) for x in (t.d_type, t.a_type, t.b_type, t.c_type))
-        try:
-            choice = select_mma(tgt, *names, t.atom_layout.with_values(()), threads)
-        except SelectionError as e:
-            raise CompileError(str(e), op.location) from None
-        _agree(op, choice.atom, t.atom)
-        self.remark(choice.remark(), op.location)
+        if t.atom == AUTO:
+            raise CompileError(
+                "an {auto} MMA's atom is chosen when the frontend builds it (its fragments "
+                "depend on it): name the atom in IR input",
+                op.location,
+            )
+        reasons = _choice(op)
+        if reasons:
+            self.remark("; ".join(reasons), op.location)
 
     # ------------------------------------------------------------------ copies
     def _copy(self, op: CopyOp | CopyIfOp, tgt: Target, la: LayoutAnalysis) -> None:
         tiled = op.tiled_type()
         maker = _maker(op)
         if tiled is not None and tiled.atom != AUTO:
-            if maker is not None and maker.auto is not None:
-                self.remark(_operand_choice(maker, tgt, la).remark(), op.location)
+            if maker is not None and maker.auto is not None and _choice(maker):
+                self.remark("; ".join(_choice(maker)), op.location)
             return
         ruled_out: tuple[str, ...] = ()
         if maker is not None and maker.auto is not None and maker.mma is not None:
-            ruled_out = _operand_choice(maker, tgt, la).ruled_out  # why no ldmatrix
+            ruled_out = _choice(maker)[1:]  # why no ldmatrix
         elif tiled is not None and _spaces(op) == (AddressSpace.GLOBAL, AddressSpace.SHARED):
             ruled_out = self._cp_async(op, tgt, la)
             if ruled_out is None:
@@ -138,7 +136,7 @@ class SelectAtoms(Pass):
         pred = op.pred if isinstance(op, CopyIfOp) else None
         new = CopyAsyncOp(op.tiled, op.src, op.dst, pred)
         new.attributes["atom"] = StringAttr(choice.atom)
-        new.attributes["vector"] = IntegerAttr(width, i64)
+        new.attributes["vector"] = IntegerAttr(width, i64)  # declared fields of the copy ops
         new.location = op.location
         op.parent.insert_before(op, new)  # type: ignore[union-attr]
         op.erase()
@@ -160,14 +158,13 @@ class SelectAtoms(Pass):
             if width < found.elements:
                 why = (
                     "a predicated copy moves one element per access"
-                    if "residue" not in op.attributes
+                    if op.residue is None
                     else f"{found.elements * bits}-bit accesses not used: a vector of "
                     f"{found.elements} elements may straddle the tensor's end (its "
                     "unit-stride extent is not known to be a multiple of it)"
                 )
         else:
-            attr = op.attributes.get("vector")
-            width = attr.value if isinstance(attr, IntegerAttr) else found.elements
+            width = op.vector.value if op.vector is not None else found.elements
         if width * bits not in _UINT:
             return  # sub-byte elements: no UniversalCopy value type
         atom = f"UniversalCopy<{_UINT[width * bits]}>"
@@ -186,7 +183,7 @@ def _uniform_width(la: LayoutAnalysis, op: CopyIfOp, widest: int) -> int:
     element); for the predicate pass's in-bounds test (``{residue}``), the widest
     vector none of which straddles its global side's end, so that each moves under
     its first element's predicate (vectorize's `uniform_predicate`, as for axpby)."""
-    if "residue" not in op.attributes:
+    if op.residue is None:
         return 1
     sides = [
         v
@@ -197,16 +194,6 @@ def _uniform_width(la: LayoutAnalysis, op: CopyIfOp, widest: int) -> int:
     while p > 1 and not all(uniform_predicate(la, v, p) for v in sides):
         p //= 2
     return p
-
-
-def _block_size(kernel: KernelOp) -> int | None:
-    attr = kernel.attributes.get("reqntid")
-    if isinstance(attr, DenseArrayAttr):
-        n = 1
-        for v in attr.values:
-            n *= v
-        return n
-    return None
 
 
 def _maker(op: CopyOp | CopyIfOp) -> MakeTiledCopyOp | None:
@@ -222,50 +209,13 @@ def _spaces(op: CopyOp | CopyIfOp) -> tuple[AddressSpace, AddressSpace]:
     return s.space, d.space
 
 
-def _operand_choice(maker: MakeTiledCopyOp, tgt: Target, la: LayoutAnalysis) -> Choice:
-    """select_operand_copy again, on the tensor the copy's first partition_S reads."""
-    mma, t = maker.mma, maker.result.type
-    operand = maker.attributes.get("operand")
-    assert isinstance(t, TiledCopyType)
-    if mma is None or not isinstance(operand, StringAttr):
-        raise CompileError(
-            "an {auto} tiled copy names the tiled MMA and operand it was chosen for",
-            maker.location,
-        )
-    source = _first_partition_source(maker.result)
-    if source is None:
-        raise CompileError("an {auto} tiled copy of an MMA operand partitions no tensor",
-                           maker.location)  # fmt: skip
-    st = source.type
-    mt = mma.type
-    assert isinstance(st, TensorType) and isinstance(mt, TiledMmaType)
-    choice = select_operand_copy(
-        tgt,
-        mt.library(),
-        operand.value,
-        dtype_of(t.element).bits,
-        la.layout_of(source),  # as the frontend saw it, symbolic leaves included
-        st.space is AddressSpace.SHARED,
-    )
-    _agree(maker, choice.atom, t.atom)
-    return choice
-
-
-def _first_partition_source(tiled: Value) -> Value | None:
-    for use in tiled.uses:
-        owner = use.owner
-        if isinstance(owner, PartitionOp) and owner.attributes.get("operand") == StringAttr("S"):
-            return owner.operands[0]
-    return None
-
-
-def _agree(op: Operation, chosen: str, typed: str) -> None:
-    if chosen != typed:
-        raise CompileError(
-            f"this {{auto}} atom is {typed}, but select-atoms chooses {chosen} here "
-            "(an {auto} atom must be the selection's: name the atom instead)",
-            op.location,
-        )
+def _choice(op: MakeTiledMmaOp | MakeTiledCopyOp) -> tuple[str, ...]:
+    """The frontend's recorded choice: its summary, then what better was ruled out; none
+    where it was reported already (IR read back after select-atoms)."""
+    choice = op.choice
+    if not isinstance(choice, ArrayAttr):
+        return ()
+    return tuple(e.value for e in choice.elements if isinstance(e, StringAttr))
 
 
 def _commit_after(op: Operation) -> CpAsyncCommitOp | None:

@@ -45,7 +45,7 @@ class Vectorize(Pass):
                 width = 1  # a vector could straddle the end of C
             axpby.attributes["vector"] = IntegerAttr(width, i64)
         for op in module.walk_type(CopyOp):
-            if "atom" in op.attributes:
+            if op.atom is not None:
                 continue  # a specific instruction (ldmatrix ...): its own rules apply
             la = analyses.get(LayoutAnalysis, op)
             tiled = op.tiled_type()

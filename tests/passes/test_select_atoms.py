@@ -13,8 +13,10 @@ import pytest
 from cutec.cli import main
 from cutec.cpu.reference import run_kernel
 from cutec.driver import Options, Result, Source, Stage, compile
+from cutec.ir.attributes import ArrayAttr, StringAttr
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.dialects.cute_compute import CopyAsyncOp, CopyOp, MakeTiledCopyOp, MakeTiledMmaOp
+from cutec.passes.select_atoms import SelectAtoms
 
 ROOT = Path(__file__).parents[2]
 AUTO_ATOMS = ROOT / "examples" / "auto_atoms.cute"
@@ -83,8 +85,35 @@ def test_printed_ir_after_select_atoms_round_trips_and_selects_the_same() -> Non
     result = _compile(AUTO_ATOMS.read_text())
     text = str(result.text)
     again = compile(Source(text, "auto_atoms.mlir", "mlir"), Stage.CUTE, Options(target="sm_80"))
-    assert str(again.text) == text  # select-atoms again: the {auto} choices are confirmed
+    assert str(again.text) == text  # select-atoms again: the {auto} atoms are kept
     assert "cute.make_tiled_mma {auto}" in text and '{auto, operand = "A"}' in text
+    assert "choice" not in text  # reported, and dropped
+    assert not [d for d in again.remarks if d.message.startswith(("MMA", "copy by SM75"))]
+
+
+def test_the_frontend_records_each_choice_and_select_atoms_reports_the_record() -> None:
+    """The auto atoms are chosen once, by the frontend: their make ops carry the reasons
+    (``choice``), and select-atoms says those, not a choice of its own."""
+    options = Options(target="sm_80", pipeline="")  # before any pass
+    built = compile(Source.from_file(AUTO_ATOMS), Stage.CUTE, options)
+    assert built.module is not None
+    mma = next(op for op in built.module.walk() if isinstance(op, MakeTiledMmaOp))
+    assert mma.choice is not None
+    summary = mma.choice.elements[0].value  # type: ignore[union-attr]
+    assert summary.startswith("MMA by SM80_16x8x16_F32F16F16F32_TN (mma.sync m16n8k16")
+    copies = [op for op in built.module.walk() if isinstance(op, MakeTiledCopyOp) and op.auto]
+    assert sorted(op.choice.elements[0].value for op in copies) == [  # type: ignore[union-attr]
+        "copy by SM75_U32x2_LDSM_N (ldmatrix.x2, K-major B)",
+        "copy by SM75_U32x4_LDSM_N (ldmatrix.x4, K-major A)",
+    ]
+    # A record the pass could not have made itself is said as written, and dropped.
+    mma.attributes["choice"] = ArrayAttr((StringAttr("MMA by the record (not recomputed)"),))
+    select = SelectAtoms()
+    select.run(built.module)
+    said = [d.message for d in select.take_remarks()]
+    assert said[0] == "MMA by the record (not recomputed)"
+    assert "copy by SM75_U32x4_LDSM_N (ldmatrix.x4, K-major A)" in said
+    assert mma.choice is None and all(op.choice is None for op in copies)
 
 
 # --------------------------------------------------------------------------- the interpreter

@@ -1,7 +1,7 @@
 """The whole-tensor GEMM (examples/gemm_auto.cute) by the values it computes on
 the CPU, in every majorness, f16 / bf16 (f32 accumulation, C f32 or 16-bit) and
 tf32, at sizes the tiles divide and sizes they do not; the heuristic's choices
-(`cutec.atoms.tile_plan`) said as remarks by the `tile` pass; misuses located.
+(`cutec.heuristics.tile_plan`) said as remarks by the `tile` pass; misuses located.
 
 Small integers keep every product and sum exact in each type, so the results are
 compared with float64 exactly (up to C's own rounding)."""
@@ -18,6 +18,7 @@ import cutec.runtime as rt
 from cutec.cpu import native
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
+from cutec.heuristics import planner
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.printer import print_op
 
@@ -555,3 +556,24 @@ def test_each_remark_is_said_once() -> None:
     said = [(str(r.message), r.location) for r in result.remarks]
     assert len(said) == len(set(said)) > 10
     assert sum("stream-K tail" in m for m, _ in said) == 1
+
+
+def test_the_planner_picks_the_library_body_per_target(monkeypatch) -> None:
+    """A library builtin's body is the planner's choice per target: with a rule giving
+    sm_90a a test-only body, sm_90a's gemm is that body (its mistake located at the
+    call, the body's line a note) and sm_80's is still gemm_tiled."""
+    test_body = planner.LibraryBody(str(Path(__file__).parent / "data" / "gemm_test_body.cute"),
+                                    "gemm_test_body")  # fmt: skip
+    rule = planner.BodyRule(lambda t: t.name == "sm_90a", test_body, "a test body")
+    monkeypatch.setattr(planner, "GEMM_BODIES", (rule, *planner.GEMM_BODIES))
+    text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32))")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_90a"))
+    (d,) = info.value.diagnostics
+    assert d.message == "static assertion failed: the test body was chosen"
+    assert d.location is not None and (d.location.line, d.location.col) == (6, 3)
+    assert [n.location.file for n in d.notes if n.location] == [test_body.file]
+    built = compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
+    assert built.module is not None and "tile: CTA tile (128, 128, 32)" in "\n".join(
+        d.message for d in built.remarks
+    )

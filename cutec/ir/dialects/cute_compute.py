@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cutec.atoms.copy import CopyAtomError, copy_atom
 from cutec.atoms.mma import UnsupportedMmaError, lookup_mma_atom
-from cutec.ir.attributes import StringAttr, UnitAttr
+from cutec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from cutec.ir.core import Value
 from cutec.ir.dialects.cute_atom_types import AUTO, TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_base import CuteOp, same_shape_mismatch
@@ -22,6 +22,13 @@ from cutec.ir.types import FloatType, IndexType, IntegerType, dtype_name, dtype_
 from cutec.target import AddressSpace
 
 # --------------------------------------------------------------------------- atom objects
+
+
+# An array of sentences (a decision's reasons).
+_STRINGS = (
+    lambda a: all(isinstance(e, StringAttr) for e in a.elements),
+    "must be an array of strings",
+)
 
 
 class MakeTiledCopyOp(CuteOp):
@@ -42,7 +49,11 @@ class MakeTiledCopyOp(CuteOp):
     name = "cute.make_tiled_copy"
     traits = (Pure(),)
     mma = opt_operand_def(TiledMmaType)
-    auto = opt_attr_def(UnitAttr)  # the source said `auto`: the atom is select-atoms' choice
+    auto = opt_attr_def(UnitAttr)  # the source said `auto`: the atom is the compiler's choice
+    operand = opt_attr_def(StringAttr)  # with `mma`: the operand (A, B or C) it copies
+    # The frontend's choice of an auto atom, said once: its summary, then the better
+    # options ruled out and why (select-atoms reports it at the copies and drops it).
+    choice = opt_attr_def(ArrayAttr, check=_STRINGS)
     result = result_def(TiledCopyType)
 
     def __init__(self, t: TiledCopyType, mma: Value | None = None) -> None:
@@ -56,10 +67,8 @@ class MakeTiledCopyOp(CuteOp):
                 copy_atom(t.atom)
             except CopyAtomError as e:
                 raise self.error(str(e)) from None
-        operand = self.attributes.get("operand")
-        if self.mma is not None and not (
-            isinstance(operand, StringAttr) and operand.value in ("A", "B", "C")
-        ):
+        operand = self.operand
+        if self.mma is not None and not (operand is not None and operand.value in ("A", "B", "C")):
             raise self.error("a tiled copy made from a tiled MMA names its operand (A, B or C)")
 
 
@@ -72,7 +81,11 @@ class MakeTiledMmaOp(CuteOp):
 
     name = "cute.make_tiled_mma"
     traits = (Pure(),)
-    auto = opt_attr_def(UnitAttr)  # the source said `auto`: the atom is select-atoms' choice
+    auto = opt_attr_def(UnitAttr)  # the source said `auto`: the atom is the compiler's choice
+    choice = opt_attr_def(ArrayAttr, check=_STRINGS)  # as make_tiled_copy's
+    # A whole-tensor gemm's plan, said once: the planner's choices and why, one
+    # sentence each (the `tile` pass reports them at the call and drops them).
+    tile_plan = opt_attr_def(ArrayAttr, check=_STRINGS)
     result = result_def(TiledMmaType)
 
     def __init__(self, t: TiledMmaType) -> None:
@@ -183,6 +196,8 @@ class CopyOp(_CopyLike):
     tiled = opt_operand_def(TiledCopyType)
     src = operand_def(TensorType)
     dst = operand_def(TensorType)
+    atom = opt_attr_def(StringAttr)  # the instruction: copy(atom, ...)'s, or select-atoms'
+    vector = opt_attr_def(IntegerAttr)  # elements per access (vectorize, select-atoms)
 
     def __init__(self, src: Value, dst: Value, tiled: Value | None = None) -> None:
         super().__init__(operands=[*([tiled] if tiled is not None else []), src, dst])
@@ -208,6 +223,9 @@ class CopyIfOp(_CopyLike):
     src = operand_def(TensorType)
     dst = operand_def(TensorType)
     zfill = opt_attr_def(UnitAttr)
+    atom = opt_attr_def(StringAttr)  # as cute.copy's
+    vector = opt_attr_def(IntegerAttr)  # as cute.copy's
+    residue = opt_attr_def(UnitAttr)  # the predicate is the predicate pass's in-bounds test
 
     def __init__(self, pred: Value, src: Value, dst: Value, tiled: Value | None = None) -> None:
         super().__init__(operands=[*([tiled] if tiled is not None else []), pred, src, dst])
@@ -254,6 +272,9 @@ class CopyAsyncOp(_CopyLike):
     src = operand_def(TensorType)
     dst = operand_def(TensorType)
     zfill = opt_attr_def(UnitAttr)  # masked elements become zeros whatever the atom
+    atom = opt_attr_def(StringAttr)  # as cute.copy's
+    vector = opt_attr_def(IntegerAttr)  # as cute.copy's
+    residue = opt_attr_def(UnitAttr)  # as cute.copy_if's
     token = result_def(TokenType())
 
     def __init__(self, tiled: Value, src: Value, dst: Value, pred: Value | None = None) -> None:
@@ -388,6 +409,8 @@ class AxpbyOp(CuteOp):
     beta = operand_def()
     y = operand_def(TensorType)
     pred = opt_operand_def(TensorType)
+    vector = opt_attr_def(IntegerAttr)  # elements per access (vectorize)
+    residue = opt_attr_def(UnitAttr)  # `pred` is the predicate pass's in-bounds test
 
     def __init__(
         self, alpha: Value, x: Value, beta: Value, y: Value, pred: Value | None = None

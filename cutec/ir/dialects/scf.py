@@ -10,11 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cutec.diagnostics import Location
-from cutec.ir.attributes import Attribute, IntegerAttr
+from cutec.ir.attributes import Attribute, IntegerAttr, UnitAttr
 from cutec.ir.core import Block, Operation, Region, Value
 from cutec.ir.dialect import Dialect
 from cutec.ir.lexer import Tok
-from cutec.ir.opdef import operand_def, region_def, var_operand_def, var_result_def
+from cutec.ir.opdef import (
+    operand_def,
+    opt_attr_def,
+    region_def,
+    var_operand_def,
+    var_result_def,
+)
 from cutec.ir.rewrite import PatternRewriter, RewritePattern
 from cutec.ir.traits import ConstantLike, HasParent, MemoryEffects, Pure, Terminator
 from cutec.ir.types import IndexType, IntegerType, Type
@@ -210,6 +216,7 @@ class IfOp(Operation):
     traits = (NO_OWN_EFFECTS,)
     cond = operand_def(IntegerType(1))
     results_ = var_result_def()
+    residue = opt_attr_def(UnitAttr)  # `cond` is the predicate pass's in-bounds test
     num_regions = None  # then, and else when present
 
     def __init__(

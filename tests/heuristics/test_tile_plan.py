@@ -1,4 +1,4 @@
-"""The tile heuristic (`cutec.atoms.tile_plan`) decision by decision: the swizzle
+"""The tile heuristic (`cutec.heuristics.tile_plan`) decision by decision: the swizzle
 of each row width puts the 8 rows an ldmatrix reads in distinct 16-byte bank
 groups, the copy threads cover the tile, and impossible tiles are refused."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cutec.atoms.tile_plan import (
+from cutec.heuristics.tile_plan import (
     TilePlanError,
     copy_bytes,
     plan_epilogue,

@@ -1,18 +1,18 @@
-"""The choices of `auto` atoms (cutec/atoms/select.py), decision by decision."""
+"""The choices of `auto` atoms (cutec/heuristics/select.py), decision by decision."""
 
 from __future__ import annotations
 
 import pytest
 
 from cutec.atoms.mma import mma_atom_named
-from cutec.atoms.select import (
+from cutec.atoms.tiled_mma import TiledMMA, make_tiled_mma
+from cutec.heuristics.select import (
     AUTO,
     SelectionError,
     select_global_copy,
     select_mma,
     select_operand_copy,
 )
-from cutec.atoms.tiled_mma import TiledMMA, make_tiled_mma
 from cutec.layout import Layout, Swizzle, composition, tile_to_shape
 from cutec.target import target
 

@@ -2,8 +2,8 @@
 
 The frontend types a tiled object with the atom these functions choose (an MMA's
 fragments and an ldmatrix copy's partitions depend on the atom, so they must be
-right from the start), and the select-atoms pass calls the same functions again
-to say, in a remark, what was chosen and what ruled out the better options.
+right from the start) and records the `Choice` on its make op, which the
+select-atoms pass says in a remark; the pass calls `select_global_copy` itself.
 Each returns a `Choice`: the atom's CuTe name (or ``auto`` where the answer is
 "plain loads and stores, width by vectorize") and the reasons.
 
@@ -247,6 +247,14 @@ def _ldmatrix_problem(
 
 # --------------------------------------------------------------------------- gmem -> smem
 
+
+def cp_async_cache(nbytes: int) -> str:
+    """The cache operator of an `nbytes` cp.async: ``cg`` (L2 only, past the L1 that a
+    copy into shared memory does not need) where the PTX ISA allows it, 16 bytes; else
+    ``ca``."""
+    return "cg" if nbytes == 16 else "ca"
+
+
 # Contiguity(p) says why p elements cannot move as one access on both sides, or None.
 Contiguity = Callable[[int], "str | None"]
 
@@ -281,7 +289,7 @@ def select_global_copy(
         if bits > 8 * nbytes or (8 * nbytes) % bits:
             continue
         p = 8 * nbytes // bits
-        cache = "cg" if nbytes == 16 else "ca"
+        cache = cp_async_cache(nbytes)
         atom = cp_async(8 * nbytes, cache, zfill).name
         if predicated and p > 1:
             ruled_out.append(
@@ -303,6 +311,7 @@ __all__ = [
     "TENSOR_CORE_MMA",
     "Choice",
     "SelectionError",
+    "cp_async_cache",
     "select_global_copy",
     "select_mma",
     "select_operand_copy",

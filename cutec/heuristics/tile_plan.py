@@ -35,6 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cutec.atoms.copy_sm80 import cp_async
+from cutec.heuristics.select import cp_async_cache
 from cutec.layout import Layout
 from cutec.layout.swizzle import ComposedLayout, Swizzle
 
@@ -42,9 +44,6 @@ THREADS = 128  # the default block: 4 warps, 2x2 mma.sync atoms
 WARP_LAYOUTS = {128: (2, 2, 1), 256: (2, 4, 1)}  # threads -> MMA atoms (M, N, K) per CTA
 COPY_BYTES = 16  # cp.async's widest access
 LINE_BYTES = 128  # one shared-memory wavefront: 32 banks of 4 bytes
-# The attribute of the expansion's make_tiled_mma that carries the remarks for the
-# `tile` pass (a string array; the pass drops it).
-TILE_PLAN_ATTR = "tile_plan"
 
 
 class TilePlanError(ValueError):
@@ -71,11 +70,6 @@ class GemmPlan:
     mma_tile: tuple[int, int, int]  # the TiledMMA's (M, N, K) tile: warps of (16, 16, 16 bytes)
     threads: int
     remark: str  # the MMA's warp layout and why
-
-
-# cp.async atom by bytes per instruction (PTX allows .cg, L2 only, for 16 bytes).
-CP_ASYNC = {16: "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 8: "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>",
-            4: "SM80_CP_ASYNC_CACHEALWAYS<uint32_t>"}  # fmt: skip
 
 
 def copy_bytes(bits: int, divisible: Callable[[int], bool]) -> tuple[int, str]:
@@ -162,7 +156,8 @@ def plan_operand(
         f"({row_bytes}-byte rows, {banks}); copied {nbytes} bytes "
         f"per thread by threads {thr}, values {val}{why}"
     )
-    return OperandPlan(atom, thr, val, CP_ASYNC[nbytes], remark)
+    copy = cp_async(8 * nbytes, cp_async_cache(nbytes)).name
+    return OperandPlan(atom, thr, val, copy, remark)
 
 
 def choose_threads(tile: tuple[int, int, int]) -> tuple[int, str]:
