@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cutec.diagnostics import CompileError
-from cutec.driver import DEFAULT_PIPELINE, Options, Result, Source, Stage, compile
+from cutec.driver import ALL_PASSES, Options, Result, Source, Stage, compile
 from cutec.ir import json_read
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.signature import (
@@ -41,9 +41,8 @@ from cutec.ir.signature import (
     launch_of,
     names_resident_ctas,
 )
-from cutec.passes import PASSES
 from cutec.passes.manager import Instrumentation
-from cutec.ptx.ptxas import ResourceUsage, assemble, find_ptxas
+from cutec.ptx.ptxas import ResourceUsage, find_ptxas
 from cutec.runtime import cache, cuda
 from cutec.runtime.errors import ArgumentTypeError, ArgumentValueError
 from cutec.runtime.launcher import (
@@ -230,14 +229,18 @@ class Kernel:
         )
 
     # ------------------------------------------------------------------ compile
-    def _options(self, target: str, facts: tuple[tuple[str, int], ...] = ()) -> Options:
-        pipeline = None
-        div = " ".join(f"{n}:{d}" for n, d in facts if not n.startswith("@"))
-        align = " ".join(f"{n[1:]}:{d}" for n, d in facts if n.startswith("@"))
-        if div or align:
-            pipeline = f"specialize-args{{div={div},align={align}}},{DEFAULT_PIPELINE}"
+    def _options(
+        self, target: str, facts: tuple[tuple[str, int], ...] = (), assemble_for: str | None = None
+    ) -> Options:
         kernel = self._name if self.source.lang == "cute" else None  # IR: every kernel
-        return Options(defines=self.static_params, kernel=kernel, pipeline=pipeline, target=target)
+        return Options(
+            defines=self.static_params,
+            kernel=kernel,
+            target=target,
+            divisors={n: d for n, d in facts if not n.startswith("@")},
+            alignments={n[1:]: a for n, a in facts if n.startswith("@")},
+            assemble_for=assemble_for,
+        )
 
     def _compile(self, stage: Stage, options: Options) -> Result:
         try:
@@ -323,19 +326,13 @@ class Kernel:
             except json_read.RecordError as e:  # not as cutec writes it: compiled again
                 _log.debug("cache entry %s ignored: %s", k, e)
         if compiled is None:
-            result = self._compile(Stage.PTX, self._options(target, facts))
-            assert result.ptx is not None and result.module is not None
+            # To a cubin where ptxas is at hand, else to PTX (the CUDA driver's JIT loads it).
+            stage = Stage.PTX if assemble_for is None else Stage.CUBIN
+            result = self._compile(stage, self._options(target, facts, assemble_for))
+            assert result.ptx is not None
             launch = result.launches[self.name]
-            cubin, resources = None, {}
-            if assemble_for is not None:
-                assembled = assemble(result.ptx, assemble_for, options=("-v",))
-                if not assembled.ok:
-                    raise cuda.CudaError(
-                        f"ptxas rejected the PTX of kernel '{self.name}' for {assemble_for} "
-                        f"(a bug in cutec):\n{assembled.stderr}"
-                    )
-                cubin = assembled.cubin
-                resources = {n: vars(r) for n, r in assembled.resources.items()}
+            cubin = result.cubin
+            resources = {n: vars(r) for n, r in result.resources.items()}
             then = None if launch.then is None else result.launches[launch.then]
             compiled = _Compiled(result.ptx, cubin, resources, launch, then)
             blobs = {"cubin": cubin} if cubin is not None else {}
@@ -457,8 +454,8 @@ class Kernel:
         target = self._target(self._gpu_arch())
         if stage in ("ast", "cute", "thread", "ptx"):
             return self._compile(Stage.named(stage), self._options(target)).text
-        if stage not in PASSES:
-            known = ", ".join(PASSES)
+        if stage not in ALL_PASSES:
+            known = ", ".join(ALL_PASSES)
             raise ValueError(f"no stage or pass '{stage}'; stages: ast, cute, thread, ptx; "
                              f"passes: {known}")  # fmt: skip
         out = io.StringIO()
@@ -466,7 +463,7 @@ class Kernel:
             self._options(target),
             instrumentation=Instrumentation(verify_each=False, print_after={stage}, stream=out),
         )
-        self._compile(Stage.THREAD, options)
+        self._compile(Stage.PTX, options)  # every pass up to PTX legalisation
         text = out.getvalue()
         if not text:
             raise ValueError(f"the pass '{stage}' is not in this kernel's pipeline")
