@@ -34,10 +34,10 @@ from cutec.driver import ALL_PASSES, Options, Result, Source, Stage, compile
 from cutec.ir import json_read
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.signature import (
+    KernelLaunch,
     KernelSignature,
     LaunchInfo,
     TensorParam,
-    check_launch,
     launch_of,
     names_resident_ctas,
 )
@@ -261,13 +261,18 @@ class Kernel:
     def _read_signature(self) -> None:
         """The launch signature, from the disk cache or the frontend (no lowering)."""
         k = self._key("signature")
-        entry = cache.load(k)
-        if entry is not None:
-            try:
-                self._signature, self._launch_info, self._then = _signature_entry(entry.meta)
-                return
-            except json_read.RecordError as e:  # not as cutec writes it: compiled again
-                _log.debug("cache entry %s ignored: %s", k, e)
+        record = cache.load_checked(k, lambda entry: KernelLaunch.from_json(entry.meta))
+        if record is None:
+            record = self._launch_record()
+            cache.store(k, cache.Entry(record.to_json(), {}))
+        self._signature, self._launch_info, self._then = (
+            record.signature,
+            record.launch,
+            record.then,
+        )
+
+    def _launch_record(self) -> KernelLaunch:
+        """The kernel's launch record, from the frontend's IR."""
         frontend_only = replace(self._options(DEFAULT_TARGET), pipeline="")
         result = self._compile(Stage.CUTE, frontend_only)
         assert result.module is not None
@@ -281,17 +286,11 @@ class Kernel:
                 "name one (kernel=... in Python, --kernel on the command line)"
             )
         name = self._name or kernels[0]
-        self._signature = result.signatures[name]
-        self._launch_info = launch_of(ops[name])
-        meta: dict[str, Any] = {
-            "signature": self._signature.to_json(), "launch": self._launch_info.to_json()
-        }  # fmt: skip
-        if self._launch_info.then is not None:
-            tail = self._launch_info.then
-            self._then = (result.signatures[tail], launch_of(ops[tail]))
-            meta["then"] = {"signature": self._then[0].to_json(),
-                            "launch": self._then[1].to_json()}  # fmt: skip
-        cache.store(k, cache.Entry(meta, {}))
+        launch = launch_of(ops[name])
+        then = None
+        if launch.then is not None:
+            then = (result.signatures[launch.then], launch_of(ops[launch.then]))
+        return KernelLaunch(result.signatures[name], launch, then)
 
     def _target(self, gpu_arch: str | None) -> str:
         if self.arch is not None:
@@ -318,13 +317,8 @@ class Kernel:
             return found
         facts = self._facts(key)
         k = self._key("variant", facts, target, assemble_for, _ptxas_identity())
-        entry = cache.load(k)
-        compiled: _Compiled | None = None
-        if entry is not None:
-            try:
-                compiled = _variant_entry(entry, self._then is not None)
-            except json_read.RecordError as e:  # not as cutec writes it: compiled again
-                _log.debug("cache entry %s ignored: %s", k, e)
+        has_tail = self._then is not None
+        compiled = cache.load_checked(k, lambda entry: _variant_entry(entry, has_tail))
         if compiled is None:
             # To a cubin where ptxas is at hand, else to PTX (the CUDA driver's JIT loads it).
             stage = Stage.PTX if assemble_for is None else Stage.CUBIN
@@ -486,25 +480,6 @@ class Kernel:
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"
         return f"<cutec kernel {name} of {self.source.file}>"
-
-
-def _signature_entry(
-    meta: dict[str, Any],
-) -> tuple[KernelSignature, LaunchInfo, tuple[KernelSignature, LaunchInfo] | None]:
-    """A signature entry's records (`Kernel._read_signature` writes them), checked:
-    the launch function is generated from them (json_read.RecordError where they are
-    not as cutec writes them)."""
-    signature = KernelSignature.from_json(json_read.field(meta, "signature", "entry"))
-    launch = LaunchInfo.from_json(json_read.field(meta, "launch", "entry"))
-    then = None
-    if meta.get("then") is not None:
-        tail = meta["then"]
-        then = (
-            KernelSignature.from_json(json_read.field(tail, "signature", "entry.then")),
-            LaunchInfo.from_json(json_read.field(tail, "launch", "entry.then")),
-        )
-    check_launch(signature, launch, then)
-    return signature, launch, then
 
 
 def _variant_entry(entry: cache.Entry, has_tail: bool) -> _Compiled:
