@@ -48,7 +48,8 @@ from cutec.runtime.errors import CacheWarning, NotACacheError
 
 T = TypeVar("T")
 
-_VERSION = 1  # the entry format; a new format is a new key
+# The entry format (a signature entry is a `KernelLaunch` record); a new format is a new key.
+_VERSION = 2
 _IMPORT = re.compile(r'^\s*import\s+"([^"]+)"', re.MULTILINE)
 _KEY = re.compile(r"[0-9a-f]{64}")  # an entry's name: a SHA-256 (`key`)
 _SHARD = re.compile(r"[0-9a-f]{2}")  # the directory of the entries of one first byte
