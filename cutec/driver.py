@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import gc
 import time
+from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,8 +80,9 @@ REMARKS_PIPELINE = "bank-conflicts"
 # rewritten (cutec/ptx/legalize.py). The CPU backend runs the thread stage's IR.
 PTX_PIPELINE = "legalize-ptx"
 # Every pass a pipeline may name: the IR-to-IR passes and the back end's, which the
-# passes package cannot know (ptx/ is a layer above it).
-ALL_PASSES: dict[str, type[Pass]] = {**PASSES, LegalizePtx.name: LegalizePtx}
+# passes package cannot know (ptx/ is a layer above it). A view of PASSES, not a
+# copy: a pass registered there later (a test's) is known here too.
+ALL_PASSES: Mapping[str, type[Pass]] = ChainMap({LegalizePtx.name: LegalizePtx}, PASSES)
 
 
 @dataclass(frozen=True)
