@@ -6,7 +6,7 @@ wants and runs everything up to it:
     ast     the .cute syntax tree (frontend parser)
     cute    verified cute-dialect IR, after the cute-level pass pipeline
     thread  one thread's program (the lowering pipeline)
-    ptx     PTX text (the PTX emitter)
+    ptx     PTX text (PTX legalisation, a pass, then the PTX emitter)
     cubin   an assembled cubin (ptxas), with its resource report
 
 The CLI (`cutec compile`, `cutec opt`), the JIT API (`cutec.jit`) and the tests
@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import gc
 import time
+from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +38,10 @@ from cutec.ir.printer import print_op
 from cutec.ir.signature import KernelSignature, LaunchInfo, launch_of, signature_of
 from cutec.ir.verifier import verify
 from cutec.passes import PASSES, PassManager, parse_pipeline
-from cutec.passes.manager import Instrumentation
+from cutec.passes.manager import Instrumentation, Pass
+from cutec.passes.specialize_args import SpecializeArgs
 from cutec.ptx import emit_ptx
+from cutec.ptx.legalize import LegalizePtx
 from cutec.ptx.ptxas import ResourceUsage, assemble
 from cutec.target import DEFAULT_TARGET, Target, UnknownTargetError, target
 
@@ -73,6 +76,13 @@ LOWERING_PIPELINE = (
 # Analyses that change nothing and only report (--remarks): run after the lowering
 # when remarks are asked for, so a compile without them does not pay for them.
 REMARKS_PIPELINE = "bank-conflicts"
+# Run for --emit=ptx and beyond, after the others: what PTX has no instruction for,
+# rewritten (cutec/ptx/legalize.py). The CPU backend runs the thread stage's IR.
+PTX_PIPELINE = "legalize-ptx"
+# Every pass a pipeline may name: the IR-to-IR passes and the back end's, which the
+# passes package cannot know (ptx/ is a layer above it). A view of PASSES, not a
+# copy: a pass registered there later (a test's) is known here too.
+ALL_PASSES: Mapping[str, type[Pass]] = ChainMap({LegalizePtx.name: LegalizePtx}, PASSES)
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,14 @@ class Options:
     target: str = DEFAULT_TARGET
     # Run REMARKS_PIPELINE after the lowering (--remarks): the bank-conflict report.
     remarks: bool = False
+    # What the JIT saw of a launch's arguments (docs/runtime.md, *Specialisation*):
+    # divisors of run-time extents and strides, and base pointers' alignments in
+    # bytes, by name. The specialize-args pass adds them before the pipeline.
+    divisors: Mapping[str, int] = field(default_factory=dict)
+    alignments: Mapping[str, int] = field(default_factory=dict)
+    # The GPU architecture ptxas assembles for at the cubin stage; None: the target's.
+    # An sm_80 kernel runs on a Hopper GPU assembled for sm_90a.
+    assemble_for: str | None = None
 
 
 @dataclass
@@ -181,18 +199,24 @@ def _compile(source: Source, emit: Stage, options: Options) -> Result:
 
 
 def _manager(options: Options, emit: Stage) -> PassManager:
-    """The cute-level pipeline, then the lowering's when `emit` is past the cute stage."""
+    """The cute-level pipeline (after the launch's facts, when given), then the lowering's
+    when `emit` is past the cute stage, and PTX legalisation when it is past the thread's."""
     pipeline = DEFAULT_PIPELINE if options.pipeline is None else options.pipeline
-    passes = parse_pipeline(pipeline, PASSES) if pipeline else []
+    passes: list[Pass] = []
+    if options.divisors or options.alignments:
+        passes.append(SpecializeArgs.of(options.divisors, options.alignments))
+    passes += parse_pipeline(pipeline, ALL_PASSES) if pipeline else []
     if emit >= Stage.THREAD:
-        passes += parse_pipeline(LOWERING_PIPELINE, PASSES)
+        passes += parse_pipeline(LOWERING_PIPELINE, ALL_PASSES)
         if options.remarks:
-            passes += parse_pipeline(REMARKS_PIPELINE, PASSES)
+            passes += parse_pipeline(REMARKS_PIPELINE, ALL_PASSES)
+    if emit >= Stage.PTX:
+        passes += parse_pipeline(PTX_PIPELINE, ALL_PASSES)
     # Without instrumentation, the IR is verified after the last pass only.
     return PassManager(passes, options.instrumentation or Instrumentation(verify_each=False))
 
 
-def _finish(result: Result, emit: Stage, chosen: Target) -> Result:
+def _finish(result: Result, emit: Stage, options: Options, chosen: Target) -> Result:
     """Go on from the IR the passes left to PTX and a cubin, as far as `emit`."""
     if emit >= Stage.THREAD:
         result.stage = Stage.THREAD
@@ -201,7 +225,7 @@ def _finish(result: Result, emit: Stage, chosen: Target) -> Result:
     if emit >= Stage.PTX:
         _to_ptx(result, chosen)
     if emit >= Stage.CUBIN:
-        _to_cubin(result, chosen)
+        _to_cubin(result, options.assemble_for or chosen.name)
     return result
 
 
@@ -222,7 +246,7 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
     manager.run(module)
     result = Result(Stage.CUTE, module=module, timings=manager.timings, remarks=manager.remarks)
     result.signatures = signatures
-    return _finish(result, emit, chosen)
+    return _finish(result, emit, options, chosen)
 
 
 def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> Result:
@@ -233,7 +257,7 @@ def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> R
     manager.run(module)
     result = Result(Stage.CUTE, module=module, timings=manager.timings, remarks=manager.remarks)
     result.signatures = signatures
-    return _finish(result, emit, chosen)
+    return _finish(result, emit, options, chosen)
 
 
 def _signatures(module: ModuleOp) -> dict[str, KernelSignature]:
@@ -249,11 +273,11 @@ def _to_ptx(result: Result, chosen: Target) -> None:
     result.timings.append(("ptx", time.perf_counter() - start))
 
 
-def _to_cubin(result: Result, chosen: Target) -> None:
+def _to_cubin(result: Result, arch: str) -> None:
     assert result.ptx is not None
     start = time.perf_counter()
     try:
-        assembled = assemble(result.ptx, chosen.name, options=("-v",))
+        assembled = assemble(result.ptx, arch, options=("-v",))
     except FileNotFoundError as e:
         raise CompileError(f"--emit=cubin: {e}") from None
     if not assembled.ok:

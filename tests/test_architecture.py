@@ -9,6 +9,8 @@ carries a comment saying why (start-up time, or a cycle it breaks).
 from __future__ import annotations
 
 import ast
+import itertools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +40,13 @@ LAYERS: dict[str, int] = {
 }
 # Units of layer 0 may import each other only along these edges.
 BASE_EDGES = {("target", "dtypes")}
+# The import cycles that remain (function-level imports included): the strongly
+# connected components of more than one module, and the modules in them. These
+# numbers may only go down; a change that breaks a cycle lowers them.
+CYCLES = 6
+CYCLE_MODULES = 23
+# Units in which no import cycle may remain: the back ends, which the Hopper path extends.
+ACYCLIC_UNITS = ("ptx", "cpu")
 
 
 @dataclass(frozen=True)
@@ -172,6 +181,66 @@ def module_cycles(imports: list[Import]) -> list[list[str]]:
     return cycles
 
 
+def strongly_connected(imports: list[Import]) -> list[list[str]]:
+    """The strongly connected components of more than one module of the whole import
+    graph, function-level imports included (Tarjan's algorithm): each a set of modules
+    that import each other, at once or later, directly or around a cycle."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        if imp.imported != imp.importer:
+            graph.setdefault(imp.importer, set()).add(imp.imported)
+    counter = itertools.count()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}  # the lowest index reachable through the DFS subtree
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = next(counter)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:  # `node` is the root of a component: pop it
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    # A chain of imports may be as deep as there are modules.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(graph) + 100))
+    try:
+        for node in sorted(graph):
+            if node not in index:
+                visit(node)
+    finally:
+        sys.setrecursionlimit(limit)
+    return sorted(found)
+
+
+def cycle_problems(components: list[list[str]]) -> list[str]:
+    """The components that cross a unit or lie in one of `ACYCLIC_UNITS`."""
+    bad = []
+    for component in components:
+        units = sorted({unit(m) for m in component})
+        if len(units) > 1:
+            bad.append(f"a cycle across {', '.join(units)}: {', '.join(component)}")
+        elif units[0] in ACYCLIC_UNITS:
+            bad.append(f"a cycle in {units[0]}/: {', '.join(component)}")
+    return bad
+
+
 def unexplained_inner_imports(imports: list[Import]) -> list[str]:
     return [
         f"{i.importer}:{i.line} imports {i.imported} inside a function without a comment"
@@ -204,6 +273,19 @@ def test_no_module_level_import_cycle() -> None:
     assert not cycles, "module-level import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def test_no_import_cycle_crosses_a_package_or_lies_in_a_back_end() -> None:
+    bad = cycle_problems(strongly_connected(IMPORTS))
+    assert not bad, "import cycles (function-level imports included):\n" + "\n".join(bad)
+
+
+def test_import_cycles_never_grow() -> None:
+    components = strongly_connected(IMPORTS)
+    listing = "\n".join(", ".join(c) for c in components)
+    assert len(components) <= CYCLES and sum(map(len, components)) <= CYCLE_MODULES, (
+        f"more import cycles than CYCLES = {CYCLES} ({CYCLE_MODULES} modules):\n{listing}"
+    )
+
+
 def test_imports_inside_functions_say_why() -> None:
     bad = unexplained_inner_imports(IMPORTS)
     assert not bad, "\n".join(bad)
@@ -230,4 +312,32 @@ def test_the_checks_catch_planted_mistakes(tmp_path: Path) -> None:
     assert ["cutec.layout.a", "cutec.layout.b", "cutec.layout.a"] in module_cycles(imports)
     assert unexplained_inner_imports(imports) == [
         "cutec.layout.a:5 imports cutec.ir.core inside a function without a comment"
+    ]
+
+
+def test_the_cycle_check_catches_planted_cycles(tmp_path: Path) -> None:
+    """Cycles closed by imports inside functions (which module_cycles does not see):
+    one across the IR and the passes (through ir.types), one inside ptx/."""
+    pkg = tmp_path / "cutec"
+    for d in ("ir", "passes", "ptx"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ir" / "core.py").write_text(
+        "from cutec.ir import types\n\n\ndef f():\n    from cutec.passes import cse  # x\n"
+    )
+    (pkg / "ir" / "types.py").write_text("def g():\n    from cutec.ir import core  # a cycle\n")
+    (pkg / "passes" / "cse.py").write_text("from cutec.ir import core\n")
+    (pkg / "ptx" / "emitter.py").write_text("from cutec.ptx import rules\n")
+    (pkg / "ptx" / "rules.py").write_text("def h():\n    from cutec.ptx import emitter  # y\n")
+    imports = collect(pkg)
+    assert module_cycles(imports) == []
+    components = strongly_connected(imports)
+    assert components == [
+        ["cutec.ir.core", "cutec.ir.types", "cutec.passes.cse"],
+        ["cutec.ptx.emitter", "cutec.ptx.rules"],
+    ]
+    assert cycle_problems(components) == [
+        "a cycle across ir, passes: cutec.ir.core, cutec.ir.types, cutec.passes.cse",
+        "a cycle in ptx/: cutec.ptx.emitter, cutec.ptx.rules",
     ]

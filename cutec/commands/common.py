@@ -9,7 +9,8 @@ import re
 import sys
 
 from cutec.diagnostics import CompileError
-from cutec.passes import PASSES, Instrumentation
+from cutec.driver import ALL_PASSES
+from cutec.passes import Instrumentation
 
 
 def read_source(path: str) -> tuple[str, str]:
@@ -127,8 +128,9 @@ def _dump_dir(path: str | None) -> str | None:
 
 
 def _pass_name(value: str) -> str:
-    if value not in PASSES:
-        raise argparse.ArgumentTypeError(f"unknown pass '{value}' (known: {', '.join(PASSES)})")
+    if value not in ALL_PASSES:
+        known = ", ".join(ALL_PASSES)
+        raise argparse.ArgumentTypeError(f"unknown pass '{value}' (known: {known})")
     return value
 
 

@@ -13,9 +13,8 @@ from cutec.commands.common import (
     write_output,
 )
 from cutec.diagnostics import CompileError
-from cutec.driver import Options, Source, Stage, compile
+from cutec.driver import ALL_PASSES, Options, Source, Stage, compile
 from cutec.ir.printer import print_op
-from cutec.passes import PASSES
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -50,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.list_passes:
-        for name, cls in PASSES.items():
+        for name, cls in ALL_PASSES.items():
             print(f"{name:<20}{cls.summary}")
         return 0
     if args.file is None:

@@ -10,9 +10,11 @@ clauses promised. All of that is in the cute-level IR — in the
 the static leaves and whose operands are the dynamic ones — and the lowering
 erases it. `signature_of` reads it before the lowering; the launch facts the
 lowering adds (block, grid, dynamic shared memory, 32-bit offsets) are read by
-`launch_of` from the lowered kernel. Both round-trip through JSON, so a kernel
+`launch_of` from the lowered kernel. Together (with a stream-K tail's) they are a
+kernel's launch record, `KernelLaunch`, which round-trips through JSON, so a kernel
 loaded from the disk cache needs no compile; what is read back is checked
-(`from_json`, `check_launch`): the launch function is generated from it.
+(`from_json`, `check_launch`): the launch function is generated from it. Each kind
+of parameter is one registered record class (`Param`, `param_kind`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from cutec.dtypes import DTYPES, dtype
 from cutec.ir import json_read as jr
@@ -41,10 +43,62 @@ from cutec.target import AddressSpace
 Pattern = Any
 
 
+class Param:
+    """A parameter of a kernel's launch record: one kind of thing a caller passes (a
+    tensor, a scalar) or the runtime supplies.
+
+    Each kind is one frozen dataclass registered by `param_kind` under the JSON key
+    that holds its name (``{"tensor": "A", ...}``, ``{"scalar": "alpha", ...}``). It
+    writes itself (`to_json`), reads and checks itself (`read`: a
+    `json_read.RecordError` for anything it would not write), and says which
+    `.param`s it supplies and which run-time values it makes known, so that a record
+    is read and checked (`KernelSignature.from_json`, `_check_abi`) without naming
+    any kind. A new kind (the Hopper path's tensor maps, built at launch) is one
+    more class here; the readers do not change.
+    """
+
+    kind: ClassVar[str]
+    name: str
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def read(cls, data: dict[str, Any], where: str) -> Param:
+        """The parameter `to_json` wrote, checked (`json_read.RecordError` if not)."""
+        raise NotImplementedError
+
+    def binds(self) -> set[str]:
+        """The run-time values a launch knows from this parameter before launching."""
+        return set()
+
+    def supplies(self, arg: str, abi_kind: str) -> bool:
+        """Whether `.param` `arg` of `abi_kind` ("ptr", "index", f32 ...) is this one's."""
+        raise NotImplementedError
+
+    def check(self, known: set[str], kernel: str) -> None:
+        """That what the parameter reads at launch is among the `known` run-time values."""
+
+
+# Each parameter kind by its JSON key (`param_kind`).
+PARAM_KINDS: dict[str, type[Param]] = {}
+
+P = TypeVar("P", bound=type[Param])
+
+
+def param_kind(cls: P) -> P:
+    """Register a parameter kind under its `kind` key."""
+    assert cls.kind not in PARAM_KINDS, cls.kind
+    PARAM_KINDS[cls.kind] = cls
+    return cls
+
+
+@param_kind
 @dataclass(frozen=True)
-class TensorParam:
+class TensorParam(Param):
     """A global tensor argument: its pointer and the layout pattern it must have."""
 
+    kind = "tensor"
     name: str  # the pointer argument's name, the parameter's name in the .cute file
     element: str  # the element type's atom-library name (f32, f16, bf16, s8 ...)
     shape: Pattern | None  # None: a bare pointer (thread-level IR has no make_tensor)
@@ -60,16 +114,85 @@ class TensorParam:
         assert self.shape is not None and self.stride is not None
         return list(zip(leaves(self.shape), leaves(self.stride), strict=True))
 
+    def to_json(self) -> dict[str, Any]:
+        return {"tensor": self.name, "element": self.element, "shape": self.shape,
+                "stride": self.stride, "align": self.align, "access": self.access}  # fmt: skip
 
+    @classmethod
+    def read(cls, data: dict[str, Any], where: str) -> TensorParam:
+        """Identifiers for names, a known element type, a shape and a stride of one
+        nesting (ints, names, expressions the symbolic parser reads), a power-of-2
+        alignment, a known access."""
+        name = jr.name(data["tensor"], f"{where}.tensor")
+        element = jr.text(jr.field(data, "element", where), f"{where}.element")
+        if element not in DTYPES or DTYPES[element].ir is None:
+            raise jr.RecordError(f"{where}.element: no element type {element!r:.80}")
+        shape, stride = jr.field(data, "shape", where), jr.field(data, "stride", where)
+        if shape is not None or stride is not None:
+            shape = jr.pattern(shape, f"{where}.shape")
+            stride = jr.pattern(stride, f"{where}.stride")
+            if jr.profile(shape) != jr.profile(stride):
+                raise jr.RecordError(
+                    f"{where}: shape {shape} and stride {stride} differ in nesting"
+                )
+        align = jr.integer(jr.field(data, "align", where), f"{where}.align", 1, 1 << 16)
+        if align & (align - 1):
+            raise jr.RecordError(f"{where}.align: {align} is not a power of 2")
+        access = jr.field(data, "access", where)
+        if access not in ACCESSES:
+            raise jr.RecordError(f"{where}.access: {access!r:.80} is none of {ACCESSES}")
+        return cls(name, element, shape, stride, align, access)
+
+    def binds(self) -> set[str]:
+        """The leaves of its layout that are plain names."""
+        if self.shape is None:
+            return set()
+        return {
+            x for pair in self.flat for x in pair if isinstance(x, str) and jr.NAME.fullmatch(x)
+        }
+
+    def supplies(self, arg: str, abi_kind: str) -> bool:
+        """Its pointer, and the run-time values its layout binds."""
+        if abi_kind == "ptr":
+            return arg == self.name
+        return arg in self.binds()
+
+    def check(self, known: set[str], kernel: str) -> None:
+        """Expressions in its layout read run-time values only."""
+        if self.shape is None:
+            return
+        for leaf in (x for pair in self.flat for x in pair if isinstance(x, str)):
+            if not jr.expression_names(leaf) <= known:
+                raise jr.RecordError(f"signature of {kernel}: {self.name}'s layout reads "
+                                     f"{leaf!r}, which no argument gives")  # fmt: skip
+
+
+@param_kind
 @dataclass(frozen=True)
-class ScalarParam:
+class ScalarParam(Param):
     """A scalar argument passed by value: ``alpha: f32``, ``n: int``."""
 
+    kind = "scalar"
     name: str
     type: str  # the IR type's printed name: f32, i32, index, i1, f16 ...
 
+    def to_json(self) -> dict[str, Any]:
+        return {"scalar": self.name, "type": self.type}
 
-Param = TensorParam | ScalarParam
+    @classmethod
+    def read(cls, data: dict[str, Any], where: str) -> ScalarParam:
+        """An identifier and a scalar type."""
+        name = jr.name(data["scalar"], f"{where}.scalar")
+        kind = _abi_kind(jr.field(data, "type", where), f"{where}.type")
+        if kind == "ptr":
+            raise jr.RecordError(f"{where}: a scalar of type ptr")
+        return cls(name, kind)
+
+    def binds(self) -> set[str]:
+        return {self.name}
+
+    def supplies(self, arg: str, abi_kind: str) -> bool:
+        return arg == self.name and abi_kind == self.type
 
 
 @dataclass(frozen=True)
@@ -100,17 +223,17 @@ class KernelSignature:
     def to_json(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel,
-            "params": [_param_json(p) for p in self.params],
+            "params": [p.to_json() for p in self.params],
             "abi": [list(a) for a in self.abi],
             "facts": [list(f) for f in self.facts],
-            "implicit": [_param_json(p) for p in self.implicit],
+            "implicit": [p.to_json() for p in self.implicit],
         }
 
     @classmethod
     def from_json(cls, data: Any) -> KernelSignature:
-        """A signature `to_json` wrote, checked: identifiers for names, known types,
-        patterns of ints, names and expressions the symbolic parser reads, and each
-        `.param` a parameter's (`_check_abi`); else `json_read.RecordError`."""
+        """A signature `to_json` wrote, checked: each parameter by its kind's `read`,
+        identifiers for names, known types, and each `.param` a parameter's
+        (`_check_abi`); else `json_read.RecordError`."""
         where = "signature"
         signature = cls(
             jr.name(jr.field(data, "kernel", where), f"{where}.kernel"),
@@ -121,13 +244,6 @@ class KernelSignature:
         )
         _check_abi(signature)
         return signature
-
-
-def _param_json(p: Param) -> dict[str, Any]:
-    if isinstance(p, ScalarParam):
-        return {"scalar": p.name, "type": p.type}
-    return {"tensor": p.name, "element": p.element, "shape": p.shape, "stride": p.stride,
-            "align": p.align, "access": p.access}  # fmt: skip
 
 
 def _pairs(data: Any, where: str, second: Callable[[Any, str], Any]) -> tuple[Any, ...]:
@@ -148,28 +264,13 @@ def _params_of_json(data: Any, where: str) -> tuple[Param, ...]:
 
 
 def _param_of_json(p: Any, where: str) -> Param:
-    if isinstance(p, dict) and "scalar" in p:
-        name = jr.name(p["scalar"], f"{where}.scalar")
-        kind = _abi_kind(jr.field(p, "type", where), f"{where}.type")
-        if kind == "ptr":
-            raise jr.RecordError(f"{where}: a scalar of type ptr")
-        return ScalarParam(name, kind)
-    name = jr.name(jr.field(p, "tensor", where), f"{where}.tensor")
-    element = jr.text(jr.field(p, "element", where), f"{where}.element")
-    if element not in DTYPES or DTYPES[element].ir is None:
-        raise jr.RecordError(f"{where}.element: no element type {element!r:.80}")
-    shape, stride = jr.field(p, "shape", where), jr.field(p, "stride", where)
-    if shape is not None or stride is not None:
-        shape, stride = jr.pattern(shape, f"{where}.shape"), jr.pattern(stride, f"{where}.stride")
-        if jr.profile(shape) != jr.profile(stride):
-            raise jr.RecordError(f"{where}: shape {shape} and stride {stride} differ in nesting")
-    align = jr.integer(jr.field(p, "align", where), f"{where}.align", 1, 1 << 16)
-    if align & (align - 1):
-        raise jr.RecordError(f"{where}.align: {align} is not a power of 2")
-    access = jr.field(p, "access", where)
-    if access not in ACCESSES:
-        raise jr.RecordError(f"{where}.access: {access!r:.80} is none of {ACCESSES}")
-    return TensorParam(name, element, shape, stride, align, access)
+    """A parameter of the one kind whose key `p` holds (`PARAM_KINDS`), read by its kind."""
+    if not isinstance(p, dict):
+        raise jr.RecordError(f"{where}: expected an object, got {type(p).__name__}")
+    kinds = [kind for kind in PARAM_KINDS if kind in p]
+    if len(kinds) != 1:
+        raise jr.RecordError(f"{where}: not one parameter kind of {sorted(PARAM_KINDS)}")
+    return PARAM_KINDS[kinds[0]].read(p, where)
 
 
 def _abi_kind(value: Any, where: str) -> str:
@@ -183,53 +284,34 @@ def _abi_kind(value: Any, where: str) -> str:
     return str(value)
 
 
-def _bare_names(p: TensorParam) -> set[str]:
-    """The run-time values a tensor's layout binds: its leaves that are plain names."""
-    if p.shape is None:
-        return set()
-    return {x for pair in p.flat for x in pair if isinstance(x, str) and jr.NAME.fullmatch(x)}
-
-
 def runtime_names(signature: KernelSignature) -> set[str]:
     """The run-time values a launch knows before it launches: the names its arguments'
     layouts bind and its scalar parameters (what a grid or a stride expression may read)."""
-    out = {p.name for p in signature.params if isinstance(p, ScalarParam)}
-    for p in signature.params:
-        if isinstance(p, TensorParam):
-            out |= _bare_names(p)
-    return out
+    return set().union(*(p.binds() for p in signature.params))
 
 
 def _check_abi(signature: KernelSignature) -> None:
-    """Each `.param` is a parameter's (a tensor's pointer, a scalar, a name a tensor's
-    layout binds) and each parameter has one; the runtime's own `.param`s are the
-    implicit arguments it knows; expressions in layouts read run-time values only."""
+    """Each `.param` is a parameter's (the one of its name, else one that binds it) and
+    each parameter has one; the runtime's own `.param`s are the implicit arguments it
+    knows; each parameter reads run-time values only (its kind's `check`)."""
     everything = (*signature.params, *signature.implicit)
-    tensors = {p.name: p for p in everything if isinstance(p, TensorParam)}
-    scalars = {p.name: p.type for p in everything if isinstance(p, ScalarParam)}
-    bound = set().union(*(_bare_names(p) for p in tensors.values()))
+    by_name = {p.name: p for p in everything}
     names = [n for n, _ in signature.abi]
-    if len(tensors) + len(scalars) != len(everything) or len(set(names)) != len(names):
+    if len(by_name) != len(everything) or len(set(names)) != len(names):
         raise jr.RecordError(f"signature of {signature.kernel}: a name is used twice")
     for n, kind in signature.abi:
-        if kind == "ptr" and n in tensors:
-            continue
-        if kind != "ptr" and (scalars.get(n) == kind or (n in bound and n not in scalars)):
-            continue
-        raise jr.RecordError(f"signature of {signature.kernel}: .param {n} ({kind}) is no "
-                             "parameter's")  # fmt: skip
-    unpassed = (tensors.keys() | scalars.keys()) - set(names)
+        owner = by_name.get(n)
+        owners = [owner] if owner is not None else everything
+        if not any(p.supplies(n, kind) for p in owners):
+            raise jr.RecordError(f"signature of {signature.kernel}: .param {n} ({kind}) is no "
+                                 "parameter's")  # fmt: skip
+    unpassed = by_name.keys() - set(names)
     if unpassed:
         raise jr.RecordError(f"signature of {signature.kernel}: no .param for {sorted(unpassed)}")
     _check_implicit(signature)
     known = runtime_names(signature)
     for p in signature.params:
-        if not isinstance(p, TensorParam) or p.shape is None:
-            continue
-        for leaf in (x for pair in p.flat for x in pair if isinstance(x, str)):
-            if not jr.expression_names(leaf) <= known:
-                raise jr.RecordError(f"signature of {signature.kernel}: {p.name}'s layout "
-                                     f"reads {leaf!r}, which no argument gives")  # fmt: skip
+        p.check(known, signature.kernel)
 
 
 def _check_implicit(signature: KernelSignature) -> None:
@@ -367,6 +449,40 @@ def check_launch(
     for n, kind in tail.abi:
         if n not in IMPLICIT_NAMES and n not in (pointers if kind == "ptr" else known):
             raise jr.RecordError(f"{tail.kernel}: .param {n} is none of {signature.kernel}'s")
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """What the runtime launches a compiled kernel from, and what the disk cache keeps of
+    it: the kernel's signature and launch facts, and its tail's (a stream-K gemm's second
+    kernel, which `launch.then` names). Read back, it is checked as data (`from_json`)."""
+
+    signature: KernelSignature
+    launch: LaunchInfo
+    then: tuple[KernelSignature, LaunchInfo] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        tail = None
+        if self.then is not None:
+            tail = {"signature": self.then[0].to_json(), "launch": self.then[1].to_json()}
+        return {"signature": self.signature.to_json(), "launch": self.launch.to_json(),
+                "then": tail}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "entry") -> KernelLaunch:
+        """The record `to_json` wrote: each part read by its own reader, then
+        `check_launch` that they fit together; else `json_read.RecordError`."""
+        signature = KernelSignature.from_json(jr.field(data, "signature", where))
+        launch = LaunchInfo.from_json(jr.field(data, "launch", where))
+        tail = jr.field(data, "then", where)
+        then = None
+        if tail is not None:
+            then = (
+                KernelSignature.from_json(jr.field(tail, "signature", f"{where}.then")),
+                LaunchInfo.from_json(jr.field(tail, "launch", f"{where}.then")),
+            )
+        check_launch(signature, launch, then)
+        return cls(signature, launch, then)
 
 
 def _check_grid(launch: LaunchInfo, known: set[str], kernel: str) -> None:

@@ -22,7 +22,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TextIO
@@ -101,7 +101,7 @@ class Pass:
         return self.name + ("{" + ",".join(opts) + "}" if opts else "")
 
 
-def parse_pipeline(text: str, registry: dict[str, type[Pass]]) -> list[Pass]:
+def parse_pipeline(text: str, registry: Mapping[str, type[Pass]]) -> list[Pass]:
     """``'canonicalize{max-iterations=4},cse'`` → pass instances."""
     passes: list[Pass] = []
     for name, options in _split_pipeline(text):

@@ -22,6 +22,7 @@ module.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
@@ -52,6 +53,14 @@ class SpecializeArgs(Pass):
 
     div: str = ""  # run-time extents and strides: "NAME:N ...", N divides NAME
     align: str = ""  # base pointers: "NAME:BYTES ...", a power of two
+
+    @classmethod
+    def of(cls, divisors: Mapping[str, int], alignments: Mapping[str, int]) -> SpecializeArgs:
+        """The pass adding `divisors` and `alignments` (by name), as its options say them."""
+        return cls(
+            div=" ".join(f"{n}:{d}" for n, d in divisors.items()),
+            align=" ".join(f"{n}:{a}" for n, a in alignments.items()),
+        )
 
     def run(self, module: ModuleOp) -> None:
         divisors = parse_facts(self.div, "div")

@@ -1,6 +1,7 @@
 """The PTX emitter: thread-level IR → PTX text, in one printing loop over the ops.
 
-``emit_ptx(module, target)`` legalises a copy of the module (legalize.py), then
+``emit_ptx(module, target)`` takes thread-level IR that the ``legalize-ptx`` pass
+(legalize.py; the driver runs it before the PTX stage) has left legal, and
 writes, per kernel, the ``.entry`` with its parameters (docs/abi.md) and
 performance directives, and its body: each op is looked up by class in
 `RULES` (rules.py: arith, gpu, thread; control.py: scf; mbarrier.py; atomic.py) and
@@ -35,11 +36,11 @@ from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import scf, thread
 from cutec.ir.dialects.builtin import FuncOp, KernelOp, ModuleOp
 from cutec.ir.dialects.gpu import PointerType, TokenType
+from cutec.ir.rule_table import RuleTable
 from cutec.ir.traits import Terminator
 from cutec.ir.types import VectorType
 from cutec.ptx.atomic import ATOMIC_RULES
 from cutec.ptx.control import CONTROL_RULES
-from cutec.ptx.legalize import legalize
 from cutec.ptx.mbarrier import MBARRIER_RULES
 from cutec.ptx.regalloc import Registers, packs
 from cutec.ptx.rules import RULES as OP_RULES
@@ -48,25 +49,19 @@ from cutec.ptx.tables import PtxType, param_type, ptx_type
 from cutec.target import Feature, Target
 from cutec.target import target as lookup_target
 
-RULES: dict[type[Operation], Rule] = {
-    **OP_RULES,
-    **CONTROL_RULES,
-    **MBARRIER_RULES,
-    **ATOMIC_RULES,
-}
+RULES: RuleTable[Rule] = RuleTable(
+    {
+        **OP_RULES,
+        **CONTROL_RULES,
+        **MBARRIER_RULES,
+        **ATOMIC_RULES,
+    }
+)
 
 
 def register_rule(op_class: type[Operation], rule: Rule) -> None:
     """Teach the emitter a new op (for an op defined outside cutec's dialects)."""
     RULES[op_class] = rule
-
-
-def rule_for(op: Operation) -> Rule | None:
-    """The rule of `op`'s class, or of its nearest base class that has one."""
-    for cls in type(op).__mro__:
-        if cls in RULES:
-            return RULES[cls]
-    return None
 
 
 def cannot_emit(op: Operation, target: Target, why: str = "") -> CompileError:
@@ -279,7 +274,7 @@ class KernelEmitter:
                 self.emit_op(op)
 
     def emit_op(self, op: Operation) -> None:
-        rule = rule_for(op)
+        rule = RULES.lookup(op)
         if rule is None:
             raise self.error(op)
         self._mark(op)
@@ -382,10 +377,10 @@ def header(target: Target) -> list[str]:
 
 
 def emit_ptx(module: ModuleOp, target: Target | str) -> str:
-    """The PTX text of every kernel in `module`, for `target` (sm_80, sm_90a)."""
+    """The PTX text of every kernel in `module`, for `target` (sm_80, sm_90a): thread-level
+    IR after the ``legalize-ptx`` pass (`cutec.ptx.legalize`)."""
     if isinstance(target, str):
         target = lookup_target(target)
-    module = legalize(module)
     files = FileTable()
     kernels: list[str] = []
     for op in module.body.ops:

@@ -1,8 +1,10 @@
-"""Legalisation: rewrite the ops PTX has no instruction for into ops it has.
+"""legalize-ptx: rewrite the ops PTX has no instruction for into ops it has.
 
-It runs on a copy of the module (the caller's IR is left as it was), before
-the one printing loop of emitter.py. Each rewrite is one function on one op
-family, stated as an equation:
+The last pass before the PTX stage (the driver's PTX_PIPELINE, so
+``--print-ir-after-all`` shows what the emitter prints); emitter.py's one printing
+loop expects its output. The CPU backend runs the thread stage's IR as the
+lowering left it: it computes halves and floor/ceil divisions itself. Each rewrite
+is one function on one op family, stated as an equation:
 
 * half-precision arithmetic — ``addf(a, b) : f16 → truncf(addf(extf a, extf b) : f32)``
   (also bf16, and subf, mulf, divf, maximumf, minimumf, negf, fma, cmpf without
@@ -21,6 +23,7 @@ classes by table (tables.py).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cutec.ir.builder import Builder
 from cutec.ir.core import Operation, Value
@@ -28,7 +31,9 @@ from cutec.ir.dialects import arith
 from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.arith_float import FloatBinaryOp
 from cutec.ir.dialects.builtin import ModuleOp
+from cutec.ir.rule_table import RuleTable
 from cutec.ir.types import FloatType, f32
+from cutec.passes.manager import Pass
 
 HALF_TYPES = (FloatType("f16"), FloatType("bf16"))
 
@@ -92,29 +97,31 @@ def _ceildiv(op: Operation, b: Builder) -> list[Value]:
 
 
 # Op class → rewrite; a rewrite returns the replacement values, or None to keep the op.
-RULES: dict[type[Operation], Callable[[Operation, Builder], list[Value] | None]] = {
-    **{cls: _promote_half for cls in PROMOTED},
-    arith.FloorDivSIOp: _floordiv,
-    arith.CeilDivSIOp: _ceildiv,
-}
+Rewrite = Callable[[Operation, Builder], list[Value] | None]
+RULES: RuleTable[Rewrite] = RuleTable(
+    {
+        **{cls: _promote_half for cls in PROMOTED},
+        arith.FloorDivSIOp: _floordiv,
+        arith.CeilDivSIOp: _ceildiv,
+    }
+)
 
 
-def _rule_for(op: Operation) -> Callable[[Operation, Builder], list[Value] | None] | None:
-    for cls in type(op).__mro__:
-        if cls in RULES:
-            return RULES[cls]
-    return None
-
-
-def legalize(module: ModuleOp) -> ModuleOp:
-    """A copy of `module` with every op PTX lacks rewritten (the module docstring)."""
-    module = module.clone()
-    assert isinstance(module, ModuleOp)
+def legalize(module: ModuleOp) -> None:
+    """Rewrite every op of `module` that PTX lacks (the module docstring)."""
     for op in list(module.walk()):
-        rule = _rule_for(op)
+        rule = RULES.lookup(op)
         if rule is None:
             continue
         values = rule(op, Builder.before(op))
         if values is not None:
             op.replace_with(values)
-    return module
+
+
+@dataclass
+class LegalizePtx(Pass):
+    name = "legalize-ptx"
+    summary = "rewrite ops PTX has no instruction for (half arithmetic, floor/ceil division)"
+
+    def run(self, module: ModuleOp) -> None:
+        legalize(module)

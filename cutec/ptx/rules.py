@@ -26,6 +26,7 @@ from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread import PACKED_WIDTH
 from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
+from cutec.ir.rule_table import lookup
 from cutec.ir.types import IndexType, IntegerType
 from cutec.ptx.regalloc import packs
 from cutec.ptx.tables import (
@@ -56,10 +57,10 @@ Rule = Callable[["KernelEmitter", Operation], None]
 
 
 def _row(table: Mapping[type, str], op: Operation) -> str:
-    for cls in type(op).__mro__:
-        if cls in table:
-            return table[cls]
-    raise KeyError(op.name)
+    row = lookup(table, op)
+    if row is None:
+        raise KeyError(op.name)
+    return row
 
 
 def _instruction(ctx: KernelEmitter, op: Operation, table: Mapping[type, str]) -> str:

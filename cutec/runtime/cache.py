@@ -21,8 +21,10 @@ owns or that group or others may write (`untrusted`): it says so once per
 directory and process (a `CacheWarning`) and runs without it. A directory without
 the tag is taken as a cache only when it holds nothing but a cache's files (it is
 then tagged); `clear` removes files named as entries, and only under the tag.
-What an entry holds is checked again by its reader (`KernelSignature.from_json`,
-`CpuObjects`), as data.
+What an entry holds is data, read by the record's own reader (`load_checked`:
+`KernelLaunch.from_json`, a specialisation's) or checked by `CpuObjects`; an entry
+the reader refuses is not as cutec writes it (damage the checksum missed, or
+tampering): it is said (a `CacheWarning`) and compiled again.
 """
 
 from __future__ import annotations
@@ -35,15 +37,19 @@ import re
 import stat
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
+from cutec.ir.json_read import RecordError
 from cutec.runtime.errors import CacheWarning, NotACacheError
 
-_VERSION = 1  # the entry format; a new format is a new key
+T = TypeVar("T")
+
+# The entry format (a signature entry is a `KernelLaunch` record); a new format is a new key.
+_VERSION = 2
 _IMPORT = re.compile(r'^\s*import\s+"([^"]+)"', re.MULTILINE)
 _KEY = re.compile(r"[0-9a-f]{64}")  # an entry's name: a SHA-256 (`key`)
 _SHARD = re.compile(r"[0-9a-f]{2}")  # the directory of the entries of one first byte
@@ -342,6 +348,23 @@ def load(k: str) -> Entry | None:
             return None
         return Entry(meta, {name: base64.b64decode(v, validate=True) for name, v in blobs.items()})
     except (ValueError, TypeError, RecursionError):  # not JSON, too deep, bad base64
+        return None
+
+
+def load_checked(k: str, read: Callable[[Entry], T]) -> T | None:
+    """Entry `k` read by `read` into its record; None when absent (as `load`) or when
+    `read` refuses it (a `RecordError`), which is said: a `CacheWarning` per entry."""
+    entry = load(k)
+    if entry is None:
+        return None
+    try:
+        return read(entry)
+    except RecordError as e:
+        warnings.warn(
+            f"cutec: the cache entry {_path(k)} is not as cutec writes it ({e}); compiling again",
+            CacheWarning,
+            stacklevel=2,
+        )
         return None
 
 

@@ -30,20 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from cutec.diagnostics import CompileError
-from cutec.driver import DEFAULT_PIPELINE, Options, Result, Source, Stage, compile
+from cutec.driver import ALL_PASSES, Options, Result, Source, Stage, compile
 from cutec.ir import json_read
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.signature import (
+    KernelLaunch,
     KernelSignature,
     LaunchInfo,
     TensorParam,
-    check_launch,
     launch_of,
     names_resident_ctas,
 )
-from cutec.passes import PASSES
 from cutec.passes.manager import Instrumentation
-from cutec.ptx.ptxas import ResourceUsage, assemble, find_ptxas
+from cutec.ptx.ptxas import ResourceUsage, find_ptxas
 from cutec.runtime import cache, cuda
 from cutec.runtime.errors import ArgumentTypeError, ArgumentValueError
 from cutec.runtime.launcher import (
@@ -230,14 +229,18 @@ class Kernel:
         )
 
     # ------------------------------------------------------------------ compile
-    def _options(self, target: str, facts: tuple[tuple[str, int], ...] = ()) -> Options:
-        pipeline = None
-        div = " ".join(f"{n}:{d}" for n, d in facts if not n.startswith("@"))
-        align = " ".join(f"{n[1:]}:{d}" for n, d in facts if n.startswith("@"))
-        if div or align:
-            pipeline = f"specialize-args{{div={div},align={align}}},{DEFAULT_PIPELINE}"
+    def _options(
+        self, target: str, facts: tuple[tuple[str, int], ...] = (), assemble_for: str | None = None
+    ) -> Options:
         kernel = self._name if self.source.lang == "cute" else None  # IR: every kernel
-        return Options(defines=self.static_params, kernel=kernel, pipeline=pipeline, target=target)
+        return Options(
+            defines=self.static_params,
+            kernel=kernel,
+            target=target,
+            divisors={n: d for n, d in facts if not n.startswith("@")},
+            alignments={n[1:]: a for n, a in facts if n.startswith("@")},
+            assemble_for=assemble_for,
+        )
 
     def _compile(self, stage: Stage, options: Options) -> Result:
         try:
@@ -258,13 +261,18 @@ class Kernel:
     def _read_signature(self) -> None:
         """The launch signature, from the disk cache or the frontend (no lowering)."""
         k = self._key("signature")
-        entry = cache.load(k)
-        if entry is not None:
-            try:
-                self._signature, self._launch_info, self._then = _signature_entry(entry.meta)
-                return
-            except json_read.RecordError as e:  # not as cutec writes it: compiled again
-                _log.debug("cache entry %s ignored: %s", k, e)
+        record = cache.load_checked(k, lambda entry: KernelLaunch.from_json(entry.meta))
+        if record is None:
+            record = self._launch_record()
+            cache.store(k, cache.Entry(record.to_json(), {}))
+        self._signature, self._launch_info, self._then = (
+            record.signature,
+            record.launch,
+            record.then,
+        )
+
+    def _launch_record(self) -> KernelLaunch:
+        """The kernel's launch record, from the frontend's IR."""
         frontend_only = replace(self._options(DEFAULT_TARGET), pipeline="")
         result = self._compile(Stage.CUTE, frontend_only)
         assert result.module is not None
@@ -278,17 +286,11 @@ class Kernel:
                 "name one (kernel=... in Python, --kernel on the command line)"
             )
         name = self._name or kernels[0]
-        self._signature = result.signatures[name]
-        self._launch_info = launch_of(ops[name])
-        meta: dict[str, Any] = {
-            "signature": self._signature.to_json(), "launch": self._launch_info.to_json()
-        }  # fmt: skip
-        if self._launch_info.then is not None:
-            tail = self._launch_info.then
-            self._then = (result.signatures[tail], launch_of(ops[tail]))
-            meta["then"] = {"signature": self._then[0].to_json(),
-                            "launch": self._then[1].to_json()}  # fmt: skip
-        cache.store(k, cache.Entry(meta, {}))
+        launch = launch_of(ops[name])
+        then = None
+        if launch.then is not None:
+            then = (result.signatures[launch.then], launch_of(ops[launch.then]))
+        return KernelLaunch(result.signatures[name], launch, then)
 
     def _target(self, gpu_arch: str | None) -> str:
         if self.arch is not None:
@@ -315,27 +317,16 @@ class Kernel:
             return found
         facts = self._facts(key)
         k = self._key("variant", facts, target, assemble_for, _ptxas_identity())
-        entry = cache.load(k)
-        compiled: _Compiled | None = None
-        if entry is not None:
-            try:
-                compiled = _variant_entry(entry, self._then is not None)
-            except json_read.RecordError as e:  # not as cutec writes it: compiled again
-                _log.debug("cache entry %s ignored: %s", k, e)
+        has_tail = self._then is not None
+        compiled = cache.load_checked(k, lambda entry: _variant_entry(entry, has_tail))
         if compiled is None:
-            result = self._compile(Stage.PTX, self._options(target, facts))
-            assert result.ptx is not None and result.module is not None
+            # To a cubin where ptxas is at hand, else to PTX (the CUDA driver's JIT loads it).
+            stage = Stage.PTX if assemble_for is None else Stage.CUBIN
+            result = self._compile(stage, self._options(target, facts, assemble_for))
+            assert result.ptx is not None
             launch = result.launches[self.name]
-            cubin, resources = None, {}
-            if assemble_for is not None:
-                assembled = assemble(result.ptx, assemble_for, options=("-v",))
-                if not assembled.ok:
-                    raise cuda.CudaError(
-                        f"ptxas rejected the PTX of kernel '{self.name}' for {assemble_for} "
-                        f"(a bug in cutec):\n{assembled.stderr}"
-                    )
-                cubin = assembled.cubin
-                resources = {n: vars(r) for n, r in assembled.resources.items()}
+            cubin = result.cubin
+            resources = {n: vars(r) for n, r in result.resources.items()}
             then = None if launch.then is None else result.launches[launch.then]
             compiled = _Compiled(result.ptx, cubin, resources, launch, then)
             blobs = {"cubin": cubin} if cubin is not None else {}
@@ -457,8 +448,8 @@ class Kernel:
         target = self._target(self._gpu_arch())
         if stage in ("ast", "cute", "thread", "ptx"):
             return self._compile(Stage.named(stage), self._options(target)).text
-        if stage not in PASSES:
-            known = ", ".join(PASSES)
+        if stage not in ALL_PASSES:
+            known = ", ".join(ALL_PASSES)
             raise ValueError(f"no stage or pass '{stage}'; stages: ast, cute, thread, ptx; "
                              f"passes: {known}")  # fmt: skip
         out = io.StringIO()
@@ -466,7 +457,7 @@ class Kernel:
             self._options(target),
             instrumentation=Instrumentation(verify_each=False, print_after={stage}, stream=out),
         )
-        self._compile(Stage.THREAD, options)
+        self._compile(Stage.PTX, options)  # every pass up to PTX legalisation
         text = out.getvalue()
         if not text:
             raise ValueError(f"the pass '{stage}' is not in this kernel's pipeline")
@@ -489,25 +480,6 @@ class Kernel:
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"
         return f"<cutec kernel {name} of {self.source.file}>"
-
-
-def _signature_entry(
-    meta: dict[str, Any],
-) -> tuple[KernelSignature, LaunchInfo, tuple[KernelSignature, LaunchInfo] | None]:
-    """A signature entry's records (`Kernel._read_signature` writes them), checked:
-    the launch function is generated from them (json_read.RecordError where they are
-    not as cutec writes them)."""
-    signature = KernelSignature.from_json(json_read.field(meta, "signature", "entry"))
-    launch = LaunchInfo.from_json(json_read.field(meta, "launch", "entry"))
-    then = None
-    if meta.get("then") is not None:
-        tail = meta["then"]
-        then = (
-            KernelSignature.from_json(json_read.field(tail, "signature", "entry.then")),
-            LaunchInfo.from_json(json_read.field(tail, "launch", "entry.then")),
-        )
-    check_launch(signature, launch, then)
-    return signature, launch, then
 
 
 def _variant_entry(entry: cache.Entry, has_tail: bool) -> _Compiled:

@@ -63,10 +63,10 @@ def test_print_ir_after_unknown_pass_is_a_user_error(capsys) -> None:
 def test_list_passes(capsys) -> None:
     assert main(["opt", "-", "--list-passes"]) == 0
     names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    from cutec.passes import PASSES
+    from cutec.driver import ALL_PASSES
 
     expected = {"canonicalize", "cse", "licm", "simplify", "vectorize", "lower-to-thread"}
-    assert names == list(PASSES) and expected <= set(names)
+    assert names == list(ALL_PASSES) and expected | {"legalize-ptx"} <= set(names)
 
 
 def test_binary_input_is_a_user_error(capsys, tmp_path: Path) -> None:
@@ -98,6 +98,28 @@ def test_print_all_goes_to_stderr(capsys, flag: str) -> None:
     captured = capsys.readouterr()
     assert captured.err.count("// -----// IR Dump") == 2
     assert captured.out.startswith("module {")
+
+
+def _dumps(err: str) -> dict[str, str]:
+    """--print-ir-after-all's IR by pass name (the last dump of each)."""
+    parts = err.split("// -----// IR Dump After ")[1:]
+    return {part.split(" ", 1)[0]: part for part in parts}
+
+
+def test_ptx_legalisation_is_a_pass_print_ir_shows(capsys, tmp_path: Path) -> None:
+    """--emit=ptx runs legalize-ptx last: its dump has the floordivsi rewritten; the
+    thread stage (what the CPU backend runs) leaves it."""
+    case = str(ROOT / "tests" / "ptx" / "cases" / "arith.mlir")
+    out = str(tmp_path / "k.ptx")
+    assert main(["compile", case, "--emit=ptx", "--print-ir-after-all", "-o", out]) == 0
+    dumps = _dumps(capsys.readouterr().err)
+    assert list(dumps)[-2:] == ["order-shared-loads", "legalize-ptx"]
+    assert "arith.floordivsi" in dumps["order-shared-loads"]
+    assert "arith.floordivsi" not in dumps["legalize-ptx"]
+    assert "arith.remsi" in dumps["legalize-ptx"]
+    assert main(["compile", case, "--emit=thread", "--print-ir-after-all", "-o", out]) == 0
+    assert "legalize-ptx" not in _dumps(capsys.readouterr().err)
+    assert "arith.floordivsi" in Path(out).read_text()
 
 
 def test_compile_cute_runs_the_pipeline_and_times_the_frontend(capsys, tmp_path: Path) -> None:

@@ -20,10 +20,10 @@ from cutec.ir.dialects.memory_order import (
 )
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
-from cutec.ptx import emit_ptx
 from cutec.ptx.ptxas import assemble, find_ptxas
 from cutec.target import COMPILE_TARGETS
 from tests.cpu.test_atomics import HANDOFF
+from tests.ptx.legal import ptx_of
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
@@ -84,7 +84,7 @@ def test_every_form_is_spelled_as_the_ptx_isa_does(target: str) -> None:
     text, want = _every_form()
     module = parse_module(text, "every.mlir")
     verify(module)
-    lines = _atomic_lines(emit_ptx(module, target))
+    lines = _atomic_lines(ptx_of(module, target))
     assert len(lines) == len(want)
     for line, prefix in zip(lines, want, strict=True):
         assert line.startswith(prefix), (line, prefix)
@@ -99,7 +99,7 @@ def test_ptxas_assembles_every_form(target: str) -> None:
     text, _ = _every_form()
     module = parse_module(text, "every.mlir")
     verify(module)
-    result = assemble(emit_ptx(module, target), target)
+    result = assemble(ptx_of(module, target), target)
     assert result.ok, result.stderr
 
 

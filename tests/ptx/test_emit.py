@@ -12,9 +12,10 @@ from cutec.diagnostics import CompileError
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
-from cutec.ptx import emit_ptx
+from cutec.ptx import emit_ptx, legalize
 from cutec.ptx.ptxas import assemble, find_ptxas
 from cutec.target import COMPILE_TARGETS
+from tests.ptx.legal import ptx_of
 
 needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
@@ -22,7 +23,7 @@ CASES = ("vadd", "control", "arith", "smem", "atom", "vector", "packed", "local"
 
 
 def _emit(case: str, target: str, request: pytest.FixtureRequest) -> str:
-    return emit_ptx(request.getfixturevalue("load_case")(case), target)
+    return ptx_of(request.getfixturevalue("load_case")(case), target)
 
 
 @needs_ptxas
@@ -56,13 +57,13 @@ def test_registers_are_declared(case: str, request: pytest.FixtureRequest) -> No
     ("target", "version"), [("sm_80", ".version 7.4"), ("sm_90a", ".version 8.0")]
 )
 def test_header(target: str, version: str, load_case: Callable[[str], ModuleOp]) -> None:
-    lines = emit_ptx(load_case("vadd"), target).splitlines()
+    lines = ptx_of(load_case("vadd"), target).splitlines()
     start = lines.index(version)
     assert lines[start : start + 3] == [version, f".target {target}", ".address_size 64"]
 
 
 def test_parameters_and_their_loads(load_case: Callable[[str], ModuleOp]) -> None:
-    ptx = emit_ptx(load_case("vadd"), "sm_90a")
+    ptx = ptx_of(load_case("vadd"), "sm_90a")
     assert (
         ".visible .entry vadd(\n"
         "\t.param .u64 vadd_param_0,\n"
@@ -77,14 +78,14 @@ def test_parameters_and_their_loads(load_case: Callable[[str], ModuleOp]) -> Non
 
 
 def test_loc_lines_point_at_the_ops(load_case: Callable[[str], ModuleOp]) -> None:
-    ptx = emit_ptx(load_case("vadd"), "sm_90a")
+    ptx = ptx_of(load_case("vadd"), "sm_90a")
     assert '.file 1 "tests/ptx/cases/vadd.mlir"' in ptx
     # Line 15 of vadd.mlir, column 14: `%sum = arith.addf %x, %y : f32`.
     assert "\t.loc 1 15 14\n\tadd.rn.f32 %f4, %f2, %f3;\n" in ptx
 
 
 def test_kernel_directives(load_case: Callable[[str], ModuleOp]) -> None:
-    ptx = emit_ptx(load_case("control"), "sm_80")
+    ptx = ptx_of(load_case("control"), "sm_80")
     assert ")\n.maxntid 256, 1, 1\n.minnctapersm 2\n.maxnreg 64\n{" in ptx
     assert ".reqntid" not in ptx
 
@@ -92,7 +93,7 @@ def test_kernel_directives(load_case: Callable[[str], ModuleOp]) -> None:
 def test_grid_stride_loop(load_case: Callable[[str], ModuleOp]) -> None:
     """The guard before the loop, the body's carried-value move, the step and the test
     at the bottom, which branches back."""
-    ptx = emit_ptx(load_case("vadd"), "sm_90a")
+    ptx = ptx_of(load_case("vadd"), "sm_90a")
     body = re.sub(r"\t\.loc .*\n", "", ptx)
     assert (
         "\tmov.b64 %rd13, %rd11;\n"
@@ -124,7 +125,7 @@ kernel @swap(%out: !gpu.ptr<i32, global>, %a: i32, %b: i32, %n: i32) {
 
 
 def test_a_swapping_yield_is_a_parallel_copy() -> None:
-    ptx = emit_ptx(parse_module(SWAP, "swap.mlir"), "sm_90a")
+    ptx = ptx_of(parse_module(SWAP, "swap.mlir"), "sm_90a")
     body = re.sub(r"\t\.loc .*\n", "", ptx)
     # %r6/%r7 carry x and y: both are read before either is written.
     assert (
@@ -140,7 +141,7 @@ def test_a_swapping_yield_is_a_parallel_copy() -> None:
 
 
 def test_if_with_results_and_while(load_case: Callable[[str], ModuleOp]) -> None:
-    body = re.sub(r"\t\.loc .*\n", "", emit_ptx(load_case("control"), "sm_80"))
+    body = re.sub(r"\t\.loc .*\n", "", ptx_of(load_case("control"), "sm_80"))
     assert (
         "\t@!%p1 bra $L_else_1;\n"
         "\tmul.lo.s32 %r8, %r2, %r5;\n"
@@ -162,7 +163,7 @@ def test_if_with_results_and_while(load_case: Callable[[str], ModuleOp]) -> None
 
 
 def test_atom_instructions_render_their_template(load_case: Callable[[str], ModuleOp]) -> None:
-    ptx = emit_ptx(load_case("atom"), "sm_80")
+    ptx = ptx_of(load_case("atom"), "sm_80")
     assert (
         "\tmma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4}, "
         "{%r2, %r2, %r2, %r2}, {%r2, %r2}, {%f0, %f0, %f0, %f0};\n"
@@ -171,7 +172,7 @@ def test_atom_instructions_render_their_template(load_case: Callable[[str], Modu
 
 
 def test_shared_memory_and_cp_async(load_case: Callable[[str], ModuleOp]) -> None:
-    ptx = emit_ptx(load_case("smem"), "sm_80")
+    ptx = ptx_of(load_case("smem"), "sm_80")
     assert ".extern .shared .align 16 .b8 smem_dynamic_smem[];" in ptx
     assert "\t.shared .align 16 .b8 smem_smem_0[1024];" in ptx
     assert "\tmov.u64 %rd5, smem_smem_0;" in ptx
@@ -192,7 +193,7 @@ def test_an_op_without_instruction_is_one_located_error() -> None:
     module = parse_module(UNSUPPORTED, "bad.mlir")
     verify(module)
     with pytest.raises(CompileError) as err:
-        emit_ptx(module, "sm_90a")
+        ptx_of(module, "sm_90a")
     assert len(err.value.diagnostics) == 1
     assert str(err.value.location) == "bad.mlir:2:8"  # the op name
     assert err.value.diagnostics[0].message == (
@@ -205,27 +206,34 @@ def test_f64_maximumf_has_no_instruction() -> None:
         "kernel @k(%a: f64) {\n  %c = arith.maximumf %a, %a : f64\n  return\n}\n", "m.mlir"
     )
     with pytest.raises(CompileError, match=r"cannot emit 'arith.maximumf' .*\(f64\)"):
-        emit_ptx(module, "sm_80")
+        ptx_of(module, "sm_80")
 
 
 def test_cluster_dims_need_sm_90() -> None:
     text = "kernel @k() attributes {cluster_dim = array<i32: 2, 1, 1>} {\n  return\n}\n"
-    assert ".reqnctapercluster 2, 1, 1" in emit_ptx(parse_module(text, "c.mlir"), "sm_90a")
+    assert ".reqnctapercluster 2, 1, 1" in ptx_of(parse_module(text, "c.mlir"), "sm_90a")
     with pytest.raises(CompileError, match="'cluster_dim' needs thread-block clusters"):
-        emit_ptx(parse_module(text, "c.mlir"), "sm_80")
+        ptx_of(parse_module(text, "c.mlir"), "sm_80")
 
 
 def test_shared_pointer_arguments_are_refused() -> None:
     text = "kernel @k(%p: !gpu.ptr<f32, shared>) {\n  return\n}\n"
     with pytest.raises(CompileError, match=r"kernel argument 0 of type !gpu\.ptr<f32, shared>"):
-        emit_ptx(parse_module(text, "s.mlir"), "sm_90a")
+        ptx_of(parse_module(text, "s.mlir"), "sm_90a")
 
 
 def test_the_callers_module_is_left_unchanged(load_case: Callable[[str], ModuleOp]) -> None:
     module = load_case("arith")
+    legalize(module)
     before = str(module)
     emit_ptx(module, "sm_80")
     assert str(module) == before
+
+
+def test_ir_not_legalised_is_refused(load_case: Callable[[str], ModuleOp]) -> None:
+    """The emitter prints what legalize-ptx left; it never guesses at a floordivsi."""
+    with pytest.raises(CompileError, match=r"cannot emit 'arith\.floordivsi'"):
+        emit_ptx(load_case("arith"), "sm_80")
 
 
 def test_parameter_layout_aligns_each_parameter_naturally() -> None:
@@ -259,7 +267,7 @@ LOCATED = """kernel @k(%out: !gpu.ptr<f32, global>, %x: f32) {
 
 
 def test_loc_lines_name_each_source_file_once() -> None:
-    ptx = emit_ptx(parse_module(LOCATED, "k.mlir"), "sm_90a")
+    ptx = ptx_of(parse_module(LOCATED, "k.mlir"), "sm_90a")
     # The kernel has no source location of its own: it points into the .mlir file.
     files = [line for line in ptx.splitlines() if line.startswith(".file")]
     assert files == ['.file 1 "k.mlir"', '.file 2 "kernels/k.cute"', '.file 3 "lib/math.cute"']
@@ -280,7 +288,7 @@ func @f() {
     module = parse_module(text, "o.mlir")
     verify(module)
     with pytest.raises(CompileError) as err:
-        emit_ptx(module, "sm_80")
+        ptx_of(module, "sm_80")
     assert str(err.value.location) == "o.mlir:2:8"
     assert err.value.diagnostics[0].message == (
         "cannot emit 'cute.alloc_smem' with operand types () and result types "
@@ -288,12 +296,12 @@ func @f() {
     )
     module.body.first_op.erase()
     with pytest.raises(CompileError, match=r"'builtin\.func' .*inlined before emission"):
-        emit_ptx(module, "sm_80")
+        ptx_of(module, "sm_80")
 
 
 @needs_ptxas
 def test_a_kernel_without_parameters_assembles() -> None:
-    ptx = emit_ptx(parse_module("kernel @empty() {\n  return\n}\n", "e.mlir"), "sm_80")
+    ptx = ptx_of(parse_module("kernel @empty() {\n  return\n}\n", "e.mlir"), "sm_80")
     assert ".visible .entry empty(\n)\n{" in ptx
     result = assemble(ptx, "sm_80")
     assert result.ok, result.stderr

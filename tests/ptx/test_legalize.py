@@ -17,9 +17,16 @@ from cutec.passes.canonicalize import Canonicalize
 from cutec.ptx.legalize import legalize
 
 
+def _legal(text: str) -> ModuleOp:
+    """The module of `text`, legalised in place."""
+    module = parse_module(text, "l.mlir")
+    legalize(module)
+    return module
+
+
 def _folded(text: str) -> ModuleOp:
     """The legalised module of `text`, verified and folded to its constants."""
-    module = legalize(parse_module(text, "l.mlir"))
+    module = _legal(text)
     verify(module)
     Canonicalize().run(module)
     return module
@@ -56,7 +63,7 @@ def test_rounded_divisions_leave_only_ops_with_instructions() -> None:
   %r = arith.ceildivsi %q, %b : i32
   return %r : i32
 }"""
-    module = legalize(parse_module(text, "l.mlir"))
+    module = _legal(text)
     verify(module)
     names = {op.name for op in module.walk()}
     assert not names & {"arith.floordivsi", "arith.ceildivsi"}
@@ -75,7 +82,7 @@ HALF = """func @f() -> {t} {{
 @pytest.mark.parametrize("op", ["addf", "subf", "mulf", "divf", "maximumf", "minimumf"])
 def test_half_arithmetic_is_computed_in_f32(op: str, t: str) -> None:
     text = HALF.format(op=op, a=1.5, b=-0.375, t=t)
-    legal = legalize(parse_module(text, "l.mlir"))
+    legal = _legal(text)
     (func,) = legal.body.ops
     computed = [o for o in func.body.ops if o.name == f"arith.{op}"]
     assert [str(o.result.type) for o in computed] == ["f32"]
@@ -95,7 +102,7 @@ def test_half_comparisons_compare_in_f32() -> None:
   %c = arith.cmpf olt, %a, %b : f16
   return %c : i1
 }"""
-    legal = legalize(parse_module(text, "l.mlir"))
+    legal = _legal(text)
     verify(legal)
     (cmp,) = [o for o in legal.walk() if isinstance(o, arith.CmpFOp)]
     assert str(cmp.lhs.type) == "f32" and cmp.predicate.value == "olt"

@@ -13,10 +13,10 @@ import pytest
 from cutec.diagnostics import CompileError
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
-from cutec.ptx import emit_ptx
 from cutec.ptx.ptxas import assemble, find_ptxas
 from cutec.ptx.tables import LN_2_F32, LOG2_E_F32
 from cutec.target import COMPILE_TARGETS
+from tests.ptx.legal import ptx_of
 
 
 def _body(ptx: str) -> str:
@@ -27,7 +27,7 @@ def _body(ptx: str) -> str:
 def test_each_function_is_its_instruction(
     target: str, load_case: Callable[[str], ModuleOp]
 ) -> None:
-    body = _body(emit_ptx(load_case("math"), target))
+    body = _body(ptx_of(load_case("math"), target))
     assert "\tmul.rn.f32 %f2, %f0, 0f3FB8AA3B;\n\tex2.approx.f32 %f1, %f2;" in body
     assert "\tex2.approx.f32 %f3, %f0;" in body
     assert "\tlg2.approx.f32 %f5, %f0;\n\tmul.rn.f32 %f4, %f5, 0f3F317218;" in body
@@ -55,7 +55,7 @@ def _kernel(op: str, t: str) -> ModuleOp:
 @pytest.mark.parametrize("t", ["f64"])
 def test_approximate_functions_are_f32_only(op: str, t: str) -> None:
     with pytest.raises(CompileError) as err:
-        emit_ptx(_kernel(op, t), "sm_90a")
+        ptx_of(_kernel(op, t), "sm_90a")
     assert str(err.value.location) == "m.mlir:2:8"  # the op
     message = err.value.diagnostics[0].message
     assert message.startswith(f"cannot emit '{op}' with operand types ({t})")
@@ -63,7 +63,7 @@ def test_approximate_functions_are_f32_only(op: str, t: str) -> None:
 
 
 def test_sqrt_is_f32_and_f64() -> None:
-    assert "sqrt.rn.f64" in emit_ptx(_kernel("math.sqrt", "f64"), "sm_80")
+    assert "sqrt.rn.f64" in ptx_of(_kernel("math.sqrt", "f64"), "sm_80")
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_sqrt_is_f32_and_f64() -> None:
 @pytest.mark.parametrize("t", ["f16", "bf16"])
 def test_half_precision_is_computed_in_f32_and_rounded_back(op: str, t: str) -> None:
     """As the other half-precision arithmetic: widen, the f32 instruction, round back."""
-    ptx = emit_ptx(_kernel(op, t), "sm_90a")
+    ptx = ptx_of(_kernel(op, t), "sm_90a")
     assert f"cvt.f32.{t}" in ptx and f"cvt.rn.{t}.f32" in ptx
     if find_ptxas() is not None:
         assert assemble(ptx, "sm_90a").ok

@@ -12,9 +12,9 @@ from cutec.diagnostics import CompileError
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
-from cutec.ptx import emit_ptx
 from cutec.ptx.ptxas import assemble, find_ptxas
 from cutec.target import COMPILE_TARGETS
+from tests.ptx.legal import ptx_of
 
 ROOT = Path(__file__).parents[2]
 PIPELINE = ROOT / "tests" / "cpu" / "data" / "mbarrier_pipeline.mlir"
@@ -35,7 +35,7 @@ def _pipeline() -> ModuleOp:
 
 @pytest.mark.parametrize("target", COMPILE_TARGETS)
 def test_the_pipeline_emits_mbarrier_instructions(target: str) -> None:
-    ptx = emit_ptx(_pipeline(), target)
+    ptx = ptx_of(_pipeline(), target)
     wait = "try_wait" if target == "sm_90a" else "test_wait"
     assert ptx.count("mbarrier.init.shared.b64 [") == 4
     assert ptx.count(f"mbarrier.{wait}.parity.shared.b64 ") == 2
@@ -52,7 +52,7 @@ def test_the_pipeline_emits_mbarrier_instructions(target: str) -> None:
 @needs_ptxas
 @pytest.mark.parametrize("target", COMPILE_TARGETS)
 def test_ptxas_accepts_the_pipeline(target: str) -> None:
-    result = assemble(emit_ptx(_pipeline(), target), target)
+    result = assemble(ptx_of(_pipeline(), target), target)
     assert result.ok, result.stderr
 
 
@@ -60,7 +60,7 @@ def test_ptxas_accepts_the_pipeline(target: str) -> None:
 def test_expect_tx_assembles_on_sm_90_and_is_refused_before() -> None:
     module = parse_module(ALL_OPS.read_text(), "thread_mbarrier.mlir")
     verify(module)
-    result = assemble(emit_ptx(module, "sm_90a"), "sm_90a")
+    result = assemble(ptx_of(module, "sm_90a"), "sm_90a")
     assert result.ok, result.stderr
     with pytest.raises(CompileError, match=r"mbarrier\.expect_tx needs sm_90"):
-        emit_ptx(module, "sm_80")
+        ptx_of(module, "sm_80")

@@ -17,10 +17,10 @@ from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.types import Type, VectorType
 from cutec.ir.verifier import verify
-from cutec.ptx import emit_ptx
 from cutec.ptx.emitter import RULES
 from cutec.ptx.ptxas import assemble, find_ptxas
 from cutec.ptx.regalloc import packs
+from tests.ptx.legal import ptx_of
 
 
 def _body(ptx: str) -> str:
@@ -32,7 +32,7 @@ def _error(text: str, target: str = "sm_90a") -> CompileError:
     module = parse_module(text, "e.mlir")
     verify(module)
     with pytest.raises(CompileError) as err:
-        emit_ptx(module, target)
+        ptx_of(module, target)
     assert len(err.value.diagnostics) == 1
     assert err.value.location is not None and err.value.location.file == "e.mlir"
     return err.value
@@ -42,7 +42,7 @@ def _error(text: str, target: str = "sm_90a") -> CompileError:
 
 
 def test_vector_loads_and_stores(load_case: Callable[[str], ModuleOp]) -> None:
-    body = _body(emit_ptx(load_case("vector"), "sm_80"))
+    body = _body(ptx_of(load_case("vector"), "sm_80"))
     assert "\tld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd11];\n" in body
     # extract and from_elements are register renaming: element 0 + element 3, stored as a pair.
     assert "\tadd.rn.f32 %f4, %f0, %f3;\n\tst.global.v2.f32 [%rd11], {%f4, %f3};\n" in body
@@ -50,7 +50,7 @@ def test_vector_loads_and_stores(load_case: Callable[[str], ModuleOp]) -> None:
 
 
 def test_predicated_loads_and_stores(load_case: Callable[[str], ModuleOp]) -> None:
-    body = _body(emit_ptx(load_case("vector"), "sm_80"))
+    body = _body(ptx_of(load_case("vector"), "sm_80"))
     assert (
         "\tmov.f32 %f6, %f5;\n\tmov.f32 %f7, %f5;\n\tmov.f32 %f8, %f5;\n\tmov.f32 %f9, %f5;\n"
         "\t@%p0 ld.global.v4.f32 {%f6, %f7, %f8, %f9}, [%rd11];\n"
@@ -72,7 +72,7 @@ def test_predicated_loads_and_stores(load_case: Callable[[str], ModuleOp]) -> No
 def test_eight_16_bit_elements_move_as_four_packed_words(
     load_case: Callable[[str], ModuleOp],
 ) -> None:
-    body = _body(emit_ptx(load_case("packed"), "sm_80"))
+    body = _body(ptx_of(load_case("packed"), "sm_80"))
     unpack = "".join(f"\tmov.b32 {{%rs{2 * i}, %rs{2 * i + 1}}}, %r{i + 1};\n" for i in range(4))
     assert "\tld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd6];\n" + unpack in body
     # load_if: the default (the first load's elements) packed into the words first,
@@ -89,7 +89,7 @@ def test_eight_16_bit_elements_move_as_four_packed_words(
 
 
 def test_a_carried_vector_moves_element_by_element(load_case: Callable[[str], ModuleOp]) -> None:
-    body = _body(emit_ptx(load_case("vector"), "sm_80"))
+    body = _body(ptx_of(load_case("vector"), "sm_80"))
     # The rotation reads every element before it writes one (a parallel copy).
     assert (
         "\tmov.f32 %f15, %f12;\n\tmov.f32 %f16, %f13;\n\tmov.f32 %f17, %f14;\n"
@@ -115,13 +115,13 @@ def test_a_vector_of_i1_has_no_access() -> None:
 
 
 def test_shared_local_and_dynamic_arrays(load_case: Callable[[str], ModuleOp]) -> None:
-    smem = _body(emit_ptx(load_case("smem"), "sm_90a"))
+    smem = _body(ptx_of(load_case("smem"), "sm_90a"))
     assert "\t.shared .align 16 .b8 smem_smem_0[1024];\n" in smem
     assert "\tmov.u64 %rd5, smem_smem_0;\n" in smem
     # The dynamic array is the extern one of docs/abi.md; ptr_cast is no instruction.
     assert ".extern .shared .align 16 .b8 smem_dynamic_smem[];\n" in smem
     assert "\tmov.u64 %rd19, smem_dynamic_smem;\n\tmad.lo.s64 %rd20, %rd8, 4, %rd19;\n" in smem
-    local = _body(emit_ptx(load_case("local"), "sm_80"))
+    local = _body(ptx_of(load_case("local"), "sm_80"))
     assert "\t.local .align 16 .b8 local_local_0[64];\n" in local
     assert "\tmov.u64 %rd5, local_local_0;\n" in local
     assert "\tst.local.f32 [%rd" in local
@@ -129,7 +129,7 @@ def test_shared_local_and_dynamic_arrays(load_case: Callable[[str], ModuleOp]) -
 
 
 def test_cvta_and_generic_accesses(load_case: Callable[[str], ModuleOp]) -> None:
-    body = _body(emit_ptx(load_case("smem"), "sm_80"))
+    body = _body(ptx_of(load_case("smem"), "sm_80"))
     assert (
         "\tcvta.shared.u64 %rd21, %rd20;\n"
         "\tld.f32 %f4, [%rd21];\n"
@@ -144,7 +144,7 @@ def test_cvta_and_generic_accesses(load_case: Callable[[str], ModuleOp]) -> None
 def test_an_ordered_shared_load_is_relaxed_at_cta_scope(
     load_case: Callable[[str], ModuleOp],
 ) -> None:
-    body = _body(emit_ptx(load_case("smem"), "sm_80"))
+    body = _body(ptx_of(load_case("smem"), "sm_80"))
     assert "\tld.relaxed.cta.shared.f32 %f5, [%rd20];\n" in body
     assert "\tld.relaxed.cta.shared.v4.f32 {%f6, %f7, %f8, %f9}, [%rd20];\n" in body
 
@@ -162,7 +162,7 @@ def test_ordered_is_for_shared_loads() -> None:
 
 
 def test_cp_async_cache_levels_and_zero_fill(load_case: Callable[[str], ModuleOp]) -> None:
-    body = _body(emit_ptx(load_case("smem"), "sm_80"))
+    body = _body(ptx_of(load_case("smem"), "sm_80"))
     assert "\tcp.async.ca.shared.global [%rd10], [%rd11], 4;\n" in body
     assert "\tselp.b32 %r3, %r1, %r2, %p0;\n" in body
     assert "\tcp.async.cg.shared.global [%rd20], [%rd9], 16, %r3;\n" in body
@@ -191,14 +191,14 @@ def test_cvta_forms_sm_80_lacks(space: str, why: str) -> None:
     err = _error(text, "sm_80")
     assert str(err.location) == "e.mlir:3:8"
     assert err.diagnostics[0].message.endswith(f"cvta of {space} addresses {why}")
-    assert f"cvta.to.{space}.u64 %rd" in emit_ptx(parse_module(text, "e.mlir"), "sm_90a")
+    assert f"cvta.to.{space}.u64 %rd" in ptx_of(parse_module(text, "e.mlir"), "sm_90a")
 
 
 # --------------------------------------------------------------------------- atoms
 
 
 def test_atoms_map_values_to_template_operands(load_case: Callable[[str], ModuleOp]) -> None:
-    body = _body(emit_ptx(load_case("atom"), "sm_90a"))
+    body = _body(ptx_of(load_case("atom"), "sm_90a"))
     # A shared address operand is a 32-bit register: the 64-bit window address narrowed.
     assert (
         "\tcvt.u32.u64 %r8, %rd13;\n"
@@ -238,7 +238,7 @@ WGMMA = """kernel @k(%da: i64, %db: i64, %o: !gpu.ptr<f16, global>)
 def test_an_accumulator_updated_in_place_is_moved_into_the_results() -> None:
     module = parse_module(WGMMA, "w.mlir")
     verify(module)
-    body = _body(emit_ptx(module, "sm_90a"))
+    body = _body(ptx_of(module, "sm_90a"))
     # wgmma's d is input and output: the input (packed once) is moved into d's registers.
     assert re.search(
         r"mov\.b32 (%r\d+), \{%rs0, %rs0\};\n\tmov\.pred[^\n]*\n"
@@ -249,7 +249,7 @@ def test_an_accumulator_updated_in_place_is_moved_into_the_results() -> None:
     # Only the result a use reads as elements (the store's d#1) is unpacked.
     assert body.count("mov.b32 {%rs") == 1, body
     if find_ptxas() is not None:
-        result = assemble(emit_ptx(module, "sm_90a"), "sm_90a")
+        result = assemble(ptx_of(module, "sm_90a"), "sm_90a")
         assert result.ok, result.stderr
 
 
@@ -265,7 +265,7 @@ def test_an_atom_the_target_lacks_is_a_located_error() -> None:
 
 
 def test_special_registers(load_case: Callable[[str], ModuleOp]) -> None:
-    body = _body(emit_ptx(load_case("special"), "sm_80"))
+    body = _body(ptx_of(load_case("special"), "sm_80"))
     for reg in ("%ntid.x", "%ntid.y", "%nctaid.z", "%laneid"):
         assert re.search(
             rf"\tmov\.u32 (%r\d+), {re.escape(reg)};\n\tcvt\.u64\.u32 %rd\d+, \1;\n", body
@@ -297,7 +297,7 @@ CLUSTER = """kernel @k(%out: !gpu.ptr<index, global>) {
 
 
 def test_cluster_registers_are_sm_90s() -> None:
-    ptx = emit_ptx(parse_module(CLUSTER, "c.mlir"), "sm_90a")
+    ptx = ptx_of(parse_module(CLUSTER, "c.mlir"), "sm_90a")
     for reg in (
         "%clusterid.x",
         "%nclusterid.y",

@@ -219,18 +219,24 @@ def test_an_earlier_untagged_cache_is_adopted() -> None:
 
 
 # ------------------------------------------------------------------ launch facts are data
+# What a refused entry says (a CacheWarning) before it is compiled again.
+NOT_CUTECS = "is not as cutec writes it"
+
+
 def test_a_launch_fact_read_back_is_never_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_warnings: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A block size rewritten to Python in the entry: the launcher pasted it into the
     code it generated, which ran it at the next call. Now the entry is refused as not
-    cutec's, the signature read again and the entry rewritten."""
+    cutec's (said once), the signature read again and the entry rewritten."""
     _transpose(rt.jit(TRANSPOSE, device="cpu"))
     marker = tmp_path / "ran"
     code = f"__import__('pathlib').Path({str(marker)!r}).touch() or 256"
     _tamper(_entry("signature"), lambda meta, _: meta["launch"]["block"].__setitem__(0, code))
     _new_process(monkeypatch)
-    _transpose(rt.jit(TRANSPOSE, device="cpu"))
+    with pytest.warns(CacheWarning, match=f"{NOT_CUTECS} .launch.block") as said:
+        _transpose(rt.jit(TRANSPOSE, device="cpu"))
+    assert len(said) == 1
     assert not marker.exists()
     assert json.loads(_entry("signature").read_text())["meta"]["launch"]["block"] == [256, 1, 1]
 
@@ -267,7 +273,6 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any], dict[str, str]], No
 def test_a_tampered_signature_entry_is_rebuilt(
     change: Callable[[dict[str, Any], dict[str, str]], None],
     monkeypatch: pytest.MonkeyPatch,
-    no_warnings: None,
 ) -> None:
     k = rt.jit(TRANSPOSE, device="cpu")
     good = k.signature
@@ -276,17 +281,46 @@ def test_a_tampered_signature_entry_is_rebuilt(
     _tamper(path, change)
     _new_process(monkeypatch)
     again = rt.jit(TRANSPOSE, device="cpu")
-    assert again.signature == good
+    with pytest.warns(CacheWarning, match=f"{path.name} {NOT_CUTECS}"):
+        assert again.signature == good
     again._prepare()  # writes the launch function from what was read
     assert json.loads(path.read_text()) == written
 
 
-def test_a_tampered_variant_entry_is_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(_drop("ptx"), id="no-ptx"),
+        pytest.param(_set("launch.dynamic_smem", -1), id="launch-smem"),
+        pytest.param(_set("launch.grid", ["1", "1"]), id="launch-grid"),
+        pytest.param(_set("launch", None), id="no-launch"),
+    ],
+)
+def test_a_tampered_variant_entry_is_rebuilt(
+    change: Callable[[dict[str, Any], dict[str, str]], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A specialisation's entry whose PTX or launch record is not cutec's: said once,
+    compiled again and rewritten."""
     ptx = rt.jit(TRANSPOSE, device="cpu").ptx
-    _tamper(_entry("ptx"), _drop("ptx"))
+    path = _entry("ptx")
+    written = json.loads(path.read_text())
+    _tamper(path, change)
     _new_process(monkeypatch)
-    assert rt.jit(TRANSPOSE, device="cpu").ptx == ptx
-    assert "ptx" in json.loads(_entry("ptx").read_text())["meta"]
+    with pytest.warns(CacheWarning, match=f"{path.name} {NOT_CUTECS}") as said:
+        assert rt.jit(TRANSPOSE, device="cpu").ptx == ptx
+    assert len(said) == 1
+    assert json.loads(path.read_text()) == written
+
+
+def test_an_entry_cutec_wrote_is_read_without_a_word(
+    monkeypatch: pytest.MonkeyPatch, no_warnings: None
+) -> None:
+    ptx = rt.jit(TRANSPOSE, device="cpu").ptx
+    _new_process(monkeypatch)
+    compiles = []
+    monkeypatch.setattr(sys.modules["cutec.runtime.jit"], "compile", compiles.append)
+    k = rt.jit(TRANSPOSE, device="cpu")
+    assert k.ptx == ptx and k.signature.kernel == "transpose" and compiles == []
 
 
 def test_variant_entries_are_checked() -> None:
@@ -398,6 +432,58 @@ def test_signatures_are_checked(change: Callable[[dict[str, Any]], None], messag
     data = json.loads(json.dumps(_SIGNATURE))
     change(data)
     with pytest.raises(RecordError, match=message):
+        KernelSignature.from_json(data)
+
+
+def test_a_parameter_kind_is_one_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new kind of parameter (as the Hopper path's tensor maps will be) is one record
+    class with its own reading and checks: the signature's reader and `_check_abi` take
+    it without a change. Kinds not registered, or two kinds in one record, are refused."""
+    from dataclasses import dataclass
+
+    from cutec.ir import json_read as jr
+    from cutec.ir.json_read import RecordError
+    from cutec.ir.signature import PARAM_KINDS, KernelSignature, Param
+
+    @dataclass(frozen=True)
+    class Box(Param):  # a run-time value passed as a .param of type index
+        kind = "box"
+        name: str
+        size: int
+
+        def to_json(self) -> dict[str, Any]:
+            return {"box": self.name, "size": self.size}
+
+        @classmethod
+        def read(cls, data: dict[str, Any], where: str) -> Box:
+            size = jr.integer(jr.field(data, "size", where), f"{where}.size", 1, 256)
+            return cls(jr.name(data["box"], f"{where}.box"), size)
+
+        def binds(self) -> set[str]:
+            return {self.name}
+
+        def supplies(self, arg: str, abi_kind: str) -> bool:
+            return arg == self.name and abi_kind == "index"
+
+    data = json.loads(json.dumps(_SIGNATURE))
+    data["params"].append({"box": "W", "size": 8})
+    data["abi"].append(["W", "index"])
+    with pytest.raises(RecordError, match=r"not one parameter kind of \['scalar', 'tensor'\]"):
+        KernelSignature.from_json(data)
+    monkeypatch.setitem(PARAM_KINDS, "box", Box)
+    read = KernelSignature.from_json(data)
+    assert read.params[-1] == Box("W", 8)
+    assert json.loads(json.dumps(read.to_json())) == data
+    for bad, message in (
+        ({"box": "W", "size": 1000}, r"params\[2\]\.size: expected an integer in \[1, 256\]"),
+        ({"box": "W", "size": 8, "scalar": "W", "type": "index"}, "not one parameter kind"),
+    ):
+        data["params"][-1] = bad
+        with pytest.raises(RecordError, match=message):
+            KernelSignature.from_json(data)
+    data["params"][-1] = {"box": "W", "size": 8}
+    data["abi"][-1] = ["W", "f32"]  # not what a Box supplies
+    with pytest.raises(RecordError, match=r"\.param W \(f32\) is no parameter's"):
         KernelSignature.from_json(data)
 
 

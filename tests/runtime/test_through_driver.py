@@ -1,0 +1,92 @@
+"""The JIT compiles through the driver's stages (docs/runtime.md, *Compile and load*):
+specialisation facts are driver options, ptxas is run by the cubin stage, and what
+the driver measures and prints covers the runtime's compiles."""
+
+from __future__ import annotations
+
+import io
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cutec.driver as driver
+import cutec.runtime as rt
+from cutec.passes.manager import Instrumentation
+from cutec.ptx.ptxas import find_ptxas
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+JIT = sys.modules["cutec.runtime.jit"]
+
+
+@pytest.fixture(autouse=True)
+def _no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every compile done here, none loaded from the disk cache."""
+    monkeypatch.setenv("CUTEC_CACHE", "0")
+    monkeypatch.setattr(JIT, "_KERNELS", {})
+
+
+def _spy_compiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[driver.Stage, Any]]:
+    """The runtime's calls of driver.compile, with their stage and options."""
+    calls: list[tuple[driver.Stage, Any]] = []
+
+    def spy(source: driver.Source, emit: driver.Stage, options: driver.Options) -> Any:
+        calls.append((emit, options))
+        return driver.compile(source, emit, options)
+
+    monkeypatch.setattr(JIT, "compile", spy)
+    return calls
+
+
+def test_the_runtime_has_no_ptxas_and_no_pipeline_text_of_its_own() -> None:
+    assert not hasattr(JIT, "assemble") and not hasattr(JIT, "DEFAULT_PIPELINE")
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="needs ptxas")
+def test_ptxas_is_run_by_the_drivers_cubin_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An sm_80 kernel built for a Hopper GPU: the cubin stage assembles it for sm_90a."""
+    assembled: list[str] = []
+    real = driver.assemble
+
+    def spy(ptx: str, arch: str, options: tuple[str, ...] = ()) -> Any:
+        assembled.append(arch)
+        return real(ptx, arch, options=options)
+
+    monkeypatch.setattr(driver, "assemble", spy)
+    calls = _spy_compiles(monkeypatch)
+    k = rt.jit(EXAMPLES / "transpose.cute", arch="sm_80")
+    compiled = k._build(0, "sm_90a")
+    assert assembled == ["sm_90a"]
+    built = [(o.target, o.assemble_for) for stage, o in calls if stage is driver.Stage.CUBIN]
+    assert built == [("sm_80", "sm_90a")]
+    assert sorted(stage for stage, _ in calls) == [driver.Stage.CUTE, driver.Stage.CUBIN]
+    assert compiled.cubin is not None and compiled.cubin.startswith(b"\x7fELF")
+    assert compiled.resources["transpose"]["arch"] == "sm_90a"
+    assert ".target sm_80" in compiled.ptx
+
+
+def test_specialisation_facts_are_driver_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A specialisation's facts reach the driver as Options, which runs specialize-args
+    with them first: --print-ir-after shows it."""
+    k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
+    options = k._options("sm_80", (("K", 16), ("ldC", 8), ("@C", 16)))
+    assert (dict(options.divisors), dict(options.alignments)) == ({"K": 16, "ldC": 8}, {"C": 16})
+    assert options.pipeline is None  # the default pipeline, no text spliced into it
+    out = io.StringIO()
+    seen = Instrumentation(verify_each=False, print_after={"specialize-args"}, stream=out)
+    source = driver.Source.from_file(EXAMPLES / "sgemm_2.cute")
+    result = driver.compile(source, driver.Stage.CUTE, replace(options, instrumentation=seen))
+    text = out.getvalue()
+    assert "IR Dump After specialize-args" in text
+    assert "cute.make_tensor %C, %M, %N, %ldC {div = array<i64: 4, 4, 8>, align = 16" in text
+    assert [name for name, _ in result.timings[:2]] == ["frontend", "specialize-args"]
+
+
+def test_the_cpu_path_stops_at_the_thread_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """device="cpu" runs the thread stage's IR: no PTX legalisation, no ptxas."""
+    calls = _spy_compiles(monkeypatch)
+    k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
+    k._variant(0, None)
+    assert sorted(stage for stage, _ in calls) == [driver.Stage.CUTE, driver.Stage.THREAD]
