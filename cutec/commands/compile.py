@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from cutec.commands.common import (
     LANGS,
@@ -155,13 +156,19 @@ def run(args: argparse.Namespace) -> int:
     )
     if emit is Stage.CUBIN and args.output in (None, "-"):
         raise CompileError("--emit=cubin writes a binary: name the file with -o")
-    # --resource-usage asks ptxas, so it runs the cubin stage whatever is written.
-    result = compile(source, Stage.CUBIN if args.resource_usage else emit, options)
+    # --resource-usage asks ptxas, so it runs the cubin stage whatever is written. IR
+    # is written as its stage leaves it (the PTX stage's passes, legalize-ptx, rewrite
+    # the module further), so an IR stage is compiled on its own, with the
+    # instrumentation and remarks, and the cubin in a second, quiet compile.
+    ir_only = args.resource_usage and emit < Stage.PTX
+    result = compile(source, Stage.CUBIN if args.resource_usage and not ir_only else emit, options)
     if args.remarks:
         for remark in result.remarks:
             print(remark.render(), file=sys.stderr)
     if args.resource_usage:
-        for usage in result.resources.values():
+        quiet = replace(options, instrumentation=None, remarks=False)
+        assembled = compile(source, Stage.CUBIN, quiet) if ir_only else result
+        for usage in assembled.resources.values():
             print(usage, file=sys.stderr)
     if emit is Stage.CUBIN:
         assert result.cubin is not None

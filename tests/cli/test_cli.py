@@ -12,6 +12,7 @@ import pytest
 from cutec import __version__
 from cutec.cli import main
 from cutec.driver import DEFAULT_PIPELINE
+from cutec.ptx.ptxas import find_ptxas
 
 ROOT = Path(__file__).parents[2]
 SAXPY = ROOT / "examples" / "ir" / "saxpy.mlir"
@@ -120,6 +121,17 @@ def test_ptx_legalisation_is_a_pass_print_ir_shows(capsys, tmp_path: Path) -> No
     assert main(["compile", case, "--emit=thread", "--print-ir-after-all", "-o", out]) == 0
     assert "legalize-ptx" not in _dumps(capsys.readouterr().err)
     assert "arith.floordivsi" in Path(out).read_text()
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
+def test_resource_usage_writes_ir_as_its_stage_leaves_it(capsys, tmp_path: Path) -> None:
+    """--resource-usage assembles a cubin, yet --emit=thread still writes the thread
+    stage's IR, not the module after the PTX stage's legalize-ptx."""
+    case = str(ROOT / "tests" / "ptx" / "cases" / "arith.mlir")
+    out = tmp_path / "k.mlir"
+    assert main(["compile", case, "--emit=thread", "--resource-usage", "-o", str(out)]) == 0
+    assert "registers" in capsys.readouterr().err
+    assert "arith.floordivsi" in out.read_text()
 
 
 def test_compile_cute_runs_the_pipeline_and_times_the_frontend(capsys, tmp_path: Path) -> None:
