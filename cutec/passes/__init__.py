@@ -14,13 +14,13 @@ from cutec.passes.lower_to_thread import LowerToThread
 from cutec.passes.manager import Instrumentation, Pass, PassManager, parse_pipeline
 from cutec.passes.order_shared_loads import OrderSharedLoads
 from cutec.passes.partition import Partition
-from cutec.passes.pipeline import Pipeline
 from cutec.passes.predicate import Predicate
 from cutec.passes.promote_registers import PromoteRegisters
 from cutec.passes.reassociate import Reassociate
 from cutec.passes.select_atoms import SelectAtoms
 from cutec.passes.simplify import Simplify
 from cutec.passes.sink_barriers import SinkBarriers
+from cutec.passes.software_pipeline import Pipeline
 from cutec.passes.specialize_args import SpecializeArgs
 from cutec.passes.tile import Tile
 from cutec.passes.vectorize import Vectorize

@@ -1,5 +1,5 @@
 // RUN: cutec opt %s --passes pipeline
-// The loop of tests/passes/test_pipeline.py's kernels (16 threads, 16x16x2 tiles),
+// The loop of tests/passes/test_software_pipeline.py's kernels (16 threads, 16x16x2 tiles),
 // annotated pipeline(stages = 3): the shared tensors get a stage mode, the
 // prologue copies tiles 0 and 1 into stages 0 and 1 (one group each, nothing
 // when the loop has no tile), and each iteration waits for its tile

@@ -21,7 +21,7 @@ from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.builder import Builder
 from cutec.ir.dialects import gpu, thread
 from cutec.ir.dialects.builtin import KernelOp
-from cutec.passes import pipeline
+from cutec.passes import software_pipeline as pipeline
 from tests.passes.test_lowering_values import _gemm_args
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "sgemm_pipeline_pass.cute"
