@@ -48,7 +48,7 @@ from cutec.ir.types import VectorType, bit_width
 from cutec.ir.value import OpResult, Value
 from cutec.passes.manager import Pass, working_on
 
-ORDERED = "ordered"
+ORDERED = thread.LoadOp.ordered.name  # a declared field of thread.load
 _MAX_FACTOR = 1 << 16
 
 

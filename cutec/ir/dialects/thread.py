@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cutec.ir.attributes import Attribute, IntegerAttr
+from cutec.ir.attributes import Attribute, IntegerAttr, UnitAttr
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialect import Dialect
 from cutec.ir.dialects.arith_fold import int_value
@@ -56,6 +56,7 @@ from cutec.ir.opdef import (
     FieldValues,
     attr_def,
     operand_def,
+    opt_attr_def,
     result_def,
     var_operand_def,
 )
@@ -391,6 +392,8 @@ class LoadOp(Operation):
     name = "thread.load"
     ptr = operand_def(PointerType)
     result = result_def(AnyType)
+    # order-shared-loads: a shared load the PTX keeps in place (ld.relaxed.cta.shared)
+    ordered = opt_attr_def(UnitAttr)
     assembly_format = "$ptr attr-dict `:` type($ptr) `->` type($result)"
 
     def __init__(self, ptr: Value, width: int = 1) -> None:
@@ -407,7 +410,7 @@ class LoadOp(Operation):
         if problem is not None:
             raise self.error(problem)
         t = self.ptr.type
-        if "ordered" in self.attributes and (
+        if self.ordered is not None and (
             not isinstance(t, PointerType) or t.space is not AddressSpace.SHARED
         ):
             raise self.error("{ordered} is for shared-memory loads")
