@@ -18,7 +18,7 @@ import numpy as np
 
 from cutec.commands.common import detect_lang, read_source
 from cutec.commands.compile import _defines
-from cutec.commands.run_cmd import _number, _pairs, layouts
+from cutec.commands.run_args import layouts, number, pairs
 from cutec.cpu.reference_memory import AccessError, InterpreterError
 from cutec.diagnostics import CompileError
 from cutec.dtypes import DTYPES, dtype, numpy_dtype
@@ -76,16 +76,16 @@ _INTEGER = re.compile(r"-?[0-9]+")
 
 def _run(args: argparse.Namespace) -> int:
     _check_source(args.file)
-    device = "cpu" if args.device == "cpu" else _number(args.device, int, "--device")
+    device = "cpu" if args.device == "cpu" else number(args.device, int, "--device")
     k = jit(args.file, args.kernel, arch=args.arch, device=device,
             bounds_check=not args.no_bounds_check, check_shared=not args.no_shared_checks,
             **_defines(args.defines))  # fmt: skip
     sig = k.signature
     shapes = {
-        n: [_number(x, int, f"--shape {n}={v}") for x in v.split(",")]
-        for n, v in _pairs(args.shape, "--shape").items()
+        n: [number(x, int, f"--shape {n}={v}") for x in v.split(",")]
+        for n, v in pairs(args.shape, "--shape").items()
     }
-    sets = _pairs(args.set, "--set")
+    sets = pairs(args.set, "--set")
     values = _run_time_values(sig.params, sets)
     laid = layouts(list(sig.params), shapes, values)
     _check_memory(sig.params, laid)
@@ -129,10 +129,10 @@ def _run(args: argparse.Namespace) -> int:
 def _scalar(p: ScalarParam, text: str | None) -> float | int:
     """The value of scalar `p` from its --set text (a float defaults to 1)."""
     if p.type in ("f32", "f64", "f16", "bf16"):
-        return 1.0 if text is None else _number(text, float, f"--set {p.name}")
+        return 1.0 if text is None else number(text, float, f"--set {p.name}")
     if text is None:
         raise CompileError(f"the scalar {p.name} ({p.type}) needs --set {p.name}=VALUE")
-    return _number(text, int, f"--set {p.name}")
+    return number(text, int, f"--set {p.name}")
 
 
 def _run_time_values(params: Sequence[Any], sets: dict[str, str]) -> dict[str, int]:

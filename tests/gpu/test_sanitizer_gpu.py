@@ -59,7 +59,7 @@ SCRIPT = """
 import sys
 import numpy as np
 import cutec
-from cutec.commands.run_cmd import layouts
+from cutec.commands.run_args import layouts
 from cutec.commands.run_launch import _random
 runs = eval(sys.argv[1])
 rng = np.random.default_rng(0)

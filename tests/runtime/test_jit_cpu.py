@@ -437,7 +437,7 @@ def test_the_c_launch_builds(tmp_path: Path) -> None:
 
 def test_cli_run_lays_out_tensors_as_declared() -> None:
     """Static strides as written, run-time ones compact, expressions evaluated."""
-    from cutec.commands.run_cmd import layouts
+    from cutec.commands.run_args import layouts
 
     a = TensorParam("A", "f32", ("M", "N", "K"), (1, "M", "M*N"), 4)
     b = TensorParam("B", "f32", ("K", "M"), ("ldB", 1), 4)
