@@ -90,15 +90,16 @@ Encoder = Callable[[EncodeCall], bytes]
 
 def driver_arguments(call: EncodeCall, cu: Any) -> tuple[Any, ...]:
     """`call` as the positional arguments of cuda.bindings' ``cuTensorMapEncodeTiled``
-    (`cu` is ``cuda.bindings.driver``): the enum fields as the driver's enum members."""
+    (`cu` is ``cuda.bindings.driver``): the enum fields as the driver's enum members, the
+    arrays as lists of ``cuuint64_t`` / ``cuuint32_t`` (the bindings refuse plain ints)."""
     return (
         cu.CUtensorMapDataType(call.data_type),
         call.rank,
         call.address,
-        list(call.global_dims),
-        list(call.global_strides),
-        list(call.box_dims),
-        list(call.element_strides),
+        [cu.cuuint64_t(d) for d in call.global_dims],
+        [cu.cuuint64_t(s) for s in call.global_strides],
+        [cu.cuuint32_t(b) for b in call.box_dims],
+        [cu.cuuint32_t(e) for e in call.element_strides],
         cu.CUtensorMapInterleave(call.interleave),
         cu.CUtensorMapSwizzle(call.swizzle),
         cu.CUtensorMapL2promotion(call.l2_promotion),

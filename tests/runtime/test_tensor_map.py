@@ -297,19 +297,26 @@ def test_the_drivers_arguments_are_its_enum_members() -> None:
         oob_fill=TmaOobFill.NAN_REQUEST_ZERO_FMA,
     )
     args = driver_arguments(EncodeCall.of(desc, 0x10000), cu)
-    assert args == (
+    arrays = ((3, cu.cuuint64_t), (4, cu.cuuint64_t), (5, cu.cuuint32_t), (6, cu.cuuint32_t))
+    assert all(type(x) is kind for i, kind in arrays for x in args[i])
+    assert [[int(x) for x in args[i]] for i, _ in arrays] == [[1000, 512], [4096], [32, 8], [1, 1]]
+    assert args[:3] + args[7:] == (
         cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
         2,
         0x10000,
-        [1000, 512],
-        [4096],
-        [32, 8],
-        [1, 1],
         cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA,
     )
+    # The bindings take them: their type conversions run before the driver is looked up,
+    # so without one the call fails only for want of the library.
+    try:
+        cu.cuTensorMapEncodeTiled(*args)
+    except TypeError as e:
+        pytest.fail(f"cuda.bindings refused the arguments: {e}")
+    except Exception:  # no libcuda here; on a GPU machine, a CUresult (uninitialised)
+        pass
     # Every member cutec models is the driver's of the same name and value.
     for ours, theirs, prefix in (
         (TmaDataType, cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_"),
