@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 import json
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -457,7 +457,7 @@ def _raw_call(kw: dict[str, Any], address: int) -> EncodeCall:
 
 
 @pytest.fixture(scope="module")
-def hopper() -> int:
+def hopper() -> Iterator[int]:
     """A device allocation (its address) on a GPU of compute capability 9.0 or later."""
     try:
         device = cuda.device(0)
@@ -465,7 +465,10 @@ def hopper() -> int:
         pytest.skip(f"no usable GPU: {e}")
     if device.capability < (9, 0):
         pytest.skip("tensor maps need compute capability 9.0 or later")
-    return int(cuda.check(cuda.driver().cuMemAlloc(1 << 24), "allocating device memory"))
+    cu = cuda.driver()
+    memory = cuda.check(cu.cuMemAlloc(1 << 24), "allocating device memory")
+    yield int(memory)
+    cuda.check(cu.cuMemFree(memory), "freeing device memory")
 
 
 @pytest.mark.gpu
