@@ -3,8 +3,9 @@
 A Hopper TMA copy (`cp.async.bulk.tensor`) names a *tensor map*: a 128-byte
 opaque object the host builds with ``cuTensorMapEncodeTiled``. This module is
 the description of that call's arguments and the driver's rules for them
-(CUDA driver API, "Tensor Map Object Management"); the host call that encodes
-the 128 bytes comes later, in the runtime.
+(CUDA driver API, "Tensor Map Object Management"): `check_box` the rules on
+what one TMA moves, `check_global` those on the tensor. The runtime encodes the
+128 bytes (cutec/runtime/tensor_map.py).
 
 Dimension order is the driver's: index 0 is the innermost (contiguous)
 dimension. For a row-major ``R x C`` matrix, ``global_dims = (C, R)`` and
@@ -207,55 +208,93 @@ class TmaTensorMap:
             )
 
     def _validate(self) -> None:
-        rank = self.rank
-        fail = TmaDescriptorError
         if not isinstance(self.dtype, TmaDataType):
-            raise fail(f"TMA dtype must be a TmaDataType, one of {[t.name for t in TmaDataType]}")
-        if not 1 <= rank <= MAX_RANK:
-            raise fail(f"TMA rank must be 1..{MAX_RANK}, got {rank}")
-        if self.interleave != TmaInterleave.NONE and rank < 3:
-            raise fail(f"interleaved TMA needs rank >= 3, got {rank}")
-        if len(self.global_strides) != rank - 1:
-            raise fail(
-                f"TMA global_strides gives the byte strides of dims 1..{rank - 1}: "
-                f"expected {rank - 1} values, got {len(self.global_strides)}"
+            raise TmaDescriptorError(
+                f"TMA dtype must be a TmaDataType, one of {[t.name for t in TmaDataType]}"
             )
-        for name, seq in (("box_dims", self.box_dims), ("element_strides", self.element_strides)):
-            assert seq is not None
-            if len(seq) != rank:
-                raise fail(f"TMA {name} needs {rank} values (one per dim), got {len(seq)}")
-        for i, d in enumerate(self.global_dims):
-            if not 0 < d <= MAX_GLOBAL_DIM:
-                raise fail(f"TMA global_dims[{i}] = {d} must be in 1..2^32")
-        stride_align = 32 if self.interleave == TmaInterleave.B32 else 16
-        for i, s in enumerate(self.global_strides):
-            if s <= 0 or s % stride_align or s >= MAX_GLOBAL_STRIDE:
-                raise fail(
-                    f"TMA global_strides[{i}] = {s} bytes must be a positive multiple of "
-                    f"{stride_align} below 2^40"
-                )
-        for i, b in enumerate(self.box_dims):
-            if not 0 < b <= MAX_BOX_DIM:
-                raise fail(f"TMA box_dims[{i}] = {b} must be in 1..{MAX_BOX_DIM}")
         assert self.element_strides is not None
-        for i, e in enumerate(self.element_strides):
-            if not 0 < e <= MAX_ELEMENT_STRIDE:
-                raise fail(f"TMA element_strides[{i}] = {e} must be in 1..{MAX_ELEMENT_STRIDE}")
-        inner_bytes = self.box_dims[0] * self.dtype.nbytes
-        if self.interleave == TmaInterleave.NONE:
-            if inner_bytes % 16:
-                raise fail(
-                    f"TMA inner box dimension is {inner_bytes} bytes "
-                    f"(box_dims[0] = {self.box_dims[0]} x {self.dtype.nbytes} B); "
-                    "without interleave it must be a multiple of 16 bytes"
-                )
-            span = self.swizzle.span_bytes
-            if span and inner_bytes > span:
-                raise fail(
-                    f"TMA swizzle {self.swizzle.name} spans {span} bytes but the inner box "
-                    f"dimension is {inner_bytes} bytes; it must be <= the swizzle span"
-                )
-        if self.interleave == TmaInterleave.B32 and self.swizzle != TmaSwizzle.B32:
-            raise fail("TMA interleave B32 requires swizzle B32")
-        if self.oob_fill == TmaOobFill.NAN_REQUEST_ZERO_FMA and not self.dtype.is_float:
-            raise fail(f"TMA NaN out-of-bounds fill needs a float dtype, got {self.dtype.name}")
+        check_global(self.global_dims, self.global_strides, self.interleave)
+        if len(self.box_dims) != self.rank:
+            raise TmaDescriptorError(
+                f"TMA box_dims needs {self.rank} values (one per dim), got {len(self.box_dims)}"
+            )
+        check_box(
+            self.dtype, self.box_dims, self.element_strides, self.interleave, self.swizzle,
+            self.oob_fill,
+        )  # fmt: skip
+
+
+def check_box(
+    dtype: TmaDataType,
+    box_dims: tuple[int, ...],
+    element_strides: tuple[int, ...],
+    interleave: TmaInterleave = TmaInterleave.NONE,
+    swizzle: TmaSwizzle = TmaSwizzle.NONE,
+    oob_fill: TmaOobFill = TmaOobFill.NONE,
+) -> None:
+    """The driver's rules on what one TMA moves, which hold whatever the tensor's extents:
+    the rank (that of `box_dims`), the box, the element strides, the inner box bytes
+    against the swizzle, interleave and fill; else `TmaDescriptorError`."""
+    rank = len(box_dims)
+    fail = TmaDescriptorError
+    if not 1 <= rank <= MAX_RANK:
+        raise fail(f"TMA rank must be 1..{MAX_RANK}, got {rank}")
+    if interleave != TmaInterleave.NONE and rank < 3:
+        raise fail(f"interleaved TMA needs rank >= 3, got {rank}")
+    if len(element_strides) != rank:
+        raise fail(
+            f"TMA element_strides needs {rank} values (one per dim), got {len(element_strides)}"
+        )
+    for i, b in enumerate(box_dims):
+        if not 0 < b <= MAX_BOX_DIM:
+            raise fail(f"TMA box_dims[{i}] = {b} must be in 1..{MAX_BOX_DIM}")
+    for i, e in enumerate(element_strides):
+        if not 0 < e <= MAX_ELEMENT_STRIDE:
+            raise fail(f"TMA element_strides[{i}] = {e} must be in 1..{MAX_ELEMENT_STRIDE}")
+    inner_bytes = box_dims[0] * dtype.nbytes
+    if interleave == TmaInterleave.NONE:
+        if inner_bytes % 16:
+            raise fail(
+                f"TMA inner box dimension is {inner_bytes} bytes "
+                f"(box_dims[0] = {box_dims[0]} x {dtype.nbytes} B); "
+                "without interleave it must be a multiple of 16 bytes"
+            )
+        span = swizzle.span_bytes
+        if span and inner_bytes > span:
+            raise fail(
+                f"TMA swizzle {swizzle.name} spans {span} bytes but the inner box "
+                f"dimension is {inner_bytes} bytes; it must be <= the swizzle span"
+            )
+    if interleave == TmaInterleave.B32 and swizzle != TmaSwizzle.B32:
+        raise fail("TMA interleave B32 requires swizzle B32")
+    if oob_fill == TmaOobFill.NAN_REQUEST_ZERO_FMA and not dtype.is_float:
+        raise fail(f"TMA NaN out-of-bounds fill needs a float dtype, got {dtype.name}")
+
+
+def check_global(
+    global_dims: tuple[int, ...],
+    global_strides: tuple[int, ...],
+    interleave: TmaInterleave = TmaInterleave.NONE,
+) -> None:
+    """The driver's rules on the tensor in global memory: as many extents as the box has
+    dims (`check_box` bounds the rank), each in 1..2^32, and the byte strides of dims
+    1..rank-1, positive multiples of 16 (32 interleaved) below 2^40."""
+    rank = len(global_dims)
+    fail = TmaDescriptorError
+    if not 1 <= rank <= MAX_RANK:
+        raise fail(f"TMA rank must be 1..{MAX_RANK}, got {rank}")
+    if len(global_strides) != rank - 1:
+        raise fail(
+            f"TMA global_strides gives the byte strides of dims 1..{rank - 1}: "
+            f"expected {rank - 1} values, got {len(global_strides)}"
+        )
+    for i, d in enumerate(global_dims):
+        if not 0 < d <= MAX_GLOBAL_DIM:
+            raise fail(f"TMA global_dims[{i}] = {d} must be in 1..2^32")
+    stride_align = 32 if interleave == TmaInterleave.B32 else 16
+    for i, s in enumerate(global_strides):
+        if s <= 0 or s % stride_align or s >= MAX_GLOBAL_STRIDE:
+            raise fail(
+                f"TMA global_strides[{i}] = {s} bytes must be a positive multiple of "
+                f"{stride_align} below 2^40"
+            )

@@ -19,11 +19,13 @@ of parameter is one registered record class (`Param`, `param_kind`).
 
 from __future__ import annotations
 
+import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from cutec.atoms import tma
 from cutec.dtypes import DTYPES, dtype
 from cutec.ir import json_read as jr
 from cutec.ir.dialects.builtin import KernelOp
@@ -35,7 +37,7 @@ from cutec.ir.param_access import ACCESSES, READ, param_access
 from cutec.ir.types import Type, bit_width, dtype_name, element_type_named, index
 from cutec.ir.value import BlockArgument
 from cutec.layout.inttuple import leaves
-from cutec.layout.symbolic import sym
+from cutec.layout.symbolic import evaluate, parse_expr, sym
 from cutec.target import AddressSpace
 
 # A shape or stride as the kernel declares it: a nested tuple whose leaves are
@@ -58,6 +60,9 @@ class Param:
     """
 
     kind: ClassVar[str]
+    # The `.param` kinds of this parameter kind beyond "ptr", "index" and scalar types
+    # (what a signature's `abi` may name for it).
+    abi_kinds: ClassVar[tuple[str, ...]] = ()
     name: str
 
     def to_json(self) -> dict[str, Any]:
@@ -78,6 +83,10 @@ class Param:
 
     def check(self, known: set[str], kernel: str) -> None:
         """That what the parameter reads at launch is among the `known` run-time values."""
+
+    def pointers(self) -> set[str]:
+        """The pointer parameters whose value this one is built from at launch."""
+        return set()
 
 
 # Each parameter kind by its JSON key (`param_kind`).
@@ -184,8 +193,8 @@ class ScalarParam(Param):
         """An identifier and a scalar type."""
         name = jr.name(data["scalar"], f"{where}.scalar")
         kind = _abi_kind(jr.field(data, "type", where), f"{where}.type")
-        if kind == "ptr":
-            raise jr.RecordError(f"{where}: a scalar of type ptr")
+        if kind == "ptr" or kind in _own_abi_kinds():
+            raise jr.RecordError(f"{where}: a scalar of type {kind}")
         return cls(name, kind)
 
     def binds(self) -> set[str]:
@@ -193,6 +202,146 @@ class ScalarParam(Param):
 
     def supplies(self, arg: str, abi_kind: str) -> bool:
         return arg == self.name and abi_kind == self.type
+
+
+@param_kind
+@dataclass(frozen=True)
+class TensorMapParam(Param):
+    """A TMA tensor map the runtime builds at launch (cutec.runtime.tensor_map) and passes
+    by value, ``.param .align 64 .b8 name[128]`` (docs/abi.md, *Tensor-map parameters*).
+
+    The record holds its recipe, never the map (which holds a device address): the
+    pointer parameter whose memory it maps (the map's base is that tensor's base), and
+    the arguments of ``cuTensorMapEncodeTiled`` in the driver's order (index 0 the
+    innermost, contiguous dimension). Extents and strides are ints or expressions over
+    the launch's run-time names (a slice of a batched tensor is a 3-D view whose third
+    extent is the batch); strides are in elements, of dims 1..rank-1, and become bytes
+    (times the element's size) when the map is built (`describe`).
+    """
+
+    kind = "tensor_map"
+    abi_kinds = ("tensor_map",)
+    name: str  # its .param's name
+    tensor: str  # the pointer parameter it maps
+    dtype: tma.TmaDataType
+    dims: tuple[int | str, ...]  # extents, innermost first
+    strides: tuple[int | str, ...]  # element strides of dims 1..rank-1
+    box: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    interleave: tma.TmaInterleave = tma.TmaInterleave.NONE
+    swizzle: tma.TmaSwizzle = tma.TmaSwizzle.NONE
+    l2_promotion: tma.TmaL2Promotion = tma.TmaL2Promotion.NONE
+    oob_fill: tma.TmaOobFill = tma.TmaOobFill.NONE
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tensor_map": self.name, "maps": self.tensor, "dtype": self.dtype.name,
+            "dims": list(self.dims), "strides": list(self.strides), "box": list(self.box),
+            "element_strides": list(self.element_strides),
+            "interleave": self.interleave.name, "swizzle": self.swizzle.name,
+            "l2_promotion": self.l2_promotion.name, "oob_fill": self.oob_fill.name,
+        }  # fmt: skip
+
+    @classmethod
+    def read(cls, data: dict[str, Any], where: str) -> TensorMapParam:
+        """Identifiers for its name and its tensor, the enums' names, extents and strides
+        (positive ints, names, expressions) of one rank, and a box that keeps the driver's
+        rules whatever the extents (`tma.check_box`)."""
+        name = jr.name(data["tensor_map"], f"{where}.tensor_map")
+        # Not under "tensor", the key of a tensor parameter (`_param_of_json`).
+        tensor = jr.name(jr.field(data, "maps", where), f"{where}.maps")
+        dtype = _member(tma.TmaDataType, data, "dtype", where)
+        box = tuple(_ints(jr.field(data, "box", where), f"{where}.box", tma.MAX_BOX_DIM))
+        rank = len(box)
+        if not 1 <= rank <= tma.MAX_RANK:
+            raise jr.RecordError(f"{where}.box: a TMA box has 1..{tma.MAX_RANK} dims, got {rank}")
+        dims = _extents(jr.field(data, "dims", where), f"{where}.dims", rank)
+        strides = _extents(jr.field(data, "strides", where), f"{where}.strides", rank - 1)
+        element_strides = tuple(
+            _ints(jr.field(data, "element_strides", where), f"{where}.element_strides",
+                  tma.MAX_ELEMENT_STRIDE)
+        )  # fmt: skip
+        param = cls(
+            name, tensor, dtype, dims, strides, box, element_strides,  # type: ignore[arg-type]
+            _member(tma.TmaInterleave, data, "interleave", where),
+            _member(tma.TmaSwizzle, data, "swizzle", where),
+            _member(tma.TmaL2Promotion, data, "l2_promotion", where),
+            _member(tma.TmaOobFill, data, "oob_fill", where),
+        )  # fmt: skip
+        try:
+            tma.check_box(param.dtype, param.box, param.element_strides, param.interleave,
+                          param.swizzle, param.oob_fill)  # fmt: skip
+        except tma.TmaDescriptorError as e:
+            raise jr.RecordError(f"{where}: {e}") from None
+        return param
+
+    def supplies(self, arg: str, abi_kind: str) -> bool:
+        return arg == self.name and abi_kind == "tensor_map"
+
+    def check(self, known: set[str], kernel: str) -> None:
+        """Its extents and strides read run-time values only."""
+        for leaf in (x for x in (*self.dims, *self.strides) if isinstance(x, str)):
+            if not jr.expression_names(leaf) <= known:
+                raise jr.RecordError(f"signature of {kernel}: {self.name}'s view reads "
+                                     f"{leaf!r}, which no argument gives")  # fmt: skip
+
+    def pointers(self) -> set[str]:
+        return {self.tensor}
+
+    def describe(self, values: Mapping[str, int]) -> tma.TmaTensorMap:
+        """The map's description at a launch's run-time `values` (`tma.TmaDescriptorError`
+        if the view breaks a driver rule there: a stride that is no multiple of 16 bytes)."""
+
+        def value(x: int | str) -> int:
+            return x if isinstance(x, int) else evaluate(parse_expr(x), values)
+
+        return tma.TmaTensorMap(
+            self.dtype,
+            tuple(value(d) for d in self.dims),
+            tuple(value(s) * self.dtype.nbytes for s in self.strides),
+            self.box,
+            self.element_strides,
+            self.interleave,
+            self.swizzle,
+            self.l2_promotion,
+            self.oob_fill,
+        )
+
+
+def _own_abi_kinds() -> set[str]:
+    """The `.param` kinds the registered parameter kinds declare (`Param.abi_kinds`)."""
+    return {k for p in PARAM_KINDS.values() for k in p.abi_kinds}
+
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def _member(enum_type: type[E], data: Any, key: str, where: str) -> E:
+    """The member of `enum_type` that field `key` names."""
+    value = jr.text(jr.field(data, key, where), f"{where}.{key}")
+    if value not in enum_type.__members__:
+        raise jr.RecordError(f"{where}.{key}: {value!r:.80} is none of "
+                             f"{list(enum_type.__members__)}")  # fmt: skip
+    return enum_type[value]
+
+
+def _ints(value: Any, where: str, largest: int) -> list[int]:
+    return [
+        jr.integer(v, f"{where}[{i}]", 1, largest) for i, v in enumerate(jr.items(value, where))
+    ]
+
+
+def _extents(value: Any, where: str, length: int) -> tuple[int | str, ...]:
+    """`length` positive ints (below 2^40, the driver's bound on byte strides), names or
+    expressions."""
+    out: list[int | str] = []
+    for i, v in enumerate(jr.items(value, where, length)):
+        at = f"{where}[{i}]"
+        if isinstance(v, str):
+            out.append(v if jr.NAME.fullmatch(v) else jr.expression(v, at))
+        else:
+            out.append(jr.integer(v, at, 1, tma.MAX_GLOBAL_STRIDE - 1))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -274,9 +423,10 @@ def _param_of_json(p: Any, where: str) -> Param:
 
 
 def _abi_kind(value: Any, where: str) -> str:
-    """A `.param`'s kind: "ptr", "index" or an element type's IR name (f32, i32 ...)."""
-    if value in ("ptr", "index"):
-        return str(value)
+    """A `.param`'s kind: "ptr", "index", an element type's IR name (f32, i32 ...) or a
+    kind a parameter kind declares (`Param.abi_kinds`)."""
+    if isinstance(value, str) and (value in ("ptr", "index") or value in _own_abi_kinds()):
+        return value
     try:
         element_type_named(jr.text(value, where))
     except ValueError:
@@ -312,6 +462,10 @@ def _check_abi(signature: KernelSignature) -> None:
     known = runtime_names(signature)
     for p in signature.params:
         p.check(known, signature.kernel)
+        for pointer in p.pointers():
+            if not any(q.supplies(pointer, "ptr") for q in signature.params):
+                raise jr.RecordError(f"signature of {signature.kernel}: {p.name} is built "
+                                     f"from {pointer!r}, no pointer parameter")  # fmt: skip
 
 
 def _check_implicit(signature: KernelSignature) -> None:
