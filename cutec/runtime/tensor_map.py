@@ -97,7 +97,9 @@ def driver_arguments(call: EncodeCall, cu: Any) -> tuple[Any, ...]:
         call.rank,
         call.address,
         [cu.cuuint64_t(d) for d in call.global_dims],
-        [cu.cuuint64_t(s) for s in call.global_strides],
+        # A rank-1 map has no strides, but the bindings pass an empty list as NULL and the
+        # driver refuses a NULL array (measured on an H200): one stride it never reads.
+        [cu.cuuint64_t(s) for s in call.global_strides or (0,)],
         [cu.cuuint32_t(b) for b in call.box_dims],
         [cu.cuuint32_t(e) for e in call.element_strides],
         cu.CUtensorMapInterleave(call.interleave),
