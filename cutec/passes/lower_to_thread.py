@@ -55,7 +55,6 @@ from cutec.analysis.fragments import element_of, space_of, static_modes, static_
 from cutec.analysis.shared_plan import plan_shared, round_up
 from cutec.atoms.copy import copy_atom, copy_family
 from cutec.atoms.family import Family
-from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DictAttr, IntegerAttr, StringAttr
 from cutec.ir.builder import Builder
@@ -90,6 +89,7 @@ from cutec.ir.dialects.cute_tensor import (
     _ViewOp,
 )
 from cutec.ir.dialects.cute_types import TensorType
+from cutec.ir.dialects.thread_atom import atom_family
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.materialize import IntegerMaterializer, offset_of
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
@@ -241,7 +241,7 @@ class _KernelLowering:
         for op in self.kernel.walk():
             if isinstance(op, MakeTiledMmaOp):
                 atom = op.result.type.atom  # type: ignore[union-attr]
-                if atom == AUTO or _mma_family(atom) not in _MMA_RULES:
+                if atom == AUTO or atom_family(atom) not in _MMA_RULES:
                     raise CompileError(
                         f"the MMA atom {'auto' if atom == AUTO else atom} cannot be lowered "
                         "yet: lower-to-thread lowers UniversalFMA and SM80's mma.sync "
@@ -471,7 +471,7 @@ class _KernelLowering:
         if mma is not None:
             atom = mma.type.atom  # type: ignore[union-attr]
             # auto: its type stands in a UniversalFMA (cute_atom_types._tiled_mma).
-            rule = _MMA_RULES.get(Family.UNIVERSAL_FMA if atom == AUTO else _mma_family(atom))
+            rule = _MMA_RULES.get(Family.UNIVERSAL_FMA if atom == AUTO else atom_family(atom))
             if rule is None:
                 raise CompileError(
                     f"gemm by the MMA atom {atom} cannot be lowered yet "
@@ -728,11 +728,6 @@ _COPY_RULES: dict[Family, Callable[[_KernelLowering, Any, str, _Scope], None]] =
     Family.UNIVERSAL_COPY: _KernelLowering.copy_elements,
     Family.LDMATRIX: lower_ldmatrix,
 }
-
-
-def _mma_family(atom: str) -> Family | None:
-    record = mma_atom_named(atom)
-    return record.family if record is not None else None
 
 
 def _lowerable_copy(atom: str) -> bool:
