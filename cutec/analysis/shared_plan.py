@@ -52,8 +52,9 @@ all of it, and shares no bytes. A pinned buffer may cost a reuse the outer level
 allowed, so each level makes a plan and the smallest is kept (an inner one on a
 tie).
 
-*Placement.* First fit, in order of first touch: the lowest 128-byte-aligned
-offset that overlaps no earlier buffer it may not overlap. The total is the
+*Placement.* First fit, in order of first touch: the lowest offset on the
+buffer's alignment (lower-to-thread's: 128 bytes, 1024 for a buffer a wgmma
+reads through descriptors) that overlaps no earlier buffer it may not overlap. The total is the
 largest end; lower-to-thread reports a total past the target's limit at the
 buffer that ends last.
 """
@@ -107,7 +108,9 @@ class _Buffer:
     async_read: bool = False  # through an MMA's shared-memory descriptors
 
 
-def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -> SharedPlan:
+def plan_shared(
+    kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], aligns: dict[C.AllocSmemOp, int]
+) -> SharedPlan:
     """Offsets for the buffers of `sizes` (each `alloc_smem` of `kernel`, in bytes): the
     smallest of the plans made at the kernel's top level and inside each loop or branch
     that holds the buffers' accesses (every plan is safe; an inner one sees more reuse,
@@ -115,7 +118,7 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
     reuse = all(a.parent is kernel.body for a in sizes)
     top = list(kernel.body.ops)
     buffers, known = _live_ranges(top, sizes)
-    best = _place(buffers, top, reuse and known, False, align)
+    best = _place(buffers, top, reuse and known, False, aligns)
     repeats = False
     pinned: set[C.AllocSmemOp] = set()
     # Every buffer's touches (or, untouched, its alloc) in one op: a loop over tiles, or
@@ -133,7 +136,7 @@ def plan_shared(kernel: KernelOp, sizes: dict[C.AllocSmemOp, int], align: int) -
         for a in pinned:
             buffers[a] = _Buffer(a, sizes[a], 0, len(top), async_read=True)
         if known:
-            plan = _place(buffers, top, reuse, repeats, align)
+            plan = _place(buffers, top, reuse, repeats, aligns)
             best = plan if plan.total <= best.total else best
     return best
 
@@ -160,7 +163,7 @@ def _place(
     top: list[Operation],
     reuse: bool,
     repeats: bool,
-    align: int,
+    aligns: dict[C.AllocSmemOp, int],
 ) -> SharedPlan:
     """First fit in order of first touch (ties: the order the allocs come in)."""
     made = {a: i for i, a in enumerate(buffers)}
@@ -178,7 +181,7 @@ def _place(
         for start, end in sorted(taken):
             if at + y.size <= start:
                 break
-            at = max(at, round_up(end, align))
+            at = max(at, round_up(end, aligns[y.alloc]))
         if any(offsets[x.alloc] < at + y.size and at < offsets[x.alloc] + x.size
                for x in order[:i]):  # fmt: skip
             reusing.append(y.alloc)

@@ -55,6 +55,7 @@ from cutec.analysis.fragments import element_of, space_of, static_modes, static_
 from cutec.analysis.shared_plan import plan_shared, round_up
 from cutec.atoms.copy import copy_atom, copy_family
 from cutec.atoms.family import Family
+from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DictAttr, IntegerAttr, StringAttr
 from cutec.ir.builder import Builder
@@ -96,11 +97,18 @@ from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i6
 from cutec.layout import ComposedLayout, cosize
 from cutec.layout.symbolic import Integer, SymInt
 from cutec.passes.lower_atoms import lower_ldmatrix, lower_mma_gemm
+from cutec.passes.lower_wgmma import (
+    SYNC_RULES,
+    check_batches,
+    descriptor_aligns,
+    lower_wgmma_gemm,
+)
 from cutec.passes.manager import Pass, working_on
 from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
 
 SHARED_ALIGN = 128  # every shared buffer starts on a 128-byte boundary (vectorize assumes it)
 LOCAL_ALIGN = 16
+_EXTERN_ALIGN = 16  # the dynamic shared array's alignment unless a buffer needs more
 
 
 @dataclass
@@ -181,6 +189,7 @@ class _KernelLowering:
             IntegerMaterializer(builder, self.symbol, IndexType()),
         )
         self._check_atoms()
+        self.names_batches = check_batches(self.kernel)
         self._record_launch_facts()
         self._plan_shared()
         self.lower_block(body, scope)
@@ -244,8 +253,15 @@ class _KernelLowering:
                 if atom == AUTO or atom_family(atom) not in _MMA_RULES:
                     raise CompileError(
                         f"the MMA atom {'auto' if atom == AUTO else atom} cannot be lowered "
-                        "yet: lower-to-thread lowers UniversalFMA and SM80's mma.sync "
-                        "(wgmma comes with the Hopper path)",
+                        "yet: lower-to-thread lowers UniversalFMA, SM80's mma.sync and "
+                        "SM90's wgmma",
+                        op.location,
+                    )
+                record = mma_atom_named(atom)
+                if record is not None and not self.target.runs(record.min_target):
+                    raise CompileError(
+                        f"the MMA atom {atom} needs {record.min_target}, and this kernel is "
+                        f"compiled for {self.target} (choose the target with --arch)",
                         op.location,
                     )
             atom = _copy_atom_of(op)
@@ -262,11 +278,15 @@ class _KernelLowering:
         """Static shared arrays up to the target's static limit; past it, one dynamic
         array, its buffers placed by shared_plan (a dead buffer's bytes reused)."""
         sizes = {op: _alloc_bytes(op) for op in self.kernel.walk_type(AllocSmemOp)}
-        total = sum(round_up(n, SHARED_ALIGN) for n in sizes.values())
+        self.smem_aligns = descriptor_aligns(self.kernel, dict.fromkeys(sizes, SHARED_ALIGN))
+        total = sum(round_up(n, self.smem_aligns[op]) for op, n in sizes.items())
         self.smem_offsets: dict[AllocSmemOp, int] | None = None
         if total <= self.target.static_smem_per_cta:
             return
-        plan = plan_shared(self.kernel, sizes, SHARED_ALIGN)
+        plan = plan_shared(self.kernel, sizes, self.smem_aligns)
+        align = max(self.smem_aligns.values())
+        if align > _EXTERN_ALIGN:
+            self.kernel.attributes["dynamic_smem_align"] = IntegerAttr(align, i64)
         limit = self.target.smem_per_cta
         if plan.total > limit:
             last = max(sizes, key=lambda op: plan.offsets[op] + sizes[op])
@@ -305,7 +325,8 @@ class _KernelLowering:
         element = element_of(op.result)
         b = scope.builder
         if self.smem_offsets is None:
-            ptr = b.insert(thread.AllocSharedOp(element, _alloc_bytes(op), SHARED_ALIGN)).result
+            align = self.smem_aligns[op]
+            ptr = b.insert(thread.AllocSharedOp(element, _alloc_bytes(op), align)).result
         else:
             base = b.insert(thread.DynamicSharedOp(element)).result
             at = self.smem_offsets[op] // _bytes(element)
@@ -475,7 +496,7 @@ class _KernelLowering:
             if rule is None:
                 raise CompileError(
                     f"gemm by the MMA atom {atom} cannot be lowered yet "
-                    "(lower-to-thread lowers UniversalFMA and SM80's mma.sync)",
+                    "(lower-to-thread lowers UniversalFMA, SM80's mma.sync and SM90's wgmma)",
                     op.location,
                 )
             rule(self, op, atom, scope)
@@ -657,6 +678,7 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
     AtomicStoreOp: _KernelLowering.atomic,
     LoadCoordOp: _KernelLowering.load_coord,
     SizeOp: _KernelLowering.size,
+    **SYNC_RULES,
 }
 
 
@@ -723,6 +745,7 @@ def _copy_atom_of(op: Operation) -> str | None:
 _MMA_RULES: dict[Family, Callable[[_KernelLowering, GemmOp, str, _Scope], None]] = {
     Family.UNIVERSAL_FMA: _KernelLowering.fma_gemm,
     Family.MMA_SYNC: lower_mma_gemm,
+    Family.WGMMA: lower_wgmma_gemm,
 }
 _COPY_RULES: dict[Family, Callable[[_KernelLowering, Any, str, _Scope], None]] = {
     Family.UNIVERSAL_COPY: _KernelLowering.copy_elements,

@@ -46,6 +46,7 @@ from cutec.ptx.regalloc import Registers, packs
 from cutec.ptx.rules import RULES as OP_RULES
 from cutec.ptx.rules import Rule
 from cutec.ptx.tables import PtxType, param_type, ptx_type
+from cutec.ptx.wgmma import WGMMA_RULES
 from cutec.target import Feature, Target
 from cutec.target import target as lookup_target
 
@@ -54,6 +55,7 @@ RULES: RuleTable[Rule] = RuleTable(
         **OP_RULES,
         **CONTROL_RULES,
         **MBARRIER_RULES,
+        **WGMMA_RULES,
         **ATOMIC_RULES,
     }
 )
@@ -130,6 +132,10 @@ class KernelEmitter:
         self._labels = itertools.count()
         self._loc: Location | None = None
         self._uses = _Uses(kernel)
+        # Between wgmma.fence and a wait_group 0: no instruction may write a register
+        # a wgmma of the batch accumulates into (ptxas would serialise the batch).
+        self.in_wgmma_batch = False
+        self.landing: list[Value] = []  # atom results of the batch, completed at its wait
 
     # -- what rules call ----------------------------------------------------------
     def ptype(self, value: Value, op: Operation) -> PtxType:
@@ -282,7 +288,17 @@ class KernelEmitter:
         for r in op.results:  # async tokens order the program; no register holds them
             if isinstance(r.type, TokenType) and not self.regs.has(r):
                 self.regs.bind(r, "")
+            if self.in_wgmma_batch and isinstance(op, thread.AtomOp):
+                self.landing.append(r)  # a wgmma's registers are read after the wait
+            else:
+                self.complete(r)
+
+    def landed(self) -> None:
+        """After a wait for every wgmma batch: give each result its other form (`complete`)
+        now that its registers may be read."""
+        for r in self.landing:
             self.complete(r)
+        self.landing.clear()
 
     # -- the kernel -------------------------------------------------------------
     def _mark(self, op: Operation) -> None:
@@ -360,7 +376,11 @@ def dynamic_smem_symbol(kernel: KernelOp) -> str | None:
 def _dynamic_smem(kernel: KernelOp) -> list[str]:
     """The declaration of the kernel's dynamic shared memory (docs/abi.md), if it has any."""
     name = dynamic_smem_symbol(kernel)
-    return [] if name is None else [f".extern .shared .align 16 .b8 {name}[];", ""]
+    if name is None:
+        return []
+    attr = kernel.attributes.get("dynamic_smem_align")
+    align = attr.value if isinstance(attr, IntegerAttr) else 16
+    return [f".extern .shared .align {align} .b8 {name}[];", ""]
 
 
 def header(target: Target) -> list[str]:

@@ -26,8 +26,10 @@ from cutec.ir.dialects import math as math_ops
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread import PACKED_WIDTH
 from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
+from cutec.ir.dialects.thread_wgmma import accumulates
 from cutec.ir.rule_table import lookup
 from cutec.ir.types import IndexType, IntegerType
+from cutec.ir.value import BlockArgument, OpResult
 from cutec.ptx.regalloc import packs
 from cutec.ptx.tables import (
     BINARY,
@@ -606,8 +608,12 @@ def _atom(ctx: KernelEmitter, op: Operation) -> None:
         raise ctx.error(op, str(e)) from None
     if not ctx.target.runs(atom.min_target):  # the target's PTX version covers its atoms
         raise ctx.error(op, f"atom {atom.name} needs {atom.min_target}")
+    reads_in_place = accumulates(op)
+    tied = _tied_results(op, signature) if reads_in_place else {}
     for r in op.outs:
-        if not packs(r):
+        if r in tied:
+            ctx.share(r, tied[r])
+        elif not packs(r):
             ctx.define(r, op)
     regs: dict[str, list[str]] = {}
     unpack: list[tuple[str, Value]] = []
@@ -619,18 +625,24 @@ def _atom(ctx: KernelEmitter, op: Operation) -> None:
             if ctx.width(r) == 1:
                 names.append(ctx.reg(r))
             elif packs(r):
-                names.append(ctx.define_packed(r))
+                names.append(ctx.packed(r) if r in tied else ctx.define_packed(r))
             else:
                 names.append(ctx.temp(_packed_class(ctx, op, r)))
                 unpack.append((names[-1], r))
     args = iter(op.args)
     for o in signature.inputs:
+        if o.name in regs and not reads_in_place:  # scale-d false: d is not read
+            for _ in range(o.count):
+                next(args)
+            continue
         values = [_atom_operand(ctx, op, o, next(args)) for _ in range(o.count)]
         if o.name not in regs:
             regs[o.name] = [name for name, _ in values]
             continue
         for d, (s, c) in zip(regs[o.name], values, strict=True):  # updated in place
             if d != s:
+                if ctx.in_wgmma_batch:
+                    raise ctx.error(op, _MOVE_IN_BATCH.format(atom=atom.name))
                 ctx.emit(f"mov.{c} {d}, {s};")
     render_template(ctx, signature.template, regs)
     for packed, r in unpack:
@@ -638,6 +650,48 @@ def _atom(ctx: KernelEmitter, op: Operation) -> None:
             _unpack_bytes(ctx, packed, ctx.elements(r))
         else:
             ctx.emit(f"mov.b{_bits(ctx, op, r)} {ctx.reg(r)}, {packed};")
+
+
+_MOVE_IN_BATCH = (
+    "{atom}: its accumulator's input lives on after it, so its registers would be copied "
+    "between wgmma.fence and the wgmma, where ptxas serialises the batch; read the "
+    "accumulator only after warpgroup_wait"
+)
+
+
+def _tied_results(op: thread.AtomOp, signature: thread.AtomSignature) -> dict[Value, Value]:
+    """The results of an in-place operand (wgmma's accumulator) that take the registers
+    of their input: each whose input dies here (this op is its one use, in the block
+    that defines it, so no later or repeated execution reads it).
+
+    Tying matters beyond the moves it saves: a mov into an accumulator register between
+    wgmma.fence and the wait makes ptxas serialise the warpgroup's MMAs.
+    """
+    in_place = {o.name for o in signature.outputs} & {o.name for o in signature.inputs}
+    if not in_place:
+        return {}
+    inputs: dict[str, list[Value]] = {}
+    args = iter(op.args)
+    for o in signature.inputs:
+        inputs[o.name] = [next(args) for _ in range(o.count)]
+    tied: dict[Value, Value] = {}
+    outs = iter(op.outs)
+    for o in signature.outputs:
+        for i in range(o.count):
+            r = next(outs)
+            v = inputs[o.name][i] if o.name in in_place else None
+            if v is not None and r.type == v.type and _dies_at(v, op):
+                tied[r] = v
+    return tied
+
+
+def _dies_at(value: Value, op: Operation) -> bool:
+    """Whether `op` is the one use of `value`, in the block that defines it."""
+    if len(value.uses) != 1:
+        return False
+    if isinstance(value, OpResult):
+        return value.op.parent is op.parent
+    return isinstance(value, BlockArgument) and value.block is op.parent
 
 
 RULES: dict[type[Operation], Rule] = {

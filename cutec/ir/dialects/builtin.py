@@ -246,6 +246,7 @@ KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
     "maxnreg": ("int", 1),  # .maxnreg
     "cluster_dim": ("array", 3),  # .reqnctapercluster
     "dynamic_smem": ("int", 1),  # bytes of dynamic shared memory at launch
+    "dynamic_smem_align": ("int", 1),  # its alignment in bytes, where more than 16
     "grid": ("exprs", 3),  # grid (x, y, z) over the run-time parameters, for the launcher
     "params": ("dict", 0),  # the compile-time parameters' values: the specialisation
     # Set by lower-to-thread, checked by the runtime at each launch (docs/abi.md):

@@ -57,6 +57,7 @@ from cutec.ir.dialects.thread_wgmma import (
     WgmmaCommitOp,
     WgmmaFenceOp,
     WgmmaWaitOp,
+    ZeroAccumulatorScale,
 )
 from cutec.ir.opdef import (
     AnyType,
@@ -218,6 +219,7 @@ def _ptr_add(rewriter: PatternRewriter, before: Operation, ptr: Value, offset: V
 
 
 PtrAddOp.canonicalization_patterns = (ConstantOffsetLast(),)
+AtomOp.canonicalization_patterns = (ZeroAccumulatorScale(),)
 
 
 def access_problem(ptr: Value, value_type: Type) -> str | None:

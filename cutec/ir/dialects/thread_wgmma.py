@@ -26,13 +26,18 @@ memory (a wgmma reads it until the wait), so none is moved or deleted.
 
 from __future__ import annotations
 
+from cutec.atoms.family import Family
 from cutec.atoms.gmma_desc import SWIZZLE_CODE, GmmaDescriptor
-from cutec.ir.attributes import IntegerAttr, StringAttr
+from cutec.ir.attributes import FloatAttr, IntegerAttr, StringAttr
 from cutec.ir.core import Operation, Value
+from cutec.ir.dialects.arith_patterns import make_constant
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread_atom import AtomOp
 from cutec.ir.opdef import attr_def, operand_def, result_def
+from cutec.ir.rewrite import PatternRewriter, RewritePattern, constant_value
 from cutec.ir.traits import AddressSpace, Collective, MemoryEffects, Pure, Scope, reads, writes
 from cutec.ir.types import IntegerType
+from cutec.ir.value import OpResult
 
 _SHARED = MemoryEffects((*reads(AddressSpace.SHARED), *writes(AddressSpace.SHARED)))
 _WARPGROUP = Collective(Scope.WARPGROUP)
@@ -138,6 +143,53 @@ class GmmaDescOp(Operation):
             self.descriptor(0)
         except ValueError as e:
             raise self.error(str(e)) from None
+
+
+def scale_d(op: AtomOp) -> Value | None:
+    """A wgmma's ``$scale_d`` operand (its last), or None for another atom."""
+    return op.args[-1] if op.family() is Family.WGMMA else None
+
+
+def accumulates(op: AtomOp) -> bool:
+    """Whether a wgmma reads its accumulator registers: ``$scale_d`` is not a constant
+    false (with scale-d false, D = A·B and the input registers are not read)."""
+    scale = scale_d(op)
+    attr = None if scale is None else constant_value(scale)
+    return not (isinstance(attr, IntegerAttr) and attr.value == 0)
+
+
+def _is_zero(value: Value) -> bool:
+    """A constant zero, or a vector built from constant zeros."""
+    attr = constant_value(value)
+    if isinstance(attr, IntegerAttr | FloatAttr):
+        return attr.value == 0
+    owner = value.op if isinstance(value, OpResult) else None
+    if owner is not None and owner.name == "thread.from_elements":
+        return all(_is_zero(v) for v in owner.operands)
+    return False
+
+
+class ZeroAccumulatorScale(RewritePattern):
+    """A wgmma that accumulates onto zeros computes D = A·B: scale-d false, so its
+    accumulator registers need no zeros moved into them (CuTe's ScaleOut::Zero):
+
+        %d = thread.atom "SM90_..."(%zero, ..., %da, %db, %true)
+        → %d = thread.atom "SM90_..."(%zero, ..., %da, %db, %false)
+    """
+
+    op_type = AtomOp
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        assert isinstance(op, AtomOp)
+        scale = scale_d(op)
+        if scale is None or not accumulates(op):
+            return False
+        count = op.signature().outputs[0].count
+        if not all(_is_zero(v) for v in op.args[:count]):
+            return False
+        op.set_operand(len(op.operands) - 1, make_constant(rewriter, op, 0, scale))
+        rewriter.modify(op)
+        return True
 
 
 WGMMA_OPS: tuple[type[Operation], ...] = (

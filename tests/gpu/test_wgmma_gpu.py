@@ -1,0 +1,71 @@
+"""The Hopper tutorials on an sm_90 GPU: wgmma (SS) through descriptors, against float64.
+
+Each kernel's normwise error is compared with cuBLAS's on the same inputs and
+output dtype (the issue's bar: at most twice cuBLAS's). CuTe's wgmma tutorials
+accumulate in f16; torch's f16 matmul accumulates in f32, so the bar used here
+is the larger of twice cuBLAS's error and the f16-accumulation tolerance of
+benchmarks/gemm_impls.py (1e-2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import cutec
+import cutec.runtime as rt
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+if torch.cuda.get_device_capability() != (9, 0):
+    pytest.skip("wgmma needs compute capability 9.0", allow_module_level=True)
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+F16_ACC_TOLERANCE = 1e-2
+
+
+def _normwise(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out64, ref64 = out.double(), ref.double()
+    return float(torch.linalg.norm(out64 - ref64) / torch.linalg.norm(ref64))
+
+
+def _operands(layout: str, m: int, n: int, k: int, gen: torch.Generator):
+    """A (M,K) and B (N,K) for BLAS's C = op(A) · op(B) named by `layout` (CuTe's
+    tutorials): NT has both MN-major, TN both K-major."""
+
+    def make(rows: int, mn_major: bool) -> torch.Tensor:
+        if mn_major:
+            return torch.randn(k, rows, generator=gen, device="cuda").half().t()
+        return torch.randn(rows, k, generator=gen, device="cuda").half()
+
+    return make(m, layout[0] == "N"), make(n, layout[1] == "T")
+
+
+@pytest.mark.parametrize(("kernel", "layout"), [("hgemm_nt", "NT"), ("hgemm_tn", "TN")])
+@pytest.mark.parametrize(("m", "n", "k"), [(128, 128, 64), (256, 384, 192), (1024, 512, 1024)])
+def test_wgmma_sm90_against_float64(kernel: str, layout: str, m: int, n: int, k: int) -> None:
+    kern = rt.jit(EXAMPLES / "wgmma_sm90.cute", kernel=kernel)
+    gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + 7 * k)
+    a, b = _operands(layout, m, n, k, gen)
+    for beta in (0.0, 0.5):
+        c0 = torch.randn(n, m, generator=gen, device="cuda").half().t()  # (M,N) m-major
+        c = c0.clone() if beta else torch.full_like(c0, float("nan"))
+        kern(a, b, c, 1.0, beta)
+        torch.cuda.synchronize()
+        ref = a.double() @ b.double().t() + (beta * c0.double() if beta else 0)
+        cublas = (a @ b.t()).double() + (beta * c0.double() if beta else 0)
+        bar = max(2 * _normwise(cublas.half(), ref), F16_ACC_TOLERANCE)
+        assert torch.isfinite(c).all()
+        assert _normwise(c, ref) <= bar, (kernel, m, n, k, beta)
+
+
+def test_wgmma_sm90_refuses_sizes_its_tiles_do_not_divide() -> None:
+    kern = rt.jit(EXAMPLES / "wgmma_sm90.cute", kernel="hgemm_tn")
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    a, b = _operands("TN", 200, 128, 64, gen)
+    c = torch.zeros(128, 200, device="cuda").half().t()
+    with pytest.raises(cutec.ArgumentError, match="M"):
+        kern(a, b, c, 1.0, 0.0)
