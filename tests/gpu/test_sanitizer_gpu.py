@@ -98,3 +98,36 @@ def test_examples_are_clean_under_compute_sanitizer(tool: str) -> None:
     assert proc.returncode == 0, report[-6000:]
     assert report.count("ran ") == len(RUNS)
     assert "ERROR SUMMARY: 0 errors" in report or "RACECHECK SUMMARY: 0 hazards" in report
+
+
+# The Hopper examples (compute capability 9.0 only), with the tools' checks of wgmma
+# operands, bulk copies and asynchronous shared-memory writes switched on.
+HOPPER_RUNS = [
+    ("wgmma_sm90", "hgemm_nt", {"A": (256, 192), "B": (128, 192), "C": (256, 128)}, (1.0, 0.5)),
+    ("wgmma_sm90", "hgemm_tn", {"A": (128, 256), "B": (256, 256), "C": (128, 256)}, (1.0, 0.0)),
+]  # fmt: skip
+HOPPER_TOOLS = {
+    "memcheck": ["--check-warpgroup-mma", "yes", "--check-bulk-copy", "yes"],
+    "racecheck": ["--racecheck-memcpy-async", "yes"],
+    "synccheck": [],
+}
+
+
+@pytest.mark.parametrize("tool", sorted(HOPPER_TOOLS))
+def test_hopper_examples_are_clean_under_compute_sanitizer(tool: str) -> None:
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        pytest.skip("compute-sanitizer is not on PATH")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the Hopper examples need compute capability 9.0")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.run(
+        [sanitizer, "--tool", tool, *HOPPER_TOOLS[tool], "--error-exitcode", "3",
+         sys.executable, "-c", SCRIPT, repr(HOPPER_RUNS)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    report = proc.stdout + proc.stderr
+    print(report[-3000:])
+    assert proc.returncode == 0, report[-6000:]
+    assert report.count("ran ") == len(HOPPER_RUNS)

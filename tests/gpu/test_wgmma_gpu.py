@@ -15,6 +15,7 @@ import pytest
 
 import cutec
 import cutec.runtime as rt
+from tests.ptx.test_wgmma_ptx import BITS, CASES, kernel_source, rs_source
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -24,6 +25,8 @@ if torch.cuda.get_device_capability() != (9, 0):
     pytest.skip("wgmma needs compute capability 9.0", allow_module_level=True)
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
 F16_ACC_TOLERANCE = 1e-2
 
 
@@ -69,3 +72,38 @@ def test_wgmma_sm90_refuses_sizes_its_tiles_do_not_divide() -> None:
     c = torch.zeros(128, 200, device="cuda").half().t()
     with pytest.raises(cutec.ArgumentError, match="M"):
         kern(a, b, c, 1.0, 0.0)
+
+
+# Every element type, major and swizzle of tests/ptx/test_wgmma_ptx.py, run: a wrong
+# descriptor field reads the wrong elements.
+def _tile_case(source: str, t: str, d: str, n: int, a_major: str, b_major: str) -> None:
+    k = int(source.split("A: ")[1].split("[64, ")[1].split("]")[0])
+    torch_t = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32,
+               "e4m3": torch.float8_e4m3fn}[t]  # fmt: skip
+    gen = torch.Generator(device="cuda").manual_seed(n + k)
+
+    def operand(rows: int, major: str) -> torch.Tensor:
+        x = torch.randint(-3, 4, (rows, k), generator=gen, device="cuda").float()
+        if major == "MN":
+            return x.t().contiguous().to(torch_t).t()
+        return x.to(torch_t)
+
+    a, b = operand(64, a_major), operand(n, b_major)
+    c = torch.zeros(n, 64, device="cuda", dtype=torch.float32 if d == "f32" else torch.float16).t()
+    rt.jit(source, kernel="wg")(a, b, c)
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double().t()  # small integers: every sum exact in f16 and f32
+    assert BITS[t] in (8, 16, 32)
+    assert torch.equal(c.double(), ref), (t, d, n, a_major, b_major)
+
+
+@pytest.mark.parametrize(("t", "d", "n", "a_major", "b_major", "swizzle"), CASES)
+def test_wgmma_tile_against_float64(
+    t: str, d: str, n: int, a_major: str, b_major: str, swizzle: str
+) -> None:
+    _tile_case(kernel_source(t, d, n, a_major, b_major, swizzle), t, d, n, a_major, b_major)
+
+
+@pytest.mark.parametrize(("t", "n"), [("f16", 64), ("bf16", 128)])
+def test_rs_wgmma_tile_against_float64(t: str, n: int) -> None:
+    _tile_case(rs_source(t, "f32", n), t, "f32", n, "K", "K")
