@@ -49,6 +49,7 @@ from cutec.ir.signature import (
 from cutec.passes.manager import Instrumentation
 from cutec.ptx.ptxas import ResourceUsage, find_ptxas
 from cutec.ptx.ptxas_warnings import PerformanceWarning
+from cutec.ptx.sass import disassemble
 from cutec.runtime import cache, cuda
 from cutec.runtime.errors import ArgumentTypeError, ArgumentValueError
 from cutec.runtime.launcher import (
@@ -439,21 +440,11 @@ class Kernel:
 
     @property
     def sass(self) -> str:
-        """The SASS of the cubin used last (needs cuobjdump on PATH)."""
-        import shutil  # inspection only
-        import subprocess
-        import tempfile
-
+        """The SASS of the cubin used last (nvdisasm: cutec.ptx.sass)."""
         compiled = self._inspect()
-        tool = shutil.which("cuobjdump")
-        if tool is None or compiled.cubin is None:
-            raise RuntimeError("k.sass needs cuobjdump on PATH and a cubin (ptxas)")
-        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-            f.write(compiled.cubin)
-            f.flush()
-            return subprocess.run(
-                [tool, "--dump-sass", f.name], capture_output=True, text=True, check=True
-            ).stdout
+        if compiled.cubin is None:
+            raise RuntimeError("k.sass needs a cubin: ptxas was not found, so none was made")
+        return disassemble(compiled.cubin)
 
     def ir(self, stage: str = "cute") -> str:
         """The IR after a stage (``"ast"``, ``"cute"``, ``"thread"``, ``"ptx"``) or after

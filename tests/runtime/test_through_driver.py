@@ -17,7 +17,9 @@ import cutec.driver as driver
 import cutec.runtime as rt
 from cutec.passes.manager import Instrumentation
 from cutec.ptx.ptxas import find_ptxas
+from cutec.ptx.sass import disassemble
 from tests.ptx import ptxas_cases as cases
+from tests.ptx.sass_check import needs_disassembler
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 JIT = sys.modules["cutec.runtime.jit"]
@@ -125,3 +127,12 @@ def test_ptxas_performance_warnings_are_python_warnings(
     with pytest.warns(rt.PerformanceWarning) as cached:
         rt.jit(source)._build(0, "sm_90a")
     assert [str(w.message) for w in cached] == [said] and calls == []
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="needs ptxas")
+@needs_disassembler
+def test_sass_is_the_cubins_listing() -> None:
+    k = rt.jit(EXAMPLES / "transpose.cute", arch="sm_80")
+    compiled = k._build(0, "sm_80")  # what a launch on an sm_80 GPU builds
+    assert k.sass == disassemble(compiled.cubin)
+    assert ".text.transpose" in k.sass and "LDS" in k.sass and "STG.E" in k.sass
