@@ -18,8 +18,11 @@ from cutec.diagnostics import Location
 
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
-# `.entry k(`, `.visible .func (.param .b32 r) f(`: the name before the parameters.
-_FUNCTION = re.compile(r"^\s*(?:\.\w+\s+)*\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)")
+# `.entry k(`, `.visible .func (.param .b32 r) f(`: the name before the parameters; not
+# a prototype (`.extern .func`, or a declaration that ends in `;`), which has no body.
+_FUNCTION = re.compile(
+    r"^\s*(?!\.extern\b)(?:\.\w+\s+)*\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)(?!.*;\s*$)"
+)
 # An instruction's opcode: its first word after an optional guard (`@%p1 bra`).
 _OPCODE = re.compile(r"^\s*(?:@!?%?\w+\s+)?([a-z][\w.:]*)")
 

@@ -150,3 +150,11 @@ def test_the_source_map_keeps_to_the_function() -> None:
     assert source.uses("setmaxnreg") == {"b": cases.line_of(ptx, "setmaxnreg.dec")}
     assert source.uses("wgmma.fence") == {"a": cases.line_of(ptx, "wgmma.fence")}
     assert source.at(1) is None and source.declaration("nope") is None
+
+
+def test_a_prototype_is_no_function() -> None:
+    prototype = ".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n"
+    ptx = cases.module(FILE, prototype + cases.serialised("k"))
+    source = PtxSourceMap(ptx)
+    assert list(source.functions) == ["k"]
+    assert source.function_at(cases.line_of(ptx, "vprintf")) is None
