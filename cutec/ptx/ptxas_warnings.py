@@ -1,7 +1,7 @@
 """ptxas's performance warnings as cutec's located warnings.
 
 ptxas says, without failing, when it gives up speed the PTX asked for: wgmma
-serialised (C7509-C7516: a call in the pipeline, too few registers, an
+serialised (C7509-C7516, C7520: a call in the pipeline, too few registers, an
 accumulator written by another instruction between ``wgmma.fence`` and the
 wait ...), ``setmaxnreg`` ignored (C7504, C7508). Each message with "Potential
 Performance Loss" becomes one warning naming the kernel, at the source line of

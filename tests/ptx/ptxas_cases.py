@@ -14,6 +14,9 @@ first in its body). ptxas's messages about each, as 13.0.88 prints them:
                     to determine register count at entry.
     injected(k):    (C7519) warpgroup.arrive is injected in around line <ADD+1> ...
                     (and no performance loss)
+    called(k):      (C7520) Potential Performance Loss: wgmma.mma_async instructions
+                    are serialized due to program dependence on compiler-inserted WG.AR
+                    in divergent path in the function 'k'
 """
 
 from __future__ import annotations
@@ -97,6 +100,41 @@ def setmaxnreg(kernel: str) -> str:
 $L_{kernel}_1:
 \tsetmaxnreg.inc.sync.aligned.u32 232;
 $L_{kernel}_2:
+\tret;
+}}
+"""
+
+
+def called(kernel: str) -> str:
+    """A wgmma in a function the kernel calls through a pointer, inside its batch."""
+    return f""".func {kernel}_mma(.param .b64 {kernel}_a)
+{{
+\t.reg .pred %p<2>;
+\t.reg .f32 %f<4>;
+\t.reg .b64 %rd<2>;
+\tld.param.b64 %rd0, [{kernel}_a];
+\tsetp.ne.b32 %p0, 1, 0;
+\t{WGMMA} {{%f0, %f1, %f2, %f3}}, %rd0, %rd0, %p0, 1, 1, 0, 0;
+\tret;
+}}
+
+.visible .entry {kernel}()
+{{
+\t.reg .b64 %rd<2>;
+\t.shared .align 1024 .b8 {kernel}_smem[4096];
+
+\t.loc 1 {DECLARED[0]} {DECLARED[1]}
+\tmov.u64 %rd0, {kernel}_smem;
+\tmov.u64 %rd1, {kernel}_mma;
+\twgmma.fence.sync.aligned;
+\t{{
+\t.param .b64 a;
+\tst.param.b64 [a], %rd0;
+\tprototype: .callprototype _ (.param .b64 _);
+\tcall.uni %rd1, (a), prototype;
+\t}}
+\twgmma.commit_group.sync.aligned;
+\twgmma.wait_group.sync.aligned 0;
 \tret;
 }}
 """

@@ -53,6 +53,16 @@ def test_serialised_wgmma_is_a_warning_at_the_kernel_with_ptxas_arrive_as_a_note
 
 
 @needs_ptxas
+def test_wgmma_behind_a_call_is_a_warning_at_the_kernel() -> None:
+    (warning,) = _warnings(cases.module(FILE, cases.called("k")))
+    assert warning.message == (
+        "kernel 'k': ptxas (C7520) Potential Performance Loss: wgmma.mma_async instructions "
+        "are serialized due to program dependence on compiler-inserted WG.AR in divergent path"
+    )
+    assert warning.location == _at(cases.DECLARED) and warning.notes == []
+
+
+@needs_ptxas
 def test_ignored_setmaxnreg_is_a_warning_at_the_instruction() -> None:
     # ptxas names no function: the kernel using the instruction it quotes is the one.
     ptx = cases.module(FILE, cases.injected("a"), cases.setmaxnreg("b"))
