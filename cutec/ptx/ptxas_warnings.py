@@ -59,8 +59,8 @@ def located_warnings(messages: list[PtxasMessage], ptx: PtxSourceMap) -> list[Di
             if note not in owner.notes:
                 owner.notes.append(note)
         else:
-            orphans.append(Diagnostic(_text(message, message.function), location,
-                                      severity="warning"))  # fmt: skip
+            text = _text(message, message.function)
+            orphans.append(Diagnostic(text, location, severity="warning"))
     return unique(warnings + orphans)
 
 

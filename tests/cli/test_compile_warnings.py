@@ -29,9 +29,13 @@ def serialising(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.mark.parametrize(
     "flags",
-    [["-o", "k.cubin"], ["--emit=cubin", "-o", "k.cubin"], ["--resource-usage", "-o", "k.ptx"],
-     ["--resource-usage", "--emit=cute", "-o", "k.mlir"]],
-)  # fmt: skip
+    [
+        ["-o", "k.cubin"],
+        ["--emit=cubin", "-o", "k.cubin"],
+        ["--resource-usage", "-o", "k.ptx"],
+        ["--resource-usage", "--emit=cute", "-o", "k.mlir"],
+    ],
+)
 def test_the_cubin_stage_prints_them(
     serialising: str, flags: list[str], capsys, tmp_path: Path
 ) -> None:

@@ -26,8 +26,10 @@ SETMAXNREG = (
     "(C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register "
     "count at entry."
 )
-ARRIVE = "(C7519) warpgroup.arrive is injected near PTX line {} by compiler to allow use of " \
-    "registers in GMMA"  # fmt: skip
+ARRIVE = (
+    "(C7519) warpgroup.arrive is injected near PTX line {} by compiler to allow use of "
+    "registers in GMMA"
+)
 
 
 def _at(line_col: tuple[int, int]) -> Location:

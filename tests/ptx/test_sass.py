@@ -30,8 +30,9 @@ def hgemm_sm80() -> bytes:
 
 
 def test_mma_sync_is_hmma(hgemm_sm80: bytes) -> None:
-    ops = assert_sass(hgemm_sm80, contains={"HMMA", "LDSM", "LDGSTS"}, absent={"HGMMA"},
-                      kernel="hgemm_tn")  # fmt: skip
+    ops = assert_sass(
+        hgemm_sm80, contains={"HMMA", "LDSM", "LDGSTS"}, absent={"HGMMA"}, kernel="hgemm_tn"
+    )
     # One k-tile's: 128x128x64 / (16x8x16 per HMMA) / 4 warps (the k-loop is not unrolled).
     assert ops["HMMA"] == 128
 
