@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 # The JIT API (cutec.runtime), imported on first use like the algebra.
 _RUNTIME = ("jit", "Kernel", "DeviceArray", "synchronize", "CudaError", "KernelFault",
-            "NoDriverError", "ArgumentError")  # fmt: skip
+            "NoDriverError", "ArgumentError", "PerformanceWarning")  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,8 @@ wants and runs everything up to it:
     cute    verified cute-dialect IR, after the cute-level pass pipeline
     thread  one thread's program (the lowering pipeline)
     ptx     PTX text (PTX legalisation, a pass, then the PTX emitter)
-    cubin   an assembled cubin (ptxas), with its resource report
+    cubin   an assembled cubin (ptxas), with its resource report and its
+            performance warnings, located in the source (Result.warnings)
 
 The CLI (`cutec compile`, `cutec opt`), the JIT API (`cutec.jit`) and the tests
 all call `compile`, so every stage is reached the same way and shows the same
@@ -43,6 +44,7 @@ from cutec.passes.specialize_args import SpecializeArgs
 from cutec.ptx import emit_ptx
 from cutec.ptx.legalize import LegalizePtx
 from cutec.ptx.ptxas import ResourceUsage, assemble
+from cutec.ptx.ptxas_warnings import ptxas_warnings
 from cutec.target import DEFAULT_TARGET, Target, UnknownTargetError, target
 
 
@@ -146,6 +148,8 @@ class Result:
     timings: list[tuple[str, float]] = field(default_factory=list)
     # What the passes decided and why, at the user's lines (--remarks).
     remarks: list[Diagnostic] = field(default_factory=list)
+    # ptxas's performance warnings (wgmma serialised ...) at the user's lines (cubin stage).
+    warnings: list[Diagnostic] = field(default_factory=list)
     # Each kernel's launch signature, read before the lowering erases it (the runtime's).
     signatures: dict[str, KernelSignature] = field(default_factory=dict)
     # Each kernel's launch facts, read from the IR the passes left (thread stage on).
@@ -286,5 +290,6 @@ def _to_cubin(result: Result, arch: str) -> None:
             AssertionError(f"ptxas rejected the emitted PTX:\n{assembled.stderr}"), stage="ptxas"
         )
     result.cubin, result.resources = assembled.cubin, assembled.resources
+    result.warnings = ptxas_warnings(assembled.stderr, result.ptx)
     result.stage = Stage.CUBIN
     result.timings.append(("ptxas", time.perf_counter() - start))

@@ -4,7 +4,9 @@ A ``.cute`` file goes through the frontend and every stage to PTX (the
 default), or stops where ``--emit`` says: ``ast`` (its syntax tree), ``cute``
 (the verified cute-dialect IR after the cute-level pipeline), ``thread`` (one
 thread's program after the lowering pipeline), ``ptx``, ``cubin`` (ptxas; with
-``-o``). ``-o k.ptx`` / ``-o k.cubin`` pick the stage by suffix.
+``-o``). ``-o k.ptx`` / ``-o k.cubin`` pick the stage by suffix. At the cubin stage
+(and with ``--resource-usage``) ptxas's performance warnings (wgmma serialised,
+setmaxnreg ignored) are printed as located warnings; they do not change the exit code.
 ``-D NAME=VALUE`` sets a compile-time parameter, ``--kernel NAME`` builds one
 kernel. Textual IR (``.mlir``) runs through the pipeline and prints the
 resulting IR (or goes on to ``thread``, ``ptx``, ``cubin``). The cute-level
@@ -165,9 +167,13 @@ def run(args: argparse.Namespace) -> int:
     if args.remarks:
         for remark in result.remarks:
             print(remark.render(), file=sys.stderr)
-    if args.resource_usage:
+    assembled = result
+    if ir_only:
         quiet = replace(options, instrumentation=None, remarks=False)
-        assembled = compile(source, Stage.CUBIN, quiet) if ir_only else result
+        assembled = compile(source, Stage.CUBIN, quiet)
+    for warning in assembled.warnings:
+        print(warning.render(), file=sys.stderr)
+    if args.resource_usage:
         for usage in assembled.resources.values():
             print(usage, file=sys.stderr)
     if emit is Stage.CUBIN:

@@ -10,6 +10,9 @@ accepts PTX that driver rejects. So the pinned wheel's ptxas comes first:
 
 With ``-v`` ptxas reports each kernel's resources; `parse_resource_usage`
 reads them into `ResourceUsage` records (``cutec compile --resource-usage``).
+Its numbered messages (``ptxas info : (C7511) Potential Performance Loss: ...``)
+are read by `parse_messages` into `PtxasMessage` records, which
+`cutec.ptx.ptxas_warnings` turns into located warnings.
 """
 
 from __future__ import annotations
@@ -23,27 +26,33 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-# Where the nvidia-cuda-nvcc wheels put ptxas inside the `nvidia` namespace package
+# Where NVIDIA's CUDA wheels put their tools inside the `nvidia` namespace package
 # (13.x: nvidia/cu13/bin; 12.x: nvidia/cuda_nvcc/bin).
 _WHEEL_DIRS = ("cu13/bin", "cuda_nvcc/bin")
 
 
-@cache
-def find_ptxas() -> str | None:
-    """Path of the ptxas to use, or None when there is none."""
-    override = os.environ.get("CUTEC_PTXAS")
-    if override:
-        return override
+def find_cuda_tool(name: str, override: str) -> str | None:
+    """Path of CUDA tool `name` (ptxas, nvdisasm): ``$override`` if set, else the one in an
+    installed NVIDIA wheel, else `name` on PATH; None when there is none."""
+    path = os.environ.get(override)
+    if path:
+        return path
     try:
         import nvidia  # the namespace package of NVIDIA's CUDA wheels
     except ImportError:
         nvidia = None
     for root in getattr(nvidia, "__path__", []):
         for sub in _WHEEL_DIRS:
-            candidate = Path(root) / sub / "ptxas"
+            candidate = Path(root) / sub / name
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return str(candidate)
-    return shutil.which("ptxas")
+    return shutil.which(name)
+
+
+@cache
+def find_ptxas() -> str | None:
+    """Path of the ptxas to use, or None when there is none."""
+    return find_cuda_tool("ptxas", "CUTEC_PTXAS")
 
 
 @cache
@@ -72,6 +81,11 @@ class AssembleResult:
     def resources(self) -> dict[str, ResourceUsage]:
         """Each kernel's resources, when ptxas ran with ``-v`` (else empty)."""
         return parse_resource_usage(self.stderr)
+
+    @property
+    def messages(self) -> list[PtxasMessage]:
+        """ptxas's numbered messages (printed with or without ``-v``)."""
+        return parse_messages(self.stderr)
 
 
 @dataclass(frozen=True)
@@ -139,6 +153,56 @@ def parse_resource_usage(text: str) -> dict[str, ResourceUsage]:
             assert arch is not None
             found[kernel] = ResourceUsage(kernel, arch, **fields)
             kernel = None
+    return found
+
+
+@dataclass(frozen=True)
+class PtxasMessage:
+    """One numbered message of ptxas, as it prints it::
+
+    ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions
+        are serialized due to ... in the function 'k'
+    ptxas info    : (C7519) warpgroup.arrive is injected in around line 29 by
+        compiler to allow use of registers in GMMA in function 'k'
+    ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable
+        to determine register count at entry.
+    """
+
+    code: str  # C7511
+    text: str  # the message less its "in the function '...'" tail
+    function: str | None = None  # the function it names, if any
+    ptx_line: int | None = None  # the PTX line it names ("around line 29"), if any
+
+    @property
+    def performance(self) -> bool:
+        """A "Potential Performance Loss": wgmma serialised, setmaxnreg ignored ..."""
+        return "Potential Performance Loss" in self.text
+
+    @property
+    def injected(self) -> bool:
+        """ptxas added a warpgroup.arrive or warpgroup.wait the PTX lacked (C7517, C7519)."""
+        return " is injected " in self.text
+
+
+_MESSAGE = re.compile(r"^ptxas (?:info|warning)\s*: \((C\d+)\) (.*?)\s*$")
+_IN_FUNCTION = re.compile(r"\s+in (?:the )?function '([^']+)'\.?$")
+# The PTX line a message names ("warpgroup.arrive is injected in around line 29").
+AROUND_LINE = re.compile(r"\b(?:in )?around line (\d+)")
+
+
+def parse_messages(text: str) -> list[PtxasMessage]:
+    """ptxas's numbered messages in `text` (its output), in order."""
+    found = []
+    for line in text.splitlines():
+        m = _MESSAGE.match(line)
+        if m is None:
+            continue
+        code, body = m.groups()
+        function = None
+        if f := _IN_FUNCTION.search(body):
+            function, body = f.group(1), body[: f.start()]
+        at = AROUND_LINE.search(body)
+        found.append(PtxasMessage(code, body, function, int(at.group(1)) if at else None))
     return found
 
 

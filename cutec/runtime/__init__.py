@@ -9,6 +9,7 @@ Importing this package touches no GPU driver; the first launch does.
 
 from __future__ import annotations
 
+from cutec.ptx.ptxas_warnings import PerformanceWarning
 from cutec.runtime.arrays import DeviceArray
 from cutec.runtime.cuda import CudaError, KernelFault, NoDriverError
 from cutec.runtime.errors import ArgumentError
@@ -21,6 +22,7 @@ __all__ = [
     "Kernel",
     "KernelFault",
     "NoDriverError",
+    "PerformanceWarning",
     "jit",
     "synchronize",
 ]

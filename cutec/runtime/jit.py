@@ -12,7 +12,10 @@ checks and packs the arguments and picks a specialisation by what it sees of
 them (extents and strides divisible by 16, 16-byte aligned pointers, unless
 ``specialize=False``); a specialisation is compiled once per process, loaded
 from the disk cache across processes, and assembled by ptxas for the GPU
-present (an sm_80 kernel on a Hopper GPU is assembled for sm_90a).
+present (an sm_80 kernel on a Hopper GPU is assembled for sm_90a). ptxas's performance
+warnings about it (wgmma serialised, setmaxnreg ignored) are issued, located in the
+source, as a `PerformanceWarning` when the specialisation is first built in a process,
+whether compiled or read from the disk cache.
 
 ``device="cpu"`` runs the lowered kernel on numpy arrays without a GPU: compiled
 by the llvmlite backend (`cutec.cpu.native`), or, when the kernel uses an op that
@@ -25,6 +28,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import warnings
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,8 @@ from cutec.ir.signature import (
 )
 from cutec.passes.manager import Instrumentation
 from cutec.ptx.ptxas import ResourceUsage, find_ptxas
+from cutec.ptx.ptxas_warnings import PerformanceWarning
+from cutec.ptx.sass import disassemble
 from cutec.runtime import cache, cuda
 from cutec.runtime.errors import ArgumentTypeError, ArgumentValueError
 from cutec.runtime.launcher import (
@@ -124,6 +130,7 @@ class _Compiled:
     resources: dict[str, Any] = field(default_factory=dict)
     launch: LaunchInfo | None = None
     then_launch: LaunchInfo | None = None  # the launch facts of the kernel's tail
+    warnings: list[str] = field(default_factory=list)  # ptxas's, rendered (located)
 
 
 @dataclass
@@ -331,12 +338,16 @@ class Kernel:
             cubin = result.cubin
             resources = {n: vars(r) for n, r in result.resources.items()}
             then = None if launch.then is None else result.launches[launch.then]
-            compiled = _Compiled(result.ptx, cubin, resources, launch, then)
+            said = [w.render() for w in result.warnings]
+            compiled = _Compiled(result.ptx, cubin, resources, launch, then, said)
             blobs = {"cubin": cubin} if cubin is not None else {}
             meta = {"ptx": result.ptx, "resources": resources, "launch": launch.to_json()}
+            meta["warnings"] = said
             if then is not None:
                 meta["then_launch"] = then.to_json()
             cache.store(k, cache.Entry(meta, blobs))
+        for text in compiled.warnings:  # a cached cubin's too: ptxas said it once
+            warnings.warn(text, PerformanceWarning, stacklevel=2)
         self._compiled[(key, target, str(assemble_for))] = compiled
         self._last = compiled
         return compiled
@@ -429,21 +440,11 @@ class Kernel:
 
     @property
     def sass(self) -> str:
-        """The SASS of the cubin used last (needs cuobjdump on PATH)."""
-        import shutil  # inspection only
-        import subprocess
-        import tempfile
-
+        """The SASS of the cubin used last (nvdisasm: cutec.ptx.sass)."""
         compiled = self._inspect()
-        tool = shutil.which("cuobjdump")
-        if tool is None or compiled.cubin is None:
-            raise RuntimeError("k.sass needs cuobjdump on PATH and a cubin (ptxas)")
-        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-            f.write(compiled.cubin)
-            f.flush()
-            return subprocess.run(
-                [tool, "--dump-sass", f.name], capture_output=True, text=True, check=True
-            ).stdout
+        if compiled.cubin is None:
+            raise RuntimeError("k.sass needs a cubin: ptxas was not found, so none was made")
+        return disassemble(compiled.cubin)
 
     def ir(self, stage: str = "cute") -> str:
         """The IR after a stage (``"ast"``, ``"cute"``, ``"thread"``, ``"ptx"``) or after
@@ -511,7 +512,14 @@ def _variant_entry(entry: cache.Entry, has_tail: bool) -> _Compiled:
         _resources(json_read.field(meta, "resources", "entry")),
         LaunchInfo.from_json(json_read.field(meta, "launch", "entry")),
         None if then is None else LaunchInfo.from_json(then),
+        _warnings(json_read.field(meta, "warnings", "entry")),
     )
+
+
+def _warnings(value: Any) -> list[str]:
+    """ptxas's warnings, rendered, as `Kernel._build` stores them."""
+    texts = json_read.items(value, "entry.warnings")
+    return [json_read.text(t, f"entry.warnings[{i}]") for i, t in enumerate(texts)]
 
 
 # ptxas's report of one kernel (`ResourceUsage`): each field's type.

@@ -7,7 +7,6 @@ cutec.DeviceArray); streams, CUDA-graph capture, the disk cache, and faults.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 
 import cutec.runtime as rt
+from cutec.ptx.sass import find_disassembler
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -295,7 +295,7 @@ def test_an_sm80_kernel_runs_on_the_gpu_present() -> None:
 def test_inspection() -> None:
     k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt")
     assert ".entry sgemm_nt" in k.ptx
-    if shutil.which("cuobjdump"):
+    if find_disassembler():
         assert "FFMA" in k.sass
     assert k.resources is not None and k.resources.registers > 0 and not k.resources.spills
     assert "cute.view" in k.ir("partition")

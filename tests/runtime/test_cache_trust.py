@@ -331,13 +331,18 @@ def test_variant_entries_are_checked() -> None:
               "dynamic_smem": 0, "offset_bits": 32, "then": None}  # fmt: skip
     report = {"kernel": "k", "arch": "sm_90a", "registers": 32, "shared_bytes": 0,
               "stack_frame": 0, "spill_stores": 0, "spill_loads": 0, "barriers": 1}  # fmt: skip
-    good = {"ptx": ".entry k", "resources": {"k": report}, "launch": launch}
-    assert _variant_entry(cache.Entry(good, {}), has_tail=False).ptx == ".entry k"
+    said = ["k.cute:3:1: warning: kernel 'k': ptxas (C7511) Potential Performance Loss: ..."]
+    good = {"ptx": ".entry k", "resources": {"k": report}, "launch": launch, "warnings": said}
+    read = _variant_entry(cache.Entry(good, {}), has_tail=False)
+    assert (read.ptx, read.warnings) == (".entry k", said)
     for bad in (
         {**good, "ptx": 7},
         {**good, "resources": {"k": {**report, "registers": "32"}}},
         {**good, "resources": {"k": {**report, "extra": 1}}},
         {**good, "launch": {**launch, "dynamic_smem": -1}},
+        {**good, "warnings": "k.cute:3:1: warning: ..."},
+        {**good, "warnings": [7]},
+        {key: value for key, value in good.items() if key != "warnings"},
     ):
         with pytest.raises(RecordError):
             _variant_entry(cache.Entry(bad, {}), has_tail=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import sys
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ import cutec.driver as driver
 import cutec.runtime as rt
 from cutec.passes.manager import Instrumentation
 from cutec.ptx.ptxas import find_ptxas
+from cutec.ptx.sass import disassemble
+from tests.ptx import ptxas_cases as cases
+from tests.ptx.sass_check import needs_disassembler
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 JIT = sys.modules["cutec.runtime.jit"]
@@ -90,3 +94,45 @@ def test_the_cpu_path_stops_at_the_thread_stage(monkeypatch: pytest.MonkeyPatch)
     k = rt.jit(EXAMPLES / "transpose.cute", device="cpu")
     k._variant(0, None)
     assert sorted(stage for stage, _ in calls) == [driver.Stage.CUTE, driver.Stage.THREAD]
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="needs ptxas")
+def test_ptxas_performance_warnings_are_python_warnings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """ptxas's performance warnings about a specialisation are `PerformanceWarning`s that
+    carry the source location, once per specialisation a process builds: compiled, or
+    read from the disk cache. cutec emits no wgmma yet: PTX that ptxas serialises stands
+    in for the emitter's (tests/ptx/ptxas_cases.py)."""
+    source = EXAMPLES / "transpose.cute"
+    ptx = cases.module(str(source), cases.serialised("transpose"))
+    monkeypatch.setattr(driver, "emit_ptx", lambda module, target: ptx)
+    monkeypatch.setenv("CUTEC_CACHE", "1")
+    monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path / "cache"))
+    decl = f"{source}:{cases.DECLARED[0]}:{cases.DECLARED[1]}"
+    expected = (
+        f"{decl}: warning: kernel 'transpose': ptxas (C7511) Potential Performance Loss: "
+        "wgmma.mma_async instructions are serialized"
+    )
+    with pytest.warns(rt.PerformanceWarning) as seen:
+        rt.jit(source)._build(0, "sm_90a")
+    (said,) = [str(w.message) for w in seen]
+    assert said.startswith(expected) and "note: ptxas (C7519) warpgroup.arrive" in said
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        rt.jit(source)._build(0, "sm_90a")  # built in this process already
+    assert again == []
+    monkeypatch.setattr(JIT, "_KERNELS", {})  # a new process: the disk cache has it
+    calls = _spy_compiles(monkeypatch)
+    with pytest.warns(rt.PerformanceWarning) as cached:
+        rt.jit(source)._build(0, "sm_90a")
+    assert [str(w.message) for w in cached] == [said] and calls == []
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="needs ptxas")
+@needs_disassembler
+def test_sass_is_the_cubins_listing() -> None:
+    k = rt.jit(EXAMPLES / "transpose.cute", arch="sm_80")
+    compiled = k._build(0, "sm_80")  # what a launch on an sm_80 GPU builds
+    assert k.sass == disassemble(compiled.cubin)
+    assert ".text.transpose" in k.sass and "LDS" in k.sass and "STG.E" in k.sass
