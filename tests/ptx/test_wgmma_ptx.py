@@ -11,12 +11,14 @@ place (no mov into them between wgmma.fence and the wait), and no spill.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ptx.ptxas import find_ptxas
+from tests.ptx.sass_check import assert_sass, needs_disassembler
 
 pytestmark = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
@@ -200,3 +202,15 @@ def test_a_kernel_placing_its_batch_gets_exactly_its_brackets() -> None:
     ptx = _compile(source)
     for instruction in ("wgmma.fence", "wgmma.commit_group", "wgmma.wait_group"):
         assert ptx.count(instruction) == 1, instruction
+
+
+@needs_disassembler
+@pytest.mark.parametrize("kernel", ["hgemm_nt", "hgemm_tn"])
+def test_wgmma_tutorial_runs_hgmma_without_a_ptxas_warning(kernel: str) -> None:
+    """The issue's bar for the Hopper tutorials: SASS with HGMMA and no HMMA in the
+    mainloop, and no ptxas performance warning (a serialised wgmma)."""
+    path = Path(__file__).parents[2] / "examples" / "wgmma_sm90.cute"
+    result = compile(Source.from_file(path), Stage.CUBIN, Options(target="sm_90a", kernel=kernel))
+    assert result.warnings == []
+    ops = assert_sass(result.cubin, contains={"HGMMA"}, absent={"HMMA"}, kernel=kernel)
+    assert ops["HGMMA"] == 16  # 2 x 2 tiles of 64x64 by 4 k-blocks of 16
