@@ -198,5 +198,10 @@ class TensorMapCache:
         return data
 
 
+# The process's maps: every kernel's launch function keeps its maps here
+# (`cutec.runtime.launcher.build_launcher`).
+TENSOR_MAPS = TensorMapCache()
+
+
 def _where(kernel: str, param: str) -> str:
     return f"{kernel}: parameter '{param}'"
