@@ -354,7 +354,9 @@ class KernelSignature:
     kernel receives (`abi`)."""
 
     kernel: str
-    params: tuple[Param, ...]  # in declaration order, as a caller passes them
+    # In declaration order, as a caller passes them; a tensor map, which the runtime
+    # builds (`Param.passed` False), among them.
+    params: tuple[Param, ...]
     abi: tuple[tuple[str, str], ...]  # (argument name, "ptr" or a scalar type) per .param
     facts: tuple[tuple[str, int], ...]  # run-time name -> the divisor the kernel assumed
     # The trailing arguments the runtime supplies (the kernel's `implicit` attribute:
