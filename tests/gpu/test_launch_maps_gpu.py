@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import cutec.runtime as rt
 from cutec.ir.signature import KernelSignature, LaunchInfo
 from cutec.runtime import cuda, launcher
 from cutec.runtime.jit import _stream_of
@@ -47,23 +48,23 @@ def _launchers(record: tuple[KernelSignature, LaunchInfo], ptx: str,
 @pytest.mark.parametrize("m, n", [(40, 20), (64, 32), (17, 9)])
 def test_a_tma_load_through_the_launchs_map_gives_the_box(m: int, n: int) -> None:
     maps = TensorMapCache()
+    ld = -(-m // 4) * 4 + 4  # a multiple of 4 f32: 16-byte strides, padded
+    storage = torch.randn(n, ld, device="cuda")
+    a = storage.t()[:m]  # column-major M x N, leading dimension ld
+    tiles_m, tiles_n = -(-m // 16), -(-n // 8)
+    padded = np.zeros((tiles_m * 16, tiles_n * 8), np.float32)  # out of bounds: zeros
+    padded[:m, :n] = a.cpu().numpy()
+    want = np.concatenate([
+        padded[16 * bx:16 * bx + 16, 8 * by:8 * by + 8].flatten(order="F")
+        for by in range(tiles_n) for bx in range(tiles_m)
+    ])  # fmt: skip
     for launch in _launchers(TMA_TILE, TMA_TILE_PTX, maps):
-        ld = -(-m // 4) * 4 + 4  # a multiple of 4 f32: 16-byte strides, padded
-        storage = torch.randn(n, ld, device="cuda")
-        a = storage.t()[:m]  # column-major M x N, leading dimension ld
-        tiles_m, tiles_n = -(-m // 16), -(-n // 8)
-        d = torch.full((tiles_m * tiles_n * 128,), float("nan"), device="cuda")
-        launch(a, d)
-        launch(a, d)  # a map-cache hit
-        torch.cuda.synchronize()
-        padded = np.zeros((tiles_m * 16, tiles_n * 8), np.float32)  # out of bounds: zeros
-        padded[:m, :n] = a.cpu().numpy()
-        want = np.concatenate([
-            padded[16 * bx:16 * bx + 16, 8 * by:8 * by + 8].flatten(order="F")
-            for by in range(tiles_n) for bx in range(tiles_m)
-        ])  # fmt: skip
-        np.testing.assert_array_equal(d.cpu().numpy(), want)
-    assert len(maps) == 1  # both launch paths, both calls: one map
+        for _ in range(2):  # the second launch finds its map in the cache
+            d = torch.full((tiles_m * tiles_n * 128,), float("nan"), device="cuda")
+            launch(a, d)
+            torch.cuda.synchronize()
+            np.testing.assert_array_equal(d.cpu().numpy(), want)
+    assert len(maps) == 1  # both launch paths, every call: one map, encoded once
 
 
 def test_a_cluster_launch_runs_whole_clusters() -> None:
@@ -74,3 +75,15 @@ def test_a_cluster_launch_runs_whole_clusters() -> None:
         rank, cluster, cta, clusters = d.cpu().numpy().reshape(4, 4).T
         assert rank.tolist() == [0, 1, 0, 1] and cluster.tolist() == [0, 0, 1, 1]
         assert cta.tolist() == [0, 1, 2, 3] and clusters.tolist() == [2, 2, 2, 2]
+
+
+def test_the_jit_launches_a_cluster_kernel_on_whole_clusters() -> None:
+    from tests.runtime.launch_ptx import CTAS_IR
+
+    k = rt.jit(CTAS_IR)
+    out = torch.zeros(6, dtype=torch.int32, device="cuda")
+    k(out, 3)
+    k(out, 3)  # a second launch, of the remembered shape
+    torch.cuda.synchronize()
+    assert out.cpu().tolist() == [1, 2, 3, 4, 0, 0]
+    assert ".reqnctapercluster 2, 1, 1" in k.ptx

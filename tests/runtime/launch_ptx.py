@@ -150,3 +150,19 @@ CLUSTER_IDS = (
     ),
     LaunchInfo((32, 1, 1), None, ("n", "1", "1"), (2, 1, 1), 0, 32),
 )
+
+# The same launch through cutec.jit, in thread-level IR: every thread of CTA b writes
+# b + 1 to out[b]; the grid is n CTAs, in clusters of 2.
+CTAS_IR = """module {
+  kernel @ctas(%out: !gpu.ptr<i32, global>, %n: i32) attributes {reqntid = array<i32: 32, 1, 1>,
+      grid = ["n", "1", "1"], cluster_dim = array<i32: 2, 1, 1>} {
+    %b = gpu.block_id x : index
+    %bi = arith.index_cast %b : index to i32
+    %c1 = arith.constant 1 : i32
+    %v = arith.addi %bi, %c1 : i32
+    %at = thread.ptr_add %out, %bi : !gpu.ptr<i32, global>, i32
+    thread.store %v, %at : i32, !gpu.ptr<i32, global>
+    return
+  }
+}
+"""

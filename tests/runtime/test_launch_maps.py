@@ -286,3 +286,14 @@ def test_the_gpu_tests_kernels_assemble_for_sm_90a(ptx: str) -> None:
         assert KernelLaunch.from_json(json.loads(json.dumps(record.to_json()))) == record
         layout = param_layout(signature.abi_types())
         assert layout is not None and layout[-1].offset in (16, 64)
+
+
+def test_the_jit_runs_a_cluster_kernels_rounded_grid_on_the_cpu() -> None:
+    """Through cutec.jit, the launch record's cluster reaches the launch: 3 CTAs asked
+    for, 2 clusters of 2 run (the fourth CTA writes too)."""
+    from tests.runtime.launch_ptx import CTAS_IR
+
+    k = rt.jit(CTAS_IR, device="cpu", arch="sm_90a")
+    out = np.zeros(6, np.int32)
+    k(out, 3)
+    assert out.tolist() == [1, 2, 3, 4, 0, 0]
