@@ -29,8 +29,12 @@ the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it re
         if not _live: return                      # every output empty
         if (p_a_0 | ...) & 15 == 0: _key = ...    # alignment: promised and specialised
         _var = _variants.get(_key << 8 | _dev) or a compile
+        _m0 = _md0.get((p_a_0, n_M, n_K, n_ldA))  # a TMA map's 128 bytes, if it has one
         _pack(_buf, 0, p_a_0, n_M, n_K, n_ldA, ...)     # the .param buffer (docs/abi.md)
         _cu_launch(_var.address, grid..., block..., smem, stream, _params)   # C (fastlaunch)
+
+A kernel with a cluster clause rounds its grid up to whole clusters and launches
+with ``_cu_launch_ex`` (cuLaunchKernelEx with the cluster's shape).
 
 Every mistake raises a TypeError or ValueError naming the parameter, what was
 declared and what was passed (`cutec.runtime.errors.ArgumentErrors`).
