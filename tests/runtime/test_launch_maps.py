@@ -56,7 +56,7 @@ class _Dev:
 
 
 class FakeGpuArray:
-    """A GPU array by `__cuda_array_interface__` (the launch function reads nothing else)."""
+    """A GPU array by `__cuda_array_interface__` and `device.id`: all the launch reads."""
 
     def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], ptr: int, typestr: str):
         size = np.dtype(typestr).itemsize
