@@ -60,6 +60,9 @@ class Param:
     """
 
     kind: ClassVar[str]
+    # Whether a caller passes it (an argument of the launch function); else the runtime
+    # builds it from the arguments (a tensor map).
+    passed: ClassVar[bool] = True
     # The `.param` kinds of this parameter kind beyond "ptr", "index" and scalar types
     # (what a signature's `abi` may name for it).
     abi_kinds: ClassVar[tuple[str, ...]] = ()
@@ -220,6 +223,7 @@ class TensorMapParam(Param):
     """
 
     kind = "tensor_map"
+    passed = False
     abi_kinds = ("tensor_map",)
     name: str  # its .param's name
     tensor: str  # the pointer parameter it maps
@@ -350,21 +354,26 @@ class KernelSignature:
     kernel receives (`abi`)."""
 
     kernel: str
-    params: tuple[Param, ...]  # in declaration order, as a caller passes them
+    # In declaration order, as a caller passes them; a tensor map, which the runtime
+    # builds (`Param.passed` False), among them.
+    params: tuple[Param, ...]
     abi: tuple[tuple[str, str], ...]  # (argument name, "ptr" or a scalar type) per .param
     facts: tuple[tuple[str, int], ...]  # run-time name -> the divisor the kernel assumed
     # The trailing arguments the runtime supplies (the kernel's `implicit` attribute:
     # a stream-K gemm's wave and workspace, docs/abi.md), by their names.
     implicit: tuple[Param, ...] = ()
 
-    def abi_types(self) -> tuple[Type, ...]:
-        """The IR type of each `.param`, for `cutec.ptx.tables.param_layout`."""
-        out: list[Type] = []
+    def abi_types(self) -> tuple[Type | str, ...]:
+        """The IR type of each `.param`, for `cutec.ptx.tables.param_layout`; a tensor
+        map, which no IR type holds, as its kind ("tensor_map", `tables.TENSOR_MAP`)."""
+        out: list[Type | str] = []
         pointers = {p.name: p for p in (*self.params, *self.implicit) if isinstance(p, TensorParam)}
         for name, kind in self.abi:
             if kind == "ptr":
                 element = element_type_named(_ir_name(pointers[name].element))
                 out.append(PointerType(element, AddressSpace.GLOBAL))
+            elif kind in TensorMapParam.abi_kinds:
+                out.append(kind)
             else:
                 out.append(index if kind == "index" else element_type_named(kind))
         return tuple(out)

@@ -121,15 +121,28 @@ def param_type(t: Type) -> str | None:
     return p.s or p.f or p.b
 
 
-def param_layout(types: tuple[Type, ...]) -> list[Param] | None:
-    """The parameter buffer of a kernel taking `types`: each naturally aligned, in order."""
+# A TMA tensor map passed by value (docs/abi.md, *Tensor-map parameters*), CUDA's
+# ``__grid_constant__ const CUtensorMap``: ``.param .align 64 .b8 name[128]``. No IR type
+# holds one: a signature's `.param` kind "tensor_map" stands for it in `param_layout`.
+TENSOR_MAP = "tensor_map"
+TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap)
+TENSOR_MAP_ALIGN = 64  # the alignment the driver demands of a map
+
+
+def param_layout(types: tuple[Type | str, ...]) -> list[Param] | None:
+    """The parameter buffer of a kernel taking `types`: each naturally aligned, in order;
+    a `TENSOR_MAP` is 128 bytes (PTX type ``b8``) at a multiple of 64."""
     params, offset = [], 0
     for t in types:
-        ptx = param_type(t)
-        if ptx is None:
-            return None
-        size = 1 if ptx == "u8" else int(ptx[1:]) // 8
-        offset = -(-offset // size) * size
+        if t == TENSOR_MAP:
+            ptx, size, align = "b8", TENSOR_MAP_BYTES, TENSOR_MAP_ALIGN
+        else:
+            found = param_type(t) if isinstance(t, Type) else None
+            if found is None:
+                return None
+            ptx = found
+            size = align = 1 if ptx == "u8" else int(ptx[1:]) // 8
+        offset = -(-offset // align) * align
         params.append(Param(ptx, size, offset))
         offset += size
     return params

@@ -267,18 +267,43 @@ def _load_ptx(cu: Any, image: bytes, name: str) -> Any:
 
 
 def launch_failed(err: Any, fn: Function, grid: Any, block: Any, smem: int, stream: int,
-                  params: int) -> None:  # fmt: skip
-    """After a failed ``cuLaunchKernel``: retry once where the thread had no current
-    context (threads torch made never set one), else raise naming the kernel."""
+                  params: int, cluster: Any = None) -> None:  # fmt: skip
+    """After a failed ``cuLaunchKernel`` (``cuLaunchKernelEx`` where the launch has a
+    `cluster`): retry once where the thread had no current context (threads torch made
+    never set one), else raise naming the kernel."""
     cu = driver()
     err = cu.CUresult(int(err))  # the C launch (fastlaunch) returns a plain int
     if err == cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
         fn.device.make_current()
-        err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]
+        if cluster is None:
+            err = cu.cuLaunchKernel(fn.handle, *grid, *block, smem, stream, params, 0)[0]
+        else:
+            err = launch_cluster(fn.handle, grid, block, cluster, smem, stream, params)
         if not err:
             return
-    raise error(err, f"launching kernel '{fn.name}' (grid {grid}, block {block}, {smem} bytes "
-                f"of dynamic shared memory)")  # fmt: skip
+    shape = "" if cluster is None else f", clusters of {tuple(cluster)}"
+    raise error(err, f"launching kernel '{fn.name}' (grid {grid}, block {block}{shape}, {smem} "
+                f"bytes of dynamic shared memory)")  # fmt: skip
+
+
+def launch_cluster(handle: Any, grid: Any, block: Any, cluster: Any, smem: int, stream: int,
+                   params: int) -> Any:  # fmt: skip
+    """``cuLaunchKernelEx`` through cuda.bindings with one attribute, the cluster's shape
+    (``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION``); the grid is a whole number of clusters.
+    Returns the CUresult (the C launcher's `launch_ex` is the fast way)."""
+    cu = driver()
+    attr = cu.CUlaunchAttribute()
+    attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    dim = attr.value.clusterDim
+    dim.x, dim.y, dim.z = cluster
+    config = cu.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = block
+    config.sharedMemBytes = smem
+    config.hStream = cu.CUstream(stream)
+    config.attrs = [attr]
+    config.numAttrs = 1
+    return cu.cuLaunchKernelEx(config, handle, params, 0)[0]
 
 
 def synchronize_after(fn: Function, stream: int) -> None:

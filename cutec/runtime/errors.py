@@ -198,6 +198,14 @@ class ArgumentErrors:
             f"{self.kernel}: the grid {grid} must be 1 to 3 non-negative sizes"
         )
 
+    def cluster_grid(self, grid: tuple[int, int, int], cluster: tuple[int, int, int]
+                     ) -> ArgumentValueError:  # fmt: skip
+        return ArgumentValueError(
+            f"{self.kernel}: grid={grid} is not a whole number of clusters of {cluster} CTAs "
+            "(the kernel's 'cluster' clause): give each axis a multiple, or leave grid= out "
+            "(the kernel's grid is rounded up to whole clusters)"
+        )
+
     def launch_shape_type(self, what: str, value: Any) -> ArgumentTypeError:
         return ArgumentTypeError(f"{self.kernel}: {what}= takes 1 to 3 integers; got {value!r}")
 

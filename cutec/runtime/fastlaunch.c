@@ -2,6 +2,8 @@
  *
  * launch(function, gx, gy, gz, bx, by, bz, smem, stream, params) -> CUresult
  *     one cuLaunchKernel with plain integers, for the Python launch function.
+ * launch_ex(function, gx, gy, gz, bx, by, bz, smem, stream, params, cx, cy, cz) -> CUresult
+ *     one cuLaunchKernelEx whose one attribute is the cluster's shape (cx, cy, cz).
  *
  * Launcher(...): a kernel object's call for the common case, all in C: every
  *     tensor argument a torch tensor, every scalar a Python float or int, no
@@ -21,6 +23,14 @@
  *     tensor's (each tensor's span in bytes comes with its shape from `resolve`;
  *     Python looks closer and refuses or launches), an f32 scalar that would
  *     round to inf.
+ *
+ *     A TMA tensor map (docs/abi.md) is 128 bytes built from a tensor's base and
+ *     the shape: the base of each mapped tensor is part of the remembered key,
+ *     `resolve` returns the maps' bytes with the rest, and a call copies them
+ *     into the parameter buffer (a new base is a new key: `resolve` again, which
+ *     finds the map in the runtime's map cache, or encodes it once). A kernel
+ *     with a cluster launches through cuLaunchKernelEx with its shape; `resolve`
+ *     has rounded the grid up to whole clusters.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -34,38 +44,90 @@ typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigne
                          unsigned, void *, void **, void **);
 static launch_fn cu_launch_kernel;
 
-/* launch(function, gx, gy, gz, bx, by, bz, smem, stream, params) -> CUresult */
-static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (cu_launch_kernel == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "libcuda.so.1 or its cuLaunchKernel not found");
+/* cuLaunchKernelEx's configuration, as CUDA 12 and 13's cuda.h lay it out (this file is
+   built without the CUDA headers): one attribute, the cluster dimension. */
+#define CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        struct { unsigned x, y, z; } cluster_dim;
+    } value;
+} LaunchAttribute;
+typedef struct {
+    unsigned grid[3], block[3], smem;
+    void *stream;
+    LaunchAttribute *attrs;
+    unsigned num_attrs;
+} LaunchConfig;
+typedef int (*launch_ex_fn)(const LaunchConfig *, void *, void **, void **);
+static launch_ex_fn cu_launch_kernel_ex;
+
+/* One launch: cuLaunchKernel, or cuLaunchKernelEx where `cluster` is not NULL. Called
+   without the GIL. */
+static int launch_one(void *function, const unsigned *g, unsigned smem, void *stream,
+                      void **params, const unsigned *cluster) {
+    if (cluster == NULL)
+        return cu_launch_kernel(function, g[0], g[1], g[2], g[3], g[4], g[5], smem, stream,
+                                params, NULL);
+    LaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.cluster_dim.x = cluster[0];
+    attr.value.cluster_dim.y = cluster[1];
+    attr.value.cluster_dim.z = cluster[2];
+    LaunchConfig config = {{g[0], g[1], g[2]}, {g[3], g[4], g[5]}, smem, stream, &attr, 1};
+    return cu_launch_kernel_ex(&config, function, params, NULL);
+}
+
+/* The launches of the Python launch function: `nargs` is 10, or 13 with a cluster. */
+static PyObject *launch_from_python(PyObject *const *args, Py_ssize_t nargs, int with_cluster) {
+    if (cu_launch_kernel == NULL || (with_cluster && cu_launch_kernel_ex == NULL)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "libcuda.so.1 or its cuLaunchKernel / cuLaunchKernelEx not found");
         return NULL;
     }
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "launch() takes 10 integer arguments");
+    if (nargs != (with_cluster ? 13 : 10)) {
+        PyErr_SetString(PyExc_TypeError, with_cluster ? "launch_ex() takes 13 integer arguments"
+                                                      : "launch() takes 10 integer arguments");
         return NULL;
     }
     void *function = PyLong_AsVoidPtr(args[0]);
-    unsigned dims[7];
+    unsigned dims[7], cluster[3];
     for (int i = 0; i < 7; ++i)
         dims[i] = (unsigned)PyLong_AsUnsignedLong(args[1 + i]);
     void *stream = PyLong_AsVoidPtr(args[8]);
     void **params = (void **)PyLong_AsVoidPtr(args[9]);
+    for (int i = 0; with_cluster && i < 3; ++i)
+        cluster[i] = (unsigned)PyLong_AsUnsignedLong(args[10 + i]);
     if (PyErr_Occurred())
         return NULL;
     int err;
     Py_BEGIN_ALLOW_THREADS
-    err = cu_launch_kernel(function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
-                           dims[6], stream, params, NULL);
+    err = launch_one(function, dims, dims[6], stream, params, with_cluster ? cluster : NULL);
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(err);
+}
+
+/* launch(function, gx, gy, gz, bx, by, bz, smem, stream, params) -> CUresult */
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return launch_from_python(args, nargs, 0);
+}
+
+/* launch_ex(function, gx, gy, gz, bx, by, bz, smem, stream, params, cx, cy, cz) -> CUresult */
+static PyObject *launch_ex(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return launch_from_python(args, nargs, 1);
 }
 
 /* ------------------------------------------------------------------ Launcher */
 
 #define MAX_ARGS 32
 #define MAX_RANK 8
-#define MAX_KEY (MAX_ARGS * 2 * MAX_RANK + 1)
+#define MAX_KEY (MAX_ARGS * 2 * MAX_RANK + 1 + MAX_MAPS)
 #define MAX_PARAM_BYTES 4096
+#define MAX_MAPS 8
+#define MAP_BYTES 128 /* sizeof(CUtensorMap); its .param is 64-byte aligned */
 #define N_ENTRIES 4
 #define MAX_PAIRS (MAX_ARGS * MAX_ARGS)
 /* The least magnitude f32 rounds to inf: 2^128 - 2^103 (launcher.FLOAT_OVERFLOW). */
@@ -75,10 +137,11 @@ enum { ARG_TENSOR = 't', ARG_FLOAT = 'f', ARG_INT = 'i' };
 
 /* One .param of the kernel: where it goes and where its value comes from. */
 typedef struct {
-    char code;    /* struct code: Q q i h b B H f d */
+    char code;    /* struct code: Q q i h b B H f d, or M a tensor map's 128 bytes */
     int offset;   /* byte offset in the parameter buffer (docs/abi.md) */
-    int arg;      /* positional argument it is read from */
-    int field;    /* -1 the base pointer or scalar value, i < rank extent i, else stride i-rank */
+    int arg;      /* positional argument it is read from (a map: the tensor it maps) */
+    int field;    /* -1 the base pointer or scalar value, i < rank extent i, else stride i-rank;
+                     a map: its index among the kernel's maps */
 } Slot;
 
 /* One remembered launch: the key it was resolved for and what it launches. */
@@ -89,6 +152,7 @@ typedef struct {
     unsigned dims[6], smem;
     int64_t spans[MAX_ARGS]; /* bytes from each tensor's base past its last element */
     PyObject *variant;       /* for the failure report */
+    char maps[MAX_MAPS][MAP_BYTES]; /* the tensor maps, for the key's bases (copied) */
 } Entry;
 
 typedef struct {
@@ -96,7 +160,9 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *fallback, *resolve, *tensor_type, *get_stream, *on_launch, *name, *failed,
         *inference_mode;
-    int nargs, nslots, npairs, param_bytes, next;
+    int nargs, nslots, npairs, param_bytes, next, nmaps, has_cluster;
+    unsigned cluster[3];    /* CTAs per cluster, where has_cluster */
+    int map_args[MAX_MAPS]; /* the argument each tensor map is built over */
     char kinds[MAX_ARGS];
     int ranks[MAX_ARGS];
     char written[MAX_ARGS]; /* the kernel writes this tensor */
@@ -151,9 +217,10 @@ static int writable(Launcher *self, PyObject *x) {
     return on;
 }
 
-static void store(char *buf, const Slot *s, int64_t iv, double fv) {
+static void store(char *buf, const Slot *s, int64_t iv, double fv, const Entry *e) {
     char *p = buf + s->offset;
     switch (s->code) {
+    case 'M': memcpy(p, e->maps[s->field], MAP_BYTES); break;
     case 'Q': case 'q': memcpy(p, &iv, 8); break;
     case 'i': { int32_t v = (int32_t)iv; memcpy(p, &v, 4); break; }
     case 'h': case 'H': { int16_t v = (int16_t)iv; memcpy(p, &v, 2); break; }
@@ -173,7 +240,8 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
     int k = 0;
     long long dev = -1;
     uint64_t bases = 0;
-    if (kwnames != NULL || n != self->nargs || cu_launch_kernel == NULL)
+    if (kwnames != NULL || n != self->nargs || cu_launch_kernel == NULL ||
+        (self->has_cluster && cu_launch_kernel_ex == NULL))
         goto slow;
     for (int a = 0; a < n; ++a) {
         PyObject *x = args[a];
@@ -221,6 +289,8 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
     if (dev < 0 || (bases & 15))
         goto slow;
     key[k++] = dev;
+    for (int m = 0; m < self->nmaps; ++m) /* a map holds its tensor's base */
+        key[k++] = values[self->map_args[m]][0];
 
     Entry *e = NULL;
     for (int i = 0; i < N_ENTRIES; ++i) {
@@ -242,18 +312,26 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
         e = &self->entries[self->next];
         self->next = (self->next + 1) % N_ENTRIES;
         unsigned long long f;
-        PyObject *variant = NULL, *spans = NULL;
-        int ok = PyArg_ParseTuple(r, "K(III)(III)IOO!", &f, &e->dims[0], &e->dims[1],
+        PyObject *variant = NULL, *spans = NULL, *maps = NULL;
+        int ok = PyArg_ParseTuple(r, "K(III)(III)IOO!O!", &f, &e->dims[0], &e->dims[1],
                                   &e->dims[2], &e->dims[3], &e->dims[4], &e->dims[5], &e->smem,
-                                  &variant, &PyTuple_Type, &spans);
-        ok = ok && PyTuple_GET_SIZE(spans) == n;
+                                  &variant, &PyTuple_Type, &spans, &PyTuple_Type, &maps);
+        ok = ok && PyTuple_GET_SIZE(spans) == n && PyTuple_GET_SIZE(maps) == self->nmaps;
         for (int a = 0; ok && a < n; ++a) {
             e->spans[a] = PyLong_AsLongLong(PyTuple_GET_ITEM(spans, a));
             ok = !(e->spans[a] == -1 && PyErr_Occurred());
         }
+        for (int m = 0; ok && m < self->nmaps; ++m) {
+            PyObject *bytes = PyTuple_GET_ITEM(maps, m);
+            ok = PyBytes_Check(bytes) && PyBytes_GET_SIZE(bytes) == MAP_BYTES;
+            if (ok)
+                memcpy(e->maps[m], PyBytes_AS_STRING(bytes), MAP_BYTES);
+        }
         if (!ok) {
             if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "Launcher: resolve returned no span per argument");
+                PyErr_SetString(PyExc_ValueError,
+                                "Launcher: resolve returned no span per argument or no map "
+                                "of 128 bytes per tensor map");
             Py_DECREF(r);
             e->used = 0;
             return NULL;
@@ -274,14 +352,15 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
             goto slow;
     }
 
-    /* The parameter buffer, on this call's stack: no lock, nothing shared. */
-    _Alignas(16) char buf[MAX_PARAM_BYTES];
+    /* The parameter buffer, on this call's stack: no lock, nothing shared (aligned as a
+       tensor map's .param is). */
+    _Alignas(64) char buf[MAX_PARAM_BYTES];
     void *params[MAX_ARGS * (2 * MAX_RANK + 1)];
     for (int i = 0; i < self->nslots; ++i) {
         const Slot *s = &self->slots[i];
         int64_t iv = self->kinds[s->arg] == ARG_TENSOR ? values[s->arg][1 + s->field]
                                                        : values[s->arg][0];
-        store(buf, s, iv, self->kinds[s->arg] == ARG_FLOAT ? floats[s->arg] : 0.0);
+        store(buf, s, iv, self->kinds[s->arg] == ARG_FLOAT ? floats[s->arg] : 0.0, e);
         params[i] = buf + s->offset;
     }
     PyObject *ordinal = PyLong_FromLongLong(dev);
@@ -300,16 +379,24 @@ static PyObject *launcher_vectorcall(PyObject *callable, PyObject *const *args, 
     unsigned g[6], smem = e->smem;
     memcpy(g, e->dims, sizeof g);
     PyObject *variant = Py_NewRef(e->variant);
+    const unsigned *cluster = self->has_cluster ? self->cluster : NULL;
     int err;
     Py_BEGIN_ALLOW_THREADS
-    err = cu_launch_kernel(function, g[0], g[1], g[2], g[3], g[4], g[5], smem, stream, params, NULL);
+    err = launch_one(function, g, smem, stream, params, cluster);
     Py_END_ALLOW_THREADS
     if (err) {
         /* Python reports it (and retries where the thread had no current context). */
-        PyObject *r = PyObject_CallFunction(self->failed, "iO(III)(III)IKK", err, variant, g[0],
+        PyObject *shape = cluster == NULL ? Py_NewRef(Py_None)
+                                          : Py_BuildValue("(III)", cluster[0], cluster[1],
+                                                          cluster[2]);
+        if (shape == NULL) {
+            Py_DECREF(variant);
+            return NULL;
+        }
+        PyObject *r = PyObject_CallFunction(self->failed, "iO(III)(III)IKKN", err, variant, g[0],
                                             g[1], g[2], g[3], g[4], g[5], smem,
                                             (unsigned long long)(uintptr_t)stream,
-                                            (unsigned long long)(uintptr_t)params);
+                                            (unsigned long long)(uintptr_t)params, shape);
         Py_DECREF(variant);
         if (r == NULL)
             return NULL;
@@ -327,21 +414,23 @@ slow:
 /* Launcher(fallback, resolve, tensor_type, get_stream, on_launch, name, failed,
  *          kinds: str, ranks: tuple, dtypes: tuple, slots: tuple of (code, offset, arg, field),
  *          written: tuple of bools, limits: tuple of floats, pairs: tuple of (output, other),
- *          inference_mode: callable) */
+ *          map_args: tuple of ints (the argument each map is built over), cluster: a tuple
+ *          (cx, cy, cz) or None, inference_mode: callable) */
 static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *fallback, *resolve, *tensor_type, *get_stream, *on_launch, *name, *failed, *ranks,
-        *dtypes, *slots, *written, *limits, *pairs, *inference_mode;
+        *dtypes, *slots, *written, *limits, *pairs, *map_args, *cluster, *inference_mode;
     const char *kinds;
-    if (!PyArg_ParseTuple(args, "OOOOOOOsO!O!O!O!O!O!O", &fallback, &resolve, &tensor_type,
+    if (!PyArg_ParseTuple(args, "OOOOOOOsO!O!O!O!O!O!O!OO", &fallback, &resolve, &tensor_type,
                           &get_stream, &on_launch, &name, &failed, &kinds, &PyTuple_Type, &ranks,
                           &PyTuple_Type, &dtypes, &PyTuple_Type, &slots, &PyTuple_Type, &written,
-                          &PyTuple_Type, &limits, &PyTuple_Type, &pairs, &inference_mode))
+                          &PyTuple_Type, &limits, &PyTuple_Type, &pairs, &PyTuple_Type, &map_args,
+                          &cluster, &inference_mode))
         return NULL;
     Py_ssize_t n = (Py_ssize_t)strlen(kinds), ns = PyTuple_GET_SIZE(slots);
-    Py_ssize_t np = PyTuple_GET_SIZE(pairs);
+    Py_ssize_t np = PyTuple_GET_SIZE(pairs), nm = PyTuple_GET_SIZE(map_args);
     if (n > MAX_ARGS || PyTuple_GET_SIZE(ranks) != n || PyTuple_GET_SIZE(dtypes) != n ||
         PyTuple_GET_SIZE(written) != n || PyTuple_GET_SIZE(limits) != n || np > MAX_PAIRS ||
-        ns > MAX_ARGS * (2 * MAX_RANK + 1)) {
+        ns > MAX_ARGS * (2 * MAX_RANK + 1) || nm > MAX_MAPS) {
         PyErr_SetString(PyExc_ValueError, "Launcher: too many arguments or mismatched tables");
         return NULL;
     }
@@ -360,6 +449,23 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
     self->nargs = (int)n;
     self->nslots = (int)ns;
     self->npairs = (int)np;
+    self->nmaps = (int)nm;
+    self->has_cluster = cluster != Py_None;
+    if (self->has_cluster &&
+        !PyArg_ParseTuple(cluster, "III", &self->cluster[0], &self->cluster[1], &self->cluster[2])) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    for (Py_ssize_t m = 0; m < nm; ++m) {
+        int a = (int)PyLong_AsLong(PyTuple_GET_ITEM(map_args, m));
+        if (a < 0 || a >= n || kinds[a] != ARG_TENSOR) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "Launcher: a map is not over a tensor argument");
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->map_args[m] = a;
+    }
     for (Py_ssize_t a = 0; a < n; ++a) {
         self->kinds[a] = kinds[a];
         self->ranks[a] = (int)PyLong_AsLong(PyTuple_GET_ITEM(ranks, a));
@@ -394,7 +500,10 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
             return NULL;
         }
         s->code = code[0];
-        if (s->offset < 0 || s->offset + 8 > MAX_PARAM_BYTES || s->arg < 0 || s->arg >= n) {
+        int bytes = s->code == 'M' ? MAP_BYTES : 8;
+        int bad_map = s->code == 'M' && (s->field < 0 || s->field >= nm || s->offset % 64);
+        if (s->offset < 0 || s->offset + bytes > MAX_PARAM_BYTES || s->arg < 0 || s->arg >= n ||
+            bad_map) {
             PyErr_SetString(PyExc_ValueError, "Launcher: a parameter slot is out of range");
             Py_DECREF(self);
             return NULL;
@@ -483,13 +592,25 @@ static PyObject *set_launch(PyObject *self, PyObject *address) {
     Py_RETURN_NONE;
 }
 
+/* set_launch_ex(address): the cuLaunchKernelEx to call (tests substitute a recorder). */
+static PyObject *set_launch_ex(PyObject *self, PyObject *address) {
+    void *p = PyLong_AsVoidPtr(address);
+    if (p == NULL && PyErr_Occurred())
+        return NULL;
+    cu_launch_kernel_ex = (launch_ex_fn)p;
+    Py_RETURN_NONE;
+}
+
 static PyObject *have_driver(PyObject *self, PyObject *unused) {
     return PyBool_FromLong(cu_launch_kernel != NULL);
 }
 
 static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL, "cuLaunchKernel"},
+    {"launch_ex", (PyCFunction)(void (*)(void))launch_ex, METH_FASTCALL,
+     "cuLaunchKernelEx with a cluster shape"},
     {"set_launch", set_launch, METH_O, "the cuLaunchKernel to call, by address"},
+    {"set_launch_ex", set_launch_ex, METH_O, "the cuLaunchKernelEx to call, by address"},
     {"have_driver", have_driver, METH_NOARGS, "whether libcuda's cuLaunchKernel was found"},
     {NULL, NULL, 0, NULL},
 };
@@ -498,8 +619,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "cutec_fastlaunch", N
 
 PyMODINIT_FUNC PyInit_cutec_fastlaunch(void) {
     void *libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (libcuda)
+    if (libcuda) {
         cu_launch_kernel = (launch_fn)dlsym(libcuda, "cuLaunchKernel");
+        cu_launch_kernel_ex = (launch_ex_fn)dlsym(libcuda, "cuLaunchKernelEx");
+    }
     s_dtype = PyUnicode_InternFromString("dtype");
     s_data_ptr = PyUnicode_InternFromString("data_ptr");
     s_get_device = PyUnicode_InternFromString("get_device");

@@ -41,7 +41,6 @@ from cutec.ir.signature import (
     KernelLaunch,
     KernelSignature,
     LaunchInfo,
-    ScalarParam,
     TensorParam,
     launch_of,
     names_resident_ctas,
@@ -234,6 +233,7 @@ class Kernel:
             cpu=self.cpu,
             then=self._then,
             max_block=info.max_block,
+            cluster=info.cluster,
         )
 
     # ------------------------------------------------------------------ compile
@@ -269,9 +269,7 @@ class Kernel:
     def _read_signature(self) -> None:
         """The launch signature, from the disk cache or the frontend (no lowering)."""
         k = self._key("signature")
-        record = cache.load_checked(
-            k, lambda entry: _launchable(KernelLaunch.from_json(entry.meta))
-        )
+        record = cache.load_checked(k, lambda entry: KernelLaunch.from_json(entry.meta))
         if record is None:
             record = self._launch_record()
             cache.store(k, cache.Entry(record.to_json(), {}))
@@ -484,19 +482,6 @@ class Kernel:
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"
         return f"<cutec kernel {name} of {self.source.file}>"
-
-
-def _launchable(record: KernelLaunch) -> KernelLaunch:
-    """`record` if the launch function passes each of its parameters: tensors and scalars.
-    A tensor-map parameter (cutec.ir.signature.TensorMapParam) is a valid record that no
-    compile writes yet and the launcher does not pack: a `json_read.RecordError`."""
-    for p in (*record.signature.params, *(record.then[0].params if record.then else ())):
-        if not isinstance(p, TensorParam | ScalarParam):
-            raise json_read.RecordError(
-                f"signature of {record.signature.kernel}: the launcher does not pass "
-                f"{p.kind} parameters ({p.name})"
-            )
-    return record
 
 
 def _variant_entry(entry: cache.Entry, has_tail: bool) -> _Compiled:

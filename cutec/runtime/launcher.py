@@ -29,8 +29,12 @@ the kernel object's ``__call__``. For ``A: f32[M, K] : (1, ldA) align 16`` it re
         if not _live: return                      # every output empty
         if (p_a_0 | ...) & 15 == 0: _key = ...    # alignment: promised and specialised
         _var = _variants.get(_key << 8 | _dev) or a compile
+        _m0 = _md0.get((p_a_0, n_M, n_K, n_ldA))  # a TMA map's 128 bytes, if it has one
         _pack(_buf, 0, p_a_0, n_M, n_K, n_ldA, ...)     # the .param buffer (docs/abi.md)
         _cu_launch(_var.address, grid..., block..., smem, stream, _params)   # C (fastlaunch)
+
+A kernel with a cluster clause rounds its grid up to whole clusters and launches
+with ``_cu_launch_ex`` (cuLaunchKernelEx with the cluster's shape).
 
 Every mistake raises a TypeError or ValueError naming the parameter, what was
 declared and what was passed (`cutec.runtime.errors.ArgumentErrors`).
@@ -53,7 +57,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cutec.atoms.tma import TmaDescriptorError
 from cutec.dtypes import DTYPES, numpy_dtype
+from cutec.ir.json_read import expression_names
 from cutec.ir.param_access import READ, WRITE
 from cutec.ir.signature import (
     IMPLICIT_CTAS,
@@ -64,12 +70,14 @@ from cutec.ir.signature import (
     KernelSignature,
     LaunchInfo,
     ScalarParam,
+    TensorMapParam,
     TensorParam,
     names_resident_ctas,
 )
 from cutec.ptx.tables import param_layout
 from cutec.runtime import arrays, cuda, fastlaunch, overlap
-from cutec.runtime.errors import ArgumentErrors
+from cutec.runtime.errors import ArgumentErrors, ArgumentValueError
+from cutec.runtime.tensor_map import TENSOR_MAPS, TensorMapCache, TensorMapError
 
 if TYPE_CHECKING:
     from cutec.runtime.workspace import Workspace
@@ -78,6 +86,14 @@ if TYPE_CHECKING:
 # base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
 SPECIALIZE_DIV = 16
 SPECIALIZE_ALIGN = 16
+
+# The parameter buffer's alignment in host memory: a tensor map's .param is 64-byte
+# aligned (docs/abi.md), and the buffer is laid out as the parameter space is.
+BUFFER_ALIGN = 64
+# CTAs per cluster that every GPU with clusters runs (CUDA's portable size); beyond it
+# a kernel needs CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, which cutec does
+# not set.
+PORTABLE_CLUSTER = 8
 
 # struct codes of the .param types (little-endian, as the GPU reads them).
 _STRUCT = {"u64": "Q", "s64": "q", "s32": "i", "s16": "h", "s8": "b", "u8": "B",
@@ -179,6 +195,83 @@ def grid_code(expr: str, names: dict[str, str]) -> str:
     return "".join(out)
 
 
+def checked_cluster(
+    kernel: str, cluster: tuple[int, int, int] | None
+) -> tuple[int, int, int] | None:
+    """A kernel's CTAs per cluster (its `cluster` clause) as the launch uses them: None for
+    no clause or (1, 1, 1), which launch as before (cuLaunchKernel); an `ArgumentValueError`
+    naming the clause for more CTAs than a portable cluster holds."""
+    if cluster is None or cluster == (1, 1, 1):
+        return None
+    ctas = cluster[0] * cluster[1] * cluster[2]
+    if ctas > PORTABLE_CLUSTER:
+        raise ArgumentValueError(
+            f"{kernel}: its clause 'cluster {cluster}' asks for {ctas} CTAs per cluster; a "
+            f"portable cluster has at most {PORTABLE_CLUSTER} (cutec does not ask the driver "
+            "for non-portable cluster sizes)"
+        )
+    return cluster
+
+
+def _whole_clusters(
+    grid: tuple[str, str, str], names: dict[str, str], cluster: tuple[int, int, int] | None
+) -> list[str]:
+    """The grid expressions as Python (`grid_code`), each rounded up to a multiple of the
+    cluster's extent on its axis: a cluster launch needs a whole number of clusters, and
+    the CTAs past the kernel's own grid run (kernels guard them, docs/abi.md)."""
+    out = []
+    for axis, expr in enumerate(grid):
+        value = grid_code(expr, names)
+        c = 1 if cluster is None else cluster[axis]
+        out.append(value if c == 1 else f"(-(-({value}) // {c}) * {c})")
+    return out
+
+
+def map_value(
+    found: dict[Any, Any], key: Any, maps: TensorMapCache | None, kernel: str,
+    param: TensorMapParam, pointer: int, values: dict[str, Any],
+) -> Any:  # fmt: skip
+    """What tensor-map parameter `param` passes at a launch, remembered in `found` by
+    `key`: the 128 bytes of its map over the tensor at `pointer` (`maps` keeps them, each
+    encoded once), or on the CPU (`maps` None) the map's description
+    (`cutec.atoms.tma.TmaTensorMap`), which the CPU backend applies to the array."""
+    if maps is None:
+        try:
+            value: Any = param.describe(values)
+        except TmaDescriptorError as e:
+            raise TensorMapError(f"{kernel}: parameter '{param.name}': {e}") from None
+    else:
+        value = maps.for_param(kernel, param, pointer, values).data()
+    if len(found) > 4096:
+        found.clear()
+    found[key] = value
+    return value
+
+
+def _map_code(
+    code: _Source, env: dict[str, Any], signature: KernelSignature, local: dict[str, str],
+    names: dict[str, str],
+) -> dict[str, str]:  # fmt: skip
+    """Each tensor map's value, `_m<i>`, by its parameter's name: remembered per (its
+    tensor's base, the run-time values its recipe reads), so a launch on the same tensor
+    and shape costs one lookup and no driver call; else `map_value`."""
+    out: dict[str, str] = {}
+    tensor_maps = [p for p in signature.params if isinstance(p, TensorMapParam)]
+    for i, p in enumerate(tensor_maps):
+        env[f"_mp{i}"], env[f"_md{i}"] = p, {}
+        reads = sorted(set().union(*(expression_names(x) for x in (*p.dims, *p.strides)
+                                     if isinstance(x, str))))  # fmt: skip
+        pointer = f"p_{local[p.tensor]}"
+        key = f"({pointer}, {''.join(names[n] + ', ' for n in reads)})"
+        values = "{" + ", ".join(f"{n!r}: {names[n]}" for n in reads) + "}"
+        code(f"_m{i} = _md{i}.get({key})")
+        code(f"if _m{i} is None:")
+        code(f"    _m{i} = _map_value(_md{i}, {key}, _maps, {signature.kernel!r}, _mp{i}, "
+             f"{pointer}, {values})")  # fmt: skip
+        out[p.name] = f"_m{i}"
+    return out
+
+
 def build_launcher(
     signature: KernelSignature,
     block: tuple[int, int, int] | None,
@@ -192,6 +285,8 @@ def build_launcher(
     cpu: bool = False,
     then: tuple[KernelSignature, LaunchInfo] | None = None,
     max_block: tuple[int, int, int] | None = None,
+    cluster: tuple[int, int, int] | None = None,
+    maps: TensorMapCache | None = None,
 ) -> tuple[Callable[..., None], list[tuple[str, str]]]:
     """The launch function of `signature`, and the facts each bit of its key stands for.
 
@@ -200,9 +295,13 @@ def build_launcher(
     pointers the key may cover. `then` is a stream-K gemm's tail (its signature and
     launch facts), launched after the kernel with the same arguments and its implicit
     ones (the variant's `then`). `block` is the kernel's block (its `threads` clause),
-    `max_block` an upper bound of it, where the kernel has one.
+    `max_block` an upper bound of it, where the kernel has one. `cluster` is its CTAs per
+    cluster (its `cluster` clause): the launch rounds its grid up to whole clusters and
+    goes through cuLaunchKernelEx. `maps` keeps the tensor maps its tensor-map
+    parameters are built into (`TENSOR_MAPS`, the process's, by default).
     """
     errors = ArgumentErrors(signature.kernel)
+    cluster = checked_cluster(signature.kernel, cluster)
     facts = dict(signature.facts)
     env: dict[str, Any] = {
         "_err": errors, "_view": arrays.view_of, "_variants": {}, "_checked": {},
@@ -214,12 +313,14 @@ def build_launcher(
         "_inference_mode": _torch_inference_mode(),
     }  # fmt: skip
     env["_pack"], env["_buf"], env["_params"], env["_keep"] = _param_buffer(signature)
+    env["_maps"] = None if cpu else maps if maps is not None else TENSOR_MAPS
+    env["_map_value"] = map_value
     code = _Source()
     names: dict[str, str] = {}  # run-time name -> local variable
     first_use: dict[str, str] = {}  # run-time name -> the parameter that bound it
     origins: dict[str, str] = {}  # n_<name> -> the extent or stride local it is read from
     key_facts: list[tuple[str, str]] = []  # (kind, name) per key bit
-    params = [p.name for p in signature.params]
+    params = [p.name for p in signature.params if p.passed]  # not the maps, built here
     local = _parameter_names(params)
     outputs = written_params(signature, then)
     env["_outputs"] = tuple(outputs)
@@ -237,9 +338,9 @@ def build_launcher(
     layout_locals: list[str] = []  # every extent and stride read from an array
     aligned: list[tuple[str, str, int]] = []  # (parameter, local, bytes) of promised alignments
     for p in signature.params:
-        a = local[p.name]
-        if isinstance(p, ScalarParam):
+        if not isinstance(p, TensorParam):
             continue
+        a = local[p.name]
         if cpu:
             _host_tensor_code(code, p, a, p.name in outputs)
         else:
@@ -298,7 +399,7 @@ def build_launcher(
     if grid is None or late_grid:
         code("_dg = (None, None, None)")
     else:
-        code(f"_dg = ({', '.join(grid_code(e, names) for e in grid)},)")
+        code(f"_dg = ({', '.join(_whole_clusters(grid, names, cluster))},)")
         code("if min(_dg) < 0:")
         code("    raise _err.grid(_dg)")
     code("if len(_checked) > 4096:")
@@ -341,13 +442,17 @@ def build_launcher(
     # Grid and block.
     code("if grid is not None:")
     code("    _g0, _g1, _g2 = grid")
+    if cluster is not None:  # a given grid is whole clusters: the caller's numbers stand
+        cx, cy, cz = cluster
+        code(f"    if _g0 % {cx} or _g1 % {cy} or _g2 % {cz}:")
+        code(f"        raise _err.cluster_grid(grid, {cluster!r})")
     if grid is None:
         code("else:")
         code("    raise _err.no_launch_shape('grid')")
     elif late_grid:
         resident = {**names, RESIDENT_CTAS: "_var.resident_ctas"}
         code("else:")
-        code(f"    _g0, _g1, _g2 = {', '.join(grid_code(e, resident) for e in grid)}")
+        code(f"    _g0, _g1, _g2 = {', '.join(_whole_clusters(grid, resident, cluster))}")
         code("    if min(_g0, _g1, _g2) < 0:")
         code("        raise _err.grid((_g0, _g1, _g2))")
     code("if block is None:")
@@ -359,6 +464,7 @@ def build_launcher(
     code("    _b0, _b1, _b2 = block")
     code("if not (_g0 and _g1 and _g2):")
     code("    return  # an empty problem: nothing to launch")
+    map_locals = _map_code(code, env, signature, local, names)
     body = list(code.lines)  # shared with the resolve function (below)
     # The values of the arguments the runtime supplies (a stream-K gemm's; docs/abi.md).
     implicit = {
@@ -371,6 +477,8 @@ def build_launcher(
         for name, kind in sig.abi:
             if name in implicit:
                 out.append("0" if cpu and kind == "ptr" else implicit[name])
+            elif name in map_locals:
+                out.append(map_locals[name])
             else:
                 out.append(f"p_{local[name]}" if kind == "ptr" else names[name])
         return ", ".join(out)
@@ -381,7 +489,8 @@ def build_launcher(
         code("else:")
         code("    _stream = _stream_of(stream)")
         code("_smem = _var.smem if smem is None else smem")
-    _launch_code(code, signature.kernel, "", values_of(signature), "_var", "_smem", cpu, gpu_env)
+    _launch_code(code, signature.kernel, "", values_of(signature), "_var", "_smem", cpu, gpu_env,
+                 cluster)  # fmt: skip
     if then is not None:
         tail, tail_launch = then
         assert tail_launch.grid is not None and tail_launch.block is not None
@@ -426,7 +535,9 @@ def build_launcher(
     # The C launcher launches one kernel with the caller's arguments only.
     simple = not (cpu or env["_blocking"] or signature.implicit or then)
     pairs = overlap_pairs(signature, outputs, spans)
-    plan = _fast_plan(signature, local, names, origins, outputs, pairs) if simple else None
+    plan = None
+    if simple:
+        plan = _fast_plan(signature, local, names, origins, outputs, pairs, cluster)
     if plan is not None:
         # The C launcher's way into Python for a shape it has not seen: every check and
         # lookup of the launch function, then what to launch instead of launching.
@@ -435,9 +546,10 @@ def build_launcher(
         text += "\n".join(body) + "\n"
         # Each argument's span in bytes (0 for a scalar), for the C launcher's overlap tests.
         widths = "".join(f"{spans.get(p, '0')}, " for p in params)
+        mapped = "".join(f"{m}, " for m in map_locals.values())  # each map's 128 bytes
         text += (
             "    return (_var.address, (_g0, _g1, _g2), (_b0, _b1, _b2), _var.smem, _var, "
-            f"({widths}))\n"
+            f"({widths}), ({mapped}))\n"
         )
     exec(compile(text, f"<cutec launcher for {signature.kernel}>", "exec"), env)
     fn = env[fn_name]
@@ -456,20 +568,26 @@ def _param_buffer(signature: KernelSignature) -> tuple[Any, Any, int, Any]:
     fmt = "<"
     at = 0
     for p in layout:
-        fmt += "x" * (p.offset - at) + _STRUCT[p.ptx]
+        # A tensor map (.b8 [128]) is packed as its bytes.
+        fmt += "x" * (p.offset - at) + (f"{p.size}s" if p.ptx == "b8" else _STRUCT[p.ptx])
         at = p.offset + p.size
-    buffer = ctypes.create_string_buffer(max(at, 1))
-    base = ctypes.addressof(buffer)
+    # The buffer starts at a multiple of BUFFER_ALIGN, so that each parameter sits at an
+    # address aligned as in the parameter space (a map's 64 bytes): ctypes promises 16.
+    storage = ctypes.create_string_buffer(max(at, 1) + BUFFER_ALIGN - 1)
+    start = ctypes.addressof(storage)
+    base = start + (-start % BUFFER_ALIGN)
+    buffer = (ctypes.c_char * max(at, 1)).from_address(base)
     pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + p.offset for p in layout])
-    return struct.Struct(fmt).pack_into, buffer, ctypes.addressof(pointers), (buffer, pointers)
+    return (struct.Struct(fmt).pack_into, buffer, ctypes.addressof(pointers),
+            (storage, buffer, pointers))  # fmt: skip
 
 
 def _launch_code(
     code: _Source, kernel: str, suffix: str, values: str, var: str, smem: str, cpu: bool,
-    gpu_env: dict[str, Any],
+    gpu_env: dict[str, Any], cluster: tuple[int, int, int] | None = None,
 ) -> None:  # fmt: skip
     """Pack the parameters of variant `var` (into ``_buf<suffix>``) and launch it on
-    grid ``_g*`` and block ``_b*``."""
+    grid ``_g*`` and block ``_b*`` (in clusters of `cluster`: cuLaunchKernelEx)."""
     if cpu:
         code(f"_launch({var}, (_g0, _g1, _g2), (_b0, _b1, _b2), {var}.smem, ({values},), _arrays)")
         return
@@ -480,14 +598,21 @@ def _launch_code(
     code.depth += 1
     code(f"_pack{suffix}(_buf{suffix}, 0, {values})")
     args = f"_g0, _g1, _g2, _b0, _b1, _b2, {smem}, _stream, _params{suffix}"
-    if gpu_env["_fast"]:  # the C launch (fastlaunch): plain ints in, an int out
+    if cluster is not None:
+        shape = ", ".join(map(str, cluster))
+        if gpu_env["_fast"]:
+            code(f"_r = _cu_launch_ex({var}.address, {args}, {shape})")
+        else:  # cuda.bindings' cuLaunchKernelEx (cuda.launch_cluster)
+            code(f"_r = _cu_launch_cluster({var}.handle, (_g0, _g1, _g2), (_b0, _b1, _b2), "
+                 f"({shape}), {smem}, _stream, _params{suffix})")  # fmt: skip
+    elif gpu_env["_fast"]:  # the C launch (fastlaunch): plain ints in, an int out
         code(f"_r = _cu_launch({var}.address, {args})")
     else:  # cuda.bindings' cuLaunchKernel, which also takes `extra`
         code(f"_r = _cu_launch({var}.handle, {args}, 0)[0]")
     code("if _r:")
     code(
         f"    _launch_failed(_r, {var}.fn, (_g0, _g1, _g2), (_b0, _b1, _b2), {smem}, _stream, "
-        f"_params{suffix})"
+        f"_params{suffix}, {cluster!r})"
     )
     code.depth -= 1
     code(f"_pending.append({kernel!r})")
@@ -506,19 +631,24 @@ def _fast_plan(
     origins: dict[str, str],
     outputs: dict[str, str],
     pairs: list[tuple[TensorParam, TensorParam]],
+    cluster: tuple[int, int, int] | None,
 ) -> tuple[Any, ...] | None:
     """What the C launcher needs to pack the parameters itself: each argument's kind,
     rank and torch dtype, and for each .param its struct code, offset and source
-    (argument, field: -1 the base or the scalar, i an extent, rank + i a stride); and
-    for its checks, whether the kernel writes each argument, the least magnitude of each
-    float scalar that overflows, and the (output, other) pairs of arguments whose bytes
-    must not meet. None where it cannot serve this signature (a scalar type or a tensor
-    it does not read, no tensor to take the GPU from)."""
-    if not any(isinstance(p, TensorParam) for p in signature.params):
+    (argument, field: -1 the base or the scalar, i an extent, rank + i a stride; a tensor
+    map's code is "M", its argument the tensor it maps, its field its index among the
+    maps); and for its checks, whether the kernel writes each argument, the least
+    magnitude of each float scalar that overflows, and the (output, other) pairs of
+    arguments whose bytes must not meet; then the argument each map is built over and
+    the cluster shape (None: none). None where it cannot serve this signature (a scalar
+    type or a tensor it does not read, no tensor to take the GPU from)."""
+    passed = [p for p in signature.params if p.passed]
+    if not any(isinstance(p, TensorParam) for p in passed):
         return None
+    index = {p.name: i for i, p in enumerate(passed)}
     kinds, ranks, dtypes = "", [], []
     fields: dict[str, tuple[int, int]] = {}  # launch-function local -> (argument, field)
-    for i, p in enumerate(signature.params):
+    for i, p in enumerate(passed):
         a = local[p.name]
         if isinstance(p, ScalarParam):
             if p.type not in _FAST_SCALARS:
@@ -528,6 +658,7 @@ def _fast_plan(
             dtypes.append(None)
             fields[a] = (i, -1)
             continue
+        assert isinstance(p, TensorParam)
         dtype = _torch_dtype(p.element)
         if p.shape is None or dtype is None:
             return None
@@ -539,21 +670,28 @@ def _fast_plan(
         for d in range(rank):
             fields[f"e_{a}_{d}"] = (i, d)
             fields[f"t_{a}_{d}"] = (i, rank + d)
+    tensor_maps = [p for p in signature.params if isinstance(p, TensorMapParam)]
+    for m, p in enumerate(tensor_maps):
+        fields[p.name] = (index[p.tensor], m)
     layout = param_layout(signature.abi_types())
     assert layout is not None
     slots = []
     for (name, kind), param in zip(signature.abi, layout, strict=True):
+        if param.ptx == "b8":  # a tensor map: its bytes come with the resolved launch
+            slots.append(("M", param.offset, *fields[name]))
+            continue
         var = f"p_{local[name]}" if kind == "ptr" else names[name]
         source = fields.get(origins.get(var, var))
         if source is None:
             return None
         slots.append((_STRUCT[param.ptx], param.offset, *source))
-    index = {p.name: i for i, p in enumerate(signature.params)}
-    written = tuple(p.name in outputs for p in signature.params)
+    written = tuple(p.name in outputs for p in passed)
     limits = tuple(FLOAT_OVERFLOW["f32"] if isinstance(p, ScalarParam) and p.type == "f32"
-                   else math.inf for p in signature.params)  # fmt: skip
+                   else math.inf for p in passed)  # fmt: skip
     meet = tuple((index[p.name], index[q.name]) for p, q in pairs)
-    return kinds, tuple(ranks), tuple(dtypes), tuple(slots), written, limits, meet
+    map_args = tuple(index[p.tensor] for p in tensor_maps)
+    return (kinds, tuple(ranks), tuple(dtypes), tuple(slots), written, limits, meet, map_args,
+            cluster)  # fmt: skip
 
 
 def fast_call(kernel: Any, fn: Callable[..., None]) -> Any:
@@ -574,9 +712,9 @@ def fast_call(kernel: Any, fn: Callable[..., None]) -> Any:
 
 
 def _fast_failed(err: int, variant: Variant, grid: Any, block: Any, smem: int, stream: int,
-                 params: int) -> None:  # fmt: skip
+                 params: int, cluster: Any) -> None:  # fmt: skip
     """A failed launch of the C launcher, reported (or retried) as the Python path does."""
-    cuda.launch_failed(err, variant.fn, grid, block, smem, stream, params)
+    cuda.launch_failed(err, variant.fn, grid, block, smem, stream, params, cluster)
 
 
 def cuda_env() -> dict[str, Any]:
@@ -587,6 +725,8 @@ def cuda_env() -> dict[str, Any]:
     return {
         "_fast": fast is not None,
         "_cu_launch": fast.launch if fast is not None else cuda.driver().cuLaunchKernel,
+        "_cu_launch_ex": fast.launch_ex if fast is not None else None,
+        "_cu_launch_cluster": cuda.launch_cluster,
         "_launch_failed": cuda.launch_failed,
         "_pending": cuda.PENDING,
         "_blocking": cuda.launch_blocking(),

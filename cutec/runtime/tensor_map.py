@@ -9,9 +9,11 @@ box, element strides, interleave, swizzle, L2 promotion and out-of-bounds fill, 
 launch on the same tensor with the same recipe reuses the bytes.
 
 Each map lives in a host buffer aligned to `MAP_ALIGN` = 128 bytes, which is
-``alignof(CUtensorMap)`` in CUDA 13's headers (the driver demands 64); the launch
-passes its address in ``kernelParams`` and the driver copies the 128 bytes into the
-parameter space, so a buffer may be dropped once the launch call returns. A map holds
+``alignof(CUtensorMap)`` in CUDA 13's headers (the driver demands 64). A launch copies
+its 128 bytes into its own parameter buffer, at the map's 64-byte aligned offset (the
+launch function and the C launcher, `cutec.runtime.launcher`), and the driver copies
+them into the parameter space; so a map may be dropped from the cache at any time
+(`TENSOR_MAPS` is the process's cache). A map holds
 a device address and is never written to disk; the recipe it is built from is part of
 the launch record (`cutec.ir.signature.TensorMapParam`).
 
@@ -196,6 +198,11 @@ class TensorMapCache:
         if len(data) != MAP_BYTES:
             raise TensorMapError(f"{where}: the encoder gave {len(data)} bytes, not {MAP_BYTES}")
         return data
+
+
+# The process's maps: every kernel's launch function keeps its maps here
+# (`cutec.runtime.launcher.build_launcher`).
+TENSOR_MAPS = TensorMapCache()
 
 
 def _where(kernel: str, param: str) -> str:

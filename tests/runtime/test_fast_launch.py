@@ -13,12 +13,14 @@ import ctypes
 import struct
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import cutec.runtime as rt
 from cutec.runtime import cuda, fastlaunch, launcher
+from cutec.runtime.tensor_map import TensorMapCache
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -65,6 +67,27 @@ _LAUNCH = ctypes.CFUNCTYPE(
 )  # fmt: skip
 
 
+class _Attribute(ctypes.Structure):
+    """CUlaunchAttribute (cuda.h): an id, then a 64-byte value at offset 8."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("x", ctypes.c_uint),
+                ("y", ctypes.c_uint), ("z", ctypes.c_uint),
+                ("rest", ctypes.c_char * 52)]  # fmt: skip
+
+
+class _Config(ctypes.Structure):
+    """CUlaunchConfig (cuda.h)."""
+
+    _fields_ = [("dims", ctypes.c_uint * 6), ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_Attribute)), ("count", ctypes.c_uint)]  # fmt: skip
+
+
+_LAUNCH_EX = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(_Config), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+    ctypes.c_void_p,
+)  # fmt: skip
+
+
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The C extension with a recording cuLaunchKernel, FakeTensor as torch's tensor."""
@@ -82,21 +105,33 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         state["calls"].append(((g0, g1, g2), (b0, b1, b2), smem, stream, raw, function))
         return state["result"]
 
-    callback = _LAUNCH(record)
+    def record_ex(config, function, params, extra):
+        c = config.contents
+        attrs = [(c.attrs[i].id, (c.attrs[i].x, c.attrs[i].y, c.attrs[i].z))
+                 for i in range(c.count)]  # fmt: skip
+        raw = ctypes.string_at(params[0], state["size"])
+        state["calls"].append((tuple(c.dims[:3]), tuple(c.dims[3:]), c.smem, c.stream, raw,
+                               function, attrs))  # fmt: skip
+        return state["result"]
+
+    callback, callback_ex = _LAUNCH(record), _LAUNCH_EX(record_ex)
     extension.set_launch(ctypes.cast(callback, ctypes.c_void_p).value)
+    extension.set_launch_ex(ctypes.cast(callback_ex, ctypes.c_void_p).value)
     monkeypatch.setattr(launcher, "_torch_tensor_type", lambda: FakeTensor)
     monkeypatch.setattr(launcher, "_torch_dtype", lambda e: {"f32": F32, "f16": F16}.get(e))
     monkeypatch.setattr(launcher, "_torch_inference_mode",
                         lambda: lambda: state["inference_mode"])  # fmt: skip
     monkeypatch.setattr(
         launcher, "cuda_env",
-        lambda: {"_fast": True, "_cu_launch": extension.launch, "_launch_failed": None,
+        lambda: {"_fast": True, "_cu_launch": extension.launch,
+                 "_cu_launch_ex": extension.launch_ex, "_launch_failed": None,
                  "_pending": [], "_blocking": False, "_synchronize_after": None,
                  "_torch_stream": lambda dev: 0x5000 + dev},
     )  # fmt: skip
     yield state
     extension.set_launch(0)
-    del callback
+    extension.set_launch_ex(0)
+    del callback, callback_ex
 
 
 def _sgemm(state: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> rt.Kernel:
@@ -186,7 +221,8 @@ def test_c_launcher_reports_a_failed_launch(
     k = _sgemm(fake, monkeypatch)
     failures: list[tuple] = []
 
-    def failed(err, variant, grid, block, smem, stream, params):
+    def failed(err, variant, grid, block, smem, stream, params, cluster):
+        assert cluster is None  # sgemm_nt has no cluster clause
         failures.append((err, variant.address, grid, block, smem, stream))
         raise cuda.CudaError("launch failed")
 
@@ -269,3 +305,66 @@ def test_c_launcher_makes_the_per_call_checks(
     before = python.lookups
     k(a, b, inference, 1.0, 0.0)
     assert python.lookups == before and len(fake["calls"]) == 5
+
+
+# ------------------------------------------------------------------ tensor maps and clusters
+def _direct(signature: Any, cluster: Any = None, maps: Any = None) -> tuple[Any, Any]:
+    """The C launcher of a signature built by hand (no compile writes tensor maps yet),
+    grid ceil_div(M, 64), and its launch function."""
+    fn, _ = launcher.build_launcher(
+        signature, (128, 1, 1), ("ceil_div(M,64)", "1", "1"), 32, frozenset(),
+        lambda key, dev: launcher.Variant(key, 0, "handle", 0xF00D), None, lambda s: s,
+        cluster=cluster, maps=maps,
+    )  # fmt: skip
+    fast = launcher.fast_call(SimpleNamespace(name=signature.kernel), fn)
+    assert type(fast).__name__ == "Launcher"
+    return fast, fn
+
+
+def test_c_launcher_packs_tensor_maps_from_the_map_cache(fake: dict[str, Any]) -> None:
+    from tests.runtime.test_launch_maps import SIGNATURE
+    from tests.runtime.test_tensor_map import FakeEncoder
+
+    encoder = FakeEncoder()
+    fast, fn = _direct(SIGNATURE, maps=TensorMapCache(encoder))
+    fake["size"] = 196
+    a = FakeTensor((200, 96), (1, 256), 0x10000, F16)
+    d = FakeTensor((200,), (1,), 0x90000)
+    fast(a, d, 7)
+    head = struct.pack("<QqqqQ", a.ptr, 200, 96, 256, d.ptr)
+    first_map = struct.pack("<16Q", *[1] * 16)
+
+    def packed(call: tuple[Any, ...]) -> tuple[bytes, bytes, int]:
+        """The .params of a launch: the five before the map, the map, n (the bytes
+        between them are padding, whatever the stack held)."""
+        raw = call[4]
+        return raw[:40], raw[64:192], struct.unpack("<i", raw[192:196])[0]
+
+    assert packed(fake["calls"][0]) == (head, first_map, 7)
+    assert fake["calls"][0][0] == (4, 1, 1)
+    python = _CountingDict(fn.__globals__["_checked"])
+    fn.__globals__["_checked"] = python
+    fast(a, d, 7)  # the same tensor: the remembered map, no Python, no driver
+    assert python.lookups == 0 and len(encoder.calls) == 1
+    assert packed(fake["calls"][1]) == (head, first_map, 7)
+    other = FakeTensor((200, 96), (1, 256), 0x20000, F16)
+    fast(other, d, 7)  # another base: Python finds its map (encoded once) and the C key
+    fast(other, d, 7)
+    fast(a, d, 7)  # the first base is still remembered
+    assert python.lookups == 1 and [c.address for c in encoder.calls] == [0x10000, 0x20000]
+    assert [call[4][64] for call in fake["calls"]] == [1, 1, 2, 2, 1]
+
+
+def test_c_launcher_launches_clusters_with_their_shape(fake: dict[str, Any]) -> None:
+    from tests.runtime.test_launch_maps import PLAIN
+
+    fast, _ = _direct(PLAIN, cluster=(2, 1, 1))
+    fake["size"] = 44
+    a = FakeTensor((130, 96), (1, 256), 0x10000, F16)
+    fast(a, FakeTensor((130,), (1,), 0x90000), 3)
+    ((grid, block, _, stream, raw, function, attrs),) = fake["calls"]
+    # ceil(130 / 64) = 3 CTAs, rounded up to 2 clusters of 2; attribute 4 is the cluster
+    # dimension (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION).
+    assert grid == (4, 1, 1) and block == (128, 1, 1) and stream == 0x5000
+    assert attrs == [(4, (2, 1, 1))] and function == 0xF00D
+    assert raw == struct.pack("<QqqqQi", a.ptr, 130, 96, 256, 0x90000, 3)

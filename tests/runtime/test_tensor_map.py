@@ -180,20 +180,6 @@ def test_a_signature_with_a_map_is_checked(
         KernelSignature.from_json(_signature(change))
 
 
-def test_a_cached_record_with_a_map_is_not_launched() -> None:
-    """The launch function packs tensors and scalars only: a record with a map read from
-    the cache is refused as data (compiled again), never a crash in the launcher."""
-    from cutec.ir.signature import KernelLaunch, LaunchInfo
-    from cutec.runtime.jit import _launchable
-
-    launch = LaunchInfo((128, 1, 1), None, ("1", "1", "1"), None, 0, 32)
-    with pytest.raises(RecordError, match=r"does not pass tensor_map parameters \(A_map\)"):
-        _launchable(KernelLaunch(SIGNATURE, launch))
-    plain = KernelSignature("k", (TENSOR,), ABI[:-1], ())
-    record = KernelLaunch(plain, launch)
-    assert _launchable(record) is record
-
-
 def test_the_scalar_reader_is_unchanged_by_the_new_kind() -> None:
     assert ScalarParam.read({"scalar": "n", "type": "i32"}, "p") == ScalarParam("n", "i32")
 
