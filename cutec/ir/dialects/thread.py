@@ -44,6 +44,13 @@ from cutec.ir.dialects.thread_atom import (
     lookup_atom,
 )
 from cutec.ir.dialects.thread_atomic import AtomicLoadOp, AtomicRmwOp, AtomicStoreOp
+from cutec.ir.dialects.thread_barrier import (
+    ClusterArriveOp,
+    ClusterWaitOp,
+    FenceMbarrierInitOp,
+    NamedBarrierArriveOp,
+    NamedBarrierSyncOp,
+)
 from cutec.ir.dialects.thread_mbarrier import (
     CpAsyncMbarrierArriveOp,
     MbarrierArriveOp,
@@ -79,6 +86,8 @@ __all__ = [
     "AtomicLoadOp",
     "AtomicRmwOp",
     "AtomicStoreOp",
+    "ClusterArriveOp",
+    "ClusterWaitOp",
     "CpAsyncCommitOp",
     "CpAsyncMbarrierArriveOp",
     "CpAsyncOp",
@@ -86,6 +95,7 @@ __all__ = [
     "CvtaOp",
     "DynamicSharedOp",
     "ExtractOp",
+    "FenceMbarrierInitOp",
     "FromElementsOp",
     "LoadIfOp",
     "LoadOp",
@@ -93,6 +103,8 @@ __all__ = [
     "MbarrierExpectTxOp",
     "MbarrierInitOp",
     "MbarrierWaitOp",
+    "NamedBarrierArriveOp",
+    "NamedBarrierSyncOp",
     "PtrAddOp",
     "PtrCastOp",
     "StoreIfOp",
@@ -608,5 +620,10 @@ DIALECT = Dialect(
         AtomicRmwOp,
         AtomicLoadOp,
         AtomicStoreOp,
+        NamedBarrierSyncOp,
+        NamedBarrierArriveOp,
+        ClusterArriveOp,
+        ClusterWaitOp,
+        FenceMbarrierInitOp,
     ),
 )
