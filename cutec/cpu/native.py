@@ -303,6 +303,7 @@ def run_kernel(
                     infos[:, INFO_EPOCH] = epoch
                     if not checks.barrier_round(at, nthreads, (bx, by, bz)):
                         break
+                    mbarriers.state.barrier()  # every warp passed it: inits are published
                     todo = list(range(nwarps))
 
 

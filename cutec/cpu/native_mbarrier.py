@@ -54,10 +54,18 @@ class NativeMbarriers:
         return ready
 
     def _lane(self, op: Operation, warp: int, lane: int, buf: int, off: int, value: int) -> int:
+        block = tuple(int(x) for x in self.infos[warp, 3:6])
+        tid = tid3(warp * LANES + lane, block)  # type: ignore[arg-type]
+        if isinstance(op, thread.FenceMbarrierInitOp):
+            self.state.fence(tid)
+            return 0
         raw = self.buffers[buf][off : off + 8]
         if isinstance(op, thread.MbarrierInitOp):
             self.state.init(raw, value)
-        elif isinstance(op, thread.MbarrierArriveOp):
+            self.state.initialised((buf, off), tid, warp)
+            return 0
+        self.state.check_published((buf, off), tid)
+        if isinstance(op, thread.MbarrierArriveOp):
             self.state.arrive(raw)
         elif isinstance(op, thread.MbarrierExpectTxOp):
             self.state.expect_tx(raw, value)

@@ -79,6 +79,7 @@ from cutec.cpu.reference_memory import (
     scalar_bytes,
     to_attr,
 )
+from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
@@ -97,6 +98,13 @@ def dim3(values: Sequence[int] | int) -> Dim3:
     v = [values] if isinstance(values, int) else list(values)
     v += [1] * (3 - len(v))
     return (int(v[0]), int(v[1]), int(v[2]))
+
+
+def cluster_ctas(kernel: builtin.KernelOp) -> int:
+    """CTAs per cluster: the product of the kernel's cluster_dim (1 without one)."""
+    attr = kernel.attributes.get("cluster_dim")
+    x, y, z = dim3(list(attr.values)) if isinstance(attr, DenseArrayAttr) else (1, 1, 1)
+    return x * y * z
 
 
 def block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
@@ -177,10 +185,17 @@ class _Cta:
         self.uninit: AccessError | None = None  # the first load of an unwritten byte
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
         self.mbarriers = Mbarriers(self.phase_completed)
+        self.warp_barriers = WarpBarriers(cluster_ctas(kernel), self.barrier_completed)
 
     def phase_completed(self) -> None:
         """An mbarrier phase completed: a new interval of the race check (cutec.cpu.mbarrier)."""
         self.epoch += 1
+
+    def barrier_completed(self, warps: set[int]) -> None:
+        """A named or cluster barrier completed: a new interval of the race check (coarse,
+        as an mbarrier phase), and the fenced mbarrier inits of its warps are published."""
+        self.epoch += 1
+        self.mbarriers.barrier(warps)
 
     def note_shared(
         self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: int
@@ -261,6 +276,16 @@ class _Cta:
                     if first.name != "gpu.barrier":
                         raise checks.divergent_collective(first, threads[w + k].tid, self.block_id)
                     raise checks.divergent_barrier(first, threads[w + k].tid, self.block_id)
+                if first is not None and type(first) in WARP_BARRIER_OPS:
+                    live = {v // checks.WARP for v, op in enumerate(at) if op is not None}
+                    try:
+                        go = self.warp_barriers.step(first, w // checks.WARP, live)
+                    except BarrierError as e:
+                        raise threads[w].error(first, str(e)) from None
+                    if go:
+                        ran += range(w, w + len(mine))
+                    warps.append(None if go else first)
+                    continue
                 if first is not None and first.name != "gpu.barrier":
                     assert isinstance(first, thread.AtomOp)
                     run_warp_atom(first, threads[w : w + checks.WARP])
@@ -274,6 +299,7 @@ class _Cta:
             if not checks.barrier_round(warps, len(threads), self.block_id):
                 return
             self.epoch += 1  # every thread has passed the barrier
+            self.mbarriers.barrier()
             runnable = [i for i, op in enumerate(at) if op is not None]
 
 
@@ -312,8 +338,8 @@ class _Thread(AtomicOps):
         env = self.env
         for op in block.ops:
             cls = type(op)
-            if cls is gpu.BarrierOp:
-                yield op
+            if cls is gpu.BarrierOp or cls in WARP_BARRIER_OPS:
+                yield op  # the CTA resumes it when the barrier lets its warp go on
             elif cls in (scf.YieldOp, scf.ConditionOp, builtin.ReturnOp):
                 return [env[v] for v in op.operands]
             elif cls is scf.ForOp:
@@ -580,7 +606,11 @@ class _Thread(AtomicOps):
         p: Pointer = self.env[op.operands[0]]
         if init:
             self._check(op, p, 8, "store")
+            key = (id(p.buffer), p.offset)
+            self.cta.mbarriers.initialised(key, self.tid, self.linear // checks.WARP)
         else:
+            key = (id(p.buffer), p.offset)
+            self._mbarrier_call(op, self.cta.mbarriers.check_published, key, self.tid)
             saved, self.cta.check_shared = self.cta.check_shared, False
             try:
                 self._check(op, p, 8, "load")
@@ -594,6 +624,15 @@ class _Thread(AtomicOps):
         except MbarrierError as e:
             p: Pointer = self.env[op.operands[0]]
             raise self.error(op, f"{e} (byte {p.offset} of {p.buffer.name})") from None
+
+    @property
+    def linear(self) -> int:
+        (x, y, z), (bx, by, _) = self.tid, self.cta.block
+        return x + bx * (y + by * z)
+
+    @_handles(thread.FenceMbarrierInitOp)
+    def fence_mbarrier_init(self, op: thread.FenceMbarrierInitOp) -> None:
+        self.cta.mbarriers.fence(self.tid)
 
     @_handles(thread.MbarrierInitOp)
     def mbarrier_init(self, op: thread.MbarrierInitOp) -> None:
