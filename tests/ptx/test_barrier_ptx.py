@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from cutec.diagnostics import CompileError
+from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import ModuleOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
 from cutec.ptx.ptxas import assemble, find_ptxas
+from tests.cpu.test_barriers import handoff_text
 from tests.ptx.legal import ptx_of
 
 ROOT = Path(__file__).parents[2]
@@ -75,4 +77,19 @@ def test_cluster_barriers_are_refused_before_sm_90() -> None:
 def test_ptxas_accepts_them(text: str | None, target: str) -> None:
     module = _module(text or ALL_OPS.read_text(), "barriers.mlir")
     result = assemble(ptx_of(module, target), target)
+    assert result.ok, result.stderr
+
+
+@needs_ptxas
+@pytest.mark.parametrize(("target", "cluster"), [("sm_90a", True), ("sm_80", False)])
+def test_ptxas_accepts_the_cute_pipeline(target: str, cluster: bool) -> None:
+    """tests/cpu/data/mbarrier_handoff.cute (mbarriers, their fence, a named barrier, and
+    on sm_90a a cluster barrier), as the driver compiles it."""
+    source = Source(handoff_text(cluster), "handoff.cute")
+    ptx = compile(source, Stage.PTX, Options(target=target)).text
+    body = _body(ptx)
+    assert ("fence.mbarrier_init.release.cluster;" in body) == (target == "sm_90a")
+    assert ("barrier.cluster.wait.aligned;" in body) == cluster
+    assert body.count("bar.sync 1, 96;") == 1 and body.count("bar.arrive 1, 96;") == 1
+    result = assemble(ptx, target)
     assert result.ok, result.stderr
