@@ -63,7 +63,7 @@ def _arrive(g: _Gen, op: Operation) -> None:
     _call(g, op, None)
 
 
-def _expect_tx(g: _Gen, op: thread.MbarrierExpectTxOp) -> None:
+def _expect_tx(g: _Gen, op: thread.MbarrierExpectTxOp | thread.MbarrierArriveExpectTxOp) -> None:
     _call(g, op, op.tx)
 
 
@@ -84,5 +84,6 @@ def _wait(g: _Gen, op: thread.MbarrierWaitOp) -> None:
 MBARRIER_HANDLERS.update({
     "thread.mbarrier_init": _init, "thread.mbarrier_arrive": _arrive,
     "thread.mbarrier_expect_tx": _expect_tx, "thread.mbarrier_wait": _wait,
+    "thread.mbarrier_arrive_expect_tx": _expect_tx,
     "thread.cp_async_mbarrier_arrive": _arrive, "thread.fence_mbarrier_init": _arrive,
 })  # fmt: skip

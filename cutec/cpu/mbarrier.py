@@ -183,6 +183,12 @@ class Mbarriers:
         pending, count, old, parity = _fields(raw)
         self._update(raw, pending, count, old + tx, parity)
 
+    def arrive_expect_tx(self, raw: np.ndarray, tx: int) -> None:
+        """expect_tx, then an arrival (the count is raised first: the arrival cannot
+        complete the phase without it)."""
+        self.expect_tx(raw, tx)
+        self.arrive(raw)
+
     def complete_tx(self, raw: np.ndarray, tx: int) -> None:
         self.expect_tx(raw, -tx)
 

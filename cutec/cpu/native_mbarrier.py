@@ -69,6 +69,8 @@ class NativeMbarriers:
             self.state.arrive(raw)
         elif isinstance(op, thread.MbarrierExpectTxOp):
             self.state.expect_tx(raw, value)
+        elif isinstance(op, thread.MbarrierArriveExpectTxOp):
+            self.state.arrive_expect_tx(raw, value)
         elif isinstance(op, thread.CpAsyncMbarrierArriveOp):
             taken = self.copies.take(warp, lane)
 

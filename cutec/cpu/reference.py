@@ -649,6 +649,11 @@ class _Thread(AtomicOps):
         _, raw = self._mbarrier(op)
         self._mbarrier_call(op, self.cta.mbarriers.expect_tx, raw, self.env[op.tx])
 
+    @_handles(thread.MbarrierArriveExpectTxOp)
+    def mbarrier_arrive_expect_tx(self, op: thread.MbarrierArriveExpectTxOp) -> None:
+        _, raw = self._mbarrier(op)
+        self._mbarrier_call(op, self.cta.mbarriers.arrive_expect_tx, raw, self.env[op.tx])
+
     @_handles(thread.CpAsyncMbarrierArriveOp)
     def cp_async_mbarrier_arrive(self, op: thread.CpAsyncMbarrierArriveOp) -> None:
         """The thread's copies so far leave its groups (the groups stay, for counting)

@@ -6,13 +6,8 @@ for any element access and asks `thread_ops` for what goes there:
     cute.mbarrier_init %n, %bars, %i           thread.mbarrier_init %p, %n
     cute.mbarrier_arrive %bars, %i             thread.mbarrier_arrive %p
     cute.mbarrier_expect_tx %b, %bars, %i      thread.mbarrier_expect_tx %p, %b
-    cute.mbarrier_arrive_expect_tx %b, ...     thread.mbarrier_expect_tx %p, %b
-                                               thread.mbarrier_arrive %p
+    cute.mbarrier_arrive_expect_tx %b, ...     thread.mbarrier_arrive_expect_tx %p, %b
     cute.mbarrier_wait %phase, %bars, %i       thread.mbarrier_wait %p, %phase
-
-The expect_tx comes before the arrival so that the arrival cannot complete the phase
-with the transaction still uncounted (PTX's ``mbarrier.arrive.expect_tx`` is the two,
-in that order, in one instruction).
 """
 
 from __future__ import annotations
@@ -27,10 +22,7 @@ _THREAD_OPS: dict[type[Operation], Callable[[Operation, Value], list[Operation]]
     cm.MbarrierInitOp: lambda op, p: [thread.MbarrierInitOp(p, op.count)],  # type: ignore[attr-defined]
     cm.MbarrierArriveOp: lambda op, p: [thread.MbarrierArriveOp(p)],
     cm.MbarrierExpectTxOp: lambda op, p: [thread.MbarrierExpectTxOp(p, op.tx)],  # type: ignore[attr-defined]
-    cm.MbarrierArriveExpectTxOp: lambda op, p: [
-        thread.MbarrierExpectTxOp(p, op.tx),  # type: ignore[attr-defined]
-        thread.MbarrierArriveOp(p),
-    ],
+    cm.MbarrierArriveExpectTxOp: lambda op, p: [thread.MbarrierArriveExpectTxOp(p, op.tx)],  # type: ignore[attr-defined]
     cm.MbarrierWaitOp: lambda op, p: [thread.MbarrierWaitOp(p, op.phase)],  # type: ignore[attr-defined]
 }
 

@@ -112,6 +112,23 @@ def test_parity_1_of_a_fresh_mbarrier_passes_at_once(backend: Any) -> None:
     assert (out == 7.0).all()
 
 
+@pytest.mark.parametrize("backend", BACKENDS, ids=["interpreter", "native"])
+def test_arrive_and_expect_tx_counts_the_bytes(backend: Any) -> None:
+    """With no bytes expected the arrivals complete the phase; with 16 that nothing
+    delivers (no TMA here), the consumers wait forever: a deadlock naming the mbarrier."""
+    done = HANDOFF.replace("mbarrier_arrive(bars[0])", "mbarrier_arrive_and_expect_tx(bars[0], 0)")
+    out = np.zeros(32, np.float32)
+    backend.run_kernel(_kernel(done, "tx.cute"), 1, {"out": out, "M": 32})
+    assert np.array_equal(out, 2.0 * np.arange(32) + 1.0)
+    stuck = done.replace("bars[0], 0)", "bars[0], 16)")
+    report = _report(_kernel(stuck, "tx.cute"), backends=[backend])
+    assert report.startswith(f"tx.cute:{WAIT_LINE}:5: deadlock in block (0, 0, 0)")
+    assert (
+        "waits on the mbarrier at byte 0 of shared@tx.cute:2:10 (for the phase of parity 0)"
+        in report
+    )
+
+
 def test_the_missing_init_fence_through_cutec_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,9 +10,8 @@ per mode. The count, the transaction bytes and the phase parity are i32 values:
     cute.mbarrier_wait %phase, %bars, %i : i32, !cute.tensor<i64, smem, 2:1>
 
 lower-to-thread makes each the thread dialect's op (cutec/ir/dialects/thread_mbarrier.py)
-on the element's shared pointer; ``arrive_expect_tx`` is the expect_tx then the arrival
-(PTX's ``mbarrier.arrive.expect_tx`` is the two in one instruction). Every op reads and
-writes its mbarrier's shared memory, so none is moved or deleted.
+on the element's shared pointer. Every op reads and writes its mbarrier's shared
+memory, so none is moved or deleted.
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ from cutec.ir.dialects.thread_barrier import (
 )
 from cutec.ir.dialects.thread_mbarrier import (
     CpAsyncMbarrierArriveOp,
+    MbarrierArriveExpectTxOp,
     MbarrierArriveOp,
     MbarrierExpectTxOp,
     MbarrierInitOp,
@@ -99,6 +100,7 @@ __all__ = [
     "FromElementsOp",
     "LoadIfOp",
     "LoadOp",
+    "MbarrierArriveExpectTxOp",
     "MbarrierArriveOp",
     "MbarrierExpectTxOp",
     "MbarrierInitOp",
@@ -615,6 +617,7 @@ DIALECT = Dialect(
         MbarrierInitOp,
         MbarrierArriveOp,
         MbarrierExpectTxOp,
+        MbarrierArriveExpectTxOp,
         MbarrierWaitOp,
         CpAsyncMbarrierArriveOp,
         AtomicRmwOp,
