@@ -602,20 +602,19 @@ class _Thread(AtomicOps):
     def _mbarrier(self, op: Operation, init: bool = False) -> tuple[Pointer, np.ndarray]:
         """The mbarrier `op` names: its pointer and its 8 bytes, checked (bounds and
         alignment; init is a store to the shadow, the others are atomic updates that
-        the race check does not see)."""
+        the race check does not see, of an mbarrier whose init was published)."""
         p: Pointer = self.env[op.operands[0]]
+        key = (id(p.buffer), p.offset)
         if init:
             self._check(op, p, 8, "store")
-            key = (id(p.buffer), p.offset)
             self.cta.mbarriers.initialised(key, self.tid, self.linear // checks.WARP)
         else:
-            key = (id(p.buffer), p.offset)
-            self._mbarrier_call(op, self.cta.mbarriers.check_published, key, self.tid)
             saved, self.cta.check_shared = self.cta.check_shared, False
             try:
                 self._check(op, p, 8, "load")
             finally:
                 self.cta.check_shared = saved
+            self._mbarrier_call(op, self.cta.mbarriers.check_published, key, self.tid)
         return p, p.buffer.data[p.offset : p.offset + 8]
 
     def _mbarrier_call(self, op: Operation, fn: Callable[..., Any], *args: Any) -> Any:
@@ -627,6 +626,7 @@ class _Thread(AtomicOps):
 
     @property
     def linear(self) -> int:
+        """The thread's linear index in its CTA (x fastest)."""
         (x, y, z), (bx, by, _) = self.tid, self.cta.block
         return x + bx * (y + by * z)
 
