@@ -3,8 +3,9 @@
 Both are reached by whole warps (``bar.sync`` and ``barrier.cluster`` are
 ``.aligned``: every lane of a warp at the same one, else a divergent barrier), so a
 CTA's scheduler calls `WarpBarriers.step` once per warp whose lanes all stopped at
-one: True when the warp goes on now, False when it waits (its lanes stay where
-they are and the scheduler asks again after another warp's step).
+one: its first step is its arrival; True when the warp goes on now, False when it
+waits (its lanes stay where they are and each later pass of the scheduler steps it
+again, to ask whether it may go on).
 
 * **Named barrier** `id` (1..15) with `count` threads: each arriving warp counts 32
   threads (the hardware counts a warp whole); the arrival that brings the count to

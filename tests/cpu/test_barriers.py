@@ -256,3 +256,11 @@ def test_the_mbarrier_pipeline_in_cute(cluster: bool, nt: int) -> None:
         assert np.allclose(y, want, rtol=1e-5)
         got.append(y.tobytes())
     assert got[0] == got[1]
+
+
+def test_a_cluster_wait_without_its_arrive_is_an_error() -> None:
+    kernel = _kernel(CLUSTER.replace("cluster_sync()", "cluster_wait()"), "wait.cute")
+    assert _report(kernel, 128) == (
+        "wait.cute:4:3: cluster_wait without a cluster_arrive before it (thread.cluster_wait, "
+        "thread (0, 0, 0), block (0, 0, 0))"
+    )
