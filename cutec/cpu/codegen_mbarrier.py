@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from cutec.cpu import checks
 from cutec.cpu.codegen_ops import _address_parts
 from cutec.cpu.lanes import ERR_HOOK, ERR_LOAD, ERR_STORE, INFO_WARP_HOOK, vec
+from cutec.cpu.mbarrier import INIT_FENCES
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 
@@ -85,5 +86,6 @@ MBARRIER_HANDLERS.update({
     "thread.mbarrier_init": _init, "thread.mbarrier_arrive": _arrive,
     "thread.mbarrier_expect_tx": _expect_tx, "thread.mbarrier_wait": _wait,
     "thread.mbarrier_arrive_expect_tx": _expect_tx,
-    "thread.cp_async_mbarrier_arrive": _arrive, "thread.fence_mbarrier_init": _arrive,
+    "thread.cp_async_mbarrier_arrive": _arrive,
+    **{fence.name: _arrive for fence in INIT_FENCES},
 })  # fmt: skip

@@ -27,10 +27,10 @@ then their destinations hold 0xFF bytes (NaN), and with the shared-memory
 checks a read of them is reported: a missing wait shows.
 
 **Publishing an init.** Another thread may use an mbarrier only once its init is
-published: the initialising thread ran ``fence.mbarrier_init`` (or
-``fence.proxy.async``) after it, and then a barrier joining that thread completed
-(a CTA barrier, a named barrier its warp took part in, a cluster barrier). A use
-before is a *missing init fence* (`check_published`), reported at the use.
+published: the initialising thread ran an init fence (`INIT_FENCES`) after it, and
+then a barrier joining that thread completed (a CTA barrier, a named barrier its
+warp took part in, a cluster barrier). A use before is a *missing init fence*
+(`check_published`), reported at the use.
 
 **Ordering.** Each completed phase starts a new interval of the shared-memory
 race check (`cutec.cpu.checks`), as a CTA barrier does: an access after a wait
@@ -47,6 +47,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from cutec.ir.core import Operation
+from cutec.ir.dialects import thread
+
+# The fences after which a thread's mbarrier inits are published by the next barrier
+# (the PTX ISA's fence.mbarrier_init; fence.proxy.async does it too): both backends
+# run each as `Mbarriers.fence` of its thread.
+INIT_FENCES: tuple[type[Operation], ...] = (thread.FenceMbarrierInitOp,)
 
 _PENDING = (1 << 20) - 1
 _COUNT_SHIFT, _TX_SHIFT = 20, 40

@@ -14,7 +14,7 @@ import numpy as np
 from cutec.cpu.checks import tid3
 from cutec.cpu.codegen_mbarrier import NOT_READY
 from cutec.cpu.lanes import INFO_EPOCH, LANES
-from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
+from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.reference_memory import AccessError
 from cutec.ir.core import Operation
@@ -56,7 +56,7 @@ class NativeMbarriers:
     def _lane(self, op: Operation, warp: int, lane: int, buf: int, off: int, value: int) -> int:
         block = tuple(int(x) for x in self.infos[warp, 3:6])
         tid = tid3(warp * LANES + lane, block)  # type: ignore[arg-type]
-        if isinstance(op, thread.FenceMbarrierInitOp):
+        if isinstance(op, INIT_FENCES):
             self.state.fence(tid)
             return 0
         raw = self.buffers[buf][off : off + 8]

@@ -63,7 +63,7 @@ import numpy as np
 from cutec.atoms.family import Family
 from cutec.cpu import checks
 from cutec.cpu.collective import run_warp_atom, warp_threads
-from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
+from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.reference_atomic import ATOMIC_HANDLERS, AtomicOps
 from cutec.cpu.reference_memory import (
     Access,
@@ -630,8 +630,8 @@ class _Thread(AtomicOps):
         (x, y, z), (bx, by, _) = self.tid, self.cta.block
         return x + bx * (y + by * z)
 
-    @_handles(thread.FenceMbarrierInitOp)
-    def fence_mbarrier_init(self, op: thread.FenceMbarrierInitOp) -> None:
+    @_handles(*INIT_FENCES)
+    def init_fence(self, op: Operation) -> None:
         self.cta.mbarriers.fence(self.tid)
 
     @_handles(thread.MbarrierInitOp)
