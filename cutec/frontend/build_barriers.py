@@ -40,6 +40,13 @@ MAX_ARRIVALS = (1 << 20) - 1  # mbarrier.init's count: 1 .. 2^20 - 1 arrivals pe
 MAX_TX = (1 << 20) - 1  # a transaction count: 0 .. 2^20 - 1 bytes
 
 
+def _arity(name: str, args: list[Any], kwargs: dict[str, Any], n: int, node: ast.Call) -> None:
+    """Exactly `n` positional arguments and no keywords."""
+    if kwargs:
+        raise error(f"{name} takes no keyword arguments", node)
+    arity(name, args, n, n, node)
+
+
 def _mbarrier(ctx: BuildContext, name: str, v: Any, node: ast.Call) -> tuple[Value, Value]:
     """The mbarrier `v` names: (its tensor, the element's linear index)."""
     at = node.args[0] if node.args else node
@@ -83,7 +90,7 @@ def _needs(ctx: BuildContext, feature: Feature, what: str, node: ast.Node) -> No
 
 def b_mbarrier_init(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
                     ) -> None:  # fmt: skip
-    arity("mbarrier_init", args, 2, 2, node)
+    _arity("mbarrier_init", args, kwargs, 2, node)
     t, i = _mbarrier(ctx, "mbarrier_init", args[0], node)
     what = "mbarrier_init's count (arrivals per phase)"
     count = _i32(ctx, args[1], node.args[1], what, 1, MAX_ARRIVALS)
@@ -92,14 +99,14 @@ def b_mbarrier_init(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], 
 
 def b_mbarrier_arrive(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
                       ) -> None:  # fmt: skip
-    arity("mbarrier_arrive", args, 1, 1, node)
+    _arity("mbarrier_arrive", args, kwargs, 1, node)
     t, i = _mbarrier(ctx, "mbarrier_arrive", args[0], node)
     ctx.emit(C.MbarrierArriveOp(t, [i]), node)
 
 
 def _expect_tx(name: str, op: Callable[[Value, Value, list[Value]], Operation]) -> Build:
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-        arity(name, args, 2, 2, node)
+        _arity(name, args, kwargs, 2, node)
         t, i = _mbarrier(ctx, name, args[0], node)
         _needs(ctx, Feature.MBARRIER, f"{name} (mbarrier.expect_tx)", node)
         tx = _i32(ctx, args[1], node.args[1], f"{name}'s byte count", 0, MAX_TX)
@@ -116,7 +123,7 @@ b_mbarrier_arrive_and_expect_tx = _expect_tx(
 
 def b_mbarrier_wait(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
                     ) -> None:  # fmt: skip
-    arity("mbarrier_wait", args, 2, 2, node)
+    _arity("mbarrier_wait", args, kwargs, 2, node)
     t, i = _mbarrier(ctx, "mbarrier_wait", args[0], node)
     # Only the low bit is the parity; any integer phase counter may be passed.
     phase = _i32(ctx, args[1], node.args[1], "mbarrier_wait's phase", 0, 2**31 - 1)
@@ -126,13 +133,13 @@ def b_mbarrier_wait(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], 
 def b_mbarrier_init_fence(
     ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
 ) -> None:
-    arity("mbarrier_init_fence", args, 0, 0, node)
+    _arity("mbarrier_init_fence", args, kwargs, 0, node)
     ctx.emit(thread.FenceMbarrierInitOp(), node)
 
 
 def _named(name: str, op: Callable[[int, int], Operation]) -> Build:
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-        arity(name, args, 2, 2, node)
+        _arity(name, args, kwargs, 2, node)
         barrier = require_int(args[0], node.args[0], f"{name}'s barrier id")
         if not 1 <= barrier <= 15:
             raise error(
@@ -169,7 +176,7 @@ def _in_cluster(ctx: BuildContext, name: str, node: ast.Node) -> None:
 
 def _cluster(name: str, ops: Callable[[], list[Operation]]) -> Build:
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
-        arity(name, args, 0, 0, node)
+        _arity(name, args, kwargs, 0, node)
         _in_cluster(ctx, name, node)
         for op in ops():
             ctx.emit(op, node)

@@ -74,6 +74,8 @@ CASES = [
      "named_barrier_sync's thread count must be a multiple of 32 (whole warps) up to 128, got 256"),
     ("  named_barrier_sync(thread.x, 64)\n", 3, 22,
      "named_barrier_sync's barrier id must be known at compile time, but it is a run-time value"),
+    ("  mbarrier_arrive(bars[0], tx = 4)\n", 3, 3, "mbarrier_arrive takes no keyword arguments"),
+    ("  named_barrier_sync(1)\n", 3, 3, "'named_barrier_sync' takes 2 arguments, got 1"),
     ("  cluster_sync()\n", 3, 3,
      "cluster_sync needs the kernel's cluster clause (cluster (1, 1, 1) for a cluster of one CTA)"),
 ]  # fmt: skip
