@@ -150,6 +150,13 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         collective="cluster",
     ),
     _op(
+        "barrier.cluster.arrive.relaxed",
+        "barrier.cluster.arrive.relaxed.aligned;",
+        target="sm_90",
+        ptx=(8, 0),
+        collective="cluster",
+    ),
+    _op(
         "barrier.cluster.wait",
         "barrier.cluster.wait.aligned;",
         target="sm_90",

@@ -300,7 +300,12 @@ def _at(op: Operation | Waiting) -> str:
     if isinstance(op, Waiting):
         return op.describe()
     loc = op.location or op.parsed_at
-    return f"the barrier at {loc}" if loc is not None else "a barrier"
+    what = "the barrier"
+    if op.name == "thread.named_barrier_sync":
+        what = f"named barrier {op.attributes['id'].value}"  # type: ignore[attr-defined]
+    elif op.name == "thread.cluster_wait":
+        what = "the cluster barrier"
+    return f"{what} at {loc}" if loc is not None else "a barrier"
 
 
 def _threads(warps: list[int], nthreads: int) -> str:
@@ -340,8 +345,9 @@ def barrier_round(warps: Sequence[Operation | Waiting | None], nthreads: int, bl
     waiting = {op for op in warps if op is not None}
     if not waiting:
         return False
-    if len(waiting) == 1 and None not in warps and not isinstance(warps[0], Waiting):
-        return True
+    at_one = len(waiting) == 1 and None not in warps and isinstance(warps[0], Operation)
+    if at_one and warps[0].name == "gpu.barrier":  # type: ignore[union-attr]
+        return True  # (warps at a named or cluster barrier wait for more arrivals)
     groups: list[tuple[Operation | Waiting | None, list[int]]] = []
     for w, op in enumerate(warps):
         if groups and groups[-1][0] == op and groups[-1][1][-1] == w - 1:
@@ -354,7 +360,10 @@ def barrier_round(warps: Sequence[Operation | Waiting | None], nthreads: int, bl
         on = "on" if isinstance(op, Waiting) else "at"
         state = "finished" if op is None else f"{verb} {on} {_at(op)}"
         parts.append(f"{_threads(ws, nthreads)} {state}")
-    first = next(op for op in warps if op is not None)
+    # Located at the first mbarrier wait if any (warps at a barrier are more often the
+    # symptom: waiting for warps that wait on the mbarrier), else the first waiting warp.
+    waits = [op for op in warps if isinstance(op, Waiting)]
+    first = waits[0] if waits else next(op for op in warps if op is not None)
     if isinstance(first, Waiting):
         first = first.op
     raise InterpreterError(

@@ -1,4 +1,5 @@
-"""Warp code of structured control flow under lane masks, and of barriers.
+"""Warp code of structured control flow under lane masks, and of barriers (CTA, named,
+cluster).
 
 * ``scf.if``: the then-region runs under ``mask & cond``, the else-region under
   ``mask & !cond``, each only when some lane is live; results merge by a select.
@@ -8,7 +9,8 @@
 * ``scf.while``: the before-region runs under the loop's mask; lanes whose
   condition is false leave with the condition's values as results.
 * ``gpu.barrier``: all the warp's threads must be live (else a divergent
-  barrier); the warp stores its resume state and returns 1. Yields copy values
+  barrier); the warp stores its resume state and returns 1 (4 at a named or
+  cluster barrier, which `cutec.cpu.warp_barriers` releases). Yields copy values
   in parallel (all loads before any store), as a block's arguments are
   assigned at once.
 """
@@ -162,18 +164,29 @@ def _while(g: _Gen, op: scf.WhileOp) -> None:
     g.label(done)
 
 
-def _barrier(g: _Gen, op: Operation) -> None:
-    """Every thread of the warp must arrive: the mask equals the warp's first mask."""
+AT_WARP_BARRIER = 4  # the warp's return code at a named or cluster barrier
+
+
+def _barrier(g: _Gen, op: Operation, code: int = 1) -> None:
+    """Every thread of the warp must arrive: the mask equals the warp's first mask. The
+    warp returns `code`: 1 at ``gpu.barrier``, `AT_WARP_BARRIER` at a named or cluster
+    barrier (the runner's `cutec.cpu.warp_barriers` decides when it goes on)."""
     diverged = g.op(f"icmp ne {vec('i1')} {g.mask_now()}, {g.load_slot(g.full_mask, 'i1')}")
     g.fail_if(diverged, g.op_index(op), ERR_BARRIER)
     g.barriers.append(op)
     state = len(g.barriers)
     g.flush()
     g.emit(f"store i32 {state}, ptr %frame, align 64")
-    g.emit("ret i32 1")
+    g.emit(f"ret i32 {code}")
     g.label(f"resume{state}")
+
+
+def _warp_barrier(g: _Gen, op: Operation) -> None:
+    _barrier(g, op, AT_WARP_BARRIER)
 
 
 CONTROL_HANDLERS.update({
     "scf.if": _if, "scf.for": _for, "scf.while": _while, "gpu.barrier": _barrier,
+    "thread.named_barrier_sync": _warp_barrier, "thread.named_barrier_arrive": _warp_barrier,
+    "thread.cluster_arrive": _warp_barrier, "thread.cluster_wait": _warp_barrier,
 })  # fmt: skip

@@ -1,6 +1,7 @@
 """Warp code of the mbarrier family (cutec/ir/dialects/thread_mbarrier.py).
 
-Each op checks its live lanes' mbarrier addresses (bounds, 8-byte alignment;
+Each op (and the init fence, which names no mbarrier) checks its live lanes' mbarrier
+addresses (bounds, 8-byte alignment;
 ``mbarrier_init`` is also a store to the shared-memory shadow, the others are
 atomic updates the race check does not see), stores the lanes' buffer ids,
 byte offsets, operand (count, bytes or parity) and live mask in rows 0..3 of
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from cutec.cpu import checks
 from cutec.cpu.codegen_ops import _address_parts
 from cutec.cpu.lanes import ERR_HOOK, ERR_LOAD, ERR_STORE, INFO_WARP_HOOK, vec
+from cutec.cpu.mbarrier import INIT_FENCES
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 
@@ -37,7 +39,9 @@ def _call(g: _Gen, op: Operation, value: Value | None) -> str:
     mask = g.mask_now()
     init = isinstance(op, thread.MbarrierInitOp)
     err, shadow = (ERR_STORE, checks.STORE) if init else (ERR_LOAD, None)
-    _, ids, off = _address_parts(g, op, op.operands[0], mask, 8, err, shadow)
+    ids = off = "zeroinitializer"  # the init fence names no mbarrier
+    if op.operands:
+        _, ids, off = _address_parts(g, op, op.operands[0], mask, 8, err, shadow)
     operand = "zeroinitializer"
     if value is not None:
         operand = g.op(f"sext {vec('i32')} {g.get(value)} to {i64}")
@@ -60,7 +64,7 @@ def _arrive(g: _Gen, op: Operation) -> None:
     _call(g, op, None)
 
 
-def _expect_tx(g: _Gen, op: thread.MbarrierExpectTxOp) -> None:
+def _expect_tx(g: _Gen, op: thread.MbarrierExpectTxOp | thread.MbarrierArriveExpectTxOp) -> None:
     _call(g, op, op.tx)
 
 
@@ -81,5 +85,7 @@ def _wait(g: _Gen, op: thread.MbarrierWaitOp) -> None:
 MBARRIER_HANDLERS.update({
     "thread.mbarrier_init": _init, "thread.mbarrier_arrive": _arrive,
     "thread.mbarrier_expect_tx": _expect_tx, "thread.mbarrier_wait": _wait,
+    "thread.mbarrier_arrive_expect_tx": _expect_tx,
     "thread.cp_async_mbarrier_arrive": _arrive,
+    **{fence.name: _arrive for fence in INIT_FENCES},
 })  # fmt: skip

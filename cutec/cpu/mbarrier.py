@@ -26,6 +26,12 @@ some thread waits on that mbarrier: as late as the GPU may make them. Until
 then their destinations hold 0xFF bytes (NaN), and with the shared-memory
 checks a read of them is reported: a missing wait shows.
 
+**Publishing an init.** Another thread may use an mbarrier only once its init is
+published: the initialising thread ran an init fence (`INIT_FENCES`) after it, and
+then a barrier joining that thread completed (a CTA barrier, a named barrier its
+warp took part in, a cluster barrier). A use before is a *missing init fence*
+(`check_published`), reported at the use.
+
 **Ordering.** Each completed phase starts a new interval of the shared-memory
 race check (`cutec.cpu.checks`), as a CTA barrier does: an access after a wait
 is not a race with one before the arrivals it waited for. Coarser than the GPU's
@@ -41,6 +47,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from cutec.ir.core import Operation
+from cutec.ir.dialects import thread
+
+# The fences after which a thread's mbarrier inits are published by the next barrier
+# (the PTX ISA's fence.mbarrier_init; fence.proxy.async does it too): both backends
+# run each as `Mbarriers.fence` of its thread.
+INIT_FENCES: tuple[type[Operation], ...] = (thread.FenceMbarrierInitOp,)
 
 _PENDING = (1 << 20) - 1
 _COUNT_SHIFT, _TX_SHIFT = 20, 40
@@ -48,6 +60,20 @@ _TX_BITS = 21
 _NOT_INIT = 1 << 62
 _PARITY = 1 << 63
 MAX_COUNT = (1 << 20) - 1
+
+
+Key = tuple[int, int]  # an mbarrier: (its buffer, its byte offset)
+Tid = tuple[int, int, int]
+
+
+@dataclass
+class _Init:
+    """Who initialised an mbarrier, and how far its init has been published."""
+
+    tid: Tid
+    warp: int
+    fenced: bool = False  # the initialising thread ran an init fence since
+    published: bool = False  # and a barrier its warp took part in completed after it
 
 
 class MbarrierError(Exception):
@@ -106,10 +132,46 @@ class Mbarriers:
         self.events = 0
         # key -> [(the arrival's mbarrier bytes, land its copies)], in issue order
         self.arrivals: dict[tuple[int, int], list[tuple[np.ndarray, Callable[[], None]]]] = {}
+        self.inits: dict[Key, _Init] = {}
 
     def reset(self) -> None:
         """A new CTA: asynchronous arrivals the last one never waited for are dropped."""
         self.arrivals = {}
+        self.inits = {}
+
+    # -- publishing an init: init, then a fence by its thread, then a barrier
+    def initialised(self, key: Key, tid: Tid, warp: int) -> None:
+        """Thread `tid` (of warp `warp`) ran mbarrier_init on `key`."""
+        self.inits[key] = _Init(tid, warp)
+
+    def fence(self, tid: Tid) -> None:
+        """Thread `tid` ran an init fence: its inits so far are fenced."""
+        for init in self.inits.values():
+            if init.tid == tid:
+                init.fenced = True
+
+    def barrier(self, warps: set[int] | None = None) -> None:
+        """A barrier completed (`warps`: the warps it joined; None: the whole CTA): the
+        fenced inits of its threads are published."""
+        for init in self.inits.values():
+            if init.fenced and (warps is None or init.warp in warps):
+                init.published = True
+
+    def check_published(self, key: Key, tid: Tid) -> None:
+        """Thread `tid` uses `key`: unless it initialised it itself, the init must be
+        published (mbarrier_init_fence by the initialising thread, then a barrier)."""
+        init = self.inits.get(key)
+        if init is None or init.published or init.tid == tid:
+            return
+        if init.fenced:
+            raise MbarrierError(
+                f"missing barrier after the init fence: thread {init.tid} initialised this "
+                "mbarrier and fenced it, but no barrier joined it since"
+            )
+        raise MbarrierError(
+            f"missing init fence: thread {init.tid} initialised this mbarrier, and no "
+            "mbarrier_init_fence() by that thread and barrier came before this use"
+        )
 
     def init(self, raw: np.ndarray, count: int) -> None:
         if not 1 <= count <= MAX_COUNT:
@@ -126,6 +188,12 @@ class Mbarriers:
     def expect_tx(self, raw: np.ndarray, tx: int) -> None:
         pending, count, old, parity = _fields(raw)
         self._update(raw, pending, count, old + tx, parity)
+
+    def arrive_expect_tx(self, raw: np.ndarray, tx: int) -> None:
+        """expect_tx, then an arrival (the count is raised first: the arrival cannot
+        complete the phase without it)."""
+        self.expect_tx(raw, tx)
+        self.arrive(raw)
 
     def complete_tx(self, raw: np.ndarray, tx: int) -> None:
         self.expect_tx(raw, -tx)

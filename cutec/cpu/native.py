@@ -46,8 +46,9 @@ from cutec.cpu.mbarrier import Waiting
 from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.native_collective import WarpOps
 from cutec.cpu.native_mbarrier import NativeMbarriers
-from cutec.cpu.reference import bind_arguments, block_dim, dim3
+from cutec.cpu.reference import bind_arguments, block_dim, cluster_ctas, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
+from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
@@ -257,6 +258,14 @@ def run_kernel(
     if prog.check_shared:
         infos[:, INFO_SHADOW] = shadow_check_address()
     err = np.zeros(16, dtype=np.int64)
+
+    def barrier_completed(warps: set[int]) -> None:
+        """A named or cluster barrier completed (cutec.cpu.warp_barriers): a new interval
+        of the race check, and the fenced mbarrier inits of its warps are published."""
+        infos[:, INFO_EPOCH] += 1
+        mbarriers.state.barrier(warps)
+
+    warp_barriers = WarpBarriers(cluster_ctas(kernel), barrier_completed)
     epoch = 1  # barrier intervals, numbered across CTAs (cutec.cpu.checks)
     p_table, p_err = table.ctypes.data, err.ctypes.data
     p_frames = [f.ctypes.data for f in frames]
@@ -273,11 +282,13 @@ def run_kernel(
                 if prog.uses_async:
                     copies.reset(nwarps)
                 mbarriers.reset()
+                warp_barriers.reset()
                 for f in frames:
                     f[: prog.frame_bytes] = frame0  # state 0 and the arguments
                 # Each warp runs to a barrier (1), an mbarrier wait that is not satisfied
-                # (3) or its end (0). Warps at a wait run again while any warp made
-                # progress; then the round ends at a barrier (or a deadlock).
+                # (3), a named or cluster barrier (4) or its end (0). Warps at a wait,
+                # and those a named or cluster barrier lets go on, run again while any
+                # warp made progress; then the round ends at a barrier (or a deadlock).
                 at: list[Operation | Waiting | None] = [None] * nwarps
                 todo = list(range(nwarps))
                 while True:
@@ -290,12 +301,13 @@ def run_kernel(
                             raise _error(prog, err, w, (bx, by, bz), block3, names, buffers,
                                          nthreads)  # fmt: skip
                         state = int(frames[w][:4].view(np.int32)[0])
-                        at[w] = (None if rc == 0 else prog.barriers[state - 1] if rc == 1
-                                 else mbarriers.waiting[w])  # fmt: skip
+                        at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
+                                 else prog.barriers[state - 1])  # fmt: skip
                         moved = moved or rc != 3
+                    go = _released(warp_barriers, at, (bx, by, bz), block3)
                     blocked = [w for w in range(nwarps) if isinstance(at[w], Waiting)]
-                    if blocked and (moved or mbarriers.state.events != events):
-                        todo = blocked
+                    if (blocked or go) and (moved or go or mbarriers.state.events != events):
+                        todo = sorted(go + blocked)
                         continue
                     if err[12]:  # no race this interval: the uninitialised load is wrong
                         raise _uninit(prog, err, (bx, by, bz), block3, names)
@@ -303,7 +315,24 @@ def run_kernel(
                     infos[:, INFO_EPOCH] = epoch
                     if not checks.barrier_round(at, nthreads, (bx, by, bz)):
                         break
+                    mbarriers.state.barrier()  # every warp passed it: inits are published
                     todo = list(range(nwarps))
+
+
+def _released(barriers: WarpBarriers, at: list[Operation | Waiting | None], block_id: Dim3,
+              block: Dim3) -> list[int]:  # fmt: skip
+    """The warps at a named or cluster barrier that may go on now (each warp's arrival
+    is counted at its first step; `cutec.cpu.warp_barriers`)."""
+    live = {w for w, op in enumerate(at) if op is not None}
+    go = []
+    for w, op in enumerate(at):
+        if isinstance(op, Operation) and type(op) in WARP_BARRIER_OPS:
+            try:
+                if barriers.step(op, w, live):
+                    go.append(w)
+            except BarrierError as e:
+                raise AccessError(str(e), op, _tid(w * LANES, block), block_id) from None
+    return go
 
 
 def _where(op: Any) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from cutec.cpu.checks import tid3
 from cutec.cpu.codegen_mbarrier import NOT_READY
 from cutec.cpu.lanes import INFO_EPOCH, LANES
-from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
+from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.reference_memory import AccessError
 from cutec.ir.core import Operation
@@ -54,13 +54,23 @@ class NativeMbarriers:
         return ready
 
     def _lane(self, op: Operation, warp: int, lane: int, buf: int, off: int, value: int) -> int:
+        block = tuple(int(x) for x in self.infos[warp, 3:6])
+        tid = tid3(warp * LANES + lane, block)  # type: ignore[arg-type]
+        if isinstance(op, INIT_FENCES):
+            self.state.fence(tid)
+            return 0
         raw = self.buffers[buf][off : off + 8]
         if isinstance(op, thread.MbarrierInitOp):
             self.state.init(raw, value)
-        elif isinstance(op, thread.MbarrierArriveOp):
+            self.state.initialised((buf, off), tid, warp)
+            return 0
+        self.state.check_published((buf, off), tid)
+        if isinstance(op, thread.MbarrierArriveOp):
             self.state.arrive(raw)
         elif isinstance(op, thread.MbarrierExpectTxOp):
             self.state.expect_tx(raw, value)
+        elif isinstance(op, thread.MbarrierArriveExpectTxOp):
+            self.state.arrive_expect_tx(raw, value)
         elif isinstance(op, thread.CpAsyncMbarrierArriveOp):
             taken = self.copies.take(warp, lane)
 

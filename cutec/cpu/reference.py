@@ -63,7 +63,7 @@ import numpy as np
 from cutec.atoms.family import Family
 from cutec.cpu import checks
 from cutec.cpu.collective import run_warp_atom, warp_threads
-from cutec.cpu.mbarrier import MbarrierError, Mbarriers, Waiting
+from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.reference_atomic import ATOMIC_HANDLERS, AtomicOps
 from cutec.cpu.reference_memory import (
     Access,
@@ -79,6 +79,7 @@ from cutec.cpu.reference_memory import (
     scalar_bytes,
     to_attr,
 )
+from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
@@ -97,6 +98,13 @@ def dim3(values: Sequence[int] | int) -> Dim3:
     v = [values] if isinstance(values, int) else list(values)
     v += [1] * (3 - len(v))
     return (int(v[0]), int(v[1]), int(v[2]))
+
+
+def cluster_ctas(kernel: builtin.KernelOp) -> int:
+    """CTAs per cluster: the product of the kernel's cluster_dim (1 without one)."""
+    attr = kernel.attributes.get("cluster_dim")
+    x, y, z = dim3(list(attr.values)) if isinstance(attr, DenseArrayAttr) else (1, 1, 1)
+    return x * y * z
 
 
 def block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
@@ -177,10 +185,17 @@ class _Cta:
         self.uninit: AccessError | None = None  # the first load of an unwritten byte
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
         self.mbarriers = Mbarriers(self.phase_completed)
+        self.warp_barriers = WarpBarriers(cluster_ctas(kernel), self.barrier_completed)
 
     def phase_completed(self) -> None:
         """An mbarrier phase completed: a new interval of the race check (cutec.cpu.mbarrier)."""
         self.epoch += 1
+
+    def barrier_completed(self, warps: set[int]) -> None:
+        """A named or cluster barrier completed: a new interval of the race check (coarse,
+        as an mbarrier phase), and the fenced mbarrier inits of its warps are published."""
+        self.epoch += 1
+        self.mbarriers.barrier(warps)
 
     def note_shared(
         self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: int
@@ -261,6 +276,16 @@ class _Cta:
                     if first.name != "gpu.barrier":
                         raise checks.divergent_collective(first, threads[w + k].tid, self.block_id)
                     raise checks.divergent_barrier(first, threads[w + k].tid, self.block_id)
+                if first is not None and type(first) in WARP_BARRIER_OPS:
+                    live = {v // checks.WARP for v, op in enumerate(at) if op is not None}
+                    try:
+                        go = self.warp_barriers.step(first, w // checks.WARP, live)
+                    except BarrierError as e:
+                        raise threads[w].error(first, str(e)) from None
+                    if go:
+                        ran += range(w, w + len(mine))
+                    warps.append(None if go else first)
+                    continue
                 if first is not None and first.name != "gpu.barrier":
                     assert isinstance(first, thread.AtomOp)
                     run_warp_atom(first, threads[w : w + checks.WARP])
@@ -274,6 +299,7 @@ class _Cta:
             if not checks.barrier_round(warps, len(threads), self.block_id):
                 return
             self.epoch += 1  # every thread has passed the barrier
+            self.mbarriers.barrier()
             runnable = [i for i, op in enumerate(at) if op is not None]
 
 
@@ -312,8 +338,8 @@ class _Thread(AtomicOps):
         env = self.env
         for op in block.ops:
             cls = type(op)
-            if cls is gpu.BarrierOp:
-                yield op
+            if cls is gpu.BarrierOp or cls in WARP_BARRIER_OPS:
+                yield op  # the CTA resumes it when the barrier lets its warp go on
             elif cls in (scf.YieldOp, scf.ConditionOp, builtin.ReturnOp):
                 return [env[v] for v in op.operands]
             elif cls is scf.ForOp:
@@ -576,16 +602,19 @@ class _Thread(AtomicOps):
     def _mbarrier(self, op: Operation, init: bool = False) -> tuple[Pointer, np.ndarray]:
         """The mbarrier `op` names: its pointer and its 8 bytes, checked (bounds and
         alignment; init is a store to the shadow, the others are atomic updates that
-        the race check does not see)."""
+        the race check does not see, of an mbarrier whose init was published)."""
         p: Pointer = self.env[op.operands[0]]
+        key = (id(p.buffer), p.offset)
         if init:
             self._check(op, p, 8, "store")
+            self.cta.mbarriers.initialised(key, self.tid, self.linear // checks.WARP)
         else:
             saved, self.cta.check_shared = self.cta.check_shared, False
             try:
                 self._check(op, p, 8, "load")
             finally:
                 self.cta.check_shared = saved
+            self._mbarrier_call(op, self.cta.mbarriers.check_published, key, self.tid)
         return p, p.buffer.data[p.offset : p.offset + 8]
 
     def _mbarrier_call(self, op: Operation, fn: Callable[..., Any], *args: Any) -> Any:
@@ -594,6 +623,16 @@ class _Thread(AtomicOps):
         except MbarrierError as e:
             p: Pointer = self.env[op.operands[0]]
             raise self.error(op, f"{e} (byte {p.offset} of {p.buffer.name})") from None
+
+    @property
+    def linear(self) -> int:
+        """The thread's linear index in its CTA (x fastest)."""
+        (x, y, z), (bx, by, _) = self.tid, self.cta.block
+        return x + bx * (y + by * z)
+
+    @_handles(*INIT_FENCES)
+    def init_fence(self, op: Operation) -> None:
+        self.cta.mbarriers.fence(self.tid)
 
     @_handles(thread.MbarrierInitOp)
     def mbarrier_init(self, op: thread.MbarrierInitOp) -> None:
@@ -609,6 +648,11 @@ class _Thread(AtomicOps):
     def mbarrier_expect_tx(self, op: thread.MbarrierExpectTxOp) -> None:
         _, raw = self._mbarrier(op)
         self._mbarrier_call(op, self.cta.mbarriers.expect_tx, raw, self.env[op.tx])
+
+    @_handles(thread.MbarrierArriveExpectTxOp)
+    def mbarrier_arrive_expect_tx(self, op: thread.MbarrierArriveExpectTxOp) -> None:
+        _, raw = self._mbarrier(op)
+        self._mbarrier_call(op, self.cta.mbarriers.arrive_expect_tx, raw, self.env[op.tx])
 
     @_handles(thread.CpAsyncMbarrierArriveOp)
     def cp_async_mbarrier_arrive(self, op: thread.CpAsyncMbarrierArriveOp) -> None:

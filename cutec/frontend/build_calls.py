@@ -223,7 +223,11 @@ def call(ctx: BuildContext, node: ast.Call) -> Any:
     ct_args: list[Any] = []
     if isinstance(f, tuple) and f and f[0] == "ct_args":
         _, f, ct_args, _ = f
-    args = [ctx.eval(a) for a in node.args]
+    entry = REGISTRY.get(f.name) if isinstance(f, S.Builtin) else None
+    if entry is not None and entry.takes_element and node.args:
+        args = [element_ref(ctx, node.args[0]), *(ctx.eval(a) for a in node.args[1:])]
+    else:
+        args = [ctx.eval(a) for a in node.args]
     kwargs = {k.name: ctx.eval(k.value) for k in node.kwargs}
     if isinstance(f, tuple) and f and f[0] == "method":
         _, obj, name, attr_node = f
@@ -240,6 +244,16 @@ def call(ctx: BuildContext, node: ast.Call) -> Any:
     if isinstance(f, T.Type) and not ct_args and not kwargs:
         return convert(ctx, f, args, node)  # f32(x): a conversion
     raise error(f"{describe(f)} is not callable", node.func)
+
+
+def element_ref(ctx: BuildContext, node: ast.Expr) -> Any:
+    """A builtin's element argument: ``t[i]`` of a tensor as the element itself (nothing
+    is read); any other expression as its value (the builtin says what it wants)."""
+    if isinstance(node, ast.Index):
+        v = ctx.eval(node.value)
+        if isinstance(v, S.Tensor) and not v.coord_rank:
+            return S.ElementRef(v, tuple(ctx.eval(i) for i in node.indices), node)
+    return ctx.eval(node)
 
 
 def _names_int(ctx: BuildContext, func: ast.Expr) -> bool:

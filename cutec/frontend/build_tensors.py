@@ -162,7 +162,7 @@ def alloc(ctx: BuildContext, node: ast.Alloc) -> S.Tensor:
     if not isinstance(element, T.Type):
         raise error(f"'{node.dtype.id}' is not an element type", node.dtype)
     layout = ctx.eval(node.layout)
-    if isinstance(layout, tuple) and is_static_tuple(layout):
+    if isinstance(layout, tuple | int) and is_static_tuple(layout):  # a shape: compact
         layout = Layout(layout)
     if isinstance(layout, tuple) and any(isinstance(x, S.Runtime) for x in leaves(layout)):
         raise error(

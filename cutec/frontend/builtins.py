@@ -13,11 +13,11 @@ The build functions are plain functions of the build context, one module per
 language feature: build_values.py (layouts, integers, scalars), tensor_builtins.py
 (views, fragments, algorithms), build_tuples.py (tuple algebra, launch geometry),
 build_fragments.py (element-wise arithmetic), build_tiled.py (atoms, TiledCopy,
-TiledMMA), build_sync.py (barriers and async fences), build_atomics.py (atomics and
-memory fences). The machinery they share is plain
-functions of the same context too: build_scalars.py (run-time scalars),
-build_tensors.py (views, allocation), static_eval.py (checks of compile-time
-values); context.py lists every module of the builder.
+TiledMMA), build_sync.py (barriers and async fences), build_barriers.py (mbarriers,
+named and cluster barriers), build_atomics.py (atomics and memory fences). The
+machinery they share is plain functions of the same context too: build_scalars.py
+(run-time scalars), build_tensors.py (views, allocation), static_eval.py (checks of
+compile-time values); context.py lists every module of the builder.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from cutec.atoms.copy import copy_atoms, is_copy_template
 from cutec.atoms.mma import mma_atom_named
 from cutec.frontend import build_atomics as atomics
+from cutec.frontend import build_barriers as barriers
 from cutec.frontend import build_sync as sync
 from cutec.frontend import build_values as values
 from cutec.frontend import scope as S
@@ -52,6 +53,8 @@ class Builtin:
     section: str  # the docs/language.md section ("Layouts", "Tensors" ...)
     summary: str
     build: Build | None = None  # None: a value the builder gives the name
+    # Its first argument ``t[i]`` is passed as the element (`S.ElementRef`), not read.
+    takes_element: bool = False
 
 
 def _algebra(name: str) -> Build:
@@ -206,6 +209,29 @@ _DECLARATIONS: tuple[Builtin, ...] = (
         "fence.proxy.async.shared::cta",
         sync.b_fence_view_async_shared,
     ),
+    Builtin("mbarrier_init", SYNC, "mbarrier.init", barriers.b_mbarrier_init, True),
+    Builtin("mbarrier_init_fence", SYNC, "fence.mbarrier_init", barriers.b_mbarrier_init_fence),
+    Builtin("mbarrier_arrive", SYNC, "mbarrier.arrive", barriers.b_mbarrier_arrive, True),
+    Builtin(
+        "mbarrier_arrive_and_expect_tx",
+        SYNC,
+        "mbarrier.arrive.expect_tx",
+        barriers.b_mbarrier_arrive_and_expect_tx,
+        True,
+    ),
+    Builtin("mbarrier_expect_tx", SYNC, "mbarrier.expect_tx", barriers.b_mbarrier_expect_tx, True),
+    Builtin("mbarrier_wait", SYNC, "mbarrier.try_wait.parity", barriers.b_mbarrier_wait, True),
+    Builtin("named_barrier_sync", SYNC, "bar.sync id, n", barriers.b_named_barrier_sync),
+    Builtin("named_barrier_arrive", SYNC, "bar.arrive id, n", barriers.b_named_barrier_arrive),
+    Builtin("cluster_arrive", SYNC, "barrier.cluster.arrive", barriers.b_cluster_arrive),
+    Builtin(
+        "cluster_arrive_relaxed",
+        SYNC,
+        "barrier.cluster.arrive.relaxed",
+        barriers.b_cluster_arrive_relaxed,
+    ),
+    Builtin("cluster_wait", SYNC, "barrier.cluster.wait", barriers.b_cluster_wait),
+    Builtin("cluster_sync", SYNC, "cluster_arrive(); cluster_wait()", barriers.b_cluster_sync),
     # -- atomics and fences
     *(
         Builtin(name, ATOMICS, (fn.__doc__ or name).splitlines()[0], fn)

@@ -15,8 +15,8 @@ arguments. The modules, one per feature of the language:
 * build_tensors.py  views, slices, allocation
 * builtins.py       the registry of builtins, whose build functions are in
                     build_values.py, tensor_builtins.py, build_tuples.py,
-                    build_fragments.py, build_tiled.py, build_sync.py and
-                    build_atomics.py
+                    build_fragments.py, build_tiled.py, build_sync.py,
+                    build_barriers.py and build_atomics.py
 
 Expressions hold expressions and a func call holds statements, so the builder
 recurses; it does so through two methods here, `eval` (an expression, by

@@ -103,6 +103,17 @@ class ThrSlice:
 
 
 @dataclass(frozen=True)
+class ElementRef:
+    """``t[i]`` as the argument of a builtin that takes an element itself, not its
+    value (the mbarrier builtins: ``mbarrier_arrive(bars[s])``): the tensor and the
+    evaluated indices, with the expression, to locate errors."""
+
+    tensor: Tensor
+    indices: tuple[Any, ...]
+    node: Any  # ast.Index
+
+
+@dataclass(frozen=True)
 class Builtin:
     """A builtin function or namespace (``local_tile``, ``thread``)."""
 

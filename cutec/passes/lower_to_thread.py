@@ -38,6 +38,7 @@ The compute ops, on fragments whose shapes are static (their loops unrolled):
     load / store    one element at a static or run-time index
     atomic_*        the thread atomic on one element's pointer (an index, or one
                     coordinate per mode)
+    mbarrier_*      the thread mbarrier op(s) on one element's pointer (lower_mbarrier.py)
     load_coord      the coordinate component, as index arithmetic
     size            its value, as index arithmetic
 
@@ -103,6 +104,7 @@ from cutec.passes.lower_wgmma import (
     descriptor_aligns,
     lower_wgmma_gemm,
 )
+from cutec.passes.lower_mbarrier import MBARRIER_OPS, thread_ops
 from cutec.passes.manager import Pass, working_on
 from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
 
@@ -634,6 +636,14 @@ class _KernelLowering:
         else:
             b.insert(thread.AtomicStoreOp(op.value, ptr, sem, where))
 
+    def mbarrier(self, op: Operation, scope: _Scope) -> None:
+        """The thread mbarrier op(s) on the element's pointer (lower_mbarrier.py)."""
+        coord = [self._index(i, scope) for i in op.indices]  # type: ignore[attr-defined]
+        tensor = op.tensor  # type: ignore[attr-defined]
+        ptr = self.element_ptr(tensor, coord[0] if len(coord) == 1 else tuple(coord), scope)
+        for made in thread_ops(op, ptr):
+            scope.builder.insert(made)
+
     def _index(self, index: Value, scope: _Scope) -> Any:
         """A linear index as the algebra takes it: an int, or a symbol for a run-time one."""
         integer = self.la.integer_of(index)
@@ -679,6 +689,7 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
     LoadCoordOp: _KernelLowering.load_coord,
     SizeOp: _KernelLowering.size,
     **SYNC_RULES,
+    **dict.fromkeys(MBARRIER_OPS, _KernelLowering.mbarrier),
 }
 
 

@@ -4,9 +4,9 @@
 (legalize.py; the driver runs it before the PTX stage) has left legal, and
 writes, per kernel, the ``.entry`` with its parameters (docs/abi.md) and
 performance directives, and its body: each op is looked up by class in
-`RULES` (rules.py: arith, gpu, thread; control.py: scf; mbarrier.py; atomic.py) and
-its rule prints its instructions through the `KernelEmitter` it is given. Adding an op is
-adding a row to a table in tables.py or one small rule function.
+`RULES` (rules.py: arith, gpu, thread; control.py: scf; mbarrier.py; atomic.py;
+barrier.py) and its rule prints its instructions through the `KernelEmitter` it is
+given. Adding an op is adding a row to a table in tables.py or one small rule function.
 
 *Packed pairs.* A pair of 16-bit elements (``vector<2xf16>``, ``vector<2xbf16>``,
 ``vector<2xi16>``) is what one ldmatrix or mma.sync fragment register holds. The
@@ -40,6 +40,7 @@ from cutec.ir.rule_table import RuleTable
 from cutec.ir.traits import Terminator
 from cutec.ir.types import VectorType
 from cutec.ptx.atomic import ATOMIC_RULES
+from cutec.ptx.barrier import BARRIER_RULES
 from cutec.ptx.control import CONTROL_RULES
 from cutec.ptx.mbarrier import MBARRIER_RULES
 from cutec.ptx.regalloc import Registers, packs
@@ -57,6 +58,7 @@ RULES: RuleTable[Rule] = RuleTable(
         **MBARRIER_RULES,
         **WGMMA_RULES,
         **ATOMIC_RULES,
+        **BARRIER_RULES,
     }
 )
 

@@ -46,6 +46,16 @@ def _expect_tx(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 {_bar(ctx, op)}, {ctx.reg(op.tx)};")
 
 
+def _arrive_expect_tx(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.MbarrierArriveExpectTxOp)
+    if not ctx.target.has(Feature.MBARRIER):
+        raise ctx.error(op, "mbarrier.arrive.expect_tx needs sm_90")
+    state = ctx.temp("b64")  # the phase token, which no op reads
+    ctx.emit(
+        f"mbarrier.arrive.expect_tx.shared::cta.b64 {state}, {_bar(ctx, op)}, {ctx.reg(op.tx)};"
+    )
+
+
 def _wait(ctx: KernelEmitter, op: Operation) -> None:
     assert isinstance(op, thread.MbarrierWaitOp)
     done, head = ctx.temp("pred"), ctx.label("mbarrier_wait")
@@ -63,6 +73,7 @@ MBARRIER_RULES: dict[type[Operation], Rule] = {
     thread.MbarrierInitOp: _init,
     thread.MbarrierArriveOp: _arrive,
     thread.MbarrierExpectTxOp: _expect_tx,
+    thread.MbarrierArriveExpectTxOp: _arrive_expect_tx,
     thread.MbarrierWaitOp: _wait,
     thread.CpAsyncMbarrierArriveOp: _cp_async_arrive,
 }

@@ -92,14 +92,14 @@ def test_a_consumer_without_its_wait_is_caught() -> None:
     parity then reads as not complete: a deadlock."""
     kernel = _pipeline(consumer_wait="")
     assert _reports(kernel, 5) == (
-        "mb.mlir:73:14: load of byte 0 of shared@mb.mlir:14:13, which a cp.async of thread "
+        "mb.mlir:75:14: load of byte 0 of shared@mb.mlir:15:13, which a cp.async of thread "
         "(0, 0, 0) writes, before a cp.async wait lands it (thread.load, thread (32, 0, 0), "
         "block (0, 0, 0))"
     )
     assert _reports(kernel, 5, check_shared=False) == (
-        "mb.mlir:47:9: deadlock in block (0, 0, 0): no warp can go on: warp 0 (threads "
-        "0..31) waits on the mbarrier at byte 24 of shared@mb.mlir:15:13 (for the phase of "
-        "parity 0) at mb.mlir:47:9; warps 1-2 (threads 32..95) finished"
+        "mb.mlir:49:9: deadlock in block (0, 0, 0): no warp can go on: warp 0 (threads "
+        "0..31) waits on the mbarrier at byte 24 of shared@mb.mlir:16:13 (for the phase of "
+        "parity 0) at mb.mlir:49:9; warps 1-2 (threads 32..95) finished"
     )
 
 
@@ -109,12 +109,12 @@ def test_a_producer_without_its_wait_is_caught() -> None:
     are left waiting for arrivals that came too early."""
     kernel = _pipeline(producer_wait="")
     assert _reports(kernel, 5) == (
-        "mb.mlir:54:16: cp.async store of byte 0 of shared@mb.mlir:14:13, which a cp.async "
+        "mb.mlir:56:16: cp.async store of byte 0 of shared@mb.mlir:15:13, which a cp.async "
         "of thread (0, 0, 0) writes, before a cp.async wait lands it (thread.cp_async, thread "
         "(0, 0, 0), block (0, 0, 0))"
     )
     report = _reports(kernel, 5, check_shared=False)
-    assert report.startswith("mb.mlir:69:9: deadlock in block (0, 0, 0): no warp can go on:")
+    assert report.startswith("mb.mlir:71:9: deadlock in block (0, 0, 0): no warp can go on:")
     assert "warps 1-2 (threads 32..95) wait on the mbarrier at byte 8" in report
 
 
@@ -130,6 +130,7 @@ module {
     %first = arith.cmpi eq, %ti, %c0 : i32
     scf.if %first {
       INIT
+      thread.fence_mbarrier_init
       scf.yield
     }
     gpu.barrier
@@ -159,16 +160,16 @@ def test_an_mbarrier_phase_completes_for_all_waiters() -> None:
 def test_an_unfinished_transaction_count_is_a_deadlock_naming_the_mbarrier() -> None:
     expect = "thread.mbarrier_expect_tx %bar, %c16 : !gpu.ptr<i64, shared>, i32"
     assert _reports(_single(before=expect), None) == (
-        "one.mlir:21:5: deadlock in block (0, 0, 0): no warp can go on: warps 0-1 (threads "
+        "one.mlir:22:5: deadlock in block (0, 0, 0): no warp can go on: warps 0-1 (threads "
         "0..63) wait on the mbarrier at byte 0 of shared@one.mlir:4:12 (for the phase of "
-        "parity 0) at one.mlir:21:5"
+        "parity 0) at one.mlir:22:5"
     )
 
 
 def test_mbarrier_misuse_is_reported() -> None:
     """An mbarrier no init wrote; an arrival more than the count; an init count of 0."""
     assert _reports(_single(init=""), None) == (
-        "one.mlir:18:7: the mbarrier is not initialised (no mbarrier_init wrote it) (byte 0 "
+        "one.mlir:19:7: the mbarrier is not initialised (no mbarrier_init wrote it) (byte 0 "
         "of shared@one.mlir:4:12) (thread.mbarrier_arrive, thread (0, 0, 0), block (0, 0, 0))"
     )
     twice = _single(init=INIT.replace("%c1", "%c16"))  # 16 arrivals never come: deadlock

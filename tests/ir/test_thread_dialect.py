@@ -133,6 +133,18 @@ CASES = [
         " : (!gpu.ptr<f32, shared>) -> (i32, i32)",
         "atom SM75_U32x4_LDSM_N takes 4 results ($d x4), got 2",
     ),
+    (
+        "thread.named_barrier_sync {count = 128 : i32, id = 0 : i32}",
+        "barrier 0 is gpu.barrier's (bar.sync 0); a named barrier is 1..15",
+    ),
+    (
+        "thread.named_barrier_arrive {count = 128 : i32, id = 16 : i32}",
+        "bar.arrive.named: $id must be 0..15, got 16",
+    ),
+    (
+        "thread.named_barrier_sync {count = 100 : i32, id = 1 : i32}",
+        "bar.sync.named: $count must be 32..1024 in steps of 32, got 100",
+    ),
 ]
 
 

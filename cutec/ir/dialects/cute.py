@@ -46,6 +46,8 @@ Decisions (docs/ir.md, "cute dialect", says the same for readers of the IR):
 * Atomics on one element of a global tensor (`cute_atomic`: read-modify-write,
   load, store) take the element's index as `cute.load` does, or one coordinate per
   mode; they read and write global memory. The fence is the gpu dialect's.
+* mbarriers (`cute_mbarrier`: init, arrive, expect_tx, wait) name an i64 element of
+  an smem tensor the same way; named and cluster barriers are the thread dialect's.
 * All ops share one custom form (`cute_base`): operands, attributes, then the
   types of the non-index operands and ``-> result``.
 """
@@ -81,6 +83,13 @@ from cutec.ir.dialects.cute_coord import (
     MakeIdentityTensorOp,
 )
 from cutec.ir.dialects.cute_map import MapOp, YieldOp
+from cutec.ir.dialects.cute_mbarrier import (
+    MbarrierArriveExpectTxOp,
+    MbarrierArriveOp,
+    MbarrierExpectTxOp,
+    MbarrierInitOp,
+    MbarrierWaitOp,
+)
 from cutec.ir.dialects.cute_sync import (
     FenceViewAsyncSharedOp,
     WarpgroupArriveOp,
@@ -136,6 +145,11 @@ __all__ = [
     "MakeTiledCopyOp",
     "MakeTiledMmaOp",
     "MapOp",
+    "MbarrierArriveExpectTxOp",
+    "MbarrierArriveOp",
+    "MbarrierExpectTxOp",
+    "MbarrierInitOp",
+    "MbarrierWaitOp",
     "PartitionOp",
     "RetileOp",
     "SizeOp",
@@ -191,6 +205,11 @@ DIALECT = Dialect(
         AtomicRmwOp,
         AtomicLoadOp,
         AtomicStoreOp,
+        MbarrierInitOp,
+        MbarrierArriveOp,
+        MbarrierExpectTxOp,
+        MbarrierArriveExpectTxOp,
+        MbarrierWaitOp,
     ),
     types=(*CUTE_TYPES, *CUTE_ATOM_TYPES, *CUTE_COORD_TYPES),
     attributes=CUTE_ATTRIBUTES,

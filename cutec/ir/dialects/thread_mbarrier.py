@@ -10,6 +10,8 @@ for the phase of a given parity to complete (``try_wait.parity`` in a loop).
 * ``thread.mbarrier_init %bar, %count : !gpu.ptr<i64, shared>, i32``
 * ``thread.mbarrier_arrive %bar : !gpu.ptr<i64, shared>``
 * ``thread.mbarrier_expect_tx %bar, %bytes : !gpu.ptr<i64, shared>, i32`` (sm_90)
+* ``thread.mbarrier_arrive_expect_tx %bar, %bytes : !gpu.ptr<i64, shared>, i32``: the
+  two in one instruction (sm_90), as CuTe's ``ClusterTransactionBarrier``
 * ``thread.mbarrier_wait %bar, %parity : !gpu.ptr<i64, shared>, i32``: block until
   the phase of that parity (0 or 1) has completed: ``mbarrier.try_wait.parity``
   (``test_wait`` before sm_90) in a loop.
@@ -82,6 +84,19 @@ class MbarrierExpectTxOp(_MbarrierOp):
         super().__init__(operands=[bar, tx])
 
 
+class MbarrierArriveExpectTxOp(_MbarrierOp):
+    """Raise the transaction count by `bytes`, then one arrival, in one instruction
+    (``mbarrier.arrive.expect_tx``, sm_90): ``thread.mbarrier_arrive_expect_tx %bar,
+    %bytes : !gpu.ptr<i64, shared>, i32``."""
+
+    name = "thread.mbarrier_arrive_expect_tx"
+    tx = operand_def(IntegerType(32))
+    assembly_format = "$bar `,` $tx attr-dict `:` type($bar) `,` type($tx)"
+
+    def __init__(self, bar: Value, tx: Value) -> None:
+        super().__init__(operands=[bar, tx])
+
+
 class MbarrierWaitOp(_MbarrierOp):
     """Wait until the phase of parity `parity` (its low bit) has completed:
     ``thread.mbarrier_wait %bar, %parity : !gpu.ptr<i64, shared>, i32``."""
@@ -110,6 +125,7 @@ MBARRIER_OPS: tuple[type[Operation], ...] = (
     MbarrierInitOp,
     MbarrierArriveOp,
     MbarrierExpectTxOp,
+    MbarrierArriveExpectTxOp,
     MbarrierWaitOp,
     CpAsyncMbarrierArriveOp,
 )

@@ -8,7 +8,8 @@
 // and arrive on empty[s] (64 arrivals). y[j] = sum over tiles of 2 * x[t][j].
 // Round n = t / 2 of a stage waits on full for parity n % 2, and on empty for the
 // parity of round n - 1 (a fresh barrier counts the phase before its first, of
-// parity 1, as complete: round 0 does not wait).
+// parity 1, as complete: round 0 does not wait). Thread 0's inits are fenced and
+// published by the CTA barrier before any other thread uses them.
 module {
   kernel @pipeline(%x: !gpu.ptr<f32, global>, %y: !gpu.ptr<f32, global>, %nt: i32) attributes {reqntid = array<i32: 96, 1, 1>, grid = ["1", "1", "1"]} {
     %data = thread.alloc_shared {bytes = 512 : i64, align = 128 : i64} : !gpu.ptr<f32, shared>
@@ -30,6 +31,7 @@ module {
       thread.mbarrier_init %full1, %c32 : !gpu.ptr<i64, shared>, i32
       thread.mbarrier_init %empty0, %c64 : !gpu.ptr<i64, shared>, i32
       thread.mbarrier_init %empty1, %c64 : !gpu.ptr<i64, shared>, i32
+      thread.fence_mbarrier_init
       scf.yield
     }
     gpu.barrier

@@ -1,0 +1,194 @@
+"""mbarriers, named barriers and cluster barriers for the IR builder.
+
+An mbarrier is an s64 element of a shared tensor (``bars = smem s64[STAGES]``: CuTe's
+``uint64_t`` barrier words), passed as the element itself: ``mbarrier_arrive(bars[s])``
+(the call gives it as `S.ElementRef`, nothing read). Its ops are the cute dialect's
+(cutec/ir/dialects/cute_mbarrier.py); named barriers, cluster barriers and the init
+fence are the thread dialect's (cutec/ir/dialects/thread_barrier.py). Every misuse
+is one located error: an mbarrier not in shared memory, a count outside
+1..2^20-1, expect_tx before sm_90, a named barrier's id outside 1..15 or a count
+not a multiple of 32, a cluster barrier before sm_90 or without a cluster clause.
+
+Plain functions ``(ctx, args, kwargs, node)`` of the build context `ctx`, registered
+in builtins.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from cutec.frontend import ast
+from cutec.frontend import scope as S
+from cutec.frontend.build_fragments import convert
+from cutec.frontend.build_tensors import element_index
+from cutec.frontend.static_eval import arity, describe, error, is_static, require_int
+from cutec.ir import types as T
+from cutec.ir.attributes import DenseArrayAttr
+from cutec.ir.core import Operation, Value
+from cutec.ir.dialects import cute as C
+from cutec.ir.dialects import thread
+from cutec.layout import size
+from cutec.target import AddressSpace, Feature
+
+if TYPE_CHECKING:
+    from cutec.frontend.context import BuildContext
+
+Build = Callable[["BuildContext", list[Any], dict[str, Any], ast.Call], Any]
+
+MAX_ARRIVALS = (1 << 20) - 1  # mbarrier.init's count: 1 .. 2^20 - 1 arrivals per phase
+MAX_TX = (1 << 20) - 1  # a transaction count: 0 .. 2^20 - 1 bytes
+
+
+def _arity(name: str, args: list[Any], kwargs: dict[str, Any], n: int, node: ast.Call) -> None:
+    """Exactly `n` positional arguments and no keywords."""
+    if kwargs:
+        raise error(f"{name} takes no keyword arguments", node)
+    arity(name, args, n, n, node)
+
+
+def _mbarrier(ctx: BuildContext, name: str, v: Any, node: ast.Call) -> tuple[Value, Value]:
+    """The mbarrier `v` names: (its tensor, the element's linear index)."""
+    at = node.args[0] if node.args else node
+    if not isinstance(v, S.ElementRef):
+        raise error(
+            f"{name} takes an mbarrier, an element bars[i] of an smem s64 tensor, "
+            f"not {describe(v)}",
+            at,
+        )
+    t = v.tensor
+    if t.space is not AddressSpace.SHARED or t.element != T.i64:
+        raise error(
+            f"an mbarrier is an element of an smem s64 tensor (bars = smem s64[N]), not of "
+            f"a {t.space.memory} {T.dtype_name(t.element)} tensor",
+            at,
+        )
+    if any(i is None or isinstance(i, tuple) for i in v.indices):
+        raise error(f"{name} takes one mbarrier: index bars with integers, not a slice", at)
+    (i,) = v.indices if len(v.indices) == 1 else (None,)
+    n = size(t.layout)
+    if i is not None and is_static(i) and is_static(n) and not 0 <= int(i) < int(n):
+        raise error(f"mbarrier {i} is outside the {n} of this tensor", v.node.indices[0])
+    index = element_index(ctx, t, list(v.indices), v.node)
+    return t.value, index.value
+
+
+def _i32(ctx: BuildContext, v: Any, at: ast.Node, what: str, lo: int, hi: int) -> Value:
+    """`v` as an i32 operand: a compile-time integer in lo..hi, or a run-time integer."""
+    integer = isinstance(v, S.Runtime) and isinstance(v.type, T.IntegerType | T.IndexType)
+    if isinstance(v, bool) or not (is_static(v) or integer):
+        raise error(f"{what} is an integer, not {describe(v)}", at)
+    if is_static(v) and not lo <= int(v) <= hi:
+        raise error(f"{what} must be {lo}..{hi}, got {v}", at)
+    return convert(ctx, T.i32, [v], at).value  # type: ignore[arg-type]
+
+
+def _needs(ctx: BuildContext, feature: Feature, what: str, node: ast.Node) -> None:
+    if not ctx.target.has(feature):
+        raise error(f"{what} needs sm_90; the target is {ctx.target}", node)
+
+
+def b_mbarrier_init(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+                    ) -> None:  # fmt: skip
+    _arity("mbarrier_init", args, kwargs, 2, node)
+    t, i = _mbarrier(ctx, "mbarrier_init", args[0], node)
+    what = "mbarrier_init's count (arrivals per phase)"
+    count = _i32(ctx, args[1], node.args[1], what, 1, MAX_ARRIVALS)
+    ctx.emit(C.MbarrierInitOp(count, t, [i]), node)
+
+
+def b_mbarrier_arrive(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+                      ) -> None:  # fmt: skip
+    _arity("mbarrier_arrive", args, kwargs, 1, node)
+    t, i = _mbarrier(ctx, "mbarrier_arrive", args[0], node)
+    ctx.emit(C.MbarrierArriveOp(t, [i]), node)
+
+
+def _expect_tx(name: str, op: Callable[[Value, Value, list[Value]], Operation]) -> Build:
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        _arity(name, args, kwargs, 2, node)
+        t, i = _mbarrier(ctx, name, args[0], node)
+        _needs(ctx, Feature.MBARRIER, f"{name} (mbarrier.expect_tx)", node)
+        tx = _i32(ctx, args[1], node.args[1], f"{name}'s byte count", 0, MAX_TX)
+        ctx.emit(op(tx, t, [i]), node)
+
+    return build
+
+
+b_mbarrier_expect_tx = _expect_tx("mbarrier_expect_tx", C.MbarrierExpectTxOp)
+b_mbarrier_arrive_and_expect_tx = _expect_tx(
+    "mbarrier_arrive_and_expect_tx", C.MbarrierArriveExpectTxOp
+)
+
+
+def b_mbarrier_wait(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+                    ) -> None:  # fmt: skip
+    _arity("mbarrier_wait", args, kwargs, 2, node)
+    t, i = _mbarrier(ctx, "mbarrier_wait", args[0], node)
+    # Only the low bit is the parity; any integer phase counter may be passed.
+    phase = _i32(ctx, args[1], node.args[1], "mbarrier_wait's phase", 0, 2**31 - 1)
+    ctx.emit(C.MbarrierWaitOp(phase, t, [i]), node)
+
+
+def b_mbarrier_init_fence(
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> None:
+    _arity("mbarrier_init_fence", args, kwargs, 0, node)
+    ctx.emit(thread.FenceMbarrierInitOp(), node)
+
+
+def _named(name: str, op: Callable[[int, int], Operation]) -> Build:
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        _arity(name, args, kwargs, 2, node)
+        barrier = require_int(args[0], node.args[0], f"{name}'s barrier id")
+        if not 1 <= barrier <= 15:
+            raise error(
+                f"{name}'s barrier id must be 1..15 (barrier 0 is sync()'s), got {barrier}",
+                node.args[0],
+            )
+        count = require_int(args[1], node.args[1], f"{name}'s thread count")
+        limit = ctx.num_threads or ctx.target.threads_per_cta
+        if count <= 0 or count % 32 or count > limit:
+            raise error(
+                f"{name}'s thread count must be a multiple of 32 (whole warps) up to "
+                f"{limit}, got {count}",
+                node.args[1],
+            )
+        ctx.emit(op(barrier, count), node)
+
+    return build
+
+
+b_named_barrier_sync = _named("named_barrier_sync", thread.NamedBarrierSyncOp)
+b_named_barrier_arrive = _named("named_barrier_arrive", thread.NamedBarrierArriveOp)
+
+
+def _in_cluster(ctx: BuildContext, name: str, node: ast.Node) -> None:
+    _needs(ctx, Feature.CLUSTERS, f"{name} (barrier.cluster)", node)
+    kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
+    if kernel is None or not isinstance(kernel.attributes.get("cluster_dim"), DenseArrayAttr):
+        raise error(
+            f"{name} needs the kernel's cluster clause (cluster (1, 1, 1) for a cluster of "
+            "one CTA)",
+            node,
+        )
+
+
+def _cluster(name: str, ops: Callable[[], list[Operation]]) -> Build:
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        _arity(name, args, kwargs, 0, node)
+        _in_cluster(ctx, name, node)
+        for op in ops():
+            ctx.emit(op, node)
+
+    return build
+
+
+b_cluster_arrive = _cluster("cluster_arrive", lambda: [thread.ClusterArriveOp()])
+b_cluster_arrive_relaxed = _cluster(
+    "cluster_arrive_relaxed", lambda: [thread.ClusterArriveOp(relaxed=True)]
+)
+b_cluster_wait = _cluster("cluster_wait", lambda: [thread.ClusterWaitOp()])
+b_cluster_sync = _cluster(
+    "cluster_sync", lambda: [thread.ClusterArriveOp(), thread.ClusterWaitOp()]
+)
