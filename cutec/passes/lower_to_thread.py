@@ -98,13 +98,13 @@ from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i6
 from cutec.layout import ComposedLayout, cosize
 from cutec.layout.symbolic import Integer, SymInt
 from cutec.passes.lower_atoms import lower_ldmatrix, lower_mma_gemm
+from cutec.passes.lower_mbarrier import MBARRIER_OPS, thread_ops
 from cutec.passes.lower_wgmma import (
     SYNC_RULES,
     check_batches,
     descriptor_aligns,
     lower_wgmma_gemm,
 )
-from cutec.passes.lower_mbarrier import MBARRIER_OPS, thread_ops
 from cutec.passes.manager import Pass, working_on
 from cutec.target import DEFAULT_TARGET, KIB, AddressSpace, target
 
