@@ -15,7 +15,7 @@ import pytest
 
 import cutec
 import cutec.runtime as rt
-from tests.ptx.test_wgmma_ptx import BITS, CASES, kernel_source, rs_source
+from tests.ptx.test_wgmma_ptx import BITS, CASES, TWO_WARPGROUPS, kernel_source, rs_source
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -107,3 +107,13 @@ def test_wgmma_tile_against_float64(
 @pytest.mark.parametrize(("t", "n"), [("f16", 64), ("bf16", 128)])
 def test_rs_wgmma_tile_against_float64(t: str, n: int) -> None:
     _tile_case(rs_source(t, "f32", n), t, "f32", n, "K", "K")
+
+
+def test_two_warpgroups_against_float64() -> None:
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.randint(-3, 4, (128, 64), generator=gen, device="cuda").half()
+    b = torch.randint(-3, 4, (64, 64), generator=gen, device="cuda").half()
+    c = torch.zeros(64, 128, device="cuda").t()
+    rt.jit(TWO_WARPGROUPS, kernel="wg")(a, b, c)
+    torch.cuda.synchronize()
+    assert torch.equal(c.double(), a.double() @ b.double().t())

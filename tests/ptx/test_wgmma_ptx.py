@@ -144,6 +144,37 @@ def test_rs_wgmma_assembles_with_registers_written_before_the_fence(t: str, d: s
         assert not written & set(re.findall(r"%\w+", quad)), quad
 
 
+TWO_WARPGROUPS = """
+kernel wg(A: f16[128, 64] : (64, 1), B: f16[64, 64] : (64, 1), C: f32[128, 64] : (1, 128))
+  grid (1, 1) threads 256
+{
+  sA = smem f16[tile_to_shape(GMMA.Layout_K_SW128_Atom[f16], (128, 64))]
+  sB = smem f16[tile_to_shape(GMMA.Layout_K_SW128_Atom[f16], (64, 64))]
+  thr = make_layout((16, 16))
+  copy(local_partition(A, thr, thread.x), local_partition(sA, thr, thread.x))
+  copy(local_partition(B, thr, thread.x), local_partition(sB, thr, thread.x))
+  fence_view_async_shared()
+  sync()
+  mma = tiled_mma(SM90_64x64x16_F32F16F16_SS_TN, atoms = (2, 1, 1))
+  thr_mma = mma.slice(thread.x)
+  tCsA = thr_mma.partition_A(sA)
+  tCsB = thr_mma.partition_B(sB)
+  tCgC = thr_mma.partition_C(C)
+  tCrC = thr_mma.make_fragment_C(tCgC)
+  clear(tCrC)
+  gemm(mma, tCsA, tCsB, tCrC)
+  copy(tCrC, tCgC)
+}
+"""
+
+
+def test_two_warpgroups_each_take_their_rows() -> None:
+    """A TiledMMA of two atoms along M: each warpgroup's A descriptor starts at its own
+    64 rows (the view's offset depends on the thread index, a multiple of the swizzle's
+    repeat)."""
+    _check_in_place(_compile(TWO_WARPGROUPS), 4)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n", range(8, 257, 8))
 def test_every_n_assembles(n: int) -> None:
