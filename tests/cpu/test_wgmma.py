@@ -26,15 +26,16 @@ def _kernel(text: str, file: str = "wg.mlir") -> KernelOp:
 
 
 def _run(backend: Any, case: Case, text: str | None = None, seed: int = 0,
-         check_shared: bool = True) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+         check_shared: bool = True, warpgroup: int = 0
+         ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     a, b = case.inputs(seed)
     img = case.image(a, b)
     areg = case.a_registers(a).reshape(-1) if case.rs else np.zeros(1, np.int32)
     dtype = np.float32 if case.acc == "f32" else np.int32
-    out = np.zeros(128 * case.atom.fragment("d").count, dtype)
+    out = np.zeros(case.threads * case.atom.fragment("d").count, dtype)
     kernel = _kernel(text or case.kernel())
     backend.run_kernel(kernel, 1, [img, areg, out], check_shared=check_shared)
-    return case.tile(out), case.reference(a, b)
+    return case.tile(out, warpgroup), case.reference(a, b)
 
 
 def _close(case: Case, got: np.ndarray, want: np.ndarray) -> None:
@@ -57,6 +58,7 @@ CASES = [
     Case(64, b_major="MN", b_swizzle="none", acc="f16"),
     Case(64, rs=True),
     Case(8, rs=True, acc="f16"),
+    Case(16, loop=True, kblocks=4, warpgroups=2, cp_async=True),
 ]
 
 
@@ -64,6 +66,22 @@ CASES = [
 def test_wgmma_products_match_float64(case: Case) -> None:
     got, want = _run(native, case)
     _close(case, got, want)
+
+
+LOOP = Case(16, acc="f16", loop=True, kblocks=3, warpgroups=2, cp_async=True)
+
+
+def test_both_backends_give_the_same_bits() -> None:
+    """A k-loop carrying the accumulators through iter_args, one group in flight past
+    each wait, two warpgroups, the stage landed by cp.async; and an RS case."""
+    for case in (LOOP, Case(8, rs=True, ab="bf16")):
+        outs = []
+        for backend in BACKENDS:
+            for warpgroup in range(case.warpgroups):
+                got, want = _run(backend, case, seed=3, warpgroup=warpgroup)
+                _close(case, got, want)
+                outs.append(got)
+        assert all(np.array_equal(outs[0], o) for o in outs)
 
 
 def test_a_wrong_descriptor_gives_a_wrong_result() -> None:
@@ -153,4 +171,46 @@ def test_divergent_commit() -> None:
         f"wg.mlir:{_line(text, 'thread.wgmma_commit')}:7: divergent warpgroup-collective "
         "thread.wgmma_commit: warp 2 (threads 64..95) does not reach it while warp 0 of its "
         "warpgroup does (thread.wgmma_commit, thread (64, 0, 0), block (0, 0, 0))"
+    )
+
+
+def test_missing_proxy_fence_after_cp_async() -> None:
+    """A thread fences before its cp.async lands: the landing is a later generic write."""
+    case = Case(8, cp_async=True, kblocks=1)
+    wait = "    thread.cp_async_wait %grp {pending = 0 : i32}"
+    fence = "    thread.fence_proxy_async"
+    text = case.kernel().replace(wait, "WAIT").replace(fence, wait).replace("WAIT", fence)
+    assert _report(case, text).startswith(
+        f"wg.mlir:{_line(text, '%d0:4')}:13: missing proxy fence: the wgmma reads byte 0 of "
+        "shared@wg.mlir:3:10, which thread (0, 0, 0) wrote through the generic proxy"
+    )
+
+
+def test_a_misaligned_descriptor_address() -> None:
+    text = CASE.kernel().replace("%ao0 = arith.constant 0 : i32", "%ao0 = arith.constant 1 : i32")
+    assert _report(CASE, text) == (
+        f"wg.mlir:{_line(text, '%ad0 =')}:12: gmma_desc of shared-window address 2: the start "
+        "address must be a multiple of 16 below 262144 (thread.gmma_desc, thread (0, 0, 0), "
+        "block (0, 0, 0))"
+    )
+
+
+def test_a_batch_op_reached_by_part_of_a_warp() -> None:
+    branch = (
+        "    %c16 = arith.constant 16 : i32\n    %few = arith.cmpi slt, %t, %c16 : i32\n"
+        "    scf.if %few {\n      thread.wgmma_commit\n      scf.yield\n    }"
+    )
+    text = CASE.kernel({COMMIT: branch})
+    assert _report(CASE, text) == (
+        f"wg.mlir:{_line(text, 'thread.wgmma_commit')}:7: divergent warp-collective "
+        "thread.wgmma_commit in block (0, 0, 0): thread (16, 0, 0) does not reach it while "
+        "other lanes of its warp wait at it"
+    )
+
+
+def test_a_wgmma_needs_a_whole_warpgroup() -> None:
+    text = CASE.kernel().replace("array<i32: 128, 1, 1>", "array<i32: 96, 1, 1>")
+    assert _report(CASE, text) == (
+        f"wg.mlir:{_line(text, '%d0:4')}:13: {CASE.atom.name} runs on a warpgroup of 128 "
+        "threads; this warpgroup has 96 (thread.atom, thread (0, 0, 0), block (0, 0, 0))"
     )

@@ -109,6 +109,9 @@ class Case:
     b_swizzle: str = "128B"
     kblocks: int = 2
     rs: bool = False
+    loop: bool = False  # the k-blocks in an scf.for, one group each, waited with pending 1
+    warpgroups: int = 1  # each computes the same D (its threads' registers in `out`)
+    cp_async: bool = False  # the image lands by cp.async (16 bytes a copy), not stores
 
     @property
     def atom(self) -> MmaAtom:
@@ -117,6 +120,10 @@ class Case:
         majors = ("T" if self.a_major == "K" else "N") + ("N" if self.b_major == "K" else "T")
         name = f"SM90_64x{self.n}x{k}_{self.acc.upper()}{ab}_{'RS' if self.rs else 'SS'}_{majors}"
         return mma_atoms()[name]
+
+    @property
+    def threads(self) -> int:
+        return 128 * self.warpgroups
 
     @property
     def k(self) -> int:
@@ -157,10 +164,11 @@ class Case:
             out.append(pack_registers(atom, "a", gather(atom, "a", tile)).astype(np.uint32))
         return np.stack(out).view(np.int32)
 
-    def tile(self, out: np.ndarray) -> np.ndarray:
-        """D (64 x N) from the stored registers (128 threads x registers)."""
+    def tile(self, out: np.ndarray, warpgroup: int = 0) -> np.ndarray:
+        """D (64 x N) from the stored registers (threads x registers) of a warpgroup."""
         vals = out.view(np.float16) if self.acc == "f16" else out.view(np.float32)
-        vals = vals.reshape(128, self.n // 2).astype(np.float64)
+        vals = vals.reshape(self.threads, self.n // 2)[128 * warpgroup :][:128]
+        vals = vals.astype(np.float64)
         d = np.full((64, self.n), np.nan)
         for t in range(128):
             q, g, w = t % 4, t // 4 % 8, t // 32
@@ -179,22 +187,43 @@ class Case:
         zero = "0.0 : f32" if self.acc == "f32" else "0 : i32"
         words = self.image(*self.inputs()).size
         el = {"f16": "f16", "bf16": "bf16", "tf32": "f32"}[self.ab]
+        chunk = 4 if self.cp_async else 1  # i32 words a thread copies at a time
         lines = [
             f"  kernel @wg(%img: !gpu.ptr<i32, global>, %areg: !gpu.ptr<i32, global>, "
-            f"%out: !gpu.ptr<{reg}, global>) attributes {{reqntid = array<i32: 128, 1, 1>}} {{",
+            f"%out: !gpu.ptr<{reg}, global>) attributes "
+            f"{{reqntid = array<i32: {self.threads}, 1, 1>}} {{",
             f"    %s = thread.alloc_shared {{bytes = {4 * words} : i64, align = 1024 : i64}} "
             ": !gpu.ptr<i32, shared>",
             "    %tid = gpu.thread_id x : index",
             "    %t = arith.index_cast %tid : index to i32",
-            "    %c128 = arith.constant 128 : i32",
+            f"    %cw = arith.constant {chunk} : i32",
+            f"    %cstep = arith.constant {self.threads * chunk} : i32",
             f"    %nw = arith.constant {words} : i32",
-            "    scf.for %i = %t to %nw step %c128 : i32 {",
+            "    %first = arith.muli %t, %cw : i32",
+            "    scf.for %i = %first to %nw step %cstep : i32 {",
             "      %src = thread.ptr_add %img, %i : !gpu.ptr<i32, global>, i32",
-            "      %v = thread.load %src : !gpu.ptr<i32, global> -> i32",
             "      %dst = thread.ptr_add %s, %i : !gpu.ptr<i32, shared>, i32",
-            "      thread.store %v, %dst : i32, !gpu.ptr<i32, shared>",
+            *(
+                [
+                    "      %tok = thread.cp_async %dst, %src {bytes = 16 : i32} : "
+                    "!gpu.ptr<i32, shared>, !gpu.ptr<i32, global>"
+                ]
+                if self.cp_async
+                else [
+                    "      %v = thread.load %src : !gpu.ptr<i32, global> -> i32",
+                    "      thread.store %v, %dst : i32, !gpu.ptr<i32, shared>",
+                ]
+            ),
             "      scf.yield",
             "    }",
+            *(
+                [
+                    "    %grp = thread.cp_async_commit",
+                    "    thread.cp_async_wait %grp {pending = 0 : i32}",
+                ]
+                if self.cp_async
+                else []
+            ),
             "    thread.fence_proxy_async",
             "    gpu.barrier",
             f"    %se = thread.ptr_cast %s : !gpu.ptr<i32, shared> to !gpu.ptr<{el}, shared>",
@@ -206,7 +235,10 @@ class Case:
             "    %t4 = arith.muli %t, %c4 : i32",
         ]
         acc = ["%z"] * nc
-        for kb in range(self.kblocks):
+        if self.loop:
+            lines += self._loop(atom, oa, ob, reg, el)
+            acc = [f"%acc#{j}" for j in range(nc)]
+        for kb in range(0 if self.loop else self.kblocks):
             descs = []
             for name, o in (("a", oa), ("b", ob)):
                 if name == "a" and self.rs:
@@ -244,7 +276,7 @@ class Case:
             )
             acc = [f"%d{kb}#{j}" for j in range(nc)]
         lines += [
-            "    thread.wgmma_commit",
+            *([] if self.loop else ["    thread.wgmma_commit"]),
             "    thread.wgmma_wait {pending = 0 : i32}",
             "    %tn = arith.muli %t, %nc : i32",
         ]
@@ -260,6 +292,49 @@ class Case:
             assert old in lines, old
             lines[lines.index(old)] = new
         return "\n".join(['module attributes {target = "sm_90a"} {', *lines, "}", ""])
+
+    def _loop(self, atom: MmaAtom, oa: Operand, ob: Operand, reg: str, el: str) -> list[str]:
+        """The k-blocks as a loop carrying the accumulators: fence, wgmma, commit, and a
+        wait for all but the group just committed."""
+        nc, kstep = atom.fragment("d").count, atom.shape_mnk[2]
+        lines = [
+            "    %kb0 = arith.constant 0 : i32",
+            f"    %kbn = arith.constant {self.kblocks} : i32",
+            "    %one = arith.constant 1 : i32",
+        ]
+        for name, o in (("a", oa), ("b", ob)):
+            lines += [
+                f"    %{name}step = arith.constant {o.kblock_start(1, kstep) // o.eb} : i32",
+                f"    %{name}base = arith.constant {o.base // o.eb} : i32",
+            ]
+        inits = ", ".join(f"%i{j} = %z" for j in range(nc))
+        types = ", ".join([reg] * nc)
+        lines.append(
+            f"    %acc:{nc} = scf.for %kb = %kb0 to %kbn step %one iter_args({inits}) -> "
+            f"({types}) : i32 {{"
+        )
+        for name, o in (("a", oa), ("b", ob)):
+            lbo, sbo = o.lbo_sbo()
+            lines += [
+                f"      %{name}k = arith.muli %kb, %{name}step : i32",
+                f"      %{name}o = arith.addi %{name}k, %{name}base : i32",
+                f"      %{name}p = thread.ptr_add %se, %{name}o : !gpu.ptr<{el}, shared>, i32",
+                f"      %{name}d = thread.gmma_desc %{name}p {{lbo = {lbo} : i32, sbo = {sbo} : "
+                f'i32, swizzle = "{o.swizzle}"}} : !gpu.ptr<{el}, shared>',
+            ]
+        args = ", ".join([*(f"%i{j}" for j in range(nc)), "%ad", "%bd", "%scale"])
+        lines += [
+            "      %isfirst = arith.cmpi eq, %kb, %kb0 : i32",
+            "      %scale = arith.xori %isfirst, %on : i1",
+            "      thread.wgmma_fence",
+            f'      %d:{nc} = thread.atom "{atom.name}"({args}) {{role = "mma"}} : '
+            f"({types}, i64, i64, i1) -> ({types})",
+            "      thread.wgmma_commit",
+            "      thread.wgmma_wait {pending = 1 : i32}",
+            f"      scf.yield {', '.join(f'%d#{j}' for j in range(nc))} : {types}",
+            "    }",
+        ]
+        return lines
 
     def reference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """D in float64 (tf32 operands truncated to their 10 mantissa bits first)."""
