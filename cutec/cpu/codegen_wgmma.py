@@ -32,6 +32,7 @@ from cutec.cpu.lanes import (
     INFO_WARP_HOOK,
     OFFSET_BITS,
     Loc,
+    Unsupported,
     components,
     scalar_type,
     splat,
@@ -51,6 +52,9 @@ def assign_web_slots(g: _Gen, webs: wgmma.AccumulatorWebs) -> list[list[tuple[in
     (slot, LLVM type) components (for the runner, which writes D there)."""
     out = []
     for members in webs.tied:
+        if len({v.type for v in members}) > 1:  # one slot per component: one type
+            types = ", ".join(sorted({str(v.type) for v in members}))
+            raise Unsupported(f"accumulator registers of different types ({types})")
         elem, n = components(members[0].type)
         ty = scalar_type(elem)
         slots = [g.new_slot(ty) for _ in range(n)]

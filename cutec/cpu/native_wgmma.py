@@ -83,7 +83,7 @@ class NativeWgmma:
             if isinstance(op, thread.FenceProxyAsyncOp):
                 state.proxy_fence([warp * LANES + lane for lane in live])
             else:
-                state.access(op, warp, warp * LANES + live[0])
+                state.access(op, warp, warp * LANES + (live[0] if live else 0))
 
     def _land(self, warp: int, issued: wgmma.Issued, words: np.ndarray) -> None:
         """D's words into the frame slots of each output's web (components little-endian)."""

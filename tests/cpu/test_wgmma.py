@@ -214,3 +214,14 @@ def test_a_wgmma_needs_a_whole_warpgroup() -> None:
         f"wg.mlir:{_line(text, '%d0:4')}:13: {CASE.atom.name} runs on a warpgroup of 128 "
         "threads; this warpgroup has 96 (thread.atom, thread (0, 0, 0), block (0, 0, 0))"
     )
+
+
+def test_through_jit_on_the_cpu() -> None:
+    import cutec.runtime as rt  # the JIT path, as test_mbarrier's
+
+    k = rt.jit(LOOP.kernel(), device="cpu")
+    a, b = LOOP.inputs()
+    out = np.zeros(LOOP.threads * LOOP.atom.fragment("d").count, np.int32)
+    k(LOOP.image(a, b), np.zeros(1, np.int32), out, grid=(1, 1, 1))
+    assert k.cpu_backend == "native"
+    _close(LOOP, LOOP.tile(out), LOOP.reference(a, b))
