@@ -185,6 +185,7 @@ class _Cta:
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
         self.mbarriers = Mbarriers(self.phase_completed)
         self.wgmma: wgmma.WgmmaCta | None = None  # with wgmma ops (cutec.cpu.wgmma)
+        self.window = wgmma.shared_window(kernel)  # where gmma_desc finds its buffers
         self.web_ops: set[Operation] = set()  # ops that access accumulator registers
 
     def wgmma_error(self, e: wgmma.WgmmaError) -> AccessError:

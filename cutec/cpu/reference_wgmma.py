@@ -31,7 +31,7 @@ def buffer_name(op: Operation | None) -> str:
 
 def cta_state(cta: _Cta, webs: wgmma.AccumulatorWebs, nthreads: int) -> wgmma.WgmmaCta:
     """The wgmma state of `cta`, over its shared buffers (made on first use)."""
-    entries = wgmma.shared_window(cta.kernel)
+    entries = cta.window
 
     def buffer(i: int) -> Buffer:
         e = entries[i]
@@ -41,7 +41,10 @@ def cta_state(cta: _Cta, webs: wgmma.AccumulatorWebs, nthreads: int) -> wgmma.Wg
         if not cta.check_shared:
             return None
         buf = buffer(i)
-        return cta.shadows.setdefault(id(buf), checks.SharedShadow(buf.size))
+        found = cta.shadows.get(id(buf))
+        if found is None:
+            found = cta.shadows[id(buf)] = checks.SharedShadow(buf.size)
+        return found
 
     window = wgmma.SharedWindow(entries, lambda i: buffer(i).data, lambda i: buffer(i).name,
                                 shadow)  # fmt: skip
@@ -56,8 +59,7 @@ class WgmmaOps:
     cta: _Cta
 
     def window_address(self, op: Operation, p: Pointer) -> int:
-        entries = wgmma.shared_window(self.cta.kernel)
-        for e in entries:
+        for e in self.cta.window:
             if self.cta.shared.get(e.op) is p.buffer:
                 return e.base + p.offset
         raise self.error(op, wgmma.not_shared_error(p.buffer.name))  # type: ignore[attr-defined]

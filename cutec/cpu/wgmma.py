@@ -385,6 +385,8 @@ class WgmmaCta:
         self.webs, self.window, self.nthreads = webs, window, nthreads
         self.warps: dict[int, _Warp] = {}
         self.fenced: dict[int, np.ndarray] = {}  # entry -> W words at each byte's last fence
+        self.start = 0  # the CTA's first barrier interval (the backend sets it)
+        self.block: tuple[int, int, int] = (1, 1, 1)  # the CTA shape (the backend sets it)
 
     def warp(self, w: int) -> _Warp:
         found = self.warps.get(w)
@@ -492,9 +494,6 @@ class WgmmaCta:
                 "fence (thread.fence_proxy_async) after the write",
                 op, lane,
             )  # fmt: skip
-
-    start = 0  # the CTA's first barrier interval (the backend sets it)
-    block: tuple[int, int, int] = (1, 1, 1)  # the CTA shape (the backend sets it)
 
     def proxy_fence(self, threads: Sequence[int]) -> None:
         """`threads` (linear indices) fence their generic-proxy shared writes so far."""
