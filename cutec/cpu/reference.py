@@ -322,8 +322,6 @@ class _Thread(AtomicOps, WgmmaOps):
         self.uncommitted: list[tuple[Pointer, np.ndarray]] = []
         self.groups: list[list[tuple[Pointer, np.ndarray]]] = []
         self.waiting: Waiting | None = None  # the mbarrier wait this thread is stopped at
-        (x, y, z), (bx, by, _) = tid, cta.block
-        self.linear = x + bx * (y + by * z)
 
     # ------------------------------------------------------------ control
     def start(self, arguments: list[Any]) -> Generator[Operation, None, None]:

@@ -57,6 +57,13 @@ class WgmmaOps:
     """The thread-level wgmma handlers of a reference thread (mixed into its class)."""
 
     cta: _Cta
+    tid: tuple[int, int, int]
+
+    @property
+    def linear(self) -> int:
+        """The thread's linear index in its CTA (x fastest)."""
+        (x, y, z), (bx, by, _) = self.tid, self.cta.block
+        return x + bx * (y + by * z)
 
     def window_address(self, op: Operation, p: Pointer) -> int:
         for e in self.cta.window:
@@ -75,14 +82,14 @@ class WgmmaOps:
     def fence_proxy_async(self, op: thread.FenceProxyAsyncOp) -> None:
         state = self.cta.wgmma
         if state is not None:
-            state.proxy_fence([self.linear])  # type: ignore[attr-defined]
+            state.proxy_fence([self.linear])
 
     def wgmma_access(self, op: Operation) -> None:
         """`op` reads or writes accumulator registers: not while a wgmma writes them."""
         state = self.cta.wgmma
         assert state is not None
         try:
-            state.access(op, self.linear // checks.WARP, self.linear)  # type: ignore[attr-defined]
+            state.access(op, self.linear // checks.WARP, self.linear)
         except wgmma.WgmmaError as e:
             raise self.cta.wgmma_error(e) from None
 
