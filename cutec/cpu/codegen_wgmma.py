@@ -10,7 +10,9 @@ checks are `cutec.cpu.wgmma`'s, run by the warp-op hook, `cutec.cpu.native_wgmma
   completed wgmma's D words into the slots of its webs in this warp's frame, and
   the warp reloads them (its cached registers of those slots are dropped).
 * **Batch ops and checks.** ``thread.wgmma_fence / commit / wait`` need all 32
-  lanes (else a divergent collective, as for mma.sync) and call the hook; so
+  lanes (else a divergent collective, as for mma.sync) and call the hook (a wait
+  is a resume point, as an mbarrier wait: the warp returns while the rest of its
+  warpgroup has not committed the group it waits for); so
   does ``thread.fence_proxy_async`` (with the live lanes in scratch row 0) and
   every op that reads or writes an accumulator register (the hook checks that
   no wgmma in flight writes it, and notes the access for the wgmma_fence rule).
@@ -25,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cutec.cpu import wgmma
+from cutec.cpu.codegen_mbarrier import NOT_READY
 from cutec.cpu.lanes import (
     ERR_COLLECTIVE,
     ERR_DESC,
@@ -65,9 +68,10 @@ def assign_web_slots(g: _Gen, webs: wgmma.AccumulatorWebs) -> list[list[tuple[in
     return out
 
 
-def call_hook(g: _Gen, op: Operation, mask: str | None = None) -> None:
+def call_hook(g: _Gen, op: Operation, mask: str | None = None) -> str:
     """Call the warp-op hook for `op` (`mask`: the live lanes, in scratch row 0); a
-    failure in it (an exception, raised again by the runner) returns 2."""
+    failure in it (an exception, raised again by the runner) returns 2. The hook's
+    return code (0, or NOT_READY at a wgmma_wait)."""
     i64 = vec("i64")
     if mask is not None:
         row = g.op(f"getelementptr [{g.collective_rows} x {i64}], ptr %wscratch, i64 0, i64 0")
@@ -76,7 +80,8 @@ def call_hook(g: _Gen, op: Operation, mask: str | None = None) -> None:
     fn = g.op(f"inttoptr i64 {g.info(INFO_WARP_HOOK)} to ptr")
     index = g.op_index(op)
     rc = g.op(f"call i32 {fn}(ptr %info, i64 {index}, ptr %wscratch)")
-    g.fail_when(g.op(f"icmp ne i32 {rc}, 0"), lambda: [str(index), "0", "0", "0", str(ERR_HOOK)])
+    g.fail_when(g.op(f"icmp eq i32 {rc}, 1"), lambda: [str(index), "0", "0", "0", str(ERR_HOOK)])
+    return rc
 
 
 def _full_mask(g: _Gen, op: Operation) -> None:
@@ -91,10 +96,27 @@ def _full_mask(g: _Gen, op: Operation) -> None:
 def _batch(g: _Gen, op: Operation) -> None:
     _full_mask(g, op)
     call_hook(g, op)
-    if isinstance(op, thread.WgmmaWaitOp):  # the hook wrote D into the web slots
-        for slots in g.web_slots:
-            for slot, _ in slots:
-                g.st.cache.pop(slot, None)
+
+
+def _wait(g: _Gen, op: thread.WgmmaWaitOp) -> None:
+    """A resume point, as an mbarrier wait: the warp returns NOT_READY while the rest of
+    its warpgroup has not committed the groups (the runner calls it again later)."""
+    _full_mask(g, op)
+    g.barriers.append(op)
+    state = len(g.barriers)
+    g.branch(f"br label %resume{state}")
+    g.label(f"resume{state}")
+    rc = call_hook(g, op)
+    wait, go = g.fresh("wait"), g.fresh("go")
+    g.emit(f"br i1 {g.op(f'icmp eq i32 {rc}, {NOT_READY}')}, label %{wait}, label %{go}")
+    g.label(wait, keep_cache=True)
+    g.emit(f"store i32 {state}, ptr %frame, align 64")
+    g.emit(f"ret i32 {NOT_READY}")
+    g.label(go, keep_cache=True)
+    assert g.web_slots is not None
+    for slots in g.web_slots:  # the hook wrote D into the web slots
+        for slot, _ in slots:
+            g.st.cache.pop(slot, None)
 
 
 def _proxy_fence(g: _Gen, op: Operation) -> None:
@@ -148,6 +170,6 @@ def _gmma_desc(g: _Gen, op: thread.GmmaDescOp) -> None:
 
 
 WGMMA_HANDLERS.update({
-    "thread.wgmma_fence": _batch, "thread.wgmma_commit": _batch, "thread.wgmma_wait": _batch,
+    "thread.wgmma_fence": _batch, "thread.wgmma_commit": _batch, "thread.wgmma_wait": _wait,
     "thread.fence_proxy_async": _proxy_fence, "thread.gmma_desc": _gmma_desc,
 })  # fmt: skip

@@ -59,19 +59,23 @@ def warp_threads(op: thread.AtomOp) -> int:
     return op.library_atom().num_threads
 
 
-def run_warp_op(op: Operation, lanes: Sequence[_Thread]) -> None:
+def run_warp_op(op: Operation, lanes: Sequence[_Thread]) -> bool:
     """Run the warp step `op` (a warp-collective atom or a wgmma batch op) for the warp
-    whose threads are `lanes`."""
+    whose threads are `lanes`; False when it cannot yet (a wgmma_wait whose group the
+    rest of the warpgroup has not committed: the warp waits and tries again)."""
     if isinstance(op, thread.AtomOp):
         run_warp_atom(op, lanes)
-        return
+        return True
     if len(lanes) != WARP:
         raise checks.short_warp(op, op.name, len(lanes))
     cta = lanes[0].cta
     warp = lanes[0].linear // WARP
     try:
         if isinstance(op, thread.WgmmaWaitOp):
-            for issued, words in cta.wgmma.wait(op, warp):
+            landed = cta.wgmma.wait(op, warp)
+            if landed is None:
+                return False
+            for issued, words in landed:
                 _land_accumulators(cta.wgmma, lanes, issued, words)
         elif isinstance(op, thread.WgmmaCommitOp):
             cta.wgmma.commit(op, warp)
@@ -79,6 +83,7 @@ def run_warp_op(op: Operation, lanes: Sequence[_Thread]) -> None:
             cta.wgmma.fence(op, warp)
     except wgmma.WgmmaError as e:
         raise cta.wgmma_error(e) from None
+    return True
 
 
 def run_warp_atom(op: thread.AtomOp, lanes: Sequence[_Thread]) -> None:

@@ -260,7 +260,7 @@ def run_kernel(
                                     lambda i: names[first + i],
                                     lambda i: shadows.get(first + i))  # fmt: skip
         wg = NativeWgmma(wgmma.AccumulatorWebs(kernel), window, prog.web_slots, frames,
-                         nthreads, block3)  # fmt: skip
+                         nthreads, block3, mbarriers)  # fmt: skip
     warp_ops = WarpOps(prog.ops, mbarriers, wg)
     if prog.uses_warp_hook:
         infos[:, INFO_WARP_HOOK] = warp_ops.address

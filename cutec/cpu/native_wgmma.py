@@ -15,7 +15,9 @@ import ctypes
 import numpy as np
 
 from cutec.cpu import checks, wgmma
+from cutec.cpu.codegen_mbarrier import NOT_READY
 from cutec.cpu.lanes import LANES
+from cutec.cpu.native_mbarrier import NativeMbarriers
 from cutec.cpu.reference_memory import AccessError, Dim3
 from cutec.ir.core import Operation
 from cutec.ir.dialects import thread
@@ -28,11 +30,12 @@ class NativeWgmma:
 
     def __init__(self, kernel_webs: wgmma.AccumulatorWebs, window: wgmma.SharedWindow,
                  web_slots: list[list[tuple[int, str]]], frames: list[np.ndarray],
-                 nthreads: int, block: Dim3) -> None:  # fmt: skip
+                 nthreads: int, block: Dim3, mbarriers: NativeMbarriers) -> None:  # fmt: skip
         self.webs, self.window, self.web_slots = kernel_webs, window, web_slots
         self.frames, self.nthreads, self.block = frames, nthreads, block
         self.state = wgmma.WgmmaCta(kernel_webs, window, nthreads)
         self.block_id: Dim3 = (0, 0, 0)
+        self.mbarriers = mbarriers  # whose `waiting` the runner reads at a NOT_READY
 
     def reset(self, block_id: Dim3, start: int) -> None:
         """A new CTA: nothing in flight, every web touched."""
@@ -55,27 +58,33 @@ class NativeWgmma:
                 or op in self.webs.accesses or op in self.webs.writes)  # fmt: skip
 
     def run(self, op: Operation, warp: int, scratch: int) -> int:
-        """Run `op` for `warp` (`scratch`: the warp's scratch rows); 0."""
+        """Run `op` for `warp` (`scratch`: the warp's scratch rows); 0, or NOT_READY at
+        a wait for groups the rest of the warpgroup has not committed."""
         try:
-            self._run(op, warp, scratch)
+            return self._run(op, warp, scratch)
         except wgmma.WgmmaError as e:
             raise self.error(e) from None
-        return 0
 
     def _rows(self, scratch: int, rows: int) -> np.ndarray:
         raw = (ctypes.c_uint64 * (rows * LANES)).from_address(scratch)
         return np.ctypeslib.as_array(raw).reshape(rows, LANES)
 
-    def _run(self, op: Operation, warp: int, scratch: int) -> None:
+    def _run(self, op: Operation, warp: int, scratch: int) -> int:
         state = self.state
         if isinstance(op, thread.AtomOp):
             words = self._rows(scratch, len(op.args))
             state.issue(op, warp, words.T.copy())
         elif isinstance(op, thread.WgmmaWaitOp):
-            for issued, words in state.wait(op, warp):
+            landed = state.wait(op, warp)
+            if landed is None:
+                self.mbarriers.waiting[warp] = wgmma.WgmmaWaiting(op, "", 0, 0)
+                return NOT_READY
+            for issued, words in landed:
                 self._land(warp, issued, words)
+            self.mbarriers.state.events += 1  # a warp went on: progress for the scheduler
         elif isinstance(op, thread.WgmmaCommitOp):
             state.commit(op, warp)
+            self.mbarriers.state.events += 1  # a warp waiting on this group may go on
         elif isinstance(op, thread.WgmmaFenceOp):
             state.fence(op, warp)
         else:
@@ -84,6 +93,7 @@ class NativeWgmma:
                 state.proxy_fence([warp * LANES + lane for lane in live])
             else:
                 state.access(op, warp, warp * LANES + (live[0] if live else 0))
+        return 0
 
     def _land(self, warp: int, issued: wgmma.Issued, words: np.ndarray) -> None:
         """D's words into the frame slots of each output's web (components little-endian)."""

@@ -276,7 +276,10 @@ class _Cta:
                         raise checks.divergent_collective(first, threads[w + k].tid, self.block_id)
                     raise checks.divergent_barrier(first, threads[w + k].tid, self.block_id)
                 if first is not None and first.name != "gpu.barrier":
-                    run_warp_op(first, threads[w : w + checks.WARP])
+                    if not run_warp_op(first, threads[w : w + checks.WARP]):
+                        # a wgmma_wait for its warpgroup: tried again on the next pass
+                        warps.append(wgmma.WgmmaWaiting(first, "", 0, 0))
+                        continue
                     ran += range(w, w + len(mine))
                 warps.append(first)
             if (ran or moved or self.mbarriers.events != events) and (ran or blocked):

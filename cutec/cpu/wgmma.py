@@ -13,9 +13,12 @@ warp's part is exact on its own.
   shared-memory shadow: written in this CTA, landed, fenced to the async proxy)
   and copied aside. The results are *poisoned* (0xFF bytes: NaN) until the wait.
 * **Commit / wait**: groups per warp, as cp.async's per thread; a wait for N
-  completes all but the newest N groups, in issue order: each wgmma then reads
-  its shared bytes (a change since the issue is an *early stage release*),
-  computes its D words and they land in the accumulator registers.
+  completes all but the newest N groups, in issue order. A group is one
+  instruction of the warpgroup, so it completes for its four warps at once, at
+  the first of their waits that finds all four committed it (a warp whose peers
+  have not yet waits, as at an mbarrier): each wgmma then reads its shared bytes
+  (a change since the issue is an *early stage release*) and computes its D
+  words, which land in a warp's accumulator registers at that warp's wait.
 * **Accumulator registers** (`AccumulatorWebs`): a wgmma updates its
   accumulator in place, and the loop-carried values, region results and later
   wgmmas that hand it on are the same registers (tied, as the lowering must
@@ -52,6 +55,7 @@ from cutec.atoms.gmma_desc import (
 )
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu import checks
+from cutec.cpu.mbarrier import Waiting
 from cutec.dtypes import dtype as dtype_row
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation, Value
@@ -376,6 +380,17 @@ class _Warp:
     touched: set[int] = field(default_factory=set)  # webs accessed since the last fence
     words: dict[int, np.ndarray] = field(default_factory=dict)  # web -> its lanes' last D word
     log: list[Operation] = field(default_factory=list)  # warpgroup ops since the last check
+    done: int = 0  # groups completed (by this warp's waits or a peer's)
+    landed: list[tuple[Issued, np.ndarray]] = field(default_factory=list)  # D not yet delivered
+
+
+@dataclass(frozen=True)
+class WgmmaWaiting(Waiting):
+    """A warp at a wgmma_wait whose group the rest of its warpgroup has not issued yet."""
+
+    def describe(self) -> str:
+        return (f"the thread.wgmma_wait at {_where(self.op)} (for the other warps of its "
+                "warpgroup to commit the group)")  # fmt: skip
 
 
 class WgmmaCta:
@@ -516,17 +531,30 @@ class WgmmaCta:
         state.open = []
         state.log.append(op)
 
-    def wait(self, op: thread.WgmmaWaitOp, warp: int) -> list[tuple[Issued, np.ndarray]]:
-        """Complete all but the newest `pending` groups of `warp`: each wgmma reads its
-        shared bytes now and computes D; (wgmma, D words (32, registers)) in issue order.
-        The caller writes each D into its accumulator webs' registers."""
+    def wait(self, op: thread.WgmmaWaitOp, warp: int) -> list[tuple[Issued, np.ndarray]] | None:
+        """All but the newest `pending` groups of `warp` complete: None while another warp
+        of the warpgroup has not committed them (a group is one instruction of the
+        warpgroup: it completes for all four warps at once, reading its shared bytes then
+        and computing D); else (wgmma, D words (32, registers)) of `warp`'s completed
+        groups, in issue order, which the caller writes into their webs' registers."""
         state = self.warp(warp)
+        target = state.done + len(state.groups) - op.pending.value
+        if target > state.done:
+            base = warp - warp % 4
+            peers = [self.warp(base + k) for k in range(4) if 32 * (base + k) < self.nthreads]
+            if any(p.done + len(p.groups) < target for p in peers):
+                return None
+            for p in peers:
+                while p.done < target:
+                    p.done += 1
+                    p.landed += [(i, self._complete(op, p, i)) for i in p.groups.pop(0)]
         state.log.append(op)
-        done = []
-        while len(state.groups) > op.pending.value:
-            for issued in state.groups.pop(0):
-                done.append((issued, self._complete(op, state, issued)))
-        return done
+        landed, state.landed = state.landed, []
+        for issued, _ in landed:
+            for w in issued.out_webs:
+                if state.pending.get(w) is issued:
+                    del state.pending[w]
+        return landed
 
     def _complete(self, op: Operation, state: _Warp, issued: Issued) -> np.ndarray:
         atom = issued.op.library_atom()
@@ -551,8 +579,6 @@ class WgmmaCta:
         d = d_words(atom, issued.warp % 4, words, tiles.get("A"), tiles["B"])
         for i, w in enumerate(issued.out_webs):
             state.words[w] = d[:, i]
-            if state.pending.get(w) is issued:
-                del state.pending[w]
         return d
 
     # -------------------------------------------------------------- convergence

@@ -124,8 +124,10 @@ def test_accumulator_read_before_the_wait() -> None:
 
 
 def test_early_stage_release() -> None:
-    """A thread rewrites A's tile between the commit and the wait."""
+    """Threads rewrite A's tile between the commit and the wait (after a barrier, so
+    every warp has issued: the backends order warps differently between barriers)."""
     store = (
+        "\n    gpu.barrier"
         "\n    %sa = thread.ptr_add %s, %t : !gpu.ptr<i32, shared>, i32"
         "\n    thread.store %t, %sa : i32, !gpu.ptr<i32, shared>"
     )
@@ -225,3 +227,17 @@ def test_through_jit_on_the_cpu() -> None:
     k(LOOP.image(a, b), np.zeros(1, np.int32), out, grid=(1, 1, 1))
     assert k.cpu_backend == "native"
     _close(LOOP, LOOP.tile(out), LOOP.reference(a, b))
+
+
+def test_a_group_completes_for_the_whole_warpgroup() -> None:
+    """Once a warp's wait returns, its warpgroup's wgmma has read its operands, so the
+    warp may rewrite them at once (as wgmma_sm90's next stage copy does); the native
+    backend runs warp 0 to its wait before warp 1 issues, so warp 0 waits for them."""
+    store = (
+        "\n    %sa = thread.ptr_add %s, %t : !gpu.ptr<i32, shared>, i32"
+        "\n    thread.store %t, %sa : i32, !gpu.ptr<i32, shared>"
+    )
+    text = CASE.kernel({WAIT: WAIT + store})
+    for backend in BACKENDS:
+        got, want = _run(backend, CASE, text)
+        _close(CASE, got, want)
