@@ -53,9 +53,10 @@ TID_MASK = 0x7FFFFFFF
 
 # Shadow access kinds and failure codes (the warp code's helper returns them too).
 LOAD, STORE, ASYNC = 0, 1, 2
+WGMMA = 3  # a wgmma's read of a shared operand (checked in Python: cutec.cpu.wgmma)
 UNINIT, PENDING_ACCESS, RACE_WRITER, RACE_READER = 1, 2, 3, 4
 
-_KIND_NAMES = {LOAD: "load", STORE: "store", ASYNC: "cp.async store"}
+_KIND_NAMES = {LOAD: "load", STORE: "store", ASYNC: "cp.async store", WGMMA: "wgmma read"}
 
 
 def tid3(linear: int, block: Dim3) -> Dim3:
@@ -68,8 +69,8 @@ def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, blo
     what = _KIND_NAMES[kind]
     if code == UNINIT:
         return (
-            f"load of uninitialised shared memory: byte {byte} of {buffer} was not written "
-            "in this block"
+            f"{'load' if kind == LOAD else what} of uninitialised shared memory: byte {byte} "
+            f"of {buffer} was not written in this block"
         )
     if code == PENDING_ACCESS:
         return (

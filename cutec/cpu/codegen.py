@@ -39,12 +39,14 @@ from cutec.atoms.copy_record import CopyAtom
 from cutec.atoms.emulate import copy_tables
 from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
+from cutec.cpu import wgmma
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
 from cutec.cpu.codegen_atomic import ATOMIC_HANDLERS
 from cutec.cpu.codegen_collective import collective_atom, is_collective, scratch_rows
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
 from cutec.cpu.codegen_mbarrier import MBARRIER_HANDLERS, ROWS
 from cutec.cpu.codegen_ops import OP_HANDLERS
+from cutec.cpu.codegen_wgmma import WGMMA_HANDLERS, access, assign_web_slots
 from cutec.cpu.lanes import (
     LANES,
     Loc,
@@ -78,6 +80,8 @@ class WarpProgram:
     uses_warp_hook: bool  # calls the warp-op hook (mma.sync, mbarriers: native_collective)
     check_shared: bool  # checks shared accesses against the buffers' shadows
     shadow_unit: int  # bytes per shadow entry: every shared access covers whole entries
+    # per accumulator web, its (slot, LLVM type) components (codegen_wgmma); None: no wgmma
+    web_slots: list[list[tuple[int, str]]] | None = None
 
 
 @dataclass
@@ -130,6 +134,16 @@ class _Gen:
         self.roots.update({a: k for k, a in enumerate(ptr_args)})
         self.mask = self.new_slot("i1")  # the current execution mask's slot
         self.full_mask = self.mask
+        # wgmma: accumulator webs share slots; ops that access them call the hook.
+        self.web_slots: list[list[tuple[int, str]]] | None = None
+        self.web_ops: set[Operation] = set()
+        self.window = wgmma.shared_window(kernel)
+        if wgmma.uses_wgmma(kernel):
+            webs = wgmma.AccumulatorWebs(kernel)
+            self.web_slots = assign_web_slots(self, webs)
+            self.web_ops = {*webs.accesses, *webs.writes}
+            self.collective_rows = max(self.collective_rows, 1)
+            self.uses_warp_hook = True
 
     # ------------------------------------------------------------------ emission
     def emit(self, line: str) -> None:
@@ -232,6 +246,8 @@ class _Gen:
         """Give every component of `v` its own slot (block arguments, results)."""
         elem, n = components(v.type)
         ty = scalar_type(elem)
+        if (v, 0) in self.locs:  # an accumulator register: its web's slot (codegen_wgmma)
+            return
         for i in range(n):
             self.locs[(v, i)] = Loc(self.new_slot(ty), None, ty)
 
@@ -324,7 +340,8 @@ class _Gen:
         text = "\n".join([*sorted(self.decls), *head, *self.st.lines, "}", weights, ""])
         return WarpProgram(text, self.frame, self.ops, self.barriers, param_slots, self.shared,
                            self.num_ptr, self.uses_dynamic, self.uses_async, self.uses_warp_hook,
-                           self.check_shared, 1 << self.shadow_shift)  # fmt: skip
+                           self.check_shared, 1 << self.shadow_shift,
+                           self.web_slots)  # fmt: skip
 
     def linear_tid(self) -> str:
         w = self.op(f"mul i64 {self.info(9)}, {LANES}")
@@ -341,12 +358,14 @@ class _Gen:
         return None
 
     def operation(self, op: Operation) -> None:
+        if op in self.web_ops:
+            access(self, op)
         if is_collective(op):
             collective_atom(self, op)  # type: ignore[arg-type]
             return
         handler = (OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
                    or ASYNC_HANDLERS.get(op.name) or MBARRIER_HANDLERS.get(op.name)
-                   or ATOMIC_HANDLERS.get(op.name))  # fmt: skip
+                   or ATOMIC_HANDLERS.get(op.name) or WGMMA_HANDLERS.get(op.name))  # fmt: skip
         if handler is None:
             raise Unsupported(f"op {op.name}")
         handler(self, op)

@@ -13,6 +13,9 @@ the atom's record through `cutec.cpu.collective`, as the interpreter does:
   `collective.copy_sources` runs the atom's emulator on sources that hold their
   own lane and byte numbers, so the bytes move exactly as `emulate_copy` moves
   them. All native, no call-out.
+* **wgmma** (`cutec.cpu.codegen_wgmma`): each warp's part of the warpgroup's
+  instruction: its input words go to the hook as mma.sync's (the issue), and
+  its results hold 0xFF bytes until the wait lands D in their registers.
 * **mma.sync**: each input register becomes its 32-bit or 64-bit word (the
   value's bytes, components little-endian, as the PTX register holds them) in a
   row of the scratch area, and the warp calls the runner's hook
@@ -35,6 +38,7 @@ from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu import checks
 from cutec.cpu.codegen_ops import _address_parts, _gather
+from cutec.cpu.codegen_wgmma import call_hook, poison
 from cutec.cpu.collective import copy_sources, warp_threads
 from cutec.cpu.lanes import (
     ERR_COLLECTIVE,
@@ -140,6 +144,14 @@ def _mma(g: _Gen, op: thread.AtomOp, atom: MmaAtom) -> None:
         _define_from_word(g, r, g.op(f"load {i64}, ptr {_row(g, k)}, align 64"))
 
 
+def _wgmma(g: _Gen, op: thread.AtomOp, atom: MmaAtom) -> None:
+    i64 = vec("i64")
+    for k, v in enumerate(op.args):
+        g.emit(f"store {i64} {_word(g, v)}, ptr {_row(g, k)}, align 64")
+    call_hook(g, op)
+    poison(g, op)
+
+
 def _ldmatrix(g: _Gen, op: thread.AtomOp, atom: CopyAtom) -> None:
     tables = copy_tables(atom)
     nbytes = tables.src.shape[1]
@@ -201,4 +213,5 @@ def _pick(g: _Gen, rows: list[str], where: np.ndarray, ity: str) -> str:
 _WARP_CODE: dict[Family, Callable[[_Gen, thread.AtomOp, Any], None]] = {
     Family.MMA_SYNC: _mma,
     Family.LDMATRIX: _ldmatrix,
+    Family.WGMMA: _wgmma,
 }

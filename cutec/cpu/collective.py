@@ -12,6 +12,11 @@ the atom's record is the one source of truth.
   into the atom's fragments (`cutec.atoms.emulate.unpack_registers`), multiplied
   by `emulate_mma` (the atom's A/B/C layouts as gather/scatter tables) and packed
   back into each lane's D registers.
+* **wgmma** (a warpgroup's atom, run per warp: `cutec.cpu.wgmma`): the issue
+  records the lanes' input words and poisons the accumulator registers; the
+  batch ops ``thread.wgmma_fence / commit / wait`` are warp steps too
+  (`run_warp_op`), and a wait sets each completed wgmma's D in the registers of
+  its accumulator webs.
 * **Copy atoms** (ldmatrix): lane t's source value is the bytes at its address,
   read only for the lanes the instruction reads (`copy_tables(atom).readers`:
   ldmatrix's first 8 * num lanes); `emulate_copy` moves them through the atom's
@@ -37,9 +42,9 @@ from cutec.atoms.emulate import (
 )
 from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
-from cutec.cpu import checks
+from cutec.cpu import checks, wgmma
 from cutec.cpu.reference_memory import Pointer, decode, encode, scalar_bytes
-from cutec.ir.core import Value
+from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 from cutec.ir.types import Type, VectorType
 
@@ -52,6 +57,33 @@ WARP = 32
 def warp_threads(op: thread.AtomOp) -> int:
     """How many threads execute `op` together: its atom's size(ThrID) (1 for UniversalFMA)."""
     return op.library_atom().num_threads
+
+
+def run_warp_op(op: Operation, lanes: Sequence[_Thread]) -> bool:
+    """Run the warp step `op` (a warp-collective atom or a wgmma batch op) for the warp
+    whose threads are `lanes`; False when it cannot yet (a wgmma_wait whose group the
+    rest of the warpgroup has not committed: the warp waits and tries again)."""
+    if isinstance(op, thread.AtomOp):
+        run_warp_atom(op, lanes)
+        return True
+    if len(lanes) != WARP:
+        raise checks.short_warp(op, op.name, len(lanes))
+    cta = lanes[0].cta
+    warp = lanes[0].linear // WARP
+    try:
+        if isinstance(op, thread.WgmmaWaitOp):
+            landed = cta.wgmma.wait(op, warp)
+            if landed is None:
+                return False
+            for issued, words in landed:
+                _land_accumulators(cta.wgmma, lanes, issued, words)
+        elif isinstance(op, thread.WgmmaCommitOp):
+            cta.wgmma.commit(op, warp)
+        else:
+            cta.wgmma.fence(op, warp)
+    except wgmma.WgmmaError as e:
+        raise cta.wgmma_error(e) from None
+    return True
 
 
 def run_warp_atom(op: thread.AtomOp, lanes: Sequence[_Thread]) -> None:
@@ -163,9 +195,43 @@ def _copy(op: thread.AtomOp, atom: CopyAtom, lanes: Sequence[_Thread]) -> None:
             at += n
 
 
+# --------------------------------------------------------------------------- wgmma
+
+
+def _wgmma(op: thread.AtomOp, atom: MmaAtom, lanes: Sequence[_Thread]) -> None:
+    """Issue: the state records the lanes' input words; the accumulator registers (the
+    results and the webs they tie) hold 0xFF bytes until the wait."""
+    cta = lanes[0].cta
+    try:
+        cta.wgmma.issue(op, lanes[0].linear // WARP, _words(lanes, op.args))
+    except wgmma.WgmmaError as e:
+        raise cta.wgmma_error(e) from None
+    webs = cta.wgmma.webs
+    for r in op.outs:
+        poison = wgmma.poison_value_bytes(scalar_bytes_of(r.type))
+        for lane in lanes:
+            lane.env[r] = _value_of(poison, r.type)
+            for v in webs.tied[webs.web[r]]:
+                if v in lane.env:
+                    lane.env[v] = _value_of(poison, v.type)
+
+
+def _land_accumulators(state: wgmma.WgmmaCta, lanes: Sequence[_Thread], issued: wgmma.Issued,
+                       words: np.ndarray) -> None:  # fmt: skip
+    """A completed wgmma's D words land in every register of its accumulator webs."""
+    for j, web in enumerate(issued.out_webs):
+        for i, lane in enumerate(lanes):
+            for v in state.webs.tied[web]:
+                if v in lane.env:
+                    n = scalar_bytes_of(v.type)
+                    raw = np.frombuffer(int(words[i, j]).to_bytes(n, "little"), dtype=np.uint8)
+                    lane.env[v] = _value_of(raw, v.type)
+
+
 # The interpreter's rule for each warp-collective atom family (the atom's family picks
 # it, never its name); the native backend runs the same families (codegen_collective).
 WARP_RULES: dict[Family, Callable[..., None]] = {
     Family.MMA_SYNC: _mma,
     Family.LDMATRIX: _copy,
+    Family.WGMMA: _wgmma,  # a warpgroup's instruction, each warp's part on its own
 }

@@ -24,6 +24,7 @@ ERR_LOAD, ERR_STORE, ERR_BARRIER, ERR_DIVIDE = 1, 2, 3, 4
 ERR_SHARED, ERR_SRC_SIZE, ERR_HOOK = 5, 6, 7  # a shared-memory check, cp.async src-size, a hook
 ERR_COLLECTIVE = 8  # a warp-collective op reached with a lane not live
 ERR_ATOMIC = 9  # an atomic read-modify-write out of bounds or misaligned
+ERR_DESC = 10  # a gmma_desc of an address no descriptor holds
 
 # The i64 words of a warp's ``info``: block id, block dim, grid dim (3 each), the warp's
 # index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook,

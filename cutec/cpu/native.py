@@ -23,12 +23,13 @@ from typing import Any, Protocol
 import llvmlite.binding as llvm
 import numpy as np
 
-from cutec.cpu import checks, elf
+from cutec.cpu import checks, elf, wgmma
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import (
     ERR_ATOMIC,
     ERR_BARRIER,
     ERR_COLLECTIVE,
+    ERR_DESC,
     ERR_DIVIDE,
     ERR_HOOK,
     ERR_LOAD,
@@ -46,6 +47,7 @@ from cutec.cpu.mbarrier import Waiting
 from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.native_collective import WarpOps
 from cutec.cpu.native_mbarrier import NativeMbarriers
+from cutec.cpu.native_wgmma import NativeWgmma
 from cutec.cpu.reference import bind_arguments, block_dim, cluster_ctas, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
@@ -252,7 +254,15 @@ def run_kernel(
     infos[:, 9] = np.arange(nwarps)
     infos[:, INFO_HOOK] = copies.address
     mbarriers = NativeMbarriers(buffers, names, copies, infos)
-    warp_ops = WarpOps(prog.ops, mbarriers)
+    wg = None
+    if prog.web_slots is not None:
+        first = len(arrays)  # the window's buffers: the shared ones, in `bufs` order
+        window = wgmma.SharedWindow(wgmma.shared_window(kernel), lambda i: buffers[first + i],
+                                    lambda i: names[first + i],
+                                    lambda i: shadows.get(first + i))  # fmt: skip
+        wg = NativeWgmma(wgmma.AccumulatorWebs(kernel), window, prog.web_slots, frames,
+                         nthreads, block3, mbarriers)  # fmt: skip
+    warp_ops = WarpOps(prog.ops, mbarriers, wg)
     if prog.uses_warp_hook:
         infos[:, INFO_WARP_HOOK] = warp_ops.address
     if prog.check_shared:
@@ -283,6 +293,8 @@ def run_kernel(
                     copies.reset(nwarps)
                 mbarriers.reset()
                 warp_barriers.reset()
+                if wg is not None:
+                    wg.reset((bx, by, bz), epoch)
                 for f in frames:
                     f[: prog.frame_bytes] = frame0  # state 0 and the arguments
                 # Each warp runs to a barrier (1), an mbarrier wait that is not satisfied
@@ -313,6 +325,8 @@ def run_kernel(
                         raise _uninit(prog, err, (bx, by, bz), block3, names)
                     epoch = int(infos[0, INFO_EPOCH]) + 1
                     infos[:, INFO_EPOCH] = epoch
+                    if wg is not None:
+                        wg.converged()
                     if not checks.barrier_round(at, nthreads, (bx, by, bz)):
                         break
                     mbarriers.state.barrier()  # every warp passed it: inits are published
@@ -368,6 +382,10 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
         code, other, access = (int(x) for x in err[6:9])
         message = checks.shared_message(code, access, off, names[buf], other, block)
         return AccessError(message, op, tid, block_id)
+    if kind == ERR_DESC:
+        if buf < prog.num_pointer_args:  # err[2]: the lane's buffer; err[3]: its window address
+            return AccessError(wgmma.not_shared_error(names[buf]), op, tid, block_id)
+        return AccessError(wgmma.descriptor_error(off), op, tid, block_id)
     if kind == ERR_SRC_SIZE:
         return AccessError(f"src-size {off} is outside 0..{nbytes}", op, tid, block_id)
     if kind == ERR_DIVIDE:

@@ -7,7 +7,8 @@ hook in ``info`` with (info, op number, scratch). The hook runs
 `cutec.cpu.collective.mma_words` (the atom's record and emulator, as the
 interpreter does) and writes D's words to the first rows. An exception is kept
 in `error` and the hook returns 1; the warp then fails and the runner raises it.
-The mbarrier ops call the same hook (`cutec.cpu.native_mbarrier` runs them).
+The mbarrier ops call the same hook (`cutec.cpu.native_mbarrier` runs them), and
+so do the wgmma family's (`cutec.cpu.native_wgmma`).
 
 A call costs tens of microseconds (the ctypes callback and the emulator's numpy
 steps): the loads, stores and ldmatrix of a tile run natively around it.
@@ -22,6 +23,7 @@ import numpy as np
 from cutec.cpu.collective import mma_words
 from cutec.cpu.lanes import LANES
 from cutec.cpu.native_mbarrier import NativeMbarriers
+from cutec.cpu.native_wgmma import NativeWgmma
 from cutec.ir.core import Operation
 from cutec.ir.dialects import thread
 
@@ -31,9 +33,11 @@ HOOK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.
 class WarpOps:
     """The warp-op hook of one run: `address` is what the warp code calls."""
 
-    def __init__(self, ops: list[Operation], mbarriers: NativeMbarriers | None = None) -> None:
+    def __init__(self, ops: list[Operation], mbarriers: NativeMbarriers | None = None,
+                 wgmma: NativeWgmma | None = None) -> None:  # fmt: skip
         self.ops = ops  # op number -> op (the program's)
         self.mbarriers = mbarriers
+        self.wgmma = wgmma
         self.error: BaseException | None = None
         self.fn = HOOK(self._hook)  # kept alive with this object
         self.address = ctypes.cast(self.fn, ctypes.c_void_p).value
@@ -41,6 +45,9 @@ class WarpOps:
     def _hook(self, info: int, index: int, scratch: int) -> int:
         try:
             op = self.ops[index]
+            if self.wgmma is not None and self.wgmma.handles(op):
+                warp = ctypes.c_int64.from_address(info + 8 * 9).value
+                return self.wgmma.run(op, warp, scratch)
             if not isinstance(op, thread.AtomOp):
                 assert self.mbarriers is not None
                 warp = ctypes.c_int64.from_address(info + 8 * 9).value

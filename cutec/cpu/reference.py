@@ -43,10 +43,12 @@ backend's: slow, simple and strict.
 * **Atomics** (reference_atomic.py) are a checked read and write with nothing
   between (threads run one at a time); fences do nothing more.
 
-* **Warp-collective atoms** (mma.sync, ldmatrix): a thread stops at one as at a
+* **Warp-collective atoms** (mma.sync, ldmatrix, each warp's part of a wgmma, and
+  the wgmma batch ops): a thread stops at one as at a
   barrier, and when all 32 lanes of its warp are there the atom runs once on
   their registers from its record's layouts (`cutec.cpu.collective`); lanes of
   one warp at different ops, or a lane that finishes, is a divergent collective.
+  wgmma's asynchrony and checks are `cutec.cpu.wgmma`'s (reference_wgmma.py).
   The one-thread atoms (UniversalFMA, UniversalCopy's ld/st roles) run in the
   thread; other atoms raise NotImplementedError.
 """
@@ -61,8 +63,8 @@ from typing import Any
 import numpy as np
 
 from cutec.atoms.family import Family
-from cutec.cpu import checks
-from cutec.cpu.collective import run_warp_atom, warp_threads
+from cutec.cpu import checks, wgmma
+from cutec.cpu.collective import run_warp_op, warp_threads
 from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.reference_atomic import ATOMIC_HANDLERS, AtomicOps
 from cutec.cpu.reference_memory import (
@@ -79,6 +81,7 @@ from cutec.cpu.reference_memory import (
     scalar_bytes,
     to_attr,
 )
+from cutec.cpu.reference_wgmma import WgmmaOps, cta_state, located
 from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
@@ -155,11 +158,15 @@ def run_kernel(
     run = Run()
     grid3, block3 = dim3(grid), block_dim(kernel, block)
     epoch = 1  # barrier intervals are numbered across CTAs (cutec.cpu.checks)
+    webs = wgmma.AccumulatorWebs(kernel) if wgmma.uses_wgmma(kernel) else None
     for bz in range(grid3[2]):
         for by in range(grid3[1]):
             for bx in range(grid3[0]):
                 cta = _Cta(kernel, (bx, by, bz), grid3, block3, run if trace else None)
                 cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
+                if webs is not None:
+                    cta.wgmma = cta_state(cta, webs, block3[0] * block3[1] * block3[2])
+                    cta.web_ops = {*webs.accesses, *webs.writes}
                 cta.run(bound)
                 epoch = cta.epoch + 1
     return run
@@ -186,6 +193,12 @@ class _Cta:
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
         self.mbarriers = Mbarriers(self.phase_completed)
         self.warp_barriers = WarpBarriers(cluster_ctas(kernel), self.barrier_completed)
+        self.wgmma: wgmma.WgmmaCta | None = None  # with wgmma ops (cutec.cpu.wgmma)
+        self.window = wgmma.shared_window(kernel)  # where gmma_desc finds its buffers
+        self.web_ops: set[Operation] = set()  # ops that access accumulator registers
+
+    def wgmma_error(self, e: wgmma.WgmmaError) -> AccessError:
+        return located(self, e)
 
     def phase_completed(self) -> None:
         """An mbarrier phase completed: a new interval of the race check (cutec.cpu.mbarrier)."""
@@ -221,7 +234,8 @@ class _Cta:
         if shadow is not None:
             shadow.land(first, data.size)
 
-    def shared_buffer(self, op: Operation, nbytes: int, name: str) -> Buffer:
+    def shared_buffer(self, op: Operation | None, nbytes: int, name: str) -> Buffer:
+        """The buffer of alloc op `op` (None or DynamicSharedOp: the dynamic one)."""
         key = None if isinstance(op, thread.DynamicSharedOp) else op
         if key not in self.shared:
             data = np.full(nbytes, 0xFF, dtype=np.uint8)
@@ -287,8 +301,10 @@ class _Cta:
                     warps.append(None if go else first)
                     continue
                 if first is not None and first.name != "gpu.barrier":
-                    assert isinstance(first, thread.AtomOp)
-                    run_warp_atom(first, threads[w : w + checks.WARP])
+                    if not run_warp_op(first, threads[w : w + checks.WARP]):
+                        # a wgmma_wait for its warpgroup: tried again on the next pass
+                        warps.append(wgmma.WgmmaWaiting(first, "", 0, 0))
+                        continue
                     ran += range(w, w + len(mine))
                 warps.append(first)
             if (ran or moved or self.mbarriers.events != events) and (ran or blocked):
@@ -296,6 +312,11 @@ class _Cta:
                 continue
             if self.uninit is not None:  # no race this interval: the load itself is wrong
                 raise self.uninit
+            if self.wgmma is not None:
+                try:
+                    self.wgmma.converged()
+                except wgmma.WgmmaError as e:
+                    raise located(self, e) from None
             if not checks.barrier_round(warps, len(threads), self.block_id):
                 return
             self.epoch += 1  # every thread has passed the barrier
@@ -304,7 +325,11 @@ class _Cta:
 
 
 # Handlers: op class -> method name of _Thread (region ops and barriers are apart).
-_HANDLERS: dict[type[Operation], str] = dict(ATOMIC_HANDLERS)
+_HANDLERS: dict[type[Operation], str] = {
+    **ATOMIC_HANDLERS,
+    thread.GmmaDescOp: "gmma_desc",
+    thread.FenceProxyAsyncOp: "fence_proxy_async",
+}
 
 
 def _handles(*classes: type[Operation]) -> Callable[[Callable], Callable]:
@@ -316,9 +341,9 @@ def _handles(*classes: type[Operation]) -> Callable[[Callable], Callable]:
     return mark
 
 
-class _Thread(AtomicOps):
+class _Thread(AtomicOps, WgmmaOps):
     """One thread's state: its ids, its values and its cp.async groups (the atomics and
-    fences are reference_atomic.py's)."""
+    fences are reference_atomic.py's, gmma_desc and the proxy fence reference_wgmma.py's)."""
 
     def __init__(self, cta: _Cta, tid: Dim3) -> None:
         self.cta, self.tid = cta, tid
@@ -336,8 +361,11 @@ class _Thread(AtomicOps):
 
     def block(self, block: Block) -> Generator[Operation, None, list[Any]]:
         env = self.env
+        web_ops = self.cta.web_ops
         for op in block.ops:
             cls = type(op)
+            if web_ops and op in web_ops:
+                self.wgmma_access(op)
             if cls is gpu.BarrierOp or cls in WARP_BARRIER_OPS:
                 yield op  # the CTA resumes it when the barrier lets its warp go on
             elif cls in (scf.YieldOp, scf.ConditionOp, builtin.ReturnOp):
@@ -353,7 +381,7 @@ class _Thread(AtomicOps):
                 env.update(zip(op.results, results, strict=True))
             elif op.name.startswith(("arith.", "math.")):
                 self.arith(op)
-            elif cls is thread.AtomOp and self.cta.collective(op):
+            elif (cls is thread.AtomOp and self.cta.collective(op)) or cls in wgmma.SYNC_OPS:
                 yield op  # the CTA runs it when the warp's lanes have all arrived
             elif cls is thread.MbarrierWaitOp:
                 while not self.mbarrier_ready(op):
