@@ -594,7 +594,11 @@ def _run_stream_k_pair(
     return ws
 
 
-@pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
+# CI runs the NT pair; the other majors are slow cases (the same lowering, other
+# layouts: `pytest -m slow`), to keep the suite within its time.
+@pytest.mark.parametrize(
+    "lay", ["nt", *(pytest.param(x, marks=pytest.mark.slow) for x in ("tn", "nn", "tt"))]
+)
 def test_stream_k_pair_is_exact(lay: str) -> None:
     """examples/gemm_stream_k.cute on the CPU, small tiles: the full waves' kernel and
     the stream-K tail (4 resident CTAs) together compute every tile once, for waves W

@@ -43,7 +43,11 @@ def _run(k: rt.Kernel, lay: str, mnk: tuple[int, int, int], seed: int) -> None:
     np.testing.assert_array_equal(c, 2.0 * a @ b.T - c0, err_msg=str(mnk))
 
 
-@pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
+# CI runs the NT pair; the other majors are slow cases (the same lowering, other
+# layouts: `pytest -m slow`), to keep the suite within its time.
+@pytest.mark.parametrize(
+    "lay", ["nt", *(pytest.param(x, marks=pytest.mark.slow) for x in ("tn", "nn", "tt"))]
+)
 def test_one_call_computes_every_tile_once(lay: str) -> None:
     """Split tails (6 tiles of 4: 2 left; 10: 2 left; 9 with K = 40: 1 left over 2
     k-tiles) and unsplit ones (11 tiles: 3 left, more than two thirds; 12: none left;
