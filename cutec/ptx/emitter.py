@@ -36,6 +36,7 @@ from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import scf, thread
 from cutec.ir.dialects.builtin import FuncOp, KernelOp, ModuleOp
 from cutec.ir.dialects.gpu import PointerType, TokenType
+from cutec.ir.dialects.thread_tma import tensor_map_names
 from cutec.ir.rule_table import RuleTable
 from cutec.ir.traits import Terminator
 from cutec.ir.types import VectorType
@@ -47,6 +48,7 @@ from cutec.ptx.regalloc import Registers, packs
 from cutec.ptx.rules import RULES as OP_RULES
 from cutec.ptx.rules import Rule
 from cutec.ptx.tables import PtxType, param_type, ptx_type
+from cutec.ptx.tma import TMA_RULES
 from cutec.ptx.wgmma import WGMMA_RULES
 from cutec.target import Feature, Target
 from cutec.target import target as lookup_target
@@ -57,6 +59,7 @@ RULES: RuleTable[Rule] = RuleTable(
         **CONTROL_RULES,
         **MBARRIER_RULES,
         **WGMMA_RULES,
+        **TMA_RULES,
         **ATOMIC_RULES,
         **BARRIER_RULES,
     }
@@ -314,13 +317,22 @@ class KernelEmitter:
     def emit_kernel(self) -> str:
         self._mark(self.kernel)
         params = [self._load_param(i, arg) for i, arg in enumerate(self.kernel.args)]
+        decls = [f".param .{t} {name}" for t, name in params]
+        for name in tensor_map_names(self.kernel):  # by value, after the arguments
+            decls.append(f".param .align 64 .b8 {self.tensor_map(name)}[128]")
         self.emit_block(self.kernel.body)
         self.emit("ret;")
-        param_lines = ",\n".join(f"\t.param .{t} {name}" for t, name in params)
-        head = [f".visible .entry {self.kernel.sym_name}(", *([param_lines] if params else []), ")"]
+        param_lines = ",\n".join(f"\t{d}" for d in decls)
+        head = [f".visible .entry {self.kernel.sym_name}(", *([param_lines] if decls else []), ")"]
         head += self._directives()
         decls = [f"\t{d}" for d in (*self.regs.declarations(), *self.arrays)]
         return "\n".join([*head, "{", *decls, "", *self.body, "}", ""])
+
+    def tensor_map(self, name: str) -> str:
+        """The .param of tensor map `name`: numbered after the arguments, in the order of
+        the kernel's ``tensor_maps`` (the launcher packs parameters by position)."""
+        index = len(self.kernel.args) + tensor_map_names(self.kernel).index(name)
+        return f"{self.kernel.sym_name}_param_{index}"
 
     def _load_param(self, index: int, arg: Value) -> tuple[str, str]:
         """Load kernel argument `index` (docs/abi.md); returns its (param type, name)."""

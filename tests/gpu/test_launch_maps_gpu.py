@@ -17,6 +17,7 @@ from cutec.ir.signature import KernelSignature, LaunchInfo
 from cutec.runtime import cuda, launcher
 from cutec.runtime.jit import _stream_of
 from cutec.runtime.tensor_map import TensorMapCache
+from tests.ptx.test_tma_ptx import tma_tile_ptx
 from tests.runtime.launch_ptx import CLUSTER_IDS, CLUSTER_IDS_PTX, TMA_TILE, TMA_TILE_PTX
 
 pytestmark = pytest.mark.gpu
@@ -45,8 +46,12 @@ def _launchers(record: tuple[KernelSignature, LaunchInfo], ptx: str,
     return out
 
 
+@pytest.mark.parametrize("source", ["hand-written", "cutec"])
 @pytest.mark.parametrize("m, n", [(40, 20), (64, 32), (17, 9)])
-def test_a_tma_load_through_the_launchs_map_gives_the_box(m: int, n: int) -> None:
+def test_a_tma_load_through_the_launchs_map_gives_the_box(m: int, n: int, source: str) -> None:
+    """The hand-written kernel, and cutec's PTX of the same kernel at thread level
+    (tests/ptx/data/tma_tile.mlir: thread.tensor_map and a TMA atom)."""
+    ptx = TMA_TILE_PTX if source == "hand-written" else tma_tile_ptx()
     maps = TensorMapCache()
     ld = -(-m // 4) * 4 + 4  # a multiple of 4 f32: 16-byte strides, padded
     storage = torch.randn(n, ld, device="cuda")
@@ -58,7 +63,7 @@ def test_a_tma_load_through_the_launchs_map_gives_the_box(m: int, n: int) -> Non
         padded[16 * bx:16 * bx + 16, 8 * by:8 * by + 8].flatten(order="F")
         for by in range(tiles_n) for bx in range(tiles_m)
     ])  # fmt: skip
-    for launch in _launchers(TMA_TILE, TMA_TILE_PTX, maps):
+    for launch in _launchers(TMA_TILE, ptx, maps):
         for _ in range(2):  # the second launch finds its map in the cache
             d = torch.full((tiles_m * tiles_n * 128,), float("nan"), device="cuda")
             launch(a, d)

@@ -256,6 +256,8 @@ KERNEL_ATTRIBUTES: dict[str, tuple[str, int]] = {
     # Set by the frontend for a stream-K gemm (`stream_k = true`, docs/abi.md):
     "implicit": ("names", 0),  # the trailing arguments the runtime supplies, by name
     "then": ("name", 0),  # the kernel the runtime launches after this one (its tail)
+    # Its TMA tensor maps, the .params after its arguments (cutec/ir/dialects/thread_tma.py):
+    "tensor_maps": ("map_names", 0),
 }
 
 
@@ -296,6 +298,9 @@ class KernelOp(_FunctionLike):
             if kind == "names":
                 self._verify_implicit(attr)
                 continue
+            if kind == "map_names":
+                self._verify_map_names(attr)
+                continue
             if kind == "array":
                 if not (isinstance(attr, DenseArrayAttr) and len(attr.values) == count):
                     raise self.error(f"'{key}' must be an array of {count} integers")
@@ -319,6 +324,19 @@ class KernelOp(_FunctionLike):
         last = [a.name_hint for a in self.args[len(self.args) - len(names) :]]
         if len(names) > len(self.args) or names != last:
             raise self.error(f"'implicit' names {names}, but the last arguments are {last}")
+
+    def _verify_map_names(self, attr: Attribute) -> None:
+        """`tensor_maps` names the tensor-map parameters: distinct identifiers, none an
+        argument's name."""
+        entries = attr.elements if isinstance(attr, ArrayAttr) else None
+        if entries is None or not all(isinstance(e, StringAttr) for e in entries):
+            raise self.error("'tensor_maps' must be an array of parameter names")
+        names = [e.value for e in entries]  # type: ignore[attr-defined]
+        args = {a.name_hint for a in self.args}
+        if len(set(names)) != len(names) or not all(n.isidentifier() for n in names):
+            raise self.error(f"'tensor_maps' must name distinct identifiers, got {names}")
+        if args & set(names):
+            raise self.error(f"'tensor_maps' reuses argument names {sorted(args & set(names))}")
 
     def _verify_grid(self, attr: Attribute, count: int) -> None:
         """`grid` holds `count` integer expressions in `symbolic.parse_expr` syntax."""

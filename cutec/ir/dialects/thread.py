@@ -59,6 +59,7 @@ from cutec.ir.dialects.thread_mbarrier import (
     MbarrierInitOp,
     MbarrierWaitOp,
 )
+from cutec.ir.dialects.thread_tma import TensorMapOp
 from cutec.ir.dialects.thread_wgmma import (
     FenceProxyAsyncOp,
     GmmaDescOp,
@@ -121,6 +122,7 @@ __all__ = [
     "PtrCastOp",
     "StoreIfOp",
     "StoreOp",
+    "TensorMapOp",
     "WgmmaCommitOp",
     "WgmmaFenceOp",
     "WgmmaWaitOp",
@@ -639,6 +641,7 @@ DIALECT = Dialect(
         WgmmaWaitOp,
         FenceProxyAsyncOp,
         GmmaDescOp,
+        TensorMapOp,
         AtomicRmwOp,
         AtomicLoadOp,
         AtomicStoreOp,
