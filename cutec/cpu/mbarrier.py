@@ -26,6 +26,11 @@ some thread waits on that mbarrier: as late as the GPU may make them. Until
 then their destinations hold 0xFF bytes (NaN), and with the shared-memory
 checks a read of them is reported: a missing wait shows.
 
+**Asynchronous transactions** (a TMA load, `async_tx`): its bytes land, and
+complete their transaction on the phase, likewise only at a wait on the mbarrier.
+Every arrival in with a negative count (more bytes landed than `expect_tx`
+announced) is an error; fewer never complete the phase (a deadlock at the wait).
+
 **Publishing an init.** Another thread may use an mbarrier only once its init is
 published: the initialising thread ran an init fence (`INIT_FENCES`) after it, and
 then a barrier joining that thread completed (a CTA barrier, a named barrier its
@@ -50,8 +55,9 @@ from cutec.ir.core import Operation
 from cutec.ir.dialects import thread
 
 # The fences after which a thread's mbarrier inits are published by the next barrier
-# (the PTX ISA's fence.mbarrier_init; fence.proxy.async does it too): both backends
-# run each as `Mbarriers.fence` of its thread.
+# (the PTX ISA's fence.mbarrier_init): both backends run each as `Mbarriers.fence` of
+# its thread. fence.proxy.async does it too: the interpreter's runs it (reference_wgmma),
+# the native backend's not yet (docs/cpu-backend.md).
 INIT_FENCES: tuple[type[Operation], ...] = (thread.FenceMbarrierInitOp,)
 
 _PENDING = (1 << 20) - 1

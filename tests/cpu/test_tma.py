@@ -188,3 +188,18 @@ def test_the_swizzle_permutes_16_byte_chunks_by_the_row(swizzle: TmaSwizzle) -> 
     want = row * 128 + (chunk ^ (row % (1 << b))) * 16 + byte
     np.testing.assert_array_equal(got, want)
     assert sorted(got.tolist()) == offsets.tolist()
+
+
+@pytest.mark.parametrize("swizzle", [TmaSwizzle.B64, TmaSwizzle.B128])
+def test_a_swizzled_map_lands_the_box_swizzled(swizzle: TmaSwizzle) -> None:
+    """The kernel stores the tile as it lies in shared memory: byte o of the box at byte
+    swizzle(o). (The box's 64-byte inner dimension is too wide for the 32B swizzle.)"""
+    m, n = 40, 20
+    _, want, ld = _operands(m, n)
+    desc = TmaTensorMap(TmaDataType.FLOAT32, (m, n), (4 * ld,), (16, 8), swizzle=swizzle)
+    got = _run(TMA_TILE_MLIR.read_text(), m, n, desc)
+    boxes = want.reshape(-1, 128).view(np.uint8)
+    placed = np.empty_like(boxes)
+    placed[:, tma.swizzle(np.arange(512), swizzle.span_bytes)] = boxes
+    assert not np.array_equal(placed, boxes)
+    np.testing.assert_array_equal(got.view(np.uint8).reshape(-1, 512), placed)
