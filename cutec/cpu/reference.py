@@ -38,6 +38,9 @@ backend's: slow, simple and strict.
   memory when a ``cp_async_wait`` covers its group; until then its destination
   holds 0xFF bytes (NaN, or -1 as integers), so a missing or misplaced wait
   shows in the results even with the checks off.
+* **TMA loads** (reference_tma.py, cutec/cpu/tma.py): the box is read when issued
+  and lands when a wait on its mbarrier counts its bytes toward the phase; until
+  then it holds 0xFF bytes, and a read of them is reported as a cp.async's is.
 * **Trace.** With ``trace=True`` every access is recorded as an `Access`
   (block, thread, op, load/store/atomic, buffer, byte offset, bytes).
 * **Atomics** (reference_atomic.py) are a checked read and write with nothing
@@ -180,7 +183,9 @@ def run_kernel(
 ) -> Run:
     """Run `kernel` on every thread of `grid` CTAs; pointer arguments are numpy arrays
     (updated in place), the others Python numbers. `args` is in argument order or by
-    argument name. The CTA shape is `block`, else the kernel's ``reqntid``/``maxntid``.
+    argument name; the kernel's tensor maps (`tma.TensorMapArgument`s) follow its
+    arguments in ``tensor_maps`` order, or come by name. The CTA shape is `block`, else
+    the kernel's ``reqntid``/``maxntid``.
     With `check_shared`, shared-memory races, loads of unwritten shared bytes and
     accesses of cp.async destinations before their wait are `AccessError`s."""
     bound = bind_arguments(kernel, args)
