@@ -59,6 +59,11 @@ UNINIT, PENDING_ACCESS, RACE_WRITER, RACE_READER = 1, 2, 3, 4
 _KIND_NAMES = {LOAD: "load", STORE: "store", ASYNC: "cp.async store", WGMMA: "wgmma read"}
 
 
+def kind_name(kind: int) -> str:
+    """What an access of `kind` (`LOAD` ...) is called in reports."""
+    return _KIND_NAMES[kind]
+
+
 def tid3(linear: int, block: Dim3) -> Dim3:
     """(x, y, z) of a linear thread index x + bx * (y + by * z)."""
     return (linear % block[0], linear // block[0] % block[1], linear // (block[0] * block[1]))

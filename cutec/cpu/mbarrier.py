@@ -26,6 +26,11 @@ some thread waits on that mbarrier: as late as the GPU may make them. Until
 then their destinations hold 0xFF bytes (NaN), and with the shared-memory
 checks a read of them is reported: a missing wait shows.
 
+**Asynchronous transactions** (a TMA load, `async_tx`): its bytes land, and
+complete their transaction on the phase, likewise only at a wait on the mbarrier.
+Every arrival in with a negative count (more bytes landed than `expect_tx`
+announced) is an error; fewer never complete the phase (a deadlock at the wait).
+
 **Publishing an init.** Another thread may use an mbarrier only once its init is
 published: the initialising thread ran an init fence (`INIT_FENCES`) after it, and
 then a barrier joining that thread completed (a CTA barrier, a named barrier its
@@ -50,8 +55,9 @@ from cutec.ir.core import Operation
 from cutec.ir.dialects import thread
 
 # The fences after which a thread's mbarrier inits are published by the next barrier
-# (the PTX ISA's fence.mbarrier_init; fence.proxy.async does it too): both backends
-# run each as `Mbarriers.fence` of its thread.
+# (the PTX ISA's fence.mbarrier_init): both backends run each as `Mbarriers.fence` of
+# its thread. fence.proxy.async does it too: the interpreter's runs it (reference_wgmma),
+# the native backend's not yet (docs/cpu-backend.md).
 INIT_FENCES: tuple[type[Operation], ...] = (thread.FenceMbarrierInitOp,)
 
 _PENDING = (1 << 20) - 1
@@ -132,11 +138,14 @@ class Mbarriers:
         self.events = 0
         # key -> [(the arrival's mbarrier bytes, land its copies)], in issue order
         self.arrivals: dict[tuple[int, int], list[tuple[np.ndarray, Callable[[], None]]]] = {}
+        # key -> [(the mbarrier bytes, transaction bytes, land them)]: TMA loads, in order
+        self.transactions: dict[Key, list[tuple[np.ndarray, int, Callable[[], None]]]] = {}
         self.inits: dict[Key, _Init] = {}
 
     def reset(self) -> None:
         """A new CTA: asynchronous arrivals the last one never waited for are dropped."""
         self.arrivals = {}
+        self.transactions = {}
         self.inits = {}
 
     # -- publishing an init: init, then a fence by its thread, then a barrier
@@ -200,6 +209,11 @@ class Mbarriers:
 
     def _update(self, raw: np.ndarray, pending: int, count: int, tx: int, parity: int) -> None:
         self.events += 1
+        if pending == 0 and tx < 0:  # every arrival is in: no expect_tx can make up for it
+            raise MbarrierError(
+                f"{-tx} bytes more landed on this mbarrier's phase (of parity {parity}) than "
+                "its expect_tx announced"
+            )
         if pending == 0 and tx == 0:
             _store(raw, count, count, 0, parity ^ 1)
             self.on_phase()
@@ -212,12 +226,22 @@ class Mbarriers:
         _fields(raw)  # an initialised mbarrier
         self.arrivals.setdefault(key, []).append((raw, land))
 
+    def async_tx(self, key: Key, raw: np.ndarray, nbytes: int, land: Callable[[], None]
+                 ) -> None:  # fmt: skip
+        """A transaction of `nbytes` on `raw` (a TMA load's complete_tx) once the bytes
+        that `land` writes have landed: as late as the GPU may land them, at a wait."""
+        _fields(raw)  # an initialised mbarrier
+        self.transactions.setdefault(key, []).append((raw, nbytes, land))
+
     def ready(self, key: tuple[int, int], raw: np.ndarray, parity: int) -> bool:
         """Whether the phase of `parity` has completed, once the asynchronous arrivals
-        on this mbarrier have happened (their copies landed)."""
+        and transactions on this mbarrier have happened (their copies landed)."""
         for bar, land in self.arrivals.pop(key, []):
             land()
             self.arrive(bar)
+        for bar, nbytes, land in self.transactions.pop(key, []):
+            land()
+            self.complete_tx(bar, nbytes)
         done = _fields(raw)[3] != parity & 1
         self.events += done  # a thread went on: progress
         return done

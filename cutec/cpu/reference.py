@@ -38,6 +38,9 @@ backend's: slow, simple and strict.
   memory when a ``cp_async_wait`` covers its group; until then its destination
   holds 0xFF bytes (NaN, or -1 as integers), so a missing or misplaced wait
   shows in the results even with the checks off.
+* **TMA loads** (reference_tma.py, cutec/cpu/tma.py): the box is read when issued
+  and lands when a wait on its mbarrier counts its bytes toward the phase; until
+  then it holds 0xFF bytes, and a read of them is reported as a cp.async's is.
 * **Trace.** With ``trace=True`` every access is recorded as an `Access`
   (block, thread, op, load/store/atomic, buffer, byte offset, bytes).
 * **Atomics** (reference_atomic.py) are a checked read and write with nothing
@@ -63,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from cutec.atoms.family import Family
-from cutec.cpu import checks, wgmma
+from cutec.cpu import checks, tma, wgmma
 from cutec.cpu.collective import run_warp_op, warp_threads
 from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.reference_atomic import ATOMIC_HANDLERS, AtomicOps
@@ -81,6 +84,7 @@ from cutec.cpu.reference_memory import (
     scalar_bytes,
     to_attr,
 )
+from cutec.cpu.reference_tma import TMA_HANDLERS, TmaOps
 from cutec.cpu.reference_wgmma import WgmmaOps, cta_state, located
 from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
@@ -88,6 +92,7 @@ from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
 from cutec.ir.dialects.arith_fold import int_value, round_float
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread_tma import tensor_map_names
 from cutec.ir.traits import AddressSpace
 from cutec.ir.types import FloatType, Type, VectorType
 
@@ -131,13 +136,40 @@ def bind_arguments(kernel: builtin.KernelOp, args: Sequence[Any] | Mapping[str, 
             raise TypeError(f"no value for argument(s) {', '.join(map(str, missing))}")
         values = [args[str(p.name_hint)] for p in params]
     else:
+        # The kernel's tensor maps (`bind_maps`) may follow its arguments.
         values = list(args)
-        if len(values) != len(params):
+        if len(values) - len(params) not in {0, len(tensor_map_names(kernel))}:
             raise TypeError(f"kernel @{kernel.sym_name} takes {len(params)} arguments")
+        values = values[: len(params)]
     return [
         argument(v, p.type, p.name_hint or f"#{i}")
         for i, (v, p) in enumerate(zip(values, params, strict=True))
     ]
+
+
+def bind_maps(
+    kernel: builtin.KernelOp, args: Sequence[Any] | Mapping[str, Any], bound: list[Any]
+) -> dict[str, tma.BoundMap]:
+    """Each of the kernel's tensor maps (`tma.TensorMapArgument`s, in ``tensor_maps``
+    order after the arguments, or by name) over its argument's memory in `bound`."""
+    names = tensor_map_names(kernel)
+    if not names:
+        return {}
+    params = kernel.body.args
+    if isinstance(args, Mapping):
+        values = [args.get(n) for n in names]
+    else:
+        values = list(args)[len(params) :] or [None] * len(names)
+    by_name = {str(p.name_hint): b for p, b in zip(params, bound, strict=True)}
+    out = {}
+    for name, value in zip(names, values, strict=True):
+        if not isinstance(value, tma.TensorMapArgument):
+            raise TypeError(f"tensor map {name}: pass a TensorMapArgument, got {value!r}")
+        base = by_name.get(value.tensor)
+        if not isinstance(base, Pointer):
+            raise TypeError(f"tensor map {name}: {value.tensor!r} is no pointer argument")
+        out[name] = tma.BoundMap(name, value.desc, base)
+    return out
 
 
 def run_kernel(
@@ -151,10 +183,13 @@ def run_kernel(
 ) -> Run:
     """Run `kernel` on every thread of `grid` CTAs; pointer arguments are numpy arrays
     (updated in place), the others Python numbers. `args` is in argument order or by
-    argument name. The CTA shape is `block`, else the kernel's ``reqntid``/``maxntid``.
+    argument name; the kernel's tensor maps (`tma.TensorMapArgument`s) follow its
+    arguments in ``tensor_maps`` order, or come by name. The CTA shape is `block`, else
+    the kernel's ``reqntid``/``maxntid``.
     With `check_shared`, shared-memory races, loads of unwritten shared bytes and
     accesses of cp.async destinations before their wait are `AccessError`s."""
     bound = bind_arguments(kernel, args)
+    maps = bind_maps(kernel, args, bound)
     run = Run()
     grid3, block3 = dim3(grid), block_dim(kernel, block)
     epoch = 1  # barrier intervals are numbered across CTAs (cutec.cpu.checks)
@@ -164,6 +199,7 @@ def run_kernel(
             for bx in range(grid3[0]):
                 cta = _Cta(kernel, (bx, by, bz), grid3, block3, run if trace else None)
                 cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
+                cta.maps = maps
                 if webs is not None:
                     cta.wgmma = cta_state(cta, webs, block3[0] * block3[1] * block3[2])
                     cta.web_ops = {*webs.accesses, *webs.writes}
@@ -196,6 +232,9 @@ class _Cta:
         self.wgmma: wgmma.WgmmaCta | None = None  # with wgmma ops (cutec.cpu.wgmma)
         self.window = wgmma.shared_window(kernel)  # where gmma_desc finds its buffers
         self.web_ops: set[Operation] = set()  # ops that access accumulator registers
+        self.maps: dict[str, tma.BoundMap] = {}  # the kernel's tensor maps, by name
+        # id(buffer) -> [(first, end, the TMA load)]: bytes of loads that have not landed
+        self.tma_pending: dict[int, list[tuple[int, int, Operation]]] = {}
 
     def wgmma_error(self, e: wgmma.WgmmaError) -> AccessError:
         return located(self, e)
@@ -225,6 +264,12 @@ class _Cta:
             self.uninit = t.error(op, message)
         if failed is not None:
             code, byte, other = failed
+            load = next((o for first, end, o in self.tma_pending.get(id(buf), ())
+                         if first <= byte < end), None)  # fmt: skip
+            if code == checks.PENDING_ACCESS and load is not None:
+                raise t.error(op, f"{checks.kind_name(kind)} of byte {byte} of {buf.name}, "
+                                  f"which the TMA load at {load.location or load.parsed_at} "
+                                  "writes, before its mbarrier phase completes")  # fmt: skip
             raise t.error(op, checks.shared_message(code, kind, byte, buf.name, other, b))
 
     def land(self, buf: Buffer, first: int, data: np.ndarray) -> None:
@@ -327,6 +372,7 @@ class _Cta:
 # Handlers: op class -> method name of _Thread (region ops and barriers are apart).
 _HANDLERS: dict[type[Operation], str] = {
     **ATOMIC_HANDLERS,
+    **TMA_HANDLERS,
     thread.GmmaDescOp: "gmma_desc",
     thread.FenceProxyAsyncOp: "fence_proxy_async",
 }
@@ -341,7 +387,7 @@ def _handles(*classes: type[Operation]) -> Callable[[Callable], Callable]:
     return mark
 
 
-class _Thread(AtomicOps, WgmmaOps):
+class _Thread(AtomicOps, WgmmaOps, TmaOps):
     """One thread's state: its ids, its values and its cp.async groups (the atomics and
     fences are reference_atomic.py's, gmma_desc and the proxy fence reference_wgmma.py's)."""
 
@@ -627,11 +673,13 @@ class _Thread(AtomicOps, WgmmaOps):
                 self.cta.land(dst.buffer, dst.offset, data)
 
     # ------------------------------------------------------------ mbarriers
-    def _mbarrier(self, op: Operation, init: bool = False) -> tuple[Pointer, np.ndarray]:
-        """The mbarrier `op` names: its pointer and its 8 bytes, checked (bounds and
-        alignment; init is a store to the shadow, the others are atomic updates that
-        the race check does not see, of an mbarrier whose init was published)."""
-        p: Pointer = self.env[op.operands[0]]
+    def _mbarrier(self, op: Operation, init: bool = False, operand: Value | None = None
+                  ) -> tuple[Pointer, np.ndarray]:  # fmt: skip
+        """The mbarrier `op` names (its first operand, or `operand`): its pointer and its
+        8 bytes, checked (bounds and alignment; init is a store to the shadow, the others
+        are atomic updates that the race check does not see, of an mbarrier whose init
+        was published)."""
+        p: Pointer = self.env[op.operands[0] if operand is None else operand]
         key = (id(p.buffer), p.offset)
         if init:
             self._check(op, p, 8, "store")
@@ -649,7 +697,7 @@ class _Thread(AtomicOps, WgmmaOps):
         try:
             return fn(*args)
         except MbarrierError as e:
-            p: Pointer = self.env[op.operands[0]]
+            p: Pointer = self.env[op.operands[-1] if op.name == "thread.atom" else op.operands[0]]
             raise self.error(op, f"{e} (byte {p.offset} of {p.buffer.name})") from None
 
     @property
@@ -749,4 +797,5 @@ class _Thread(AtomicOps, WgmmaOps):
 _THREAD_ATOM_RULES: dict[Family | None, Callable[[_Thread, thread.AtomOp], None]] = {
     Family.UNIVERSAL_FMA: _Thread.fma,
     Family.UNIVERSAL_COPY: _Thread.universal_copy,
+    Family.TMA_LOAD: _Thread.tma_load,
 }

@@ -80,6 +80,8 @@ class WgmmaOps:
         self.env[op.result] = int_value(value, IntegerType(64))  # type: ignore[attr-defined]
 
     def fence_proxy_async(self, op: thread.FenceProxyAsyncOp) -> None:
+        # It is an init fence too (cutec.cpu.mbarrier: publishing an init).
+        self.cta.mbarriers.fence(self.tid)
         state = self.cta.wgmma
         if state is not None:
             state.proxy_fence([self.linear])

@@ -41,6 +41,7 @@ from cutec.ir.signature import (
     KernelLaunch,
     KernelSignature,
     LaunchInfo,
+    TensorMapParam,
     TensorParam,
     launch_of,
     names_resident_ctas,
@@ -401,13 +402,20 @@ class Kernel:
         reference interpreter when it uses an op the backend does not run yet."""
         from cutec.cpu import native  # the CPU path only (llvmlite)
         from cutec.cpu.reference import run_kernel  # the fallback, for ops native lacks
+        from cutec.cpu.tma import TensorMapArgument  # the CPU path only, as the above
 
         compiled: _CpuVariant = variant.fn
         name = compiled.signature.kernel
         (op,) = [k for k in compiled.module.walk_type(KernelOp) if k.sym_name == name]
+        # A map's value is its description, over the memory of the tensor it maps.
+        mapped = {p.name: p.tensor for p in compiled.signature.params
+                  if isinstance(p, TensorMapParam)}  # fmt: skip
         args = []
         for (name, kind), value in zip(compiled.signature.abi, values, strict=True):
-            args.append(arrays[name] if kind == "ptr" else host_scalar(kind, value))
+            if kind == "tensor_map":
+                args.append(TensorMapArgument(value, mapped[name]))
+            else:
+                args.append(arrays[name] if kind == "ptr" else host_scalar(kind, value))
         if compiled.runner is None:
             try:
                 compiled.runner = native.compile_kernel(

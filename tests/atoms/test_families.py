@@ -73,7 +73,9 @@ def test_lookups_by_name() -> None:
 
 
 def test_both_cpu_backends_run_the_same_families() -> None:
-    assert reference._THREAD_ATOM_RULES.keys() == codegen_ops._THREAD_ATOM_CODE.keys()
+    native = codegen_ops._THREAD_ATOM_CODE.keys() | codegen_ops.INTERPRETER_ONLY
+    assert reference._THREAD_ATOM_RULES.keys() == native
+    assert not codegen_ops.INTERPRETER_ONLY & codegen_ops._THREAD_ATOM_CODE.keys()
     assert collective.WARP_RULES.keys() == codegen_collective._WARP_CODE.keys()
     # a warpgroup instruction (wgmma) runs as each warp's part (cutec/cpu/wgmma.py)
     groups = {IssueGroup.WARP, IssueGroup.WARPGROUP}

@@ -1,0 +1,118 @@
+"""TMA loads on the CPU (``cp.async.bulk.tensor`` global -> shared, a TMA_LOAD atom).
+
+On the CPU a tensor-map parameter's value is the launch's description of the map
+(`cutec.atoms.tma.TmaTensorMap`, built and checked against ``cuTensorMapEncodeTiled``'s
+rules by the launcher: a description the driver would reject never reaches a kernel)
+over the memory of one kernel argument (`TensorMapArgument`). A map bound to that
+argument's buffer is a `BoundMap`, the value of ``thread.tensor_map``.
+
+`box` is what one load moves, with the hardware's rules: the box at coordinates
+``c`` (innermost first) holds the elements ``c[i] + b[i] * element_strides[i]`` for
+``b[i]`` in ``0..ceil(box_dims[i] / element_strides[i])``, dimension 0 fastest,
+dense in shared memory; an element outside ``0..global_dims[i]`` in any dimension
+is filled (zeros, or NaN with ``NAN_REQUEST_ZERO_FMA``) and counts toward the
+transaction bytes like the others. The swizzle permutes 16-byte chunks of the
+shared *address* as CuTe's ``Swizzle<B,4,3>`` does: bits 4..4+B-1 are XORed with
+bits 7..7+B-1, so the pattern repeats every 1024 bytes (128B swizzle) and a
+buffer's pattern starts at its base (buffers sit at multiples of 1024 in the
+shared window, `cutec.cpu.wgmma.shared_window`).
+
+The asynchrony (the bytes land when the mbarrier phase they complete on
+completes, poisoned before) is the interpreter's (`cutec.cpu.reference`, with
+`cutec.cpu.mbarrier.Mbarriers.async_tx`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cutec.atoms.tma import TmaDescriptorError, TmaInterleave, TmaOobFill, TmaTensorMap
+from cutec.cpu.reference_memory import Pointer
+
+# The shared destination of cp.async.bulk.tensor must be 128-byte aligned (PTX ISA).
+SHARED_ALIGN = 128
+
+# The NaN fill's bytes, per element size (a quiet NaN of the float type of that size;
+# bf16 and f16 share 2 bytes, and 0x7FFF is a NaN in both).
+_NAN_BITS = {2: np.uint16(0x7FFF), 4: np.uint32(0x7FC00000), 8: np.uint64(0x7FF8000000000000)}
+
+
+class TmaError(Exception):
+    """A TMA load that cannot run (the caller locates it at the op)."""
+
+
+@dataclass(frozen=True)
+class TensorMapArgument:
+    """A tensor-map parameter's value on the CPU: the map's description and the name of
+    the kernel argument (a pointer) whose memory it maps (the launch record's
+    `TensorMapParam.tensor`)."""
+
+    desc: TmaTensorMap
+    tensor: str
+
+
+@dataclass(frozen=True)
+class BoundMap:
+    """A map over a bound argument: what ``thread.tensor_map`` yields on the CPU."""
+
+    name: str
+    desc: TmaTensorMap
+    base: Pointer
+
+    def check(self) -> None:
+        """The driver's rule on the tensor's address, and the map's reach within the
+        argument's memory (its farthest element must lie inside the array)."""
+        address = int(self.base.buffer.data.ctypes.data) + self.base.offset
+        try:
+            self.desc.check_global_address(address)
+        except TmaDescriptorError as e:
+            raise TmaError(f"tensor map '{self.name}': {e}") from None
+        if self.desc.interleave != TmaInterleave.NONE:
+            raise TmaError(f"tensor map '{self.name}': interleaved maps are not modelled")
+        d = self.desc
+        last = (d.global_dims[0] - 1) * d.dtype.nbytes + sum(
+            (n - 1) * s for n, s in zip(d.global_dims[1:], d.global_strides, strict=True)
+        )
+        end = self.base.offset + last + d.dtype.nbytes
+        if end > self.base.buffer.size:
+            raise TmaError(
+                f"tensor map '{self.name}' (dims {d.global_dims}, byte strides "
+                f"{d.global_strides}) reaches byte {end} of {self.base.buffer.name}, which "
+                f"has {self.base.buffer.size} bytes"
+            )
+
+
+def swizzle(offsets: np.ndarray, span: int) -> np.ndarray:
+    """Shared byte addresses under the swizzle of `span` bytes (0: none): the 16-byte
+    chunk index (bits 4..) XORed with the 128-byte row index (bits 7..), B bits each."""
+    if not span:
+        return offsets
+    mask = span // 16 - 1
+    return offsets ^ (((offsets >> 7) & mask) << 4)
+
+
+def box(m: BoundMap, coords: list[int]) -> np.ndarray:
+    """The bytes of the box at `coords` (innermost first), in the box's order: each
+    element read from the tensor, or the fill where it is out of bounds."""
+    d = m.desc
+    assert d.element_strides is not None
+    counts = [-(-b // e) for b, e in zip(d.box_dims, d.element_strides, strict=True)]
+    # Element coordinates of the box, dimension 0 fastest (C order over reversed dims).
+    grids = np.meshgrid(*[np.arange(n) for n in reversed(counts)], indexing="ij")
+    size = d.dtype.nbytes
+    inside = np.ones(grids[0].shape, dtype=bool)
+    offset = np.zeros(grids[0].shape, dtype=np.int64)
+    strides = (size, *d.global_strides)
+    for i, g in enumerate(reversed(grids)):
+        x = coords[i] + g * d.element_strides[i]
+        inside &= (x >= 0) & (x < d.global_dims[i])
+        offset += x * strides[i]
+    offset, inside = offset.reshape(-1), inside.reshape(-1)
+    out = np.zeros((offset.size, size), dtype=np.uint8)
+    if d.oob_fill == TmaOobFill.NAN_REQUEST_ZERO_FMA:
+        out[:] = np.array([_NAN_BITS[size]]).view(np.uint8)
+    where = m.base.offset + offset[inside]
+    out[inside] = m.base.buffer.data[where[:, None] + np.arange(size)]
+    return out.reshape(-1)

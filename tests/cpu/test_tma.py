@@ -1,0 +1,205 @@
+"""TMA loads on the CPU (cutec/cpu/tma.py, run by the reference interpreter; the native
+backend falls back to it): tests/ptx/data/tma_tile.mlir launched through the JIT with the
+launch record of tests/gpu/test_launch_maps_gpu.py (a tensor-map parameter whose value on
+the CPU is its description) gives the boxes the GPU test expects, at ragged and whole
+sizes; the swizzle, the element strides and the NaN fill on their own; and one planted
+bug per check: an expect_tx too small or too large for the box, a read of the box
+before its phase completes, a map over memory the array does not have, a map the
+driver's rules reject."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cutec.atoms.tma import TmaDataType, TmaOobFill, TmaSwizzle, TmaTensorMap
+from cutec.cpu import reference, tma
+from cutec.cpu.reference import AccessError, InterpreterError
+from cutec.cpu.reference_memory import argument
+from cutec.driver import Source
+from cutec.ir import types as T
+from cutec.ir.dialects.builtin import KernelOp
+from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.parser import parse_module
+from cutec.ir.signature import KernelLaunch
+from cutec.ir.verifier import verify
+from cutec.runtime import cache
+from cutec.runtime.jit import Kernel
+from cutec.runtime.tensor_map import TensorMapError
+from cutec.target import AddressSpace
+from tests.runtime.launch_ptx import TMA_TILE
+
+TMA_TILE_MLIR = Path(__file__).parents[1] / "ptx" / "data" / "tma_tile.mlir"
+WAIT = "thread.mbarrier_wait %bar, %c0 : !gpu.ptr<i64, shared>, i32"
+
+
+def _operands(m: int, n: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """A column-major m x n f32 matrix with a padded leading dimension (16-byte
+    strides), and the boxes the kernel stores (as tests/gpu/test_launch_maps_gpu.py)."""
+    ld = -(-m // 4) * 4 + 4
+    a = np.random.default_rng(m * n).standard_normal((n, ld)).astype(np.float32).T[:m]
+    tiles_m, tiles_n = -(-m // 16), -(-n // 8)
+    padded = np.zeros((tiles_m * 16, tiles_n * 8), np.float32)  # out of bounds: zeros
+    padded[:m, :n] = a
+    want = np.concatenate([
+        padded[16 * bx:16 * bx + 16, 8 * by:8 * by + 8].flatten(order="F")
+        for by in range(tiles_n) for bx in range(tiles_m)
+    ])  # fmt: skip
+    return a, want, ld
+
+
+def _jit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | None = None) -> Kernel:
+    """The JIT's kernel of tma_tile.mlir (or `text`) with the GPU test's launch record
+    (a .mlir kernel has no map recipe of its own: the record comes from the cache)."""
+    monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path))
+    source = (Source.from_file(TMA_TILE_MLIR) if text is None
+              else Source.from_file("tma.mlir", text))  # fmt: skip
+    k = Kernel(source, "tma_tile", {}, "sm_90a", "cpu", True)
+    cache.store(k._key("signature"), cache.Entry(KernelLaunch(*TMA_TILE).to_json(), {}))
+    return k
+
+
+@pytest.mark.parametrize("m, n", [(40, 20), (64, 32), (17, 9)])
+def test_the_tma_tile_kernel_loads_each_box(
+    m: int, n: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, want, _ = _operands(m, n)
+    k = _jit(tmp_path, monkeypatch)
+    d = np.full(want.size, np.nan, np.float32)
+    k(a, d)
+    np.testing.assert_array_equal(d, want)
+    assert k.cpu_backend.startswith("reference (op thread.tensor_map")  # the fallback
+
+
+def _kernel(text: str) -> KernelOp:
+    module = parse_module(text, "tma.mlir")
+    verify(module)
+    (kernel,) = module.walk_type(KernelOp)
+    return kernel
+
+
+def _run(text: str, m: int = 40, n: int = 20, desc: TmaTensorMap | None = None) -> np.ndarray:
+    """tma_tile (or a variant, `text`) in the interpreter, with the map `desc` (by
+    default the launch's: dims (m, n), box (16, 8))."""
+    a, want, ld = _operands(m, n)
+    if desc is None:
+        desc = TmaTensorMap(TmaDataType.FLOAT32, (m, n), (4 * ld,), (16, 8))
+    d = np.full(want.size, np.nan, np.float32)
+    base = a.T.base if a.T.base is not None else a
+    grid = (-(-m // 16), -(-n // 8))
+    reference.run_kernel(_kernel(text), grid, [base, m, n, ld, d, d.size,
+                                               tma.TensorMapArgument(desc, "A")])  # fmt: skip
+    return d
+
+
+def _variant(old: str, new: str) -> str:
+    text = TMA_TILE_MLIR.read_text()
+    assert old in text
+    return text.replace(old, new)
+
+
+def test_the_interpreter_takes_the_map_after_the_arguments() -> None:
+    _, want, _ = _operands(40, 20)
+    np.testing.assert_array_equal(_run(TMA_TILE_MLIR.read_text()), want)
+
+
+def test_an_expect_tx_short_of_the_box_never_completes_the_phase() -> None:
+    """512 bytes land, 1024 were announced: the wait is a deadlock, located at it."""
+    text = _variant("%c512 = arith.constant 512", "%c512 = arith.constant 1024")
+    with pytest.raises(
+        InterpreterError, match=r"tma.mlir:40:5: deadlock.*wait on the mbarrier .*parity 0"
+    ):
+        _run(text)
+
+
+def test_an_expect_tx_below_the_box_is_reported_at_the_wait() -> None:
+    text = _variant("%c512 = arith.constant 512", "%c512 = arith.constant 128")
+    with pytest.raises(AccessError, match=r"384 bytes more landed on this mbarrier's phase .*"
+                       r"than its expect_tx announced.*thread.mbarrier_wait"):  # fmt: skip
+        _run(text)
+
+
+def test_a_read_of_the_box_before_its_phase_completes_is_reported() -> None:
+    text = _variant(WAIT, "")
+    with pytest.raises(AccessError, match=r"load of byte 0 of shared@.*which the TMA load at "
+                       r"tma.mlir:37:\d+ writes, before its mbarrier phase completes"):  # fmt: skip
+        _run(text)
+    # Without the checks, the box's bytes read as poison (NaN) before they land.
+    kernel = _kernel(text)
+    a, want, ld = _operands(16, 8)
+    d = np.zeros(want.size, np.float32)
+    reference.run_kernel(kernel, (1, 1), [a.T.base, 16, 8, ld, d, d.size, tma.TensorMapArgument(
+        TmaTensorMap(TmaDataType.FLOAT32, (16, 8), (4 * ld,), (16, 8)), "A")],
+        check_shared=False)  # fmt: skip
+    assert np.isnan(d).all()
+
+
+def test_a_map_beyond_its_array_is_a_located_error() -> None:
+    _, _, ld = _operands(40, 20)
+    desc = TmaTensorMap(TmaDataType.FLOAT32, (40, 64), (4 * ld,), (16, 8))  # 64 columns, not 20
+    with pytest.raises(AccessError, match=r"tensor map 'A_map' .*reaches byte \d+ of A"):
+        _run(TMA_TILE_MLIR.read_text(), desc=desc)
+
+
+def test_a_box_other_than_the_atoms_is_a_located_error() -> None:
+    desc = TmaTensorMap(TmaDataType.FLOAT32, (40, 20), (4 * 44,), (16, 4))
+    with pytest.raises(AccessError, match=r"the atom moves 512 bytes but the box \(16, 4\) "
+                       r"of tensor map 'A_map' is 256 bytes.*thread.atom"):  # fmt: skip
+        _run(TMA_TILE_MLIR.read_text(), desc=desc)
+
+
+def test_a_map_the_drivers_rules_reject_is_refused_at_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A leading dimension that is no multiple of 16 bytes (ld 41 f32): the launch names
+    the parameter, as on the GPU."""
+    k = _jit(tmp_path, monkeypatch)
+    a = np.zeros((20, 41), np.float32).T[:40]
+    with pytest.raises(TensorMapError, match=r"tma_tile: parameter 'A_map'.*global_strides"):
+        k(a, np.zeros(3 * 128 * 3, np.float32))
+
+
+# ------------------------------------------------------------------ the box on its own
+def _bound(desc: TmaTensorMap, array: np.ndarray) -> tma.BoundMap:
+    base = argument(array, PointerType(T.f32, AddressSpace.GLOBAL), "X")
+    return tma.BoundMap("X_map", desc, base)
+
+
+def test_element_strides_and_the_nan_fill() -> None:
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)  # row-major 8 x 16: dims (16, 8)
+    desc = TmaTensorMap(TmaDataType.FLOAT32, (16, 8), (64,), (8, 4), (2, 1),
+                        oob_fill=TmaOobFill.NAN_REQUEST_ZERO_FMA)  # fmt: skip
+    got = tma.box(_bound(desc, x), [4, 6]).view(np.float32).reshape(4, 4)
+    want = np.full((4, 4), np.nan, np.float32)
+    want[:2] = x[6:8, 4:12:2]  # rows 8 and 9 are out of bounds
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("swizzle", list(TmaSwizzle))
+def test_the_swizzle_permutes_16_byte_chunks_by_the_row(swizzle: TmaSwizzle) -> None:
+    """CuTe's Swizzle<B,4,3> on byte offsets: chunk c of 128-byte row r goes to chunk
+    c ^ (r % 2^B)."""
+    offsets = np.arange(1024)
+    got = tma.swizzle(offsets, swizzle.span_bytes)
+    b = swizzle.cute_swizzle[0]
+    row, chunk, byte = offsets // 128, (offsets // 16) % 8, offsets % 16
+    want = row * 128 + (chunk ^ (row % (1 << b))) * 16 + byte
+    np.testing.assert_array_equal(got, want)
+    assert sorted(got.tolist()) == offsets.tolist()
+
+
+@pytest.mark.parametrize("swizzle", [TmaSwizzle.B64, TmaSwizzle.B128])
+def test_a_swizzled_map_lands_the_box_swizzled(swizzle: TmaSwizzle) -> None:
+    """The kernel stores the tile as it lies in shared memory: byte o of the box at byte
+    swizzle(o). (The box's 64-byte inner dimension is too wide for the 32B swizzle.)"""
+    m, n = 40, 20
+    _, want, ld = _operands(m, n)
+    desc = TmaTensorMap(TmaDataType.FLOAT32, (m, n), (4 * ld,), (16, 8), swizzle=swizzle)
+    got = _run(TMA_TILE_MLIR.read_text(), m, n, desc)
+    boxes = want.reshape(-1, 128).view(np.uint8)
+    placed = np.empty_like(boxes)
+    placed[:, tma.swizzle(np.arange(512), swizzle.span_bytes)] = boxes
+    assert not np.array_equal(placed, boxes)
+    np.testing.assert_array_equal(got.view(np.uint8).reshape(-1, 512), placed)
