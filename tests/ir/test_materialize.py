@@ -212,9 +212,14 @@ def test_offset_of_folds_static_parts() -> None:
 
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.cute"))
+# gemm_stream_k (7 s) is a slow case: its kernels are gemm_auto's with a stream-K tail,
+# whose layouts gemm_auto.cute covers.
+CASES = [
+    pytest.param(p, marks=pytest.mark.slow) if p.stem == "gemm_stream_k" else p for p in EXAMPLES
+]
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.name)
 def test_every_layout_of_every_example_materialises(path: Path) -> None:
     """Each dynamic leaf of each tensor's layout, and its offset in its root
     tensor, become arith ops just after the op that defines the tensor, from

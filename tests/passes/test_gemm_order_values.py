@@ -37,7 +37,7 @@ def _k_ordered_fma_chain(am: np.ndarray, bm: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize(
     ("example", "kernel"),
-    [("sgemm_2", "sgemm_nt"), ("sgemm_1", "sgemm_tn")],
+    [pytest.param("sgemm_2", "sgemm_nt", marks=pytest.mark.slow), ("sgemm_1", "sgemm_tn")],
 )
 def test_sgemm_is_the_k_ordered_fma_chain_bit_for_bit(example: str, kernel: str) -> None:
     m = n = 128
