@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cutec.analysis.contiguity import contiguity_problem
 from cutec.analysis.fragments import element_of, space_of, static_modes, static_size
 from cutec.atoms.copy import copy_atom
-from cutec.atoms.mma import mma_atom_named
+from cutec.atoms.mma import MmaAtom, mma_atom_named
 from cutec.diagnostics import CompileError
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
@@ -130,21 +130,7 @@ def lower_mma_gemm(lw: Lowering, op: GemmOp, name: str, scope: Any) -> None:
     """C(v,m,n) += A(v,m,k) · B(v,n,k) by one mma.sync per (k, m, n) (k outermost)."""
     atom = mma_atom_named(name)
     assert atom is not None
-    a, b, c = (_vmk(lw.la, v, op, what) for v, what in ((op.a, "A"), (op.b, "B"), (op.c, "C")))
-    (va, m_a, k_a), (vb, n_b, k_b), (vc, m_c, n_c) = a, b, c
-    values = {x: int(size(getattr(atom, f"{x}_layout")[1])) for x in "abc"}
-    if (va, vb, vc) != (values["a"], values["b"], values["c"]):
-        raise CompileError(
-            f"gemm by {name}: the fragments' first modes hold {va}, {vb}, {vc} values, the "
-            f"atom's A, B, C fragments {values['a']}, {values['b']}, {values['c']} "
-            "(partition with this TiledMMA)",
-            op.location,
-        )
-    if not (m_a == m_c and n_b == n_c and k_a == k_b):
-        raise CompileError(
-            f"gemm shapes do not agree: A (V,M,K) = {a}, B (V,N,K) = {b}, C (V,M,N) = {c}",
-            op.location,
-        )
+    (va, m_a, k_a), (vb, n_b, _), (vc, m_c, n_c) = atom_gemm_shapes(lw.la, op, atom)
     for v, x in ((op.a, "a"), (op.b, "b"), (op.c, "c")):
         got, want = dtype_name(element_of(v)), getattr(atom, f"{x}_type")
         if got != want:
@@ -174,6 +160,30 @@ def lower_mma_gemm(lw: Lowering, op: GemmOp, name: str, scope: Any) -> None:
             for h in range(per):
                 elem = _extract(scope, value, h) if per > 1 else value
                 lw.store(elem, op.c, _coord(lw, op.c, (r * per + h, m, n)), scope)
+
+
+def atom_gemm_shapes(
+    la: LayoutAnalysis, op: GemmOp, atom: MmaAtom
+) -> tuple[tuple[int, int, int], ...]:
+    """(V,M,K), (V,N,K) and (V,M,N) of a gemm by `atom`: each fragment's first mode holds
+    the atom's values of that operand (a located error otherwise, as are M, N or K that
+    disagree between the operands)."""
+    a, b, c = (_vmk(la, v, op, what) for v, what in ((op.a, "A"), (op.b, "B"), (op.c, "C")))
+    (va, m_a, k_a), (vb, n_b, k_b), (vc, m_c, n_c) = a, b, c
+    values = {x: int(size(getattr(atom, f"{x}_layout")[1])) for x in "abc"}
+    if (va, vb, vc) != (values["a"], values["b"], values["c"]):
+        raise CompileError(
+            f"gemm by {atom.name}: the fragments' first modes hold {va}, {vb}, {vc} values, "
+            f"the atom's A, B, C fragments {values['a']}, {values['b']}, {values['c']} "
+            "(partition with this TiledMMA)",
+            op.location,
+        )
+    if not (m_a == m_c and n_b == n_c and k_a == k_b):
+        raise CompileError(
+            f"gemm shapes do not agree: A (V,M,K) = {a}, B (V,N,K) = {b}, C (V,M,N) = {c}",
+            op.location,
+        )
+    return a, b, c
 
 
 def _pack(

@@ -46,12 +46,14 @@ from cutec.ir.dialects import cute_sync as S
 from cutec.ir.dialects.cute_compute import GemmOp
 from cutec.ir.dialects.thread_atom import atom_family
 from cutec.ir.types import IntegerType, dtype_name, dtype_of
-from cutec.layout import ComposedLayout, Layout, Swizzle, size
+from cutec.layout import ComposedLayout, Layout, Swizzle
 from cutec.layout.symbolic import known_divisible
-from cutec.passes.lower_atoms import Lowering, _coord, _extract, _pack, _vmk
+from cutec.passes.lower_atoms import Lowering, _coord, _extract, _pack, atom_gemm_shapes
 from cutec.target import AddressSpace
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from cutec.ir.core import Block, Operation, Value
     from cutec.ir.dialects.builtin import KernelOp
     from cutec.ir.dialects.cute_tensor import AllocSmemOp
@@ -79,18 +81,10 @@ def lower_wgmma_gemm(lw: WgmmaLowering, op: GemmOp, name: str, scope: Any) -> No
     atom = mma_atom_named(name)
     assert atom is not None
     _check_operands(lw, op, atom)
-    (_, m_a, k_a), (_, n_b, k_b), (vc, m_c, n_c) = (
-        _vmk(lw.la, v, op, what) for v, what in ((op.a, "A"), (op.b, "B"), (op.c, "C"))
-    )
-    if not (m_a == m_c and n_b == n_c and k_a == k_b):
-        raise CompileError(
-            f"gemm shapes do not agree: A (V,M,K) has M = {m_a}, K = {k_a}; B (V,N,K) "
-            f"N = {n_b}, K = {k_b}; C (V,M,N) M = {m_c}, N = {n_c}",
-            op.location,
-        )
+    (va, m_a, k_a), (_, n_b, _), (vc, m_c, n_c) = atom_gemm_shapes(lw.la, op, atom)
     b = scope.builder
     a_tiles = _descriptors(lw, op, op.a, atom, "A", m_a, k_a, scope) if atom.a_in_smem else None
-    b_tiles = _descriptors(lw, op, op.b, atom, "B", n_b, k_b, scope)
+    b_tiles = _descriptors(lw, op, op.b, atom, "B", n_b, k_a, scope)
     regs_of = {x: atom.values_per_register(x) for x in ("a", "c")}
     acc = {
         (m, n): _pack(lw, op.c, [(v, m, n) for v in range(vc)], regs_of["c"], scope)
@@ -99,7 +93,6 @@ def lower_wgmma_gemm(lw: WgmmaLowering, op: GemmOp, name: str, scope: Any) -> No
     }
     # A's registers (RS) are packed before the batch: wgmma.fence orders the writes
     # of registers a wgmma reads before it.
-    va = int(size(atom.a_layout[1]))
     a_args = {
         (m, k): [a_tiles[m, k]]
         if a_tiles is not None
@@ -248,11 +241,7 @@ def check_batches(kernel: KernelOp) -> bool:
     loop, which waits in the next iteration). A located error otherwise."""
     if not any(isinstance(op, _BATCH_OPS) for op in kernel.walk()):
         return False
-    for gemm in kernel.walk_type(GemmOp):
-        mma = gemm.mma
-        atom = None if mma is None else mma.type.atom  # type: ignore[union-attr]
-        if atom is None or atom_family(atom) is not Family.WGMMA:
-            continue
+    for gemm, atom in _wgmma_gemms(kernel):
         block = gemm.parent
         assert block is not None
         ops = list(block.ops)
@@ -286,16 +275,21 @@ def descriptor_aligns(kernel: KernelOp, aligns: dict[AllocSmemOp, int]) -> dict[
     1024 bytes, the repeat of the widest (128B) swizzle: a descriptor's swizzle acts on
     address bits, the buffer's layout on offsets from its start (module docstring)."""
     out = dict(aligns)
-    for gemm in kernel.walk_type(GemmOp):
-        mma = gemm.mma
-        atom = None if mma is None else mma_atom_named(mma.type.atom)  # type: ignore[union-attr]
-        if atom is None or atom.family is not Family.WGMMA:
-            continue
+    for gemm, _ in _wgmma_gemms(kernel):
         for v in (gemm.a, gemm.b):
             root = smem_root(v)
             if root is not None and root in out:
                 out[root] = max(out[root], DESCRIPTOR_ALIGN)
     return out
+
+
+def _wgmma_gemms(kernel: KernelOp) -> Iterator[tuple[GemmOp, str]]:
+    """Each gemm of `kernel` by a wgmma atom, with the atom's name."""
+    for gemm in kernel.walk_type(GemmOp):
+        mma = gemm.mma
+        atom = None if mma is None else mma.type.atom  # type: ignore[union-attr]
+        if atom is not None and atom_family(atom) is Family.WGMMA:
+            yield gemm, atom
 
 
 def _nearest(ops: Any, want: type[Operation], stop: type[Operation]) -> Operation | None:

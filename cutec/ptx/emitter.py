@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from cutec.atoms.family import Family
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
@@ -64,6 +65,10 @@ RULES: RuleTable[Rule] = RuleTable(
         **BARRIER_RULES,
     }
 )
+
+
+def _is_wgmma(op: Operation) -> bool:
+    return isinstance(op, thread.AtomOp) and op.family() is Family.WGMMA
 
 
 def register_rule(op_class: type[Operation], rule: Rule) -> None:
@@ -293,7 +298,7 @@ class KernelEmitter:
         for r in op.results:  # async tokens order the program; no register holds them
             if isinstance(r.type, TokenType) and not self.regs.has(r):
                 self.regs.bind(r, "")
-            if self.in_wgmma_batch and isinstance(op, thread.AtomOp):
+            if self.in_wgmma_batch and _is_wgmma(op):
                 self.landing.append(r)  # a wgmma's registers are read after the wait
             else:
                 self.complete(r)
@@ -317,13 +322,13 @@ class KernelEmitter:
     def emit_kernel(self) -> str:
         self._mark(self.kernel)
         params = [self._load_param(i, arg) for i, arg in enumerate(self.kernel.args)]
-        decls = [f".param .{t} {name}" for t, name in params]
+        entry = [f".param .{t} {name}" for t, name in params]
         for name in tensor_map_names(self.kernel):  # by value, after the arguments
-            decls.append(f".param .align 64 .b8 {self.tensor_map(name)}[128]")
+            entry.append(f".param .align 64 .b8 {self.tensor_map(name)}[128]")
         self.emit_block(self.kernel.body)
         self.emit("ret;")
-        param_lines = ",\n".join(f"\t{d}" for d in decls)
-        head = [f".visible .entry {self.kernel.sym_name}(", *([param_lines] if decls else []), ")"]
+        param_lines = ",\n".join(f"\t{d}" for d in entry)
+        head = [f".visible .entry {self.kernel.sym_name}(", *([param_lines] if entry else []), ")"]
         head += self._directives()
         decls = [f"\t{d}" for d in (*self.regs.declarations(), *self.arrays)]
         return "\n".join([*head, "{", *decls, "", *self.body, "}", ""])

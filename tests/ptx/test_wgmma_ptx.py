@@ -32,30 +32,34 @@ def k_extent(t: str, swizzle: str) -> int:
     return max(2 * 256 // BITS[t], SWIZZLE_BYTES[swizzle] * 8 // BITS[t])
 
 
-def kernel_source(t: str, d: str, n: int, a_major: str, b_major: str, swizzle: str) -> str:
-    """A (64,K) x B (N,K) -> C (64,N) kernel by one wgmma SS atom (`k_extent`)."""
-    k = k_extent(t, swizzle)
+def kernel_source(
+    t: str, d: str, n: int, a_major: str, b_major: str, swizzle: str, warpgroups: int = 1
+) -> str:
+    """A (M,K) x B (N,K) -> C (M,N) kernel by one wgmma SS atom (`k_extent`), M = 64 rows
+    per warpgroup (a TiledMMA of `warpgroups` atoms along M)."""
+    k, m = k_extent(t, swizzle), 64 * warpgroups
     suffix = ("T" if a_major == "K" else "N") + ("N" if b_major == "K" else "T")
     atom = f"SM90_64x{n}x{256 // BITS[t]}_{d.upper()}{t.upper()}{t.upper()}_SS_{suffix}"
+    tiled = atom if warpgroups == 1 else f"{atom}, atoms = ({warpgroups}, 1, 1)"
     stored = "f32" if t == "tf32" else t
 
     def stride(rows: int, major: str) -> str:
         return f"({k}, 1)" if major == "K" else f"(1, {rows})"
 
-    a = f"{stored}[64, {k}] : {stride(64, a_major)}"
+    a = f"{stored}[{m}, {k}] : {stride(m, a_major)}"
     b = f"{stored}[{n}, {k}] : {stride(n, b_major)}"
     return f"""
-kernel wg(A: {a}, B: {b}, C: {d}[64, {n}] : (1, 64))
-  grid (1, 1) threads 128
+kernel wg(A: {a}, B: {b}, C: {d}[{m}, {n}] : (1, {m}))
+  grid (1, 1) threads {128 * warpgroups}
 {{
-  sA = smem {stored}[tile_to_shape(GMMA.Layout_{a_major}_{swizzle}_Atom[{t}], (64, {k}))]
+  sA = smem {stored}[tile_to_shape(GMMA.Layout_{a_major}_{swizzle}_Atom[{t}], ({m}, {k}))]
   sB = smem {stored}[tile_to_shape(GMMA.Layout_{b_major}_{swizzle}_Atom[{t}], ({n}, {k}))]
-  thr = make_layout((8, 16))
+  thr = make_layout(({8 * warpgroups}, 16))
   copy(local_partition(A, thr, thread.x), local_partition(sA, thr, thread.x))
   copy(local_partition(B, thr, thread.x), local_partition(sB, thr, thread.x))
   fence_view_async_shared()
   sync()
-  mma = tiled_mma({atom})
+  mma = tiled_mma({tiled})
   thr_mma = mma.slice(thread.x)
   tCsA = thr_mma.partition_A(sA)
   tCsB = thr_mma.partition_B(sB)
@@ -144,28 +148,7 @@ def test_rs_wgmma_assembles_with_registers_written_before_the_fence(t: str, d: s
         assert not written & set(re.findall(r"%\w+", quad)), quad
 
 
-TWO_WARPGROUPS = """
-kernel wg(A: f16[128, 64] : (64, 1), B: f16[64, 64] : (64, 1), C: f32[128, 64] : (1, 128))
-  grid (1, 1) threads 256
-{
-  sA = smem f16[tile_to_shape(GMMA.Layout_K_SW128_Atom[f16], (128, 64))]
-  sB = smem f16[tile_to_shape(GMMA.Layout_K_SW128_Atom[f16], (64, 64))]
-  thr = make_layout((16, 16))
-  copy(local_partition(A, thr, thread.x), local_partition(sA, thr, thread.x))
-  copy(local_partition(B, thr, thread.x), local_partition(sB, thr, thread.x))
-  fence_view_async_shared()
-  sync()
-  mma = tiled_mma(SM90_64x64x16_F32F16F16_SS_TN, atoms = (2, 1, 1))
-  thr_mma = mma.slice(thread.x)
-  tCsA = thr_mma.partition_A(sA)
-  tCsB = thr_mma.partition_B(sB)
-  tCgC = thr_mma.partition_C(C)
-  tCrC = thr_mma.make_fragment_C(tCgC)
-  clear(tCrC)
-  gemm(mma, tCsA, tCsB, tCrC)
-  copy(tCrC, tCgC)
-}
-"""
+TWO_WARPGROUPS = kernel_source("f16", "f32", 64, "K", "K", "SW128", warpgroups=2)
 
 
 def test_two_warpgroups_each_take_their_rows() -> None:
@@ -245,3 +228,16 @@ def test_wgmma_tutorial_runs_hgmma_without_a_ptxas_warning(kernel: str) -> None:
     assert result.warnings == []
     ops = assert_sass(result.cubin, contains={"HGMMA"}, absent={"HMMA"}, kernel=kernel)
     assert ops["HGMMA"] == 16  # 2 x 2 tiles of 64x64 by 4 k-blocks of 16
+
+
+def test_fragments_of_another_tiled_mma_are_a_located_error() -> None:
+    """Operands partitioned for a 64x64 atom, multiplied by a 64x32 one: the value modes
+    do not hold the atom's values (the descriptor would name the wrong N)."""
+    source = kernel_source("f16", "f32", 64, "K", "K", "SW128").replace(
+        "  gemm(mma, ",
+        "  mma32 = tiled_mma(SM90_64x32x16_F32F16F16_SS_TN)\n  gemm(mma32, ",
+    )
+    with pytest.raises(CompileError) as info:
+        compile(Source.from_file("wg.cute", source), Stage.PTX, Options(target="sm_90a"))
+    rendered = info.value.render()
+    assert rendered.startswith("wg.cute:") and "first modes hold" in rendered, rendered
