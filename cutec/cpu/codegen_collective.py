@@ -37,14 +37,13 @@ from cutec.atoms.emulate import copy_tables
 from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu import checks
+from cutec.cpu.codegen_mbarrier import call_warp_hook
 from cutec.cpu.codegen_ops import _address_parts, _gather
 from cutec.cpu.codegen_wgmma import call_hook, poison
 from cutec.cpu.collective import copy_sources, warp_threads
 from cutec.cpu.lanes import (
     ERR_COLLECTIVE,
-    ERR_HOOK,
     ERR_LOAD,
-    INFO_WARP_HOOK,
     LANES,
     Unsupported,
     components,
@@ -136,10 +135,7 @@ def _mma(g: _Gen, op: thread.AtomOp, atom: MmaAtom) -> None:
     i64 = vec("i64")
     for k, v in enumerate(op.args):
         g.emit(f"store {i64} {_word(g, v)}, ptr {_row(g, k)}, align 64")
-    fn = g.op(f"inttoptr i64 {g.info(INFO_WARP_HOOK)} to ptr")
-    index = g.op_index(op)
-    rc = g.op(f"call i32 {fn}(ptr %info, i64 {index}, ptr %wscratch)")
-    g.fail_when(g.op(f"icmp ne i32 {rc}, 0"), lambda: [str(index), "0", "0", "0", str(ERR_HOOK)])
+    call_warp_hook(g, op)  # an MMA's hook returns 0 or 1 (failed)
     for k, r in enumerate(op.outs):
         _define_from_word(g, r, g.op(f"load {i64}, ptr {_row(g, k)}, align 64"))
 

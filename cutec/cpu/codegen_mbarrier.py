@@ -49,6 +49,13 @@ def _call(g: _Gen, op: Operation, value: Value | None) -> str:
     for k, row in enumerate((ids, off, operand, live)):
         at = g.op(f"getelementptr [{g.collective_rows} x {i64}], ptr %wscratch, i64 0, i64 {k}")
         g.emit(f"store {i64} {row}, ptr {at}, align 64")
+    return call_warp_hook(g, op)
+
+
+def call_warp_hook(g: _Gen, op: Operation) -> str:
+    """Call the runner's warp-op hook for `op` on the rows of the warp's scratch; a
+    failure in it (return code 1: an exception the runner raises again) ends the warp.
+    Returns the code (0, or NOT_READY where the op waits)."""
     fn = g.op(f"inttoptr i64 {g.info(INFO_WARP_HOOK)} to ptr")
     index = g.op_index(op)
     rc = g.op(f"call i32 {fn}(ptr %info, i64 {index}, ptr %wscratch)")

@@ -27,12 +27,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cutec.cpu import wgmma
-from cutec.cpu.codegen_mbarrier import NOT_READY
+from cutec.cpu.codegen_mbarrier import NOT_READY, call_warp_hook
 from cutec.cpu.lanes import (
     ERR_COLLECTIVE,
     ERR_DESC,
-    ERR_HOOK,
-    INFO_WARP_HOOK,
     OFFSET_BITS,
     Loc,
     Unsupported,
@@ -77,11 +75,7 @@ def call_hook(g: _Gen, op: Operation, mask: str | None = None) -> str:
         row = g.op(f"getelementptr [{g.collective_rows} x {i64}], ptr %wscratch, i64 0, i64 0")
         live = g.op(f"zext {vec('i1')} {mask} to {i64}")
         g.emit(f"store {i64} {live}, ptr {row}, align 64")
-    fn = g.op(f"inttoptr i64 {g.info(INFO_WARP_HOOK)} to ptr")
-    index = g.op_index(op)
-    rc = g.op(f"call i32 {fn}(ptr %info, i64 {index}, ptr %wscratch)")
-    g.fail_when(g.op(f"icmp eq i32 {rc}, 1"), lambda: [str(index), "0", "0", "0", str(ERR_HOOK)])
-    return rc
+    return call_warp_hook(g, op)
 
 
 def _full_mask(g: _Gen, op: Operation) -> None:
