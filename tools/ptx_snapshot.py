@@ -65,7 +65,8 @@ _REG = re.compile(r"%(r|rd|f|fd|h|hh|p|rs)(\d+)\b")
 
 
 def normalise(ptx: str) -> str:
-    """PTX without `.loc` lines and with registers numbered in order of appearance."""
+    """PTX without `.loc` and `.file` lines (the latter name the checkout's path) and with
+    registers numbered in order of appearance."""
     names: dict[str, str] = {}
 
     def rename(m: re.Match[str]) -> str:
@@ -74,7 +75,7 @@ def normalise(ptx: str) -> str:
             names[key] = f"%{m.group(1)}{len(names)}"
         return names[key]
 
-    lines = [ln for ln in ptx.splitlines() if not ln.lstrip().startswith(".loc")]
+    lines = [ln for ln in ptx.splitlines() if not ln.lstrip().startswith((".loc", ".file"))]
     return _REG.sub(rename, "\n".join(lines))
 
 
