@@ -47,7 +47,7 @@ def _arity(name: str, args: list[Any], kwargs: dict[str, Any], n: int, node: ast
     arity(name, args, n, n, node)
 
 
-def _mbarrier(ctx: BuildContext, name: str, v: Any, node: ast.Call) -> tuple[Value, Value]:
+def mbarrier_operand(ctx: BuildContext, name: str, v: Any, node: ast.Call) -> tuple[Value, Value]:
     """The mbarrier `v` names: (its tensor, the element's linear index)."""
     at = node.args[0] if node.args else node
     if not isinstance(v, S.ElementRef):
@@ -91,7 +91,7 @@ def _needs(ctx: BuildContext, feature: Feature, what: str, node: ast.Node) -> No
 def b_mbarrier_init(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
                     ) -> None:  # fmt: skip
     _arity("mbarrier_init", args, kwargs, 2, node)
-    t, i = _mbarrier(ctx, "mbarrier_init", args[0], node)
+    t, i = mbarrier_operand(ctx, "mbarrier_init", args[0], node)
     what = "mbarrier_init's count (arrivals per phase)"
     count = _i32(ctx, args[1], node.args[1], what, 1, MAX_ARRIVALS)
     ctx.emit(C.MbarrierInitOp(count, t, [i]), node)
@@ -100,14 +100,14 @@ def b_mbarrier_init(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], 
 def b_mbarrier_arrive(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
                       ) -> None:  # fmt: skip
     _arity("mbarrier_arrive", args, kwargs, 1, node)
-    t, i = _mbarrier(ctx, "mbarrier_arrive", args[0], node)
+    t, i = mbarrier_operand(ctx, "mbarrier_arrive", args[0], node)
     ctx.emit(C.MbarrierArriveOp(t, [i]), node)
 
 
 def _expect_tx(name: str, op: Callable[[Value, Value, list[Value]], Operation]) -> Build:
     def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
         _arity(name, args, kwargs, 2, node)
-        t, i = _mbarrier(ctx, name, args[0], node)
+        t, i = mbarrier_operand(ctx, name, args[0], node)
         _needs(ctx, Feature.MBARRIER, f"{name} (mbarrier.expect_tx)", node)
         tx = _i32(ctx, args[1], node.args[1], f"{name}'s byte count", 0, MAX_TX)
         ctx.emit(op(tx, t, [i]), node)
@@ -124,7 +124,7 @@ b_mbarrier_arrive_and_expect_tx = _expect_tx(
 def b_mbarrier_wait(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
                     ) -> None:  # fmt: skip
     _arity("mbarrier_wait", args, kwargs, 2, node)
-    t, i = _mbarrier(ctx, "mbarrier_wait", args[0], node)
+    t, i = mbarrier_operand(ctx, "mbarrier_wait", args[0], node)
     # Only the low bit is the parity; any integer phase counter may be passed.
     phase = _i32(ctx, args[1], node.args[1], "mbarrier_wait's phase", 0, 2**31 - 1)
     ctx.emit(C.MbarrierWaitOp(phase, t, [i]), node)

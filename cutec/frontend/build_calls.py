@@ -90,7 +90,7 @@ def attribute(ctx: BuildContext, v: Any, node: ast.Attribute) -> Any:
     if is_layout(v) and node.attr in ("shape", "stride"):
         inner = v.layout_b if isinstance(v, ComposedLayout) else v
         return getattr(inner, node.attr)
-    if isinstance(v, S.TiledCopy | S.TiledMma | S.ThrSlice):
+    if isinstance(v, S.TiledCopy | S.TiledMma | S.ThrSlice | S.TmaAtom):
         return ("method", v, node.attr, node)
     if isinstance(v, S.Builtin) and v.name == "GMMA":
         m = _GMMA_NAME.fullmatch(node.attr)
@@ -224,7 +224,10 @@ def call(ctx: BuildContext, node: ast.Call) -> Any:
     if isinstance(f, tuple) and f and f[0] == "ct_args":
         _, f, ct_args, _ = f
     entry = REGISTRY.get(f.name) if isinstance(f, S.Builtin) else None
-    if entry is not None and entry.takes_element and node.args:
+    takes_element = entry is not None and entry.takes_element
+    if isinstance(f, tuple) and f and f[0] == "method":  # tma.with(bars[i]): the element
+        takes_element = isinstance(f[1], S.TmaAtom) and f[2] == "with"
+    if takes_element and node.args:
         args = [element_ref(ctx, node.args[0]), *(ctx.eval(a) for a in node.args[1:])]
     else:
         args = [ctx.eval(a) for a in node.args]

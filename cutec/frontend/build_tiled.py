@@ -53,6 +53,7 @@ from cutec.frontend.build_auto_atoms import (
 )
 from cutec.frontend.build_scalars import as_runtime
 from cutec.frontend.build_tensors import allocate, build_view, tensor_arg
+from cutec.frontend.build_tma import tma_method
 from cutec.frontend.static_eval import (
     algebra_errors,
     arg_node,
@@ -387,6 +388,8 @@ def call_method(
     where = ast.Name(name, attr_node.attr_span)
     if kwargs:
         raise error(f"'{name}' takes no keyword arguments", where)
+    if isinstance(obj, S.TmaAtom):
+        return tma_method(ctx, obj, name, args, node, where)
     if isinstance(obj, S.TiledCopy | S.TiledMma):
         if name in ("slice", "get_slice", "get_thread_slice"):
             if len(args) != 1:

@@ -31,6 +31,7 @@ from cutec.atoms.mma import mma_atom_named
 from cutec.frontend import build_atomics as atomics
 from cutec.frontend import build_barriers as barriers
 from cutec.frontend import build_sync as sync
+from cutec.frontend import build_tma as tma
 from cutec.frontend import build_values as values
 from cutec.frontend import scope as S
 from cutec.frontend import tensor_builtins as tensors
@@ -160,6 +161,9 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     Builtin("make_identity_tensor", TENSORS, "coordinates", tensors.b_make_identity_tensor),
     Builtin("elem_less", TENSORS, "coordinate inside shape", tensors.b_elem_less),
     Builtin(
+        "group_modes", TENSORS, "group_modes(x, b, e): modes [b, e) as one", tensors.b_group_modes
+    ),
+    Builtin(
         "as_position_independent_swizzle_tensor",
         TENSORS,
         "CuTe's, the identity here",
@@ -168,6 +172,15 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     # -- atoms
     Builtin("UniversalCopy", ATOMS, "UniversalCopy[T]: a copy of T-sized units"),
     Builtin("UniversalFMA", ATOMS, "UniversalFMA[T]: one FMA"),
+    Builtin(
+        "make_tma_atom", ATOMS, "make_tma_atom(op, tensor, smem_layout, tile)", tma.b_make_tma_atom
+    ),
+    Builtin(
+        "tma_partition",
+        ATOMS,
+        "tma_partition(atom, [0, make_layout(1),] smem, coords)",
+        tma.b_tma_partition,
+    ),
     *(Builtin(name, ATOMS, f"CuTe's {name}", fn) for name, fn in TILED_BUILTINS.items()),
     # -- algorithms
     Builtin("copy", ALGORITHMS, "copy([atom,] src, dst[, pred = p])", tensors.b_copy),
@@ -256,13 +269,15 @@ def lookup(name: str) -> Any:
 
 
 def named_atom(name: str) -> S.AtomRef | None:
-    """A bare atom name: an MMA atom (SM80_16x8x16_...) or a fixed copy atom."""
+    """A bare atom name: an MMA atom (SM80_16x8x16_...), a fixed copy atom or a TMA op."""
     atom = mma_atom_named(name)
     if atom is not None:
         return S.AtomRef("mma", name, atom)
     for a in copy_atoms():
         if a.name == name:
             return S.AtomRef("copy", name, a)
+    if name in tma.TMA_OPS:  # SM90_TMA_LOAD: the op make_tma_atom makes an atom of
+        return S.AtomRef("tma", name)
     if is_copy_template(name):
         return S.AtomRef("family", name)
     return None

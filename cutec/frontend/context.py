@@ -84,6 +84,7 @@ class BuildContext:
     copy_typings: dict[Any, set[Any]] = field(default_factory=dict)  # types an untyped copy got
     typed_mmas: dict[Any, Any] = field(default_factory=dict)  # auto MMAs typed at first use
     operand_copies: dict[Any, Any] = field(default_factory=dict)  # auto copies of MMA operands
+    tma_maps: list[str] = field(default_factory=list)  # the map parameters, in order
 
     # -- the funcs being inlined (build_calls.inline_call)
     inline_depth: int = 0

@@ -60,8 +60,9 @@ class Tensor:
 @dataclass(frozen=True)
 class AtomRef:
     """A named atom, not yet placed in a tiled object: ``UniversalCopy[u128]``,
-    ``SM80_16x8x8_F32TF32TF32F32_TN`` or ``auto``. `kind` is "copy", "mma" or
-    "auto" (either, decided by the function it is passed to)."""
+    ``SM80_16x8x8_F32TF32TF32F32_TN`` or ``auto``. `kind` is "copy", "mma",
+    "tma" (``SM90_TMA_LOAD``, for make_tma_atom) or "auto" (either, decided by the
+    function it is passed to)."""
 
     kind: str
     name: str
@@ -92,6 +93,24 @@ class TiledMma:
     record: Any = None  # the MmaAtom, None for auto
     origin: Any = None  # the call that made it (the key of its typed instance)
     acc: Any = None  # an auto MMA's accumulator type (tiled_mma(auto, acc_dtype = ...))
+
+
+@dataclass(frozen=True)
+class TmaAtom:
+    """``make_tma_atom(SM90_TMA_LOAD, A, smem_layout, tile)``: the IR value, its type
+    (the box and swizzle) and the tensor it maps."""
+
+    value: Value
+    type: Any  # TmaAtomType
+    tensor: Tensor
+
+
+@dataclass(frozen=True)
+class TmaCopy:
+    """``tma.with(bars[i])``: a TMA atom bound to the mbarrier its copies complete on."""
+
+    atom: TmaAtom
+    bar: ElementRef
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from cutec.frontend.build_tensors import (
     view,
 )
 from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
+from cutec.frontend.build_tma import emit_tma_copy
 from cutec.frontend.static_eval import (
     algebra_errors,
     arity,
@@ -41,12 +42,15 @@ from cutec.frontend.static_eval import (
     to_int_tuple,
 )
 from cutec.ir import types as T
+from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import arith
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import LayoutAttr, TupleAttr
 from cutec.ir.dialects.cute_coord import identity_layout
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.layout import ComposedLayout, X, cosize, make_layout_like
+from cutec.layout import inttuple as IT
+from cutec.layout import layout as LL
 from cutec.layout.inttuple import format_tuple, leaves
 from cutec.layout.symbolic import is_static
 from cutec.target import AddressSpace
@@ -156,6 +160,13 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     if kwargs:
         raise error(f"copy has no argument '{next(iter(kwargs))}' (it takes pred = p)", node)
     atom = args[0] if len(args) == 3 else None
+    if isinstance(atom, S.TmaCopy):
+        if pred_v is not None:
+            raise error("a TMA copy takes no predicate: its map bounds every box", node)
+        src = tensor_arg(args[1], node.args[1], "the TMA copy's source", coords_ok=True)
+        dst = tensor_arg(args[2], node.args[2], "the TMA copy's destination")
+        emit_tma_copy(ctx, atom, src, dst, node)
+        return
     src = tensor_arg(args[-2], node.args[-2], "the copy's source")
     dst = tensor_arg(args[-1], node.args[-1], "the copy's destination")
     if isinstance(atom, S.TiledCopy) and atom.operand is not None:
@@ -205,6 +216,36 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
         ctx.emit(op, node)
         return
     emit_copy(ctx, atom, src, dst, node, pred)
+
+
+def b_group_modes(
+    ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+) -> Any:
+    """group_modes(x, begin, end): modes [begin, end) of a tensor, layout or tuple as one
+    mode (CuTe's group_modes<B,E>); a tensor's is a view of the same elements."""
+    if kwargs:
+        raise error("group_modes takes no keyword arguments", node)
+    arity("group_modes", args, 3, 3, node)
+    x, begin, end = args
+    shape = x.layout.shape if isinstance(x, S.Tensor) else x.shape if is_layout(x) else x
+    rank = len(shape) if isinstance(shape, tuple) else 1
+    for v, at in ((begin, node.args[1]), (end, node.args[2])):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise error(f"group_modes takes compile-time mode indices, not {describe(v)}", at)
+    if not 0 <= begin < end <= rank:
+        raise error(f"group_modes({begin}, {end}) of {rank} modes: needs 0 <= begin < end "
+                    f"<= {rank}", node)  # fmt: skip
+    if isinstance(x, S.Tensor):
+        attrs = {"begin": IntegerAttr(begin, T.i64), "end": IntegerAttr(end, T.i64)}
+        return build_view(ctx, C.GroupModesOp, x, [], attrs, node, "group_modes")
+    if isinstance(x, ComposedLayout):
+        return ComposedLayout(x.layout_a, x.offset, LL.group_modes(x.layout_b, begin, end))
+    if is_layout(x):
+        return LL.group_modes(x, begin, end)
+    if isinstance(x, tuple):
+        return IT.group(x, begin, end)
+    raise error(f"group_modes takes a tensor, a layout or a tuple, not {describe(x)}",
+                node.args[0])  # fmt: skip
 
 
 def b_gemm(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:

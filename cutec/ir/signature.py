@@ -30,6 +30,7 @@ from cutec.dtypes import DTYPES, dtype
 from cutec.ir import json_read as jr
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.dialects.cute_tensor import MakeTensorOp
+from cutec.ir.dialects.cute_tma import MakeTmaAtomOp
 from cutec.ir.dialects.cute_types import fill_dynamic
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.layout_of import LayoutAnalysis
@@ -691,6 +692,9 @@ def signature_of(kernel: KernelOp) -> KernelSignature:
             abi.append((name, str(arg.type)))
             if arg not in leaf_args:
                 params.append(ScalarParam(name, str(arg.type)))
+    for made in kernel.walk_type(MakeTmaAtomOp):
+        params.append(_tensor_map_param(made, la))
+        abi.append((made.map.value, "tensor_map"))
     return KernelSignature(
         kernel.sym_name,
         tuple(p for p in params if p.name not in implicit),
@@ -737,6 +741,35 @@ def _tensor_param(
     shape = fill_dynamic(spec.shape, names)
     stride = fill_dynamic(spec.stride, names)
     return TensorParam(name, element, shape, stride, op.alignment, access)
+
+
+# CuTe's make_tma_copy asks the driver to promote L2 fills to 128-byte sectors.
+TMA_L2_PROMOTION = tma.TmaL2Promotion.L2_128B
+
+
+def _tensor_map_param(made: MakeTmaAtomOp, la: LayoutAnalysis) -> TensorMapParam:
+    """The recipe of the map a TMA atom declares: box dimension d walks tensor mode
+    ``modes[d]``, so the map's extent and element stride there are that mode's."""
+    atom = made.atom()
+    owner = made.tensor.owner
+    assert isinstance(owner, MakeTensorOp) and isinstance(owner.ptr, BlockArgument)
+    layout = la.layout_of(made.tensor)
+    shape, stride = (tuple(leaves(x)) for x in (layout.shape, layout.stride))
+
+    def text(x: Any) -> int | str:
+        return x if isinstance(x, int) else str(x)
+
+    return TensorMapParam(
+        made.map.value,
+        _name(owner.ptr),
+        tma.TMA_DTYPE_OF[dtype_name(atom.element)],
+        tuple(text(shape[m]) for m in atom.modes),
+        tuple(text(stride[m]) for m in atom.modes[1:]),
+        atom.dims,
+        (1,) * atom.rank,
+        swizzle=atom.swizzle,
+        l2_promotion=TMA_L2_PROMOTION,
+    )
 
 
 def _leaf(value: Any, la: LayoutAnalysis) -> int | str:

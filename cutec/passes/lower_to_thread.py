@@ -58,7 +58,7 @@ from cutec.atoms.copy import copy_atom, copy_family
 from cutec.atoms.family import Family
 from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, Location
-from cutec.ir.attributes import DictAttr, IntegerAttr, StringAttr
+from cutec.ir.attributes import ArrayAttr, DictAttr, IntegerAttr, StringAttr
 from cutec.ir.builder import Builder
 from cutec.ir.core import Block, Operation, OpResult, Value
 from cutec.ir.dialects import arith, scf, thread
@@ -79,7 +79,7 @@ from cutec.ir.dialects.cute_compute import (
     MakeTiledMmaOp,
     StoreOp,
 )
-from cutec.ir.dialects.cute_coord import COORD_RADIX, LoadCoordOp, MakeIdentityTensorOp
+from cutec.ir.dialects.cute_coord import LoadCoordOp, MakeIdentityTensorOp, coordinate_component
 from cutec.ir.dialects.cute_map import MapOp
 from cutec.ir.dialects.cute_tensor import (
     AllocSmemOp,
@@ -90,15 +90,17 @@ from cutec.ir.dialects.cute_tensor import (
     ViewOp,
     _ViewOp,
 )
+from cutec.ir.dialects.cute_tma import GetTmaTensorOp, MakeTmaAtomOp, TmaCopyOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.thread_atom import atom_family
 from cutec.ir.layout_of import LayoutAnalysis
 from cutec.ir.materialize import IntegerMaterializer, offset_of
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type, dtype_of, i64
 from cutec.layout import ComposedLayout, cosize
-from cutec.layout.symbolic import Integer, SymInt
+from cutec.layout.symbolic import Integer
 from cutec.passes.lower_atoms import lower_ldmatrix, lower_mma_gemm
 from cutec.passes.lower_mbarrier import MBARRIER_OPS, thread_ops
+from cutec.passes.lower_tma import lower_tma_copy, tma_aligns, tma_map_names
 from cutec.passes.lower_wgmma import (
     SYNC_RULES,
     check_batches,
@@ -220,6 +222,9 @@ class _KernelLowering:
             if facts:
                 entries = tuple((k, IntegerAttr(v, i64)) for k, v in sorted(facts.items()))
                 self.kernel.attributes[key] = DictAttr(entries)
+        maps = tma_map_names(self.kernel)
+        if maps:
+            self.kernel.attributes["tensor_maps"] = ArrayAttr([StringAttr(m) for m in maps])
 
     def lower_block(self, block: Block, scope: _Scope) -> None:
         for op in list(block.ops):
@@ -280,7 +285,8 @@ class _KernelLowering:
         """Static shared arrays up to the target's static limit; past it, one dynamic
         array, its buffers placed by shared_plan (a dead buffer's bytes reused)."""
         sizes = {op: _alloc_bytes(op) for op in self.kernel.walk_type(AllocSmemOp)}
-        self.smem_aligns = descriptor_aligns(self.kernel, dict.fromkeys(sizes, SHARED_ALIGN))
+        aligns = descriptor_aligns(self.kernel, dict.fromkeys(sizes, SHARED_ALIGN))
+        self.smem_aligns = tma_aligns(self.kernel, aligns)
         total = sum(round_up(n, self.smem_aligns[op]) for op, n in sizes.items())
         self.smem_offsets: dict[AllocSmemOp, int] | None = None
         if total <= self.target.static_smem_per_cta:
@@ -615,16 +621,16 @@ class _KernelLowering:
 
     # ------------------------------------------------------------------ elements
     def load_element(self, op: LoadOp, scope: _Scope) -> None:
-        value = self.load(op.tensor, self._index(op.index, scope), scope)
+        value = self.load(op.tensor, self.index_of(op.index, scope), scope)
         op.result.replace_all_uses_with(value)
 
     def store_element(self, op: StoreOp, scope: _Scope) -> None:
-        self.store(op.value, op.tensor, self._index(op.index, scope), scope)
+        self.store(op.value, op.tensor, self.index_of(op.index, scope), scope)
 
     def atomic(self, op: AtomicRmwOp | AtomicLoadOp | AtomicStoreOp, scope: _Scope) -> None:
         """The thread atomic on the element's pointer (a linear index, or a coordinate of
         one index per mode)."""
-        coord = [self._index(i, scope) for i in op.indices]
+        coord = [self.index_of(i, scope) for i in op.indices]
         ptr = self.element_ptr(op.tensor, coord[0] if len(coord) == 1 else tuple(coord), scope)
         sem, where = op.sem.value, op.scope.value
         b = scope.builder
@@ -638,20 +644,20 @@ class _KernelLowering:
 
     def mbarrier(self, op: Operation, scope: _Scope) -> None:
         """The thread mbarrier op(s) on the element's pointer (lower_mbarrier.py)."""
-        coord = [self._index(i, scope) for i in op.indices]  # type: ignore[attr-defined]
+        coord = [self.index_of(i, scope) for i in op.indices]  # type: ignore[attr-defined]
         tensor = op.tensor  # type: ignore[attr-defined]
         ptr = self.element_ptr(tensor, coord[0] if len(coord) == 1 else tuple(coord), scope)
         for made in thread_ops(op, ptr):
             scope.builder.insert(made)
 
-    def _index(self, index: Value, scope: _Scope) -> Any:
+    def index_of(self, index: Value, scope: _Scope) -> Any:
         """A linear index as the algebra takes it: an int, or a symbol for a run-time one."""
         integer = self.la.integer_of(index)
         return integer if isinstance(integer, int) else scope.offsets.coordinate(index)
 
     def load_coord(self, op: LoadCoordOp, scope: _Scope) -> None:
         address = self.la.address_of(op.tensor)
-        x = address.offset + address.layout(self._index(op.index, scope))
+        x = address.offset + address.layout(self.index_of(op.index, scope))
         value = scope.indices(coordinate_component(x, op.mode.value))
         op.result.replace_all_uses_with(value)
 
@@ -667,6 +673,8 @@ _NO_CODE = (
     MakeIdentityTensorOp,
     MakeTiledCopyOp,
     MakeTiledMmaOp,
+    MakeTmaAtomOp,
+    GetTmaTensorOp,
 )
 
 _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = {
@@ -687,6 +695,7 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
     AtomicLoadOp: _KernelLowering.atomic,
     AtomicStoreOp: _KernelLowering.atomic,
     LoadCoordOp: _KernelLowering.load_coord,
+    TmaCopyOp: lower_tma_copy,
     SizeOp: _KernelLowering.size,
     **SYNC_RULES,
     **dict.fromkeys(MBARRIER_OPS, _KernelLowering.mbarrier),
@@ -694,34 +703,6 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def coordinate_component(x: Integer, mode: int) -> Integer:
-    """Component `mode` of an encoded coordinate (cute_coord.py: ``a*Ek`` is ``a * R**k``).
-
-    The encoding adds ``c_m * R**m`` for each mode's component c_m, a SymInt of
-    monomials with integer coefficients; like monomials of different modes merge
-    into one coefficient ``sum_m a_m * R**m``. Its balanced base-R digits (in
-    [-R/2, R/2)) give back each a_m, signs included: a component may hold negative
-    coefficients, as ``a % b`` does (``a - b*(a//b)``), and any |a_m| is far below
-    R/2 (offsets are below 2^31), so the digits are exact.
-    """
-    if isinstance(x, int):
-        return _balanced_digit(x, mode)
-    out: Integer = _balanced_digit(x.const, mode)
-    for monomial, k in x.terms:
-        digit = _balanced_digit(k, mode)
-        if digit:
-            out = out + digit * SymInt(((monomial, 1),))
-    return out
-
-
-def _balanced_digit(k: int, mode: int) -> int:
-    """Digit `mode` of k in base R with digits in [-R/2, R/2)."""
-    half = COORD_RADIX // 2
-    for _ in range(mode):
-        k = (k - ((k + half) % COORD_RADIX - half)) // COORD_RADIX
-    return (k + half) % COORD_RADIX - half
 
 
 def _bytes(t: Type) -> int:

@@ -56,7 +56,8 @@ def test_largest_example_parses_fast() -> None:
         start = time.process_time()
         parse_source(text, str(path))
         best = min(best, time.process_time() - start)
-    assert best < 0.05
+    # 50 ms per 10 KB of source: parsing stays a small part of a compile
+    assert best < 5e-6 * len(text), (best, len(text))
 
 
 def test_grammar_is_conflict_free(caplog: pytest.LogCaptureFixture) -> None:

@@ -1,5 +1,5 @@
 """Coordinates whose components hold `a % b` (a - b*(a//b)): the residue predicates'
-identity coordinates decompose them (lower-to-thread's coordinate_component), and the
+identity coordinates decompose them (cute_coord's coordinate_component), and the
 kernel computes the right values. This used to be an internal compiler error."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ import numpy as np
 
 import cutec.runtime as rt
 from cutec.driver import Options, Source, Stage, compile
-from cutec.ir.dialects.cute_coord import COORD_RADIX
+from cutec.ir.dialects.cute_coord import COORD_RADIX, coordinate_component
 from cutec.layout.symbolic import sym
-from cutec.passes.lower_to_thread import coordinate_component
 
 # A kernel copying A to C tile by tile, its CTA's tile (tm, tn) computed by `{tile}`.
 TILE_COPY = """

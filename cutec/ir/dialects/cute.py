@@ -101,6 +101,7 @@ from cutec.ir.dialects.cute_tensor import (
     AllocSmemOp,
     ComposeOp,
     DivideOp,
+    GroupModesOp,
     LocalPartitionOp,
     LocalTileOp,
     MakeFragmentOp,
@@ -112,6 +113,14 @@ from cutec.ir.dialects.cute_tensor import (
     SliceOp,
     ViewOp,
     clear_view_cache,
+)
+from cutec.ir.dialects.cute_tma import (
+    CUTE_TMA_TYPES,
+    GetTmaTensorOp,
+    MakeTmaAtomOp,
+    TmaAtomType,
+    TmaCopyOp,
+    TmaPartitionOp,
 )
 from cutec.ir.dialects.cute_types import CUTE_TYPES, LayoutSpec, LayoutType, TensorType
 from cutec.layout.algebra import clear_caches as clear_algebra_caches
@@ -132,6 +141,8 @@ __all__ = [
     "FenceViewAsyncSharedOp",
     "FillOp",
     "GemmOp",
+    "GetTmaTensorOp",
+    "GroupModesOp",
     "LayoutAttr",
     "LayoutSpec",
     "LayoutType",
@@ -144,6 +155,7 @@ __all__ = [
     "MakeTensorOp",
     "MakeTiledCopyOp",
     "MakeTiledMmaOp",
+    "MakeTmaAtomOp",
     "MapOp",
     "MbarrierArriveExpectTxOp",
     "MbarrierArriveOp",
@@ -158,6 +170,9 @@ __all__ = [
     "TensorType",
     "TiledCopyType",
     "TiledMmaType",
+    "TmaAtomType",
+    "TmaCopyOp",
+    "TmaPartitionOp",
     "TupleAttr",
     "WarpgroupArriveOp",
     "WarpgroupCommitBatchOp",
@@ -180,6 +195,7 @@ DIALECT = Dialect(
         PartitionOp,
         RetileOp,
         ComposeOp,
+        GroupModesOp,
         RecastOp,
         ViewOp,
         SizeOp,
@@ -210,8 +226,12 @@ DIALECT = Dialect(
         MbarrierExpectTxOp,
         MbarrierArriveExpectTxOp,
         MbarrierWaitOp,
+        MakeTmaAtomOp,
+        GetTmaTensorOp,
+        TmaPartitionOp,
+        TmaCopyOp,
     ),
-    types=(*CUTE_TYPES, *CUTE_ATOM_TYPES, *CUTE_COORD_TYPES),
+    types=(*CUTE_TYPES, *CUTE_ATOM_TYPES, *CUTE_COORD_TYPES, *CUTE_TMA_TYPES),
     attributes=CUTE_ATTRIBUTES,
 )
 

@@ -41,6 +41,7 @@ from cutec.ir.traits import Pure
 from cutec.ir.types import DialectType, IndexType, i64
 from cutec.layout import Layout
 from cutec.layout.inttuple import format_tuple
+from cutec.layout.symbolic import Integer, SymInt
 
 if TYPE_CHECKING:
     from cutec.ir.layout_of import LayoutAnalysis
@@ -202,3 +203,31 @@ class LoadCoordOp(CuteOp):
 
 
 CUTE_COORD_TYPES: tuple[type[DialectType], ...] = (CoordTensorType,)
+
+
+def coordinate_component(x: Integer, mode: int) -> Integer:
+    """Component `mode` of an encoded coordinate (``a*Ek`` is ``a * R**k``).
+
+    The encoding adds ``c_m * R**m`` for each mode's component c_m, a SymInt of
+    monomials with integer coefficients; like monomials of different modes merge
+    into one coefficient ``sum_m a_m * R**m``. Its balanced base-R digits (in
+    [-R/2, R/2)) give back each a_m, signs included: a component may hold negative
+    coefficients, as ``a % b`` does (``a - b*(a//b)``), and any |a_m| is far below
+    R/2 (offsets are below 2^31), so the digits are exact.
+    """
+    if isinstance(x, int):
+        return _balanced_digit(x, mode)
+    out: Integer = _balanced_digit(x.const, mode)
+    for monomial, k in x.terms:
+        digit = _balanced_digit(k, mode)
+        if digit:
+            out = out + digit * SymInt(((monomial, 1),))
+    return out
+
+
+def _balanced_digit(k: int, mode: int) -> int:
+    """Digit `mode` of k in base R with digits in [-R/2, R/2)."""
+    half = COORD_RADIX // 2
+    for _ in range(mode):
+        k = (k - ((k + half) % COORD_RADIX - half)) // COORD_RADIX
+    return (k + half) % COORD_RADIX - half

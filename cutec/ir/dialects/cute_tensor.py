@@ -49,6 +49,7 @@ from cutec.layout import (
     ComposedLayout,
     LayoutError,
     composition,
+    group_modes,
     local_partition_and_offset,
     local_tile_and_offset,
     recast_layout,
@@ -613,6 +614,42 @@ class ComposeOp(_ViewOp):
         return cls.infer_layout(source, attributes, atom), 0  # the same elements, reordered
 
 
+class GroupModesOp(_ViewOp):
+    """A tensor with modes [begin, end) grouped into one (CuTe's ``group_modes<B,E>``):
+    the same elements in the same order.
+
+    ``%g = cute.group_modes %sA {begin = 0 : i64, end = 2 : i64}
+        : !cute.tensor<f16, smem, (64,64,3):(1,64,4096)>
+        -> !cute.tensor<f16, smem, ((64,64),3):((1,64),4096)>``
+    """
+
+    name = "cute.group_modes"
+    source = operand_def(VIEWABLE)
+    begin = attr_def(IntegerAttr)
+    end = attr_def(IntegerAttr)
+
+    @classmethod
+    def infer_layout(
+        cls, source: AnyLayout, attributes: dict[str, Attribute], atom: Any = None
+    ) -> AnyLayout:
+        begin, end = attributes["begin"], attributes["end"]
+        assert isinstance(begin, IntegerAttr) and isinstance(end, IntegerAttr)
+        if isinstance(source, ComposedLayout):
+            inner = group_modes(source.layout_b, begin.value, end.value)
+            return ComposedLayout(source.layout_a, source.offset, inner)
+        return group_modes(source, begin.value, end.value)
+
+    @classmethod
+    def infer_layout_and_offset(
+        cls,
+        source: AnyLayout,
+        attributes: dict[str, Attribute],
+        atom: Any,
+        coords: Sequence[Integer],
+    ) -> tuple[AnyLayout, Integer]:
+        return cls.infer_layout(source, attributes, atom), 0  # the same elements, regrouped
+
+
 _COPY_OPERANDS = ("S", "D")
 _MMA_OPERANDS = ("A", "B", "C")
 
@@ -837,7 +874,8 @@ class RecastOp(CuteOp):
 
 
 class SizeOp(CuteOp):
-    """The run-time size of a tensor or of one of its modes (static sizes fold to constants).
+    """The run-time size of a tensor (or coordinate tensor) or of one of its modes (static
+    sizes fold to constants).
 
     ``%n = cute.size %tAgA {mode = #cute.tuple<2>} : !cute.tensor<f32, gmem, (4,1,?):(32,?,?)>
         -> index``
@@ -845,7 +883,7 @@ class SizeOp(CuteOp):
 
     name = "cute.size"
     traits = (Pure(),)
-    source = operand_def(TensorType)
+    source = operand_def(VIEWABLE)
     mode = opt_attr_def(TupleAttr)
     result = result_def(IndexType())
 
@@ -856,7 +894,7 @@ class SizeOp(CuteOp):
 
     def verify_(self) -> None:
         t = self.source.type
-        assert isinstance(t, TensorType)
+        assert isinstance(t, TensorType | CoordTensorType)
         mode = self.mode
         if mode is None:
             return
