@@ -97,6 +97,8 @@ CUTEC_KERNELS = (
     CutecKernel("hgemm_pipeline_pass", "hgemm_tn", "f16", "TN", "sgemm_sm80"),
     CutecKernel("wgmma_sm90", "hgemm_nt", "f16", "NT", "wgmma_sm90"),
     CutecKernel("wgmma_sm90", "hgemm_tn", "f16", "TN", "wgmma_sm90"),
+    CutecKernel("wgmma_tma_sm90", "hgemm_nt", "f16", "NT", "wgmma_tma_sm90"),
+    CutecKernel("wgmma_tma_sm90", "hgemm_tn", "f16", "TN", "wgmma_tma_sm90"),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
     # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler, at the
     # tile sizes the sweeps of docs/notes/2026-11-25-pipeline-code-quality.md found

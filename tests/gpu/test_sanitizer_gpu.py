@@ -105,6 +105,8 @@ def test_examples_are_clean_under_compute_sanitizer(tool: str) -> None:
 HOPPER_RUNS = [
     ("wgmma_sm90", "hgemm_nt", {"A": (256, 192), "B": (128, 192), "C": (256, 128)}, (1.0, 0.5)),
     ("wgmma_sm90", "hgemm_tn", {"A": (128, 256), "B": (256, 256), "C": (128, 256)}, (1.0, 0.0)),
+    ("wgmma_tma_sm90", "hgemm_nt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.5)),
+    ("wgmma_tma_sm90", "hgemm_tn", {"A": (136, 200), "B": (72, 200), "C": (136, 72)}, (1.0, 0.0)),
 ]  # fmt: skip
 HOPPER_TOOLS = {
     "memcheck": ["--check-warpgroup-mma", "yes", "--check-bulk-copy", "yes"],
