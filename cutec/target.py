@@ -35,6 +35,7 @@ class Feature(enum.Enum):
     TMA = "cp.async.bulk.tensor"
     MBARRIER = "mbarrier"
     CLUSTERS = "clusters"
+    ELECT = "elect.sync"
     SETMAXNREG = "setmaxnreg"
 
 
@@ -151,7 +152,13 @@ class Target:
 
 
 _AMPERE = frozenset({Feature.MMA_SYNC, Feature.LDMATRIX, Feature.CP_ASYNC})
-_HOPPER = _AMPERE | {Feature.STMATRIX, Feature.TMA, Feature.MBARRIER, Feature.CLUSTERS}
+_HOPPER = _AMPERE | {
+    Feature.STMATRIX,
+    Feature.TMA,
+    Feature.MBARRIER,
+    Feature.CLUSTERS,
+    Feature.ELECT,
+}
 
 TARGETS: dict[str, Target] = {
     t.name: t

@@ -163,6 +163,15 @@ SYNC_OPS: tuple[SyncOp, ...] = (
         ptx=(7, 8),
         collective="cluster",
     ),
+    # -- warp
+    _op(
+        "elect.sync",
+        "elect.sync _|$p, 0xffffffff;",
+        (Operand("p", "pred"),),
+        target="sm_90",
+        ptx=(8, 0),
+        collective="warp",
+    ),
     # -- mbarrier
     _op(
         "mbarrier.init",

@@ -42,7 +42,7 @@ from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu import wgmma
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
 from cutec.cpu.codegen_atomic import ATOMIC_HANDLERS
-from cutec.cpu.codegen_collective import collective_atom, is_collective, scratch_rows
+from cutec.cpu.codegen_collective import collective_atom, elect_one, is_collective, scratch_rows
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
 from cutec.cpu.codegen_mbarrier import MBARRIER_HANDLERS, ROWS
 from cutec.cpu.codegen_ops import OP_HANDLERS
@@ -362,6 +362,9 @@ class _Gen:
             access(self, op)
         if is_collective(op):
             collective_atom(self, op)  # type: ignore[arg-type]
+            return
+        if isinstance(op, thread.ElectOneOp):
+            elect_one(self, op)
             return
         handler = (OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
                    or ASYNC_HANDLERS.get(op.name) or MBARRIER_HANDLERS.get(op.name)

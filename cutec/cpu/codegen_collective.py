@@ -76,15 +76,26 @@ def collective_atom(g: _Gen, op: thread.AtomOp) -> None:
     rule = _WARP_CODE.get(atom.family)
     if rule is None:
         raise Unsupported(f"atom {atom.name} ({op.role.value})")
-    # Every lane of the warp must be here: report the first that is not. A mask register
-    # checked before in this straight-line code (a label that is not a check's reloads
-    # the mask) needs no second check.
+    require_full_warp(g, op)
+    rule(g, op, atom)
+
+
+def require_full_warp(g: _Gen, op: Operation) -> None:
+    """Every lane of the warp must be at `op`: report the first that is not. A mask
+    register checked before in this straight-line code (a label that is not a check's
+    reloads the mask) needs no second check."""
     mask = g.mask_now()
     if mask not in g.full_masks:
         dead = g.op(f"xor {vec('i1')} {mask}, {splat(1, 'i1')}")
         g.fail_if(dead, g.op_index(op), ERR_COLLECTIVE)
         g.full_masks.add(mask)
-    rule(g, op, atom)
+
+
+def elect_one(g: _Gen, op: thread.ElectOneOp) -> None:
+    """elect_one: lane 0 of the converged warp (the interpreter's leader too)."""
+    require_full_warp(g, op)
+    lane = g.op(f"and {vec('i64')} {g.linear_tid()}, {splat(31, 'i64')}")
+    g.define(op.result, 0, g.op(f"icmp eq {vec('i64')} {lane}, {splat(0, 'i64')}"))
 
 
 def _row(g: _Gen, k: int) -> str:

@@ -59,8 +59,12 @@ def warp_threads(op: thread.AtomOp) -> int:
     return op.library_atom().num_threads
 
 
+# The non-atom ops a warp runs as one step: the wgmma batch ops and elect_one.
+WARP_STEPS = (*wgmma.SYNC_OPS, thread.ElectOneOp)
+
+
 def run_warp_op(op: Operation, lanes: Sequence[_Thread]) -> bool:
-    """Run the warp step `op` (a warp-collective atom or a wgmma batch op) for the warp
+    """Run the warp step `op` (a warp-collective atom, a wgmma batch op or elect_one) for the warp
     whose threads are `lanes`; False when it cannot yet (a wgmma_wait whose group the
     rest of the warpgroup has not committed: the warp waits and tries again)."""
     if isinstance(op, thread.AtomOp):
@@ -68,6 +72,10 @@ def run_warp_op(op: Operation, lanes: Sequence[_Thread]) -> bool:
         return True
     if len(lanes) != WARP:
         raise checks.short_warp(op, op.name, len(lanes))
+    if isinstance(op, thread.ElectOneOp):  # lane 0: the same leader every time
+        for i, lane in enumerate(lanes):
+            lane.env[op.result] = int(i == 0)
+        return True
     cta = lanes[0].cta
     warp = lanes[0].linear // WARP
     try:

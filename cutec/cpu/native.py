@@ -53,7 +53,7 @@ from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation
-from cutec.ir.dialects import builtin
+from cutec.ir.dialects import builtin, thread
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
 
@@ -376,7 +376,8 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
         return checks.divergent_barrier(op, tid, block_id)
     if kind == ERR_COLLECTIVE:
         if warp * LANES + lane >= nthreads:
-            return checks.short_warp(op, op.atom.value, nthreads - warp * LANES)
+            name = op.atom.value if isinstance(op, thread.AtomOp) else op.name
+            return checks.short_warp(op, name, nthreads - warp * LANES)
         return checks.divergent_collective(op, tid, block_id)
     if kind == ERR_SHARED:
         code, other, access = (int(x) for x in err[6:9])

@@ -67,7 +67,7 @@ import numpy as np
 
 from cutec.atoms.family import Family
 from cutec.cpu import checks, tma, wgmma
-from cutec.cpu.collective import run_warp_op, warp_threads
+from cutec.cpu.collective import WARP_STEPS, run_warp_op, warp_threads
 from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.reference_atomic import ATOMIC_HANDLERS, AtomicOps
 from cutec.cpu.reference_memory import (
@@ -427,7 +427,7 @@ class _Thread(AtomicOps, WgmmaOps, TmaOps):
                 env.update(zip(op.results, results, strict=True))
             elif op.name.startswith(("arith.", "math.")):
                 self.arith(op)
-            elif (cls is thread.AtomOp and self.cta.collective(op)) or cls in wgmma.SYNC_OPS:
+            elif (cls is thread.AtomOp and self.cta.collective(op)) or cls in WARP_STEPS:
                 yield op  # the CTA runs it when the warp's lanes have all arrived
             elif cls is thread.MbarrierWaitOp:
                 while not self.mbarrier_ready(op):

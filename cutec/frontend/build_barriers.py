@@ -192,3 +192,11 @@ b_cluster_wait = _cluster("cluster_wait", lambda: [thread.ClusterWaitOp()])
 b_cluster_sync = _cluster(
     "cluster_sync", lambda: [thread.ClusterArriveOp(), thread.ClusterWaitOp()]
 )
+
+
+def b_elect_one(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call
+                ) -> S.Runtime:  # fmt: skip
+    """elect_one(): true in one lane of the warp (CuTe's elect_one_sync; elect.sync)."""
+    _arity("elect_one", args, kwargs, 0, node)
+    _needs(ctx, Feature.ELECT, "elect_one (elect.sync)", node)
+    return S.Runtime(ctx.emit(thread.ElectOneOp(), node).result)

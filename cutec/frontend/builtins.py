@@ -245,6 +245,7 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     ),
     Builtin("cluster_wait", SYNC, "barrier.cluster.wait", barriers.b_cluster_wait),
     Builtin("cluster_sync", SYNC, "cluster_arrive(); cluster_wait()", barriers.b_cluster_sync),
+    Builtin("elect_one", SYNC, "elect.sync: true in one lane", barriers.b_elect_one),
     # -- atomics and fences
     *(
         Builtin(name, ATOMICS, (fn.__doc__ or name).splitlines()[0], fn)

@@ -9,6 +9,7 @@ Each op prints one row of `cutec.atoms.sync`'s table, the instructions' one sour
     thread.cluster_arrive [relaxed]                    barrier.cluster.arrive[.relaxed].aligned;
     thread.cluster_wait                                barrier.cluster.wait.aligned;
     thread.fence_mbarrier_init                         fence.mbarrier_init.release.cluster;
+    %p = thread.elect_one                              elect.sync _|%p, 0xffffffff;
 
 A row whose target this kernel's cannot run is a located error, except the fence,
 which is nothing before sm_90: there a CTA barrier alone orders an mbarrier init
@@ -60,4 +61,15 @@ def _rule(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(row.render(_immediates(op)))
 
 
-BARRIER_RULES: dict[type[Operation], Rule] = dict.fromkeys(_ROWS, _rule)
+def _elect_one(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.ElectOneOp)
+    row = sync_op("elect.sync")
+    if not ctx.target.runs(row.min_target):
+        raise ctx.error(op, f"elect_one (elect.sync) needs {row.target()}")
+    ctx.emit(row.render({"p": ctx.define(op.result, op)}))
+
+
+BARRIER_RULES: dict[type[Operation], Rule] = {
+    **dict.fromkeys(_ROWS, _rule),
+    thread.ElectOneOp: _elect_one,
+}

@@ -47,6 +47,7 @@ from cutec.ir.dialects.thread_atomic import AtomicLoadOp, AtomicRmwOp, AtomicSto
 from cutec.ir.dialects.thread_barrier import (
     ClusterArriveOp,
     ClusterWaitOp,
+    ElectOneOp,
     FenceMbarrierInitOp,
     NamedBarrierArriveOp,
     NamedBarrierSyncOp,
@@ -104,6 +105,7 @@ __all__ = [
     "CpAsyncWaitOp",
     "CvtaOp",
     "DynamicSharedOp",
+    "ElectOneOp",
     "ExtractOp",
     "FenceMbarrierInitOp",
     "FenceProxyAsyncOp",
@@ -650,5 +652,6 @@ DIALECT = Dialect(
         ClusterArriveOp,
         ClusterWaitOp,
         FenceMbarrierInitOp,
+        ElectOneOp,
     ),
 )

@@ -10,6 +10,8 @@ and the fence that publishes mbarrier inits.
   ``thread.cluster_wait``: ``barrier.cluster.arrive[.relaxed].aligned`` /
   ``barrier.cluster.wait.aligned`` (sm_90): every thread of every CTA of the
   cluster arrives; a wait returns when all have.
+* ``thread.elect_one``: ``elect.sync _|p, 0xffffffff`` (sm_90): true in one lane of
+  the warp (CuTe's ``elect_one_sync``).
 * ``thread.fence_mbarrier_init``: ``fence.mbarrier_init.release.cluster`` (sm_90):
   this thread's earlier ``mbarrier_init``s are visible to the cluster and the async
   proxy once a barrier follows. Before sm_90 there is no cluster and no async proxy,
@@ -27,7 +29,7 @@ from __future__ import annotations
 from cutec.atoms.sync import SyncOpError, sync_op
 from cutec.ir.attributes import IntegerAttr, UnitAttr
 from cutec.ir.core import Operation
-from cutec.ir.opdef import attr_def, opt_attr_def
+from cutec.ir.opdef import attr_def, opt_attr_def, result_def
 from cutec.ir.traits import AddressSpace, Collective, MemoryEffects, Scope, reads, writes
 from cutec.ir.types import IntegerType
 
@@ -113,10 +115,31 @@ class FenceMbarrierInitOp(Operation):
         super().__init__()
 
 
+class ElectOneOp(Operation):
+    """One lane of the warp, the same one each time, gets true (``elect.sync _|p,
+    0xffffffff``, sm_90; CuTe's ``elect_one_sync``): ``%p = thread.elect_one : i1``.
+
+    Every lane of the warp executes it together (a warp collective). A branch on its
+    result is one thread's work that the compiler knows is one thread's: ptxas keeps
+    that work in uniform registers (a TMA's operands), where a branch on the lane index
+    costs a loop over the warp's distinct values at each TMA. The CPU backends elect
+    lane 0.
+    """
+
+    name = "thread.elect_one"
+    traits = (Collective(Scope.WARP),)
+    result = result_def(IntegerType(1))
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self) -> None:
+        super().__init__(result_types=[IntegerType(1)])
+
+
 BARRIER_OPS: tuple[type[Operation], ...] = (
     NamedBarrierSyncOp,
     NamedBarrierArriveOp,
     ClusterArriveOp,
     ClusterWaitOp,
     FenceMbarrierInitOp,
+    ElectOneOp,
 )

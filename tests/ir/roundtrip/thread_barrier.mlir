@@ -1,9 +1,10 @@
-// Named barriers, cluster barriers and the mbarrier-init fence.
+// Named barriers, cluster barriers, the mbarrier-init fence and elect_one.
 module {
   kernel @barriers() attributes {reqntid = array<i32: 256, 1, 1>, cluster_dim = array<i32: 1, 1, 1>} {
     thread.fence_mbarrier_init
     thread.cluster_arrive {relaxed}
     thread.cluster_wait
+    %leader = thread.elect_one : i1
     thread.named_barrier_arrive {count = 256 : i32, id = 1 : i32}
     thread.named_barrier_sync {count = 128 : i32, id = 15 : i32} loc("b.cute":7:3)
     thread.cluster_arrive
