@@ -5,7 +5,7 @@ launch record writes each box's in-bounds elements and leaves the rest of the ou
 expects on the GPU; a swizzled map reads the tile swizzled; the box is read at the
 wait that covers it (or at the CTA's end); and one planted bug per check: a missing
 proxy fence, the staging tile rewritten before the wait_group.read, a missing barrier
-before the tile is rewritten."""
+before the tile is rewritten; and the record of proxy fences on its own."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from cutec.atoms.tma import TmaDataType, TmaSwizzle, TmaTensorMap
-from cutec.cpu import reference, tma
+from cutec.cpu import checks, reference, tma
 from cutec.cpu.reference import AccessError
 from cutec.driver import Source
 from cutec.ir.dialects.builtin import KernelOp
@@ -179,3 +179,25 @@ def test_a_missing_barrier_before_the_tile_is_rewritten_is_a_race() -> None:
                        r"of shared@tma.mlir:12:13: store by this thread, load by thread "
                        r"\(0, 0, 0\)"):  # fmt: skip
         _run(text)
+
+
+def test_proxy_fences_record_each_writers_last_fence() -> None:
+    """`checks.ProxyFences`, which the TMA store and wgmma checks share: a generic write
+    is unfenced until its writer fences; another thread's fence does not cover it; a
+    write after the fence is unfenced again; bytes the async proxy wrote (a TMA load
+    landing) need no fence."""
+    shadow, proxy = checks.SharedShadow(64), checks.ProxyFences()
+    units = np.arange(64)
+    assert proxy.unfenced(shadow, units) is None  # nothing written
+    assert shadow.access(16, 4, 3, checks.STORE, 1, 1) is None  # thread 3 writes 16..19
+    assert proxy.unfenced(shadow, units) == 16
+    proxy.fence([shadow], [2])
+    assert proxy.unfenced(shadow, units) == 16
+    proxy.fence([shadow], [3])
+    assert proxy.unfenced(shadow, units) is None
+    assert shadow.access(18, 1, 3, checks.STORE, 2, 1) is None  # rewritten after the fence
+    assert proxy.unfenced(shadow, units) == 18
+    assert shadow.access(32, 16, 0, checks.ASYNC, 2, 1) is None  # a TMA load's bytes ...
+    shadow.land(32, 16)
+    proxy.async_write(shadow, 32, 16)  # ... landed by the async proxy
+    assert proxy.unfenced(shadow, units[32:]) is None
