@@ -25,6 +25,11 @@
   ``cp_async_wait``). The native backend keeps one shadow entry per *unit* of
   bytes that every shared access covers whole (cutec.cpu.codegen), which
   records exactly what one entry per byte would.
+* **Proxy fences** (`ProxyFences`): the async proxy (a wgmma's shared operands, a
+  TMA store's box) sees a generic-proxy write (``st.shared``, ``cp.async``) only
+  after the writing thread's ``fence.proxy.async``; per shadow entry the W word
+  of its writer's last fence is kept, and an async read of an entry whose W word
+  differs (written after the fence, or never fenced) is a *missing proxy fence*.
 * **Barriers** (`barrier_round`): after each round in which every warp ran to a
   barrier or to its end, either all wait at one barrier (the next round starts),
   all have finished, or the kernel is stuck: a warp whose threads wait at
@@ -36,7 +41,7 @@ Both backends report through these functions, so their messages are the same.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -54,9 +59,12 @@ TID_MASK = 0x7FFFFFFF
 # Shadow access kinds and failure codes (the warp code's helper returns them too).
 LOAD, STORE, ASYNC = 0, 1, 2
 WGMMA = 3  # a wgmma's read of a shared operand (checked in Python: cutec.cpu.wgmma)
+TMA_STORE = 4  # a TMA store's read of its box (a load, checked in Python: reference_tma_store)
 UNINIT, PENDING_ACCESS, RACE_WRITER, RACE_READER = 1, 2, 3, 4
 
-_KIND_NAMES = {LOAD: "load", STORE: "store", ASYNC: "cp.async store", WGMMA: "wgmma read"}
+_KIND_NAMES = {LOAD: "load", STORE: "store", ASYNC: "cp.async store", WGMMA: "wgmma read",
+               TMA_STORE: "TMA store read"}  # fmt: skip
+_READS = (LOAD, TMA_STORE)
 
 
 def kind_name(kind: int) -> str:
@@ -92,6 +100,16 @@ def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, blo
     )
 
 
+def missing_fence_message(reader: str, byte: int, buffer: str, writer: Dim3) -> str:
+    """The report of an async-proxy read (`reader`: "the wgmma") of a byte that thread
+    `writer` wrote through the generic proxy and did not fence (`ProxyFences`)."""
+    return (
+        f"missing proxy fence: {reader} reads byte {byte} of {buffer}, which thread {writer} "
+        "wrote through the generic proxy and did not fence (thread.fence_proxy_async) after "
+        "the write"
+    )
+
+
 class SharedShadow:
     """The shadow words of one shared buffer: an (n, 2) int64 array, W then R per byte.
 
@@ -118,13 +136,13 @@ class SharedShadow:
         for k, (w, r) in enumerate(rows.tolist()):
             w_epoch, writer = w >> 32, w & TID_MASK
             r_epoch, reader = r >> 32, r & 0xFFFFFFFF
-            if kind == LOAD and w_epoch < start and self.uninit is None:
+            if kind in _READS and w_epoch < start and self.uninit is None:
                 self.uninit = first + k
             if w & PENDING:
                 return PENDING_ACCESS, first + k, writer
             if w_epoch == epoch and writer != me:
                 return RACE_WRITER, first + k, writer
-            if kind == LOAD:
+            if kind in _READS:
                 if r_epoch != epoch:
                     rows[k, 1] = stamp | me
                 elif reader != me:
@@ -138,6 +156,44 @@ class SharedShadow:
     def land(self, first: int, n: int) -> None:
         """A cp.async's bytes have landed: no longer pending."""
         self.words[first // self.unit : -(-(first + n) // self.unit), 0] &= ~PENDING
+
+
+class ProxyFences:
+    """Which generic-proxy shared writes their writers fenced to the async proxy: per
+    shadow, the W word each entry had at its writer's last ``fence.proxy.async``."""
+
+    def __init__(self) -> None:
+        self.fenced: dict[int, np.ndarray] = {}  # id(shadow) -> W words at the last fences
+
+    def _words(self, shadow: SharedShadow) -> np.ndarray:
+        found = self.fenced.get(id(shadow))
+        if found is None:
+            found = self.fenced[id(shadow)] = np.zeros(len(shadow.words), dtype=np.int64)
+        return found
+
+    def fence(self, shadows: Iterable[SharedShadow | None], threads: Sequence[int]) -> None:
+        """`threads` (linear indices) fence their writes so far to the async proxy."""
+        mine = np.asarray(threads, dtype=np.int64) + 1
+        for shadow in shadows:
+            if shadow is None:
+                continue
+            w = shadow.words[:, 0]
+            hit = np.isin(w & TID_MASK, mine) & (w != 0)
+            self._words(shadow)[hit] = w[hit]
+
+    def async_write(self, shadow: SharedShadow, first: int, n: int) -> None:
+        """Bytes first..first+n-1 were written by the async proxy (a TMA load): its own
+        writes need no fence before an async read."""
+        units = slice(first // shadow.unit, -(-(first + n) // shadow.unit))
+        self._words(shadow)[units] = shadow.words[units, 0]
+
+    def unfenced(self, shadow: SharedShadow, units: np.ndarray) -> int | None:
+        """The position in `units` (shadow entries an async read covers) of the first
+        entry written through the generic proxy and not fenced since, or None."""
+        fenced = self.fenced.get(id(shadow))
+        w = shadow.words[units, 0]
+        bad = w != (fenced[units] if fenced is not None else 0)
+        return int(np.flatnonzero(bad)[0]) if bad.any() else None
 
 
 # The warp code's shadow check: lanes in order, each lane's bytes in order, as
@@ -379,6 +435,7 @@ def barrier_round(warps: Sequence[Operation | Waiting | None], nthreads: int, bl
 
 __all__ = [
     "SHADOW_CHECK_LLVM",
+    "ProxyFences",
     "SharedShadow",
     "barrier_round",
     "divergent_barrier",

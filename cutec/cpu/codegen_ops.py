@@ -550,4 +550,4 @@ _THREAD_ATOM_CODE: dict[Family | None, Callable[[_Gen, thread.AtomOp], None]] = 
 }
 # One-thread families the native backend leaves to the interpreter (a kernel with one
 # runs there: docs/cpu-backend.md, *Not yet*).
-INTERPRETER_ONLY: frozenset[Family] = frozenset({Family.TMA_LOAD})
+INTERPRETER_ONLY: frozenset[Family] = frozenset({Family.TMA_LOAD, Family.TMA_STORE})

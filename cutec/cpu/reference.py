@@ -41,6 +41,10 @@ backend's: slow, simple and strict.
 * **TMA loads** (reference_tma.py, cutec/cpu/tma.py): the box is read when issued
   and lands when a wait on its mbarrier counts its bytes toward the phase; until
   then it holds 0xFF bytes, and a read of them is reported as a cp.async's is.
+* **TMA stores** (reference_tma_store.py): the box is read from shared memory at the
+  ``thread.bulk_wait`` that covers its group (at the CTA's end if none does) and
+  its in-bounds elements written at a plain wait (or the end); a write of the box
+  before it is read, and a missing proxy fence before the issue, are reported.
 * **Trace.** With ``trace=True`` every access is recorded as an `Access`
   (block, thread, op, load/store/atomic, buffer, byte offset, bytes).
 * **Atomics** (reference_atomic.py) are a checked read and write with nothing
@@ -84,7 +88,13 @@ from cutec.cpu.reference_memory import (
     scalar_bytes,
     to_attr,
 )
-from cutec.cpu.reference_tma import TMA_HANDLERS, TmaOps
+from cutec.cpu.reference_tma import TMA_HANDLERS
+from cutec.cpu.reference_tma_store import (
+    TMA_STORE_HANDLERS,
+    BulkGroups,
+    StagedBoxes,
+    TmaStoreOps,
+)
 from cutec.cpu.reference_wgmma import WgmmaOps, cta_state, located
 from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
@@ -235,6 +245,8 @@ class _Cta:
         self.maps: dict[str, tma.BoundMap] = {}  # the kernel's tensor maps, by name
         # id(buffer) -> [(first, end, the TMA load)]: bytes of loads that have not landed
         self.tma_pending: dict[int, list[tuple[int, int, Operation]]] = {}
+        self.staged = StagedBoxes()  # the boxes of TMA stores not yet read
+        self.proxy = checks.ProxyFences()  # generic-proxy writes fenced to the async proxy
 
     def wgmma_error(self, e: wgmma.WgmmaError) -> AccessError:
         return located(self, e)
@@ -253,6 +265,10 @@ class _Cta:
         self, t: _Thread, op: Operation, buf: Buffer, first: int, n: int, kind: int
     ) -> None:
         """Check and record an access of shared bytes (`checks.LOAD` ...)."""
+        if kind in (checks.STORE, checks.ASYNC):
+            rewritten = self.staged.rewritten(buf, first, n, kind)
+            if rewritten is not None:
+                raise t.error(op, rewritten)
         shadow = self.shadows.get(id(buf))
         if shadow is None:
             shadow = self.shadows[id(buf)] = checks.SharedShadow(buf.size)
@@ -363,6 +379,8 @@ class _Cta:
                 except wgmma.WgmmaError as e:
                     raise located(self, e) from None
             if not checks.barrier_round(warps, len(threads), self.block_id):
+                for t in threads:
+                    t.bulk_finish()
                 return
             self.epoch += 1  # every thread has passed the barrier
             self.mbarriers.barrier()
@@ -373,6 +391,7 @@ class _Cta:
 _HANDLERS: dict[type[Operation], str] = {
     **ATOMIC_HANDLERS,
     **TMA_HANDLERS,
+    **TMA_STORE_HANDLERS,
     thread.GmmaDescOp: "gmma_desc",
     thread.FenceProxyAsyncOp: "fence_proxy_async",
 }
@@ -387,9 +406,10 @@ def _handles(*classes: type[Operation]) -> Callable[[Callable], Callable]:
     return mark
 
 
-class _Thread(AtomicOps, WgmmaOps, TmaOps):
-    """One thread's state: its ids, its values and its cp.async groups (the atomics and
-    fences are reference_atomic.py's, gmma_desc and the proxy fence reference_wgmma.py's)."""
+class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
+    """One thread's state: its ids, its values, its cp.async groups and its TMA stores (the
+    atomics and fences are reference_atomic.py's, gmma_desc and the proxy fence
+    reference_wgmma.py's, TMA reference_tma.py's and reference_tma_store.py's)."""
 
     def __init__(self, cta: _Cta, tid: Dim3) -> None:
         self.cta, self.tid = cta, tid
@@ -397,6 +417,7 @@ class _Thread(AtomicOps, WgmmaOps, TmaOps):
         self.uncommitted: list[tuple[Pointer, np.ndarray]] = []
         self.groups: list[list[tuple[Pointer, np.ndarray]]] = []
         self.waiting: Waiting | None = None  # the mbarrier wait this thread is stopped at
+        self.bulk = BulkGroups()  # its TMA stores in flight
 
     # ------------------------------------------------------------ control
     def start(self, arguments: list[Any]) -> Generator[Operation, None, None]:
@@ -798,4 +819,5 @@ _THREAD_ATOM_RULES: dict[Family | None, Callable[[_Thread, thread.AtomOp], None]
     Family.UNIVERSAL_FMA: _Thread.fma,
     Family.UNIVERSAL_COPY: _Thread.universal_copy,
     Family.TMA_LOAD: _Thread.tma_load,
+    Family.TMA_STORE: _Thread.tma_store,
 }

@@ -50,6 +50,7 @@ def cta_state(cta: _Cta, webs: wgmma.AccumulatorWebs, nthreads: int) -> wgmma.Wg
                                 shadow)  # fmt: skip
     state = wgmma.WgmmaCta(webs, window, nthreads)
     state.start, state.block = cta.start, cta.block
+    state.proxy = cta.proxy  # one record of proxy fences for wgmma and TMA stores
     return state
 
 
@@ -82,9 +83,8 @@ class WgmmaOps:
     def fence_proxy_async(self, op: thread.FenceProxyAsyncOp) -> None:
         # It is an init fence too (cutec.cpu.mbarrier: publishing an init).
         self.cta.mbarriers.fence(self.tid)
-        state = self.cta.wgmma
-        if state is not None:
-            state.proxy_fence([self.linear])
+        # The CTA's record, which its wgmma state shares (`cta_state`).
+        self.cta.proxy.fence(self.cta.shadows.values(), [self.linear])
 
     def wgmma_access(self, op: Operation) -> None:
         """`op` reads or writes accumulator registers: not while a wgmma writes them."""

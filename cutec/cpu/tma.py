@@ -1,4 +1,4 @@
-"""TMA loads on the CPU (``cp.async.bulk.tensor`` global -> shared, a TMA_LOAD atom).
+"""TMA on the CPU (``cp.async.bulk.tensor``: TMA_LOAD and TMA_STORE atoms).
 
 On the CPU a tensor-map parameter's value is the launch's description of the map
 (`cutec.atoms.tma.TmaTensorMap`, built and checked against ``cuTensorMapEncodeTiled``'s
@@ -11,15 +11,18 @@ argument's buffer is a `BoundMap`, the value of ``thread.tensor_map``.
 ``b[i]`` in ``0..ceil(box_dims[i] / element_strides[i])``, dimension 0 fastest,
 dense in shared memory; an element outside ``0..global_dims[i]`` in any dimension
 is filled (zeros, or NaN with ``NAN_REQUEST_ZERO_FMA``) and counts toward the
-transaction bytes like the others. The swizzle permutes 16-byte chunks of the
+transaction bytes like the others. A store writes the box's elements that lie
+inside ``0..global_dims[i]`` in every dimension and skips the others (`store_box`).
+The swizzle permutes 16-byte chunks of the
 shared *address* as CuTe's ``Swizzle<B,4,3>`` does: bits 4..4+B-1 are XORed with
 bits 7..7+B-1, so the pattern repeats every 1024 bytes (128B swizzle) and a
 buffer's pattern starts at its base (buffers sit at multiples of 1024 in the
 shared window, `cutec.cpu.wgmma.shared_window`).
 
-The asynchrony (the bytes land when the mbarrier phase they complete on
-completes, poisoned before) is the interpreter's (`cutec.cpu.reference`, with
-`cutec.cpu.mbarrier.Mbarriers.async_tx`).
+The asynchrony (a load's bytes land when the mbarrier phase they complete on
+completes, poisoned before; a store reads its box at the bulk wait that covers it)
+is the interpreter's (`cutec.cpu.reference_tma`, with
+`cutec.cpu.mbarrier.Mbarriers.async_tx`; `cutec.cpu.reference_tma_store`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ _NAN_BITS = {2: np.uint16(0x7FFF), 4: np.uint32(0x7FC00000), 8: np.uint64(0x7FF8
 
 
 class TmaError(Exception):
-    """A TMA load that cannot run (the caller locates it at the op)."""
+    """A TMA copy that cannot run (the caller locates it at the op)."""
 
 
 @dataclass(frozen=True)
@@ -93,26 +96,40 @@ def swizzle(offsets: np.ndarray, span: int) -> np.ndarray:
     return offsets ^ (((offsets >> 7) & mask) << 4)
 
 
-def box(m: BoundMap, coords: list[int]) -> np.ndarray:
-    """The bytes of the box at `coords` (innermost first), in the box's order: each
-    element read from the tensor, or the fill where it is out of bounds."""
+def box_elements(m: BoundMap, coords: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The elements of the box at `coords` (innermost first), in the box's order: the
+    byte offset of each in the argument's buffer, and whether it is in bounds."""
     d = m.desc
     assert d.element_strides is not None
     counts = [-(-b // e) for b, e in zip(d.box_dims, d.element_strides, strict=True)]
     # Element coordinates of the box, dimension 0 fastest (C order over reversed dims).
     grids = np.meshgrid(*[np.arange(n) for n in reversed(counts)], indexing="ij")
-    size = d.dtype.nbytes
     inside = np.ones(grids[0].shape, dtype=bool)
     offset = np.zeros(grids[0].shape, dtype=np.int64)
-    strides = (size, *d.global_strides)
+    strides = (d.dtype.nbytes, *d.global_strides)
     for i, g in enumerate(reversed(grids)):
         x = coords[i] + g * d.element_strides[i]
         inside &= (x >= 0) & (x < d.global_dims[i])
         offset += x * strides[i]
-    offset, inside = offset.reshape(-1), inside.reshape(-1)
+    return m.base.offset + offset.reshape(-1), inside.reshape(-1)
+
+
+def box(m: BoundMap, coords: list[int]) -> np.ndarray:
+    """The bytes of the box at `coords` (innermost first), in the box's order: each
+    element read from the tensor, or the fill where it is out of bounds."""
+    offset, inside = box_elements(m, coords)
+    size = m.desc.dtype.nbytes
     out = np.zeros((offset.size, size), dtype=np.uint8)
-    if d.oob_fill == TmaOobFill.NAN_REQUEST_ZERO_FMA:
+    if m.desc.oob_fill == TmaOobFill.NAN_REQUEST_ZERO_FMA:
         out[:] = np.array([_NAN_BITS[size]]).view(np.uint8)
-    where = m.base.offset + offset[inside]
-    out[inside] = m.base.buffer.data[where[:, None] + np.arange(size)]
+    out[inside] = m.base.buffer.data[offset[inside][:, None] + np.arange(size)]
     return out.reshape(-1)
+
+
+def store_box(m: BoundMap, coords: list[int], data: np.ndarray) -> None:
+    """Write the box at `coords` from its bytes `data` (in the box's order): the
+    elements out of bounds are skipped."""
+    offset, inside = box_elements(m, coords)
+    size = m.desc.dtype.nbytes
+    values = data.reshape(offset.size, size)[inside]
+    m.base.buffer.data[offset[inside][:, None] + np.arange(size)] = values

@@ -399,7 +399,7 @@ class WgmmaCta:
     def __init__(self, webs: AccumulatorWebs, window: SharedWindow, nthreads: int) -> None:
         self.webs, self.window, self.nthreads = webs, window, nthreads
         self.warps: dict[int, _Warp] = {}
-        self.fenced: dict[int, np.ndarray] = {}  # entry -> W words at each byte's last fence
+        self.proxy = checks.ProxyFences()  # the backend may share its CTA's
         self.start = 0  # the CTA's first barrier interval (the backend sets it)
         self.block: tuple[int, int, int] = (1, 1, 1)  # the CTA shape (the backend sets it)
 
@@ -498,44 +498,17 @@ class WgmmaCta:
                 message = checks.shared_message(code, checks.WGMMA, byte, name, other,
                                                 self.block)  # fmt: skip
                 raise WgmmaError(message, op, lane)
-        fenced = self.fenced.get(operand.entry)
-        unfenced = w != (fenced[units] if fenced is not None else 0)
-        if unfenced.any():
-            k = int(np.flatnonzero(unfenced)[0])
+        k = self.proxy.unfenced(shadow, units)
+        if k is not None:
             writer = checks.tid3(int(w[k] & checks.TID_MASK) - 1, self.block)
-            raise WgmmaError(
-                f"missing proxy fence: the wgmma reads byte {int(units[k]) * shadow.unit} of "
-                f"{name}, which thread {writer} wrote through the generic proxy and did not "
-                "fence (thread.fence_proxy_async) after the write",
-                op, lane,
-            )  # fmt: skip
-
-    def async_written(self, entry: int, first: int, n: int) -> None:
-        """Bytes first..first+n-1 of window entry `entry` were written by the async proxy
-        (a TMA load that landed): a wgmma reads them with no proxy fence."""
-        shadow = self.window.shadow(entry)
-        if shadow is None:
-            return
-        w = shadow.words[:, 0]
-        fenced = self.fenced.get(entry)
-        if fenced is None:
-            fenced = self.fenced[entry] = np.zeros_like(w)
-        units = slice(first // shadow.unit, -(-(first + n) // shadow.unit))
-        fenced[units] = w[units]
+            byte = int(units[k]) * shadow.unit
+            raise WgmmaError(checks.missing_fence_message("the wgmma", byte, name, writer), op,
+                             lane)  # fmt: skip
 
     def proxy_fence(self, threads: Sequence[int]) -> None:
         """`threads` (linear indices) fence their generic-proxy shared writes so far."""
-        mine = np.asarray(threads, dtype=np.int64) + 1
-        for i in range(len(self.window.entries)):
-            shadow = self.window.shadow(i)
-            if shadow is None:
-                continue
-            w = shadow.words[:, 0]
-            fenced = self.fenced.get(i)
-            if fenced is None:
-                fenced = self.fenced[i] = np.zeros_like(w)
-            hit = np.isin(w & checks.TID_MASK, mine) & (w != 0)
-            fenced[hit] = w[hit]
+        shadows = (self.window.shadow(i) for i in range(len(self.window.entries)))
+        self.proxy.fence(shadows, threads)
 
     # -------------------------------------------------------------- commit and wait
     def commit(self, op: Operation, warp: int) -> None:

@@ -60,7 +60,7 @@ from cutec.ir.dialects.thread_mbarrier import (
     MbarrierInitOp,
     MbarrierWaitOp,
 )
-from cutec.ir.dialects.thread_tma import TensorMapOp
+from cutec.ir.dialects.thread_tma import BulkCommitOp, BulkWaitOp, TensorMapOp
 from cutec.ir.dialects.thread_wgmma import (
     FenceProxyAsyncOp,
     GmmaDescOp,
@@ -97,6 +97,8 @@ __all__ = [
     "AtomicLoadOp",
     "AtomicRmwOp",
     "AtomicStoreOp",
+    "BulkCommitOp",
+    "BulkWaitOp",
     "ClusterArriveOp",
     "ClusterWaitOp",
     "CpAsyncCommitOp",
@@ -644,6 +646,8 @@ DIALECT = Dialect(
         FenceProxyAsyncOp,
         GmmaDescOp,
         TensorMapOp,
+        BulkCommitOp,
+        BulkWaitOp,
         AtomicRmwOp,
         AtomicLoadOp,
         AtomicStoreOp,

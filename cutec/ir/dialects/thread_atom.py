@@ -215,6 +215,10 @@ class AtomOp(Operation):
                 read = write = True
             effects += reads(t.space) if read else ()
             effects += writes(t.space) if write else ()
+        if atom.family.traits.per_box:
+            # A TMA atom's global tensor is named by its map (an i64), not by a pointer.
+            effects += reads(*(s for s in atom.src_spaces if s is AddressSpace.GLOBAL))
+            effects += writes(*(s for s in atom.dst_spaces if s is AddressSpace.GLOBAL))
         return tuple(effects)
 
     def verify_(self) -> None:
