@@ -107,6 +107,14 @@ def _escape(text: str) -> str:
 _PACKED_USERS = (thread.AtomOp, scf.ForOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
 
 
+_READ_BEFORE_WAIT = (
+    "a wgmma's accumulator is read before its batch's warpgroup_wait: its registers are "
+    "written only then. (An accumulator fragment the compiler could not keep in "
+    "registers is stored to memory right after its gemm: one carried by a `while` loop "
+    "is; carry it by a `for` loop.)"
+)
+
+
 class _Uses:
     """Which form (packed, elements) the uses of each pair of 16-bit elements read."""
 
@@ -146,6 +154,7 @@ class KernelEmitter:
         # a wgmma of the batch accumulates into (ptxas would serialise the batch).
         self.in_wgmma_batch = False
         self.landing: list[Value] = []  # atom results of the batch, completed at its wait
+        self.current: Operation = kernel  # the op being printed (for located errors)
 
     # -- what rules call ----------------------------------------------------------
     def ptype(self, value: Value, op: Operation) -> PtxType:
@@ -176,11 +185,19 @@ class KernelEmitter:
 
     def reg(self, value: Value) -> str:
         """The register holding operand `value`; a vector's brace list ``{%f0, %f1}``."""
+        self._check_landed(value)
         return self.regs.of(value)
 
     def elements(self, value: Value) -> tuple[str, ...]:
         """The registers of a vector `value`, element 0 first (a scalar's one register)."""
+        self._check_landed(value)
         return self.regs.elements(value)
+
+    def _check_landed(self, value: Value) -> None:
+        """A wgmma result read in another form before its batch's wait is a located error
+        (its registers are not written yet; the only form it has is the packed one)."""
+        if value in self.landing and not self.regs.has_elements(value):
+            raise self.error(self.current, _READ_BEFORE_WAIT)
 
     def define(self, value: Value, op: Operation) -> str:
         """Fresh registers for result `value` of `op`: one for a scalar, one per element
@@ -294,6 +311,7 @@ class KernelEmitter:
         if rule is None:
             raise self.error(op)
         self._mark(op)
+        self.current = op
         rule(self, op)
         for r in op.results:  # async tokens order the program; no register holds them
             if isinstance(r.type, TokenType) and not self.regs.has(r):
