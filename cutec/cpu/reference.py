@@ -90,7 +90,12 @@ from cutec.cpu.reference_memory import (
 )
 from cutec.cpu.reference_tma import TMA_HANDLERS, TmaOps
 from cutec.cpu.reference_wgmma import WgmmaOps, cta_state, located
-from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
+from cutec.cpu.warp_barriers import (
+    WARP_BARRIER_OPS,
+    BarrierError,
+    ClusterBarrier,
+    WarpBarriers,
+)
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
@@ -196,8 +201,7 @@ def run_kernel(
         ctas: list[_Cta] = []
         barrier = cluster_barrier(ctas)
         for rank, block_id in enumerate(blocks):
-            cta = _Cta(kernel, block_id, grid3, block3, run if trace else None)
-            cta.warp_barriers = WarpBarriers(barrier, rank, cta.barrier_completed)
+            cta = _Cta(kernel, block_id, grid3, block3, run if trace else None, barrier, rank)
             cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
             cta.maps = maps
             if webs is not None:
@@ -211,7 +215,8 @@ def run_kernel(
 
 
 class _Cta:
-    """One CTA: its shared memory and its threads, run from barrier to barrier."""
+    """One CTA: its shared memory and its threads, run from barrier to barrier, with
+    the other CTAs of its cluster (`cutec.cpu.cluster.run_cluster`)."""
 
     def __init__(
         self,
@@ -220,7 +225,10 @@ class _Cta:
         grid: Dim3,
         block: Dim3,
         run: Run | None,
+        cluster: ClusterBarrier,
+        rank: int,
     ) -> None:
+        """`cluster`: the barrier of its cluster, `rank`: its rank in it."""
         self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
@@ -230,7 +238,7 @@ class _Cta:
         self.uninit: AccessError | None = None  # the first load of an unwritten byte
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
         self.mbarriers = Mbarriers(self.phase_completed)
-        self.warp_barriers: WarpBarriers  # its named barriers, its part of the cluster's
+        self.warp_barriers = WarpBarriers(cluster, rank, self.barrier_completed)
         self.wgmma: wgmma.WgmmaCta | None = None  # with wgmma ops (cutec.cpu.wgmma)
         self.window = wgmma.shared_window(kernel)  # where gmma_desc finds its buffers
         self.web_ops: set[Operation] = set()  # ops that access accumulator registers

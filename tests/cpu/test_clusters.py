@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 import cutec.runtime as rt
+from cutec.atoms.tma import TmaDataType, TmaTensorMap
 from cutec.cpu import native, reference
 from cutec.cpu.reference import AccessError, InterpreterError
+from cutec.cpu.tma import TensorMapArgument
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.parser import parse_module
@@ -259,3 +261,31 @@ def test_the_mbarrier_pipeline_in_a_cluster_of_two() -> None:
         assert np.allclose(y, want, rtol=1e-5)
         got.append(y.tobytes())
     assert got[0] == got[1]
+
+
+TMA_TILE = Path(__file__).parents[1] / "ptx" / "data" / "tma_tile.mlir"
+
+
+def test_tma_loads_in_a_cluster_of_two_after_the_tutorials_init() -> None:
+    """tests/ptx/data/tma_tile.mlir as CuTe's wgmma_tma_sm90 starts, in clusters of 2:
+    thread 0 of each CTA initialises its mbarrier, fence.mbarrier_init, then a cluster
+    barrier (not a CTA barrier); each CTA's TMA load completes on its own mbarrier."""
+    text = TMA_TILE.read_text()
+    for old, new in [
+        ("tensor_maps = [", "cluster_dim = array<i32: 2, 1, 1>, tensor_maps = ["),
+        ("thread.fence_proxy_async", "thread.fence_mbarrier_init"),
+        ("    gpu.barrier\n", "    thread.cluster_arrive\n    thread.cluster_wait\n"),
+    ]:
+        assert old in text
+        text = text.replace(old, new)
+    module = parse_module(text, "tma.mlir")
+    verify(module)
+    (kernel,) = module.walk_type(KernelOp)
+    m, n = 64, 16  # boxes of 16 x 8: a grid of (4, 2) CTAs, two clusters per row
+    a = np.random.default_rng(7).standard_normal((n, m)).astype(np.float32)  # A^T: A col-major
+    d = np.full(m * n, np.nan, np.float32)
+    desc = TmaTensorMap(TmaDataType.FLOAT32, (m, n), (4 * m,), (16, 8))
+    reference.run_kernel(kernel, (4, 2), [a, m, n, m, d, d.size, TensorMapArgument(desc, "A")])
+    want = [a[8 * by : 8 * by + 8, 16 * bx : 16 * bx + 16].reshape(-1)
+            for by in range(2) for bx in range(4)]  # fmt: skip
+    np.testing.assert_array_equal(d, np.concatenate(want))
