@@ -353,11 +353,10 @@ def round_state(warps: Sequence[Operation | Waiting | None]) -> int:
     wait at one CTA barrier (the next round starts), `FINISHED` when all finished, else
     `STUCK` (warps at a named or cluster barrier wait for more arrivals, which another
     CTA of the cluster may bring)."""
-    first = warps[0] if warps else None
-    if first is None and not any(op is not None for op in warps):
+    first, n = warps[0], len(warps)
+    if first is None and warps.count(None) == n:
         return FINISHED
-    at_one = all(op is first for op in warps)
-    if at_one and isinstance(first, Operation) and first.name == "gpu.barrier":
+    if isinstance(first, Operation) and first.name == "gpu.barrier" and warps.count(first) == n:
         return AT_BARRIER
     return STUCK
 

@@ -110,8 +110,11 @@ def run_cluster(ctas: Sequence[ClusterCta], nthreads: int) -> None:
     the cluster is deadlocked (`checks.deadlock`, who waits on what, per CTA)."""
     live = list(ctas)
     while live:
-        while any([cta.advance() for cta in live]) and len(live) > 1:
-            pass
+        if len(live) == 1:  # (no other CTA can let its warps go on)
+            live[0].advance()
+        else:
+            while any([cta.advance() for cta in live]):
+                pass
         changed = False
         for cta in list(live):
             state = checks.round_state(cta.stopped())

@@ -278,6 +278,7 @@ class _Cta:
         self.copies = copies = AsyncCopies(buffers, shadows)
 
         self.frames = frames = [_aligned_zeros(prog.frame_bytes) for _ in range(nwarps)]
+        self.states = [f[:4].view(np.int32) for f in frames]  # each warp's resume state
         self.infos = infos = np.zeros((nwarps, 16), dtype=np.int64)
         infos[:, 3:6] = block3
         infos[:, 6:9] = grid3
@@ -352,17 +353,20 @@ class _Cta:
         or cluster barrier lets go on, run again while any warp made progress; whether
         any did."""
         prog, at, err, mbarriers = self.prog, self.at, self.err, self.mbarriers
+        fn, p_frames, p_table, p_infos, p_err = (self.fn, self.p_frames, self.p_table,
+                                                 self.p_infos, self.p_err)  # fmt: skip
+        states = self.states
         progressed = False
         while True:
             events, moved = mbarriers.state.events, False
             for w in self.todo:
-                rc = self.fn(self.p_frames[w], self.p_table, self.p_infos[w], self.p_err)
+                rc = fn(p_frames[w], p_table, p_infos[w], p_err)
                 if rc == 2:
                     if err[4] == ERR_HOOK:
                         raise self.copies.error or self.warp_ops.error  # type: ignore[misc]
                     raise _error(prog, err, w, self.block_id, self.block3, self.names,
                                  self.buffers, self.nthreads)  # fmt: skip
-                state = int(self.frames[w][:4].view(np.int32)[0])
+                state = int(states[w][0])
                 at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
                          else prog.barriers[state - 1])  # fmt: skip
                 moved = moved or rc != 3
