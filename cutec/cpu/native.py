@@ -238,7 +238,7 @@ def run_kernel(
     epoch = 1  # barrier intervals, numbered across CTAs (cutec.cpu.checks)
     for blocks in clusters:
         if not ctas:  # one CTA per rank of the cluster, each run by that rank's CTAs
-            ctas += [_Cta(nk, arrays, names, frame0, block3, grid3, barrier, rank)
+            ctas += [_Cta(kernel, nk, arrays, names, frame0, block3, grid3, barrier, rank)
                      for rank in range(len(blocks))]  # fmt: skip
         for cta, block_id in zip(ctas, blocks, strict=True):
             cta.begin(block_id, epoch)
@@ -252,11 +252,10 @@ class _Cta:
     asynchronous copies, mbarriers, wgmma state and named barriers, and its part in the
     cluster's barrier. `cutec.cpu.cluster.run_cluster` drives it."""
 
-    def __init__(self, nk: NativeKernel, arrays: list[np.ndarray], arg_names: list[str],
-                 frame0: np.ndarray, block3: Dim3, grid3: Dim3, barrier: ClusterBarrier,
-                 rank: int) -> None:  # fmt: skip
+    def __init__(self, kernel: builtin.KernelOp, nk: NativeKernel, arrays: list[np.ndarray],
+                 arg_names: list[str], frame0: np.ndarray, block3: Dim3, grid3: Dim3,
+                 barrier: ClusterBarrier, rank: int) -> None:  # fmt: skip
         prog = self.prog = nk.program
-        kernel = nk.kernel
         self.fn, self.frame0, self.block3 = nk.fn, frame0, block3
         self.nthreads = nthreads = block3[0] * block3[1] * block3[2]
         self.nwarps = nwarps = -(-nthreads // LANES)
