@@ -23,6 +23,7 @@ from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.parser import parse_module
 from cutec.ir.verifier import verify
+from cutec.ptx.ptxas import assemble, find_ptxas
 
 BACKENDS = [reference, native]
 IDS = ["interpreter", "native"]
@@ -61,13 +62,19 @@ kernel exchange(x: f32[M], out: f32[M]) grid (GX, GY) threads 64 cluster (CX, CY
 SHAPES = [(2, 1), (1, 2), (4, 1)]
 
 
-def _exchange(cx: int, cy: int, sync: str = "cluster_sync()") -> tuple[KernelOp, tuple[int, int]]:
-    grid = (2 * cx, cy)  # two clusters
+def exchange_text(cx: int, cy: int, sync: str = "cluster_sync()") -> tuple[str, tuple[int, int]]:
+    """EXCHANGE in clusters of (cx, cy) on a grid of two clusters, and that grid."""
+    grid = (2 * cx, cy)
     text = EXCHANGE.replace("SYNC", sync).replace("GX", str(grid[0])).replace("GY", str(grid[1]))
-    return _kernel(text.replace("CX", str(cx)).replace("CY", str(cy)), "exchange.cute"), grid
+    return text.replace("CX", str(cx)).replace("CY", str(cy)), grid
 
 
-def _partners(cx: int, cy: int, grid: tuple[int, int]) -> np.ndarray:
+def _exchange(cx: int, cy: int, sync: str = "cluster_sync()") -> tuple[KernelOp, tuple[int, int]]:
+    text, grid = exchange_text(cx, cy, sync)
+    return _kernel(text, "exchange.cute"), grid
+
+
+def partners(cx: int, cy: int, grid: tuple[int, int]) -> np.ndarray:
     """The 64 values each CTA reads: its next-rank partner's (x fastest in the cluster)."""
     want = []
     for by in range(grid[1]):
@@ -87,7 +94,7 @@ def test_a_cluster_barrier_orders_one_ctas_stores_before_anothers_loads(
     n = 64 * grid[0] * grid[1]
     x, out = np.full(n, -1.0, np.float32), np.zeros(n, np.float32)
     backend.run_kernel(kernel, grid, {"x": x, "out": out, "M": n})
-    assert np.array_equal(out, _partners(*shape, grid))
+    assert np.array_equal(out, partners(*shape, grid))
 
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
@@ -97,7 +104,7 @@ def test_without_the_barrier_a_cta_reads_before_its_partner_stores(backend: Any)
     kernel, grid = _exchange(2, 1, sync="")
     x, out = np.full(256, -1.0, np.float32), np.zeros(256, np.float32)
     backend.run_kernel(kernel, grid, {"x": x, "out": out, "M": 256})
-    want = _partners(2, 1, grid)
+    want = partners(2, 1, grid)
     assert (out[:64] == -1).all() and np.array_equal(out[64:128], want[64:128])
 
 
@@ -289,3 +296,16 @@ def test_tma_loads_in_a_cluster_of_two_after_the_tutorials_init() -> None:
     want = [a[8 * by : 8 * by + 8, 16 * bx : 16 * bx + 16].reshape(-1)
             for by in range(2) for bx in range(4)]  # fmt: skip
     np.testing.assert_array_equal(d, np.concatenate(want))
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
+def test_ptxas_accepts_the_cluster_kernels() -> None:
+    """The kernels above (and tests/gpu/test_clusters_gpu.py's), as the driver compiles
+    them for sm_90a, with their cluster shape."""
+    kernels = [(exchange_text(*s)[0], "exchange.cute", s) for s in SHAPES]
+    kernels += [(HANDOFF, "handoff.cute", (2, 1)), (RANKS, "ranks.cute", (2, 1))]
+    for text, name, (cx, cy) in kernels:
+        ptx = compile(Source(text, name), Stage.PTX, Options(target="sm_90a")).text
+        assert f".reqnctapercluster {cx}, {cy}, 1" in ptx
+        result = assemble(ptx, "sm_90a")
+        assert result.ok, result.stderr
