@@ -309,3 +309,34 @@ def test_ptxas_accepts_the_cluster_kernels() -> None:
         assert f".reqnctapercluster {cx}, {cy}, 1" in ptx
         result = assemble(ptx, "sm_90a")
         assert result.ok, result.stderr
+
+
+SHARED = """\
+kernel mirrored(out: f32[M]) grid 4 threads 64 cluster (2, 1, 1) {
+  s = smem f32[64]
+  s[63 - thread.x] = f32(thread.x + 64 * block.x)
+  cluster_sync()
+  out[64 * block.x + thread.x] = s[thread.x]
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+def test_each_cta_of_a_cluster_has_its_own_shared_memory_and_race_check(backend: Any) -> None:
+    """The CTAs of a cluster store to the same offsets of their own shared memory, their
+    warps interleaved: no race across CTAs; the cluster barrier orders each CTA's
+    stores before its loads."""
+    out = np.zeros(256, np.float32)
+    backend.run_kernel(_kernel(SHARED, "shared.cute"), 4, {"out": out, "M": 256})
+    want = 64 * np.arange(4)[:, None] + np.arange(63, -1, -1)
+    assert np.array_equal(out, want.reshape(-1).astype(np.float32))
+
+
+def test_without_the_cluster_barrier_a_ctas_threads_race() -> None:
+    text = SHARED.replace("  cluster_sync()\n", "")
+    report = _report(_kernel(text, "race.cute"), 4, {"out": np.zeros(256, np.float32), "M": 256})
+    assert report == (
+        "race.cute:3:3: shared-memory race on byte 124 of shared@race.cute:2:7: store by this "
+        "thread, load by thread (31, 0, 0), no barrier between (thread.store, thread (32, 0, "
+        "0), block (0, 0, 0))"
+    )
