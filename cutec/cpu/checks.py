@@ -30,11 +30,12 @@
   after the writing thread's ``fence.proxy.async``; per shadow entry the W word
   of its writer's last fence is kept, and an async read of an entry whose W word
   differs (written after the fence, or never fenced) is a *missing proxy fence*.
-* **Barriers** (`barrier_round`): after each round in which every warp ran to a
-  barrier or to its end, either all wait at one barrier (the next round starts),
-  all have finished, or the kernel is stuck: a warp whose threads wait at
-  different places (a divergent barrier), or warps that wait while others
-  finished or wait elsewhere (a deadlock, reported as who waits on what).
+* **Barriers** (`round_state`, `deadlock`): after each round in which every warp
+  ran to a barrier or to its end, a CTA's warps either all wait at one barrier
+  (the next round starts), have all finished, or are stuck; when every CTA of a
+  cluster is stuck, the kernel is: a warp whose threads wait at different places
+  (a divergent barrier), or warps that wait while others finished or wait
+  elsewhere (a deadlock, reported as who waits on what, per CTA of the cluster).
 
 Both backends report through these functions, so their messages are the same.
 """
@@ -398,18 +399,26 @@ def short_warp(op: Operation, atom: str, nlanes: int) -> InterpreterError:
     )
 
 
-def barrier_round(warps: Sequence[Operation | Waiting | None], nthreads: int, block_id: Dim3
-                  ) -> bool:  # fmt: skip
-    """After a round in which each warp ran to a barrier (its op), an mbarrier wait
-    that nothing can satisfy (`Waiting`) or its end (None): True when all wait at one
-    barrier, False when all finished; raises the deadlock report (who waits on what)
-    otherwise."""
-    waiting = {op for op in warps if op is not None}
-    if not waiting:
-        return False
-    at_one = len(waiting) == 1 and None not in warps and isinstance(warps[0], Operation)
-    if at_one and warps[0].name == "gpu.barrier":  # type: ignore[union-attr]
-        return True  # (warps at a named or cluster barrier wait for more arrivals)
+# What a CTA's warps do at the end of a round (`round_state`).
+AT_BARRIER, FINISHED, STUCK = 0, 1, 2
+
+
+def round_state(warps: Sequence[Operation | Waiting | None]) -> int:
+    """After a round in which each warp of a CTA ran to a barrier (its op), an mbarrier
+    wait that nothing can satisfy (`Waiting`) or its end (None): `AT_BARRIER` when all
+    wait at one CTA barrier (the next round starts), `FINISHED` when all finished, else
+    `STUCK` (warps at a named or cluster barrier wait for more arrivals, which another
+    CTA of the cluster may bring)."""
+    first, n = warps[0], len(warps)
+    if first is None and warps.count(None) == n:
+        return FINISHED
+    if isinstance(first, Operation) and first.name == "gpu.barrier" and warps.count(first) == n:
+        return AT_BARRIER
+    return STUCK
+
+
+def _warp_groups(warps: Sequence[Operation | Waiting | None], nthreads: int) -> list[str]:
+    """Who waits on what: runs of consecutive warps stopped at one place."""
     groups: list[tuple[Operation | Waiting | None, list[int]]] = []
     for w, op in enumerate(warps):
         if groups and groups[-1][0] == op and groups[-1][1][-1] == w - 1:
@@ -422,14 +431,32 @@ def barrier_round(warps: Sequence[Operation | Waiting | None], nthreads: int, bl
         on = "on" if isinstance(op, Waiting) else "at"
         state = "finished" if op is None else f"{verb} {on} {_at(op)}"
         parts.append(f"{_threads(ws, nthreads)} {state}")
-    # Located at the first mbarrier wait if any (warps at a barrier are more often the
-    # symptom: waiting for warps that wait on the mbarrier), else the first waiting warp.
-    waits = [op for op in warps if isinstance(op, Waiting)]
-    first = waits[0] if waits else next(op for op in warps if op is not None)
-    if isinstance(first, Waiting):
-        first = first.op
-    raise InterpreterError(
-        f"{_where(first)}deadlock in block {block_id}: no warp can go on: " + "; ".join(parts)
+    return parts
+
+
+def deadlock(ctas: Sequence[tuple[Dim3, Sequence[Operation | Waiting | None]]], nthreads: int
+             ) -> InterpreterError:  # fmt: skip
+    """The report of a cluster (or a lone CTA) in which no warp can go on: each CTA's
+    (block id, where each of its warps stopped), who waits on what."""
+    if len(ctas) == 1:
+        block_id, warps = ctas[0]
+        where = f"block {block_id}"
+        parts = _warp_groups(warps, nthreads)
+    else:
+        where = f"the cluster of blocks {ctas[0][0]}..{ctas[-1][0]}"
+        parts = [f"block {b}: " + ", ".join(_warp_groups(w, nthreads)) for b, w in ctas]
+    # Located at the first mbarrier wait if any, else at the first warp waiting at
+    # something other than a cluster barrier (warps at a barrier are more often the
+    # symptom: waiting for warps that wait on an mbarrier, or a CTA of the cluster that
+    # waits elsewhere), else at the first waiting warp.
+    stopped = [op for _, warps in ctas for op in warps if op is not None]
+    waits = [op.op for op in stopped if isinstance(op, Waiting)]
+    others = [op for op in stopped if isinstance(op, Operation)
+              and op.name != "thread.cluster_wait"]  # fmt: skip
+    first = (waits or others or stopped)[0]
+    assert isinstance(first, Operation)
+    return InterpreterError(
+        f"{_where(first)}deadlock in {where}: no warp can go on: " + "; ".join(parts)
     )
 
 
@@ -437,7 +464,7 @@ __all__ = [
     "SHADOW_CHECK_LLVM",
     "ProxyFences",
     "SharedShadow",
-    "barrier_round",
+    "deadlock",
     "divergent_barrier",
     "shared_message",
     "tid3",

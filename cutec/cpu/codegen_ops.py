@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.family import Family
 from cutec.cpu import checks
+from cutec.cpu.cluster import cluster_dim
 from cutec.cpu.codegen_bf16 import f32_to_bf16, f64_to_bf16
 from cutec.cpu.lanes import (
     BUF_ENTRY,
@@ -140,6 +141,30 @@ def _ids(g: _Gen, op: Operation) -> None:
     if name == "gpu.warp_idx":  # CuTe's canonical_warp_idx: tid.x / 32
         value = g.op(f"lshr {vec('i64')} {value}, {splat(5, 'i64')}")
     g.define(op.results[0], 0, value)
+
+
+@_on("gpu.cluster_id", "gpu.cluster_dim", "gpu.cluster_block_id", "gpu.cluster_dim_blocks",
+     "gpu.cluster_block_rank")  # fmt: skip
+def _cluster_ids(g: _Gen, op: Operation) -> None:
+    """The cluster registers, from the block id and grid in ``info`` and the kernel's
+    cluster shape (a constant; the grid is whole clusters: cutec.cpu.cluster)."""
+    shape = cluster_dim(g.kernel)
+    if op.name == "gpu.cluster_block_rank":  # x % cx + cx * (y % cy + cy * (z % cz))
+        rank = "0"
+        for d in (2, 1, 0):
+            within = g.op(f"urem i64 {g.info(d)}, {shape[d]}")
+            scaled = g.op(f"mul i64 {rank}, {shape[d]}")
+            rank = g.op(f"add i64 {scaled}, {within}")
+        g.define(op.results[0], 0, g.splat_reg(rank, "i64"))
+        return
+    d = "xyz".index(op.attributes["dim"].value)
+    if op.name == "gpu.cluster_dim_blocks":
+        g.alias(op.results[0], 0, _loc_const(splat(shape[d], "i64"), "i64"))
+        return
+    base, how = {"gpu.cluster_id": (0, "udiv"), "gpu.cluster_dim": (6, "udiv"),
+                 "gpu.cluster_block_id": (0, "urem")}[op.name]  # fmt: skip
+    value = g.op(f"{how} i64 {g.info(base + d)}, {shape[d]}")
+    g.define(op.results[0], 0, g.splat_reg(value, "i64"))
 
 
 # ---------------------------------------------------------------------- integer ops

@@ -5,8 +5,9 @@ takes what the reference interpreter takes (`cutec.cpu.reference.run_kernel`):
 numpy arrays for pointer arguments (updated in place) and Python numbers. Each
 CTA gets fresh shared memory filled with 0xFF bytes (NaN as floats), as the
 reference; its warps run one after another up to the next barrier (each warp
-function call runs to a barrier or the end), until all are done
-(`cutec.cpu.checks.barrier_round`: else a deadlock report). A check that fails
+function call runs to a barrier or the end), until all are done (else a
+deadlock report). The CTAs of a cluster run together, clusters one after another
+(`cutec.cpu.cluster.run_cluster`: each CTA rank is a `_Cta`). A check that fails
 becomes the reference's `AccessError` / `InterpreterError` with the reference's
 text, naming the op's location, the thread and the block.
 """
@@ -24,6 +25,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from cutec.cpu import checks, elf, wgmma
+from cutec.cpu.cluster import cluster_barrier, cluster_blocks, cluster_dim, run_cluster
 from cutec.cpu.codegen import WarpProgram, generate
 from cutec.cpu.lanes import (
     ERR_ATOMIC,
@@ -48,9 +50,9 @@ from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.native_collective import WarpOps
 from cutec.cpu.native_mbarrier import NativeMbarriers
 from cutec.cpu.native_wgmma import NativeWgmma
-from cutec.cpu.reference import bind_arguments, block_dim, cluster_ctas, dim3
+from cutec.cpu.reference import bind_arguments, block_dim, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
-from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
+from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, ClusterBarrier, WarpBarriers
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin, thread
@@ -216,8 +218,7 @@ def run_kernel(
     params = kernel.body.args
     bound_args = bind_arguments(kernel, args)
     grid3, block3 = dim3(grid), block_dim(kernel, block)
-    nthreads = block3[0] * block3[1] * block3[2]
-    nwarps = -(-nthreads // LANES)
+    clusters = cluster_blocks(grid3, cluster_dim(kernel))
 
     names: list[str] = []
     arrays: list[np.ndarray] = []
@@ -232,121 +233,180 @@ def run_kernel(
             lanes = _lanes(bound, p.type)
         raw = lanes.view(np.uint8)
         frame0[slots[0] : slots[0] + raw.size] = raw
-    shared = [np.empty(nbytes, np.uint8) for _, nbytes in prog.shared]
-    names += [f"shared@{op.location or op.parsed_at}" for op, _ in prog.shared]
-    attr = kernel.attributes.get("dynamic_smem")
-    dynamic = np.empty(attr.value if isinstance(attr, IntegerAttr) else 0, np.uint8)
-    names.append("dynamic_shared")
-    buffers = [*arrays, *shared, dynamic]
-    table = np.zeros((len(buffers), 4), dtype=np.int64)
-    shadows: dict[int, checks.SharedShadow] = {}
-    for k, b in enumerate(buffers):
-        table[k, :2] = (b.ctypes.data if b.size else 0, b.size)
-        if k >= len(arrays) and prog.check_shared:
-            shadows[k] = checks.SharedShadow(b.size, prog.shadow_unit)
-            table[k, 2] = shadows[k].words.ctypes.data if b.size else 0
-    copies = AsyncCopies(buffers, shadows)
+    ctas: list[_Cta] = []
+    barrier = cluster_barrier(ctas)
+    epoch = 1  # barrier intervals, numbered across CTAs (cutec.cpu.checks)
+    for blocks in clusters:
+        if not ctas:  # one CTA per rank of the cluster, each run by that rank's CTAs
+            ctas += [_Cta(kernel, nk, arrays, names, frame0, block3, grid3, barrier, rank)
+                     for rank in range(len(blocks))]  # fmt: skip
+        for cta, block_id in zip(ctas, blocks, strict=True):
+            cta.begin(block_id, epoch)
+        run_cluster(ctas, ctas[0].nthreads)
+        epoch = max(cta.epoch for cta in ctas) + 1
 
-    frames = [_aligned_zeros(prog.frame_bytes) for _ in range(nwarps)]
-    infos = np.zeros((nwarps, 16), dtype=np.int64)
-    infos[:, 3:6] = block3
-    infos[:, 6:9] = grid3
-    infos[:, 9] = np.arange(nwarps)
-    infos[:, INFO_HOOK] = copies.address
-    mbarriers = NativeMbarriers(buffers, names, copies, infos)
-    wg = None
-    if prog.web_slots is not None:
-        first = len(arrays)  # the window's buffers: the shared ones, in `bufs` order
-        window = wgmma.SharedWindow(wgmma.shared_window(kernel), lambda i: buffers[first + i],
-                                    lambda i: names[first + i],
-                                    lambda i: shadows.get(first + i))  # fmt: skip
-        wg = NativeWgmma(wgmma.AccumulatorWebs(kernel), window, prog.web_slots, frames,
-                         nthreads, block3, mbarriers)  # fmt: skip
-    warp_ops = WarpOps(prog.ops, mbarriers, wg)
-    if prog.uses_warp_hook:
-        infos[:, INFO_WARP_HOOK] = warp_ops.address
-    if prog.check_shared:
-        infos[:, INFO_SHADOW] = shadow_check_address()
-    err = np.zeros(16, dtype=np.int64)
 
-    def barrier_completed(warps: set[int]) -> None:
+class _Cta:
+    """One CTA rank of a cluster, run by every cluster's CTA of that rank in turn: its
+    shared memory (filled with 0xFF bytes for each CTA), its warps' frames and infos, its
+    asynchronous copies, mbarriers, wgmma state and named barriers, and its part in the
+    cluster's barrier. `cutec.cpu.cluster.run_cluster` drives it."""
+
+    def __init__(self, kernel: builtin.KernelOp, nk: NativeKernel, arrays: list[np.ndarray],
+                 arg_names: list[str], frame0: np.ndarray, block3: Dim3, grid3: Dim3,
+                 barrier: ClusterBarrier, rank: int) -> None:  # fmt: skip
+        prog = self.prog = nk.program
+        self.fn, self.frame0, self.block3 = nk.fn, frame0, block3
+        self.nthreads = nthreads = block3[0] * block3[1] * block3[2]
+        self.nwarps = nwarps = -(-nthreads // LANES)
+        self.shared = shared = [np.empty(nbytes, np.uint8) for _, nbytes in prog.shared]
+        names = [*arg_names, *(f"shared@{op.location or op.parsed_at}" for op, _ in prog.shared)]
+        attr = kernel.attributes.get("dynamic_smem")
+        self.dynamic = dynamic = np.empty(attr.value if isinstance(attr, IntegerAttr) else 0,
+                                          np.uint8)  # fmt: skip
+        names.append("dynamic_shared")
+        self.names = names
+        self.buffers = buffers = [*arrays, *shared, dynamic]
+        self.table = table = np.zeros((len(buffers), 4), dtype=np.int64)
+        shadows: dict[int, checks.SharedShadow] = {}
+        for k, b in enumerate(buffers):
+            table[k, :2] = (b.ctypes.data if b.size else 0, b.size)
+            if k >= len(arrays) and prog.check_shared:
+                shadows[k] = checks.SharedShadow(b.size, prog.shadow_unit)
+                table[k, 2] = shadows[k].words.ctypes.data if b.size else 0
+        self.copies = copies = AsyncCopies(buffers, shadows)
+
+        self.frames = frames = [_aligned_zeros(prog.frame_bytes) for _ in range(nwarps)]
+        self.states = [f[:4].view(np.int32) for f in frames]  # each warp's resume state
+        self.infos = infos = np.zeros((nwarps, 16), dtype=np.int64)
+        infos[:, 3:6] = block3
+        infos[:, 6:9] = grid3
+        infos[:, 9] = np.arange(nwarps)
+        infos[:, INFO_HOOK] = copies.address
+        self.mbarriers = mbarriers = NativeMbarriers(buffers, names, copies, infos)
+        self.wg = wg = None
+        if prog.web_slots is not None:
+            first = len(arrays)  # the window's buffers: the shared ones, in `bufs` order
+            window = wgmma.SharedWindow(wgmma.shared_window(kernel),
+                                        lambda i: buffers[first + i],
+                                        lambda i: names[first + i],
+                                        lambda i: shadows.get(first + i))  # fmt: skip
+            self.wg = wg = NativeWgmma(wgmma.AccumulatorWebs(kernel), window, prog.web_slots,
+                                       frames, nthreads, block3, mbarriers)  # fmt: skip
+        self.warp_ops = warp_ops = WarpOps(prog.ops, mbarriers, wg)
+        if prog.uses_warp_hook:
+            infos[:, INFO_WARP_HOOK] = warp_ops.address
+        if prog.check_shared:
+            infos[:, INFO_SHADOW] = shadow_check_address()
+        self.err = np.zeros(16, dtype=np.int64)
+        self.warp_barriers = WarpBarriers(barrier, rank, self.barrier_completed)
+        self.p_table, self.p_err = table.ctypes.data, self.err.ctypes.data
+        self.p_frames = [f.ctypes.data for f in frames]
+        self.p_infos = [infos[w].ctypes.data for w in range(nwarps)]
+        self.block_id: Dim3 = (0, 0, 0)
+        self.at: list[Operation | Waiting | None] = []  # where each warp stopped
+        self.todo: list[int] = []  # the warps to call on the next pass
+
+    @property
+    def epoch(self) -> int:
+        return int(self.infos[0, INFO_EPOCH])
+
+    def begin(self, block_id: Dim3, epoch: int) -> None:
+        """Start CTA `block_id`, its first barrier interval `epoch`."""
+        prog, infos = self.prog, self.infos
+        self.block_id = block_id
+        for s in (*self.shared, self.dynamic):
+            s.fill(0xFF)
+        infos[:, 0:3] = block_id
+        infos[:, INFO_START] = epoch
+        infos[:, INFO_EPOCH] = epoch
+        if prog.uses_async:
+            self.copies.reset(self.nwarps)
+        self.mbarriers.reset()
+        self.warp_barriers.reset()
+        if self.wg is not None:
+            self.wg.reset(block_id, epoch)
+        for f in self.frames:
+            f[: prog.frame_bytes] = self.frame0  # state 0 and the arguments
+        self.at = [None] * self.nwarps
+        self.todo = list(range(self.nwarps))
+        self.started = False  # (before, `at` says None for warps not yet run)
+
+    def barrier_completed(self, warps: set[int]) -> None:
         """A named or cluster barrier completed (cutec.cpu.warp_barriers): a new interval
         of the race check, and the fenced mbarrier inits of its warps are published."""
-        infos[:, INFO_EPOCH] += 1
-        mbarriers.state.barrier(warps)
+        self.infos[:, INFO_EPOCH] += 1
+        self.mbarriers.state.barrier(warps)
 
-    warp_barriers = WarpBarriers(cluster_ctas(kernel), barrier_completed)
-    epoch = 1  # barrier intervals, numbered across CTAs (cutec.cpu.checks)
-    p_table, p_err = table.ctypes.data, err.ctypes.data
-    p_frames = [f.ctypes.data for f in frames]
-    p_infos = [infos[w].ctypes.data for w in range(nwarps)]
-    fn = nk.fn
-    for bz in range(grid3[2]):
-        for by in range(grid3[1]):
-            for bx in range(grid3[0]):
-                for s in (*shared, dynamic):
-                    s.fill(0xFF)
-                infos[:, 0:3] = (bx, by, bz)
-                infos[:, INFO_START] = epoch
-                infos[:, INFO_EPOCH] = epoch
-                if prog.uses_async:
-                    copies.reset(nwarps)
-                mbarriers.reset()
-                warp_barriers.reset()
-                if wg is not None:
-                    wg.reset((bx, by, bz), epoch)
-                for f in frames:
-                    f[: prog.frame_bytes] = frame0  # state 0 and the arguments
-                # Each warp runs to a barrier (1), an mbarrier wait that is not satisfied
-                # (3), a named or cluster barrier (4) or its end (0). Warps at a wait,
-                # and those a named or cluster barrier lets go on, run again while any
-                # warp made progress; then the round ends at a barrier (or a deadlock).
-                at: list[Operation | Waiting | None] = [None] * nwarps
-                todo = list(range(nwarps))
-                while True:
-                    events, moved = mbarriers.state.events, False
-                    for w in todo:
-                        rc = fn(p_frames[w], p_table, p_infos[w], p_err)
-                        if rc == 2:
-                            if err[4] == ERR_HOOK:
-                                raise copies.error or warp_ops.error  # type: ignore[misc]
-                            raise _error(prog, err, w, (bx, by, bz), block3, names, buffers,
-                                         nthreads)  # fmt: skip
-                        state = int(frames[w][:4].view(np.int32)[0])
-                        at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
-                                 else prog.barriers[state - 1])  # fmt: skip
-                        moved = moved or rc != 3
-                    go = _released(warp_barriers, at, (bx, by, bz), block3)
-                    blocked = [w for w in range(nwarps) if isinstance(at[w], Waiting)]
-                    if (blocked or go) and (moved or go or mbarriers.state.events != events):
-                        todo = sorted(go + blocked)
-                        continue
-                    if err[12]:  # no race this interval: the uninitialised load is wrong
-                        raise _uninit(prog, err, (bx, by, bz), block3, names)
-                    epoch = int(infos[0, INFO_EPOCH]) + 1
-                    infos[:, INFO_EPOCH] = epoch
-                    if wg is not None:
-                        wg.converged()
-                    if not checks.barrier_round(at, nthreads, (bx, by, bz)):
-                        break
-                    mbarriers.state.barrier()  # every warp passed it: inits are published
-                    todo = list(range(nwarps))
+    def live_warps(self) -> set[int]:
+        if not self.started:
+            return set(range(self.nwarps))
+        return {w for w, op in enumerate(self.at) if op is not None}
 
+    def stopped(self) -> list[Operation | Waiting | None]:
+        return self.at
 
-def _released(barriers: WarpBarriers, at: list[Operation | Waiting | None], block_id: Dim3,
-              block: Dim3) -> list[int]:  # fmt: skip
-    """The warps at a named or cluster barrier that may go on now (each warp's arrival
-    is counted at its first step; `cutec.cpu.warp_barriers`)."""
-    live = {w for w, op in enumerate(at) if op is not None}
-    go = []
-    for w, op in enumerate(at):
-        if isinstance(op, Operation) and type(op) in WARP_BARRIER_OPS:
-            try:
-                if barriers.step(op, w, live):
-                    go.append(w)
-            except BarrierError as e:
-                raise AccessError(str(e), op, _tid(w * LANES, block), block_id) from None
-    return go
+    def advance(self) -> bool:
+        """Each warp runs to a barrier (1), an mbarrier wait that is not satisfied (3), a
+        named or cluster barrier (4) or its end (0). Warps at a wait, and those a named
+        or cluster barrier lets go on, run again while any warp made progress; whether
+        any did."""
+        prog, at, err, mbarriers = self.prog, self.at, self.err, self.mbarriers
+        fn, p_frames, p_table, p_infos, p_err = (self.fn, self.p_frames, self.p_table,
+                                                 self.p_infos, self.p_err)  # fmt: skip
+        states = self.states
+        progressed = False
+        while True:
+            events, moved = mbarriers.state.events, False
+            for w in self.todo:
+                rc = fn(p_frames[w], p_table, p_infos[w], p_err)
+                if rc == 2:
+                    if err[4] == ERR_HOOK:
+                        raise self.copies.error or self.warp_ops.error  # type: ignore[misc]
+                    raise _error(prog, err, w, self.block_id, self.block3, self.names,
+                                 self.buffers, self.nthreads)  # fmt: skip
+                state = int(states[w][0])
+                at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
+                         else prog.barriers[state - 1])  # fmt: skip
+                moved = moved or rc != 3
+            self.started = True
+            go = self._released()
+            blocked = [w for w in range(self.nwarps) if isinstance(at[w], Waiting)]
+            progress = bool(moved or go or mbarriers.state.events != events)
+            progressed = progressed or progress
+            if (blocked or go) and progress:
+                self.todo = sorted(go + blocked)
+                continue
+            self.todo = []  # until a barrier lets a warp go on (stepped each pass)
+            return progressed
+
+    def _released(self) -> list[int]:
+        """The warps at a named or cluster barrier that may go on now (each warp's arrival
+        is counted at its first step; `cutec.cpu.warp_barriers`)."""
+        go = []
+        for w, op in enumerate(self.at):
+            if isinstance(op, Operation) and type(op) in WARP_BARRIER_OPS:
+                try:
+                    if self.warp_barriers.step(op, w):
+                        go.append(w)
+                except BarrierError as e:
+                    tid = _tid(w * LANES, self.block3)
+                    raise AccessError(str(e), op, tid, self.block_id) from None
+        return go
+
+    def close_interval(self) -> None:
+        if self.err[12]:  # no race this interval: the uninitialised load is wrong
+            raise _uninit(self.prog, self.err, self.block_id, self.block3, self.names)
+        self.infos[:, INFO_EPOCH] += 1
+        if self.wg is not None:
+            self.wg.converged()
+
+    def next_round(self) -> None:
+        self.mbarriers.state.barrier()  # every warp passed it: inits are published
+        self.todo = list(range(self.nwarps))
+
+    def finish(self) -> None:
+        pass  # (TMA stores, the only work a CTA leaves in flight, run in the interpreter)
 
 
 def _where(op: Any) -> str:

@@ -16,7 +16,10 @@ backend's: slow, simple and strict.
   thread and the block.
 * **Threads.** Each thread is a Python generator over the kernel body that
   yields at ``gpu.barrier``; a CTA's threads run round-robin from barrier to
-  barrier, so every write before a barrier is seen by every read after it.
+  barrier, so every write before a barrier is seen by every read after it. The
+  CTAs of a cluster run together (`cutec.cpu.cluster.run_cluster`), so a
+  cluster barrier is a rendezvous of all their threads; clusters run one after
+  another.
   With ``check_shared`` (the default) shared memory is checked as in
   `cutec.cpu.checks`: two threads touching one shared byte between two
   barriers, one of them writing (a race), a load of a byte not written in this
@@ -71,6 +74,7 @@ import numpy as np
 
 from cutec.atoms.family import Family
 from cutec.cpu import checks, tma, wgmma
+from cutec.cpu.cluster import cluster_barrier, cluster_blocks, cluster_dim, run_cluster
 from cutec.cpu.collective import WARP_STEPS, run_warp_op, warp_threads
 from cutec.cpu.mbarrier import INIT_FENCES, MbarrierError, Mbarriers, Waiting
 from cutec.cpu.reference_atomic import ATOMIC_HANDLERS, AtomicOps
@@ -96,7 +100,12 @@ from cutec.cpu.reference_tma_store import (
     TmaStoreOps,
 )
 from cutec.cpu.reference_wgmma import WgmmaOps, cta_state, located
-from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
+from cutec.cpu.warp_barriers import (
+    WARP_BARRIER_OPS,
+    BarrierError,
+    ClusterBarrier,
+    WarpBarriers,
+)
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
 from cutec.ir.core import Block, Operation, Value
 from cutec.ir.dialects import builtin, gpu, scf, thread
@@ -116,13 +125,6 @@ def dim3(values: Sequence[int] | int) -> Dim3:
     v = [values] if isinstance(values, int) else list(values)
     v += [1] * (3 - len(v))
     return (int(v[0]), int(v[1]), int(v[2]))
-
-
-def cluster_ctas(kernel: builtin.KernelOp) -> int:
-    """CTAs per cluster: the product of the kernel's cluster_dim (1 without one)."""
-    attr = kernel.attributes.get("cluster_dim")
-    x, y, z = dim3(list(attr.values)) if isinstance(attr, DenseArrayAttr) else (1, 1, 1)
-    return x * y * z
 
 
 def block_dim(kernel: builtin.KernelOp, block: Sequence[int] | int | None) -> Dim3:
@@ -202,24 +204,29 @@ def run_kernel(
     maps = bind_maps(kernel, args, bound)
     run = Run()
     grid3, block3 = dim3(grid), block_dim(kernel, block)
+    nthreads = block3[0] * block3[1] * block3[2]
     epoch = 1  # barrier intervals are numbered across CTAs (cutec.cpu.checks)
     webs = wgmma.AccumulatorWebs(kernel) if wgmma.uses_wgmma(kernel) else None
-    for bz in range(grid3[2]):
-        for by in range(grid3[1]):
-            for bx in range(grid3[0]):
-                cta = _Cta(kernel, (bx, by, bz), grid3, block3, run if trace else None)
-                cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
-                cta.maps = maps
-                if webs is not None:
-                    cta.wgmma = cta_state(cta, webs, block3[0] * block3[1] * block3[2])
-                    cta.web_ops = {*webs.accesses, *webs.writes}
-                cta.run(bound)
-                epoch = cta.epoch + 1
+    for blocks in cluster_blocks(grid3, cluster_dim(kernel)):
+        ctas: list[_Cta] = []
+        barrier = cluster_barrier(ctas)
+        for rank, block_id in enumerate(blocks):
+            cta = _Cta(kernel, block_id, grid3, block3, run if trace else None, barrier, rank)
+            cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
+            cta.maps = maps
+            if webs is not None:
+                cta.wgmma = cta_state(cta, webs, nthreads)
+                cta.web_ops = {*webs.accesses, *webs.writes}
+            cta.begin(bound)
+            ctas.append(cta)
+        run_cluster(ctas, nthreads)
+        epoch = max(cta.epoch for cta in ctas) + 1
     return run
 
 
 class _Cta:
-    """One CTA: its shared memory and its threads, run from barrier to barrier."""
+    """One CTA: its shared memory and its threads, run from barrier to barrier, with
+    the other CTAs of its cluster (`cutec.cpu.cluster.run_cluster`)."""
 
     def __init__(
         self,
@@ -228,7 +235,10 @@ class _Cta:
         grid: Dim3,
         block: Dim3,
         run: Run | None,
+        cluster: ClusterBarrier,
+        rank: int,
     ) -> None:
+        """`cluster`: the barrier of its cluster, `rank`: its rank in it."""
         self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
@@ -238,7 +248,7 @@ class _Cta:
         self.uninit: AccessError | None = None  # the first load of an unwritten byte
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
         self.mbarriers = Mbarriers(self.phase_completed)
-        self.warp_barriers = WarpBarriers(cluster_ctas(kernel), self.barrier_completed)
+        self.warp_barriers = WarpBarriers(cluster, rank, self.barrier_completed)
         self.wgmma: wgmma.WgmmaCta | None = None  # with wgmma ops (cutec.cpu.wgmma)
         self.window = wgmma.shared_window(kernel)  # where gmma_desc finds its buffers
         self.web_ops: set[Operation] = set()  # ops that access accumulator registers
@@ -310,28 +320,48 @@ class _Cta:
             found = self.warp_ops[op] = warp_threads(op) > 1
         return found
 
-    def run(self, arguments: list[Any]) -> None:
-        """Run the threads from barrier to barrier; a warp-collective atom runs when all
-        lanes of its warp have reached it (threads are generators that yield at both);
-        a thread at an mbarrier wait that is not satisfied yields and is resumed (to
-        check again) while any thread makes progress."""
+    # ------------------------------------------------------------ scheduling
+    # `cutec.cpu.cluster.run_cluster` drives the CTAs of a cluster through these.
+    def begin(self, arguments: list[Any]) -> None:
+        """Start the threads: each a generator that yields at a barrier, at a warp-
+        collective atom and at an mbarrier wait that is not satisfied."""
         bx, by, bz = self.block
-        threads = [
+        self.threads = [
             _Thread(self, (x, y, z)) for z in range(bz) for y in range(by) for x in range(bx)
         ]
-        gens = [t.start(arguments) for t in threads]
-        at: list[Operation | None] = [None] * len(threads)  # where each thread waits
-        runnable: Sequence[int] = range(len(threads))
+        self.gens = [t.start(arguments) for t in self.threads]
+        self.at: list[Operation | None] = [None] * len(self.threads)  # where each waits
+        self.runnable: Sequence[int] = range(len(self.threads))
+        self.warps: list[Operation | Waiting | None] = []  # where each warp stopped
+        self.started = False  # (before, `at` says None for threads not yet run)
+
+    def live_warps(self) -> set[int]:
+        """The warps that have not finished."""
+        if not self.started:
+            return set(range(-(-len(self.at) // checks.WARP)))
+        return {v // checks.WARP for v, op in enumerate(self.at) if op is not None}
+
+    def stopped(self) -> list[Operation | Waiting | None]:
+        return self.warps
+
+    def advance(self) -> bool:
+        """Run the threads while any makes progress; a warp-collective atom runs when all
+        lanes of its warp have reached it; a thread at an mbarrier wait that is not
+        satisfied is resumed (to check again) while any thread makes progress; warps at
+        a named or cluster barrier are stepped each pass. Whether any thread moved."""
+        at, threads, gens = self.at, self.threads, self.gens
+        progressed = False
         while True:
             events = self.mbarriers.events
             moved = False
-            for i in runnable:
+            for i in self.runnable:
                 before = at[i]
                 try:
                     at[i] = next(gens[i])
                 except StopIteration:
                     at[i] = None  # finished
                 moved = moved or at[i] is not before or before is None
+            self.started = True
             # A warp whose lanes all wait at one warp-collective atom runs it and goes on;
             # lanes of one warp stopped at different places are divergent. A warp with
             # a lane at an mbarrier wait waits for it.
@@ -352,9 +382,8 @@ class _Cta:
                         raise checks.divergent_collective(first, threads[w + k].tid, self.block_id)
                     raise checks.divergent_barrier(first, threads[w + k].tid, self.block_id)
                 if first is not None and type(first) in WARP_BARRIER_OPS:
-                    live = {v // checks.WARP for v, op in enumerate(at) if op is not None}
                     try:
-                        go = self.warp_barriers.step(first, w // checks.WARP, live)
+                        go = self.warp_barriers.step(first, w // checks.WARP)
                     except BarrierError as e:
                         raise threads[w].error(first, str(e)) from None
                     if go:
@@ -368,23 +397,32 @@ class _Cta:
                         continue
                     ran += range(w, w + len(mine))
                 warps.append(first)
-            if (ran or moved or self.mbarriers.events != events) and (ran or blocked):
-                runnable = ran + blocked
+            self.warps = warps
+            progress = bool(ran or moved or self.mbarriers.events != events)
+            progressed = progressed or progress
+            if progress and (ran or blocked):
+                self.runnable = ran + blocked
                 continue
-            if self.uninit is not None:  # no race this interval: the load itself is wrong
-                raise self.uninit
-            if self.wgmma is not None:
-                try:
-                    self.wgmma.converged()
-                except wgmma.WgmmaError as e:
-                    raise located(self, e) from None
-            if not checks.barrier_round(warps, len(threads), self.block_id):
-                for t in threads:
-                    t.bulk_finish()
-                return
-            self.epoch += 1  # every thread has passed the barrier
-            self.mbarriers.barrier()
-            runnable = [i for i, op in enumerate(at) if op is not None]
+            self.runnable = []  # until a barrier lets a warp go on (stepped each pass)
+            return progressed
+
+    def close_interval(self) -> None:
+        if self.uninit is not None:  # no race this interval: the load itself is wrong
+            raise self.uninit
+        if self.wgmma is not None:
+            try:
+                self.wgmma.converged()
+            except wgmma.WgmmaError as e:
+                raise located(self, e) from None
+
+    def next_round(self) -> None:
+        self.epoch += 1  # every thread has passed the barrier
+        self.mbarriers.barrier()
+        self.runnable = [i for i, op in enumerate(self.at) if op is not None]
+
+    def finish(self) -> None:
+        for t in self.threads:
+            t.bulk_finish()
 
 
 # Handlers: op class -> method name of _Thread (region ops and barriers are apart).
@@ -511,25 +549,22 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
         }[type(op)]
         self.env[op.results[0]] = table["xyz".index(op.attributes["dim"].value)]
 
-    def _cluster(self) -> Dim3:
-        attr = self.cta.kernel.attributes.get("cluster_dim")
-        return dim3(list(attr.values)) if isinstance(attr, DenseArrayAttr) else (1, 1, 1)
-
     @_handles(gpu.ClusterIdOp, gpu.ClusterDimOp, gpu.ClusterBlockIdOp, gpu.ClusterDimBlocksOp)
     def cluster_register(self, op: Operation) -> None:
         d = "xyz".index(op.attributes["dim"].value)
-        size, bid, grid = self._cluster()[d], self.cta.block_id[d], self.cta.grid[d]
+        size, bid, grid = cluster_dim(self.cta.kernel)[d], self.cta.block_id[d], self.cta.grid[d]
         self.env[op.results[0]] = {
             gpu.ClusterIdOp: bid // size,
-            gpu.ClusterDimOp: grid // size,
+            gpu.ClusterDimOp: grid // size,  # (the grid is whole clusters)
             gpu.ClusterBlockIdOp: bid % size,
             gpu.ClusterDimBlocksOp: size,
         }[type(op)]
 
     @_handles(gpu.ClusterBlockRankOp)
     def cluster_rank(self, op: Operation) -> None:
-        (cx, cy, _), b = self._cluster(), self.cta.block_id
-        self.env[op.results[0]] = b[0] % cx + cx * (b[1] % cy + cy * (b[2] % self._cluster()[2]))
+        """``%cluster_ctarank``: the CTA's index in its cluster, x fastest."""
+        (cx, cy, cz), b = cluster_dim(self.cta.kernel), self.cta.block_id
+        self.env[op.results[0]] = b[0] % cx + cx * (b[1] % cy + cy * (b[2] % cz))
 
     @_handles(gpu.LaneIdOp)
     def lane_id(self, op: Operation) -> None:

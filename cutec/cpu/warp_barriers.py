@@ -12,14 +12,17 @@ again, to ask whether it may go on).
   `count` completes the barrier's generation and releases the warps that wait in
   it (``named_barrier_sync``); ``named_barrier_arrive`` counts and goes on. Two
   arrivals in one generation with different counts are an error.
-* **Cluster barrier**, for a cluster of one CTA: ``cluster_arrive`` counts the warp
-  in the current phase and goes on; ``cluster_wait`` waits until every warp that
-  has not finished has arrived in the phase the warp arrived in. A wait without
-  an arrival before it is an error. Clusters of more CTAs are refused: the CPU
-  backends run a grid's CTAs one after another, never a cluster's together.
+* **Cluster barrier** (`ClusterBarrier`, one for the CTAs of a cluster, which run
+  together: every warp of every CTA of the cluster is a fiber of one scheduler):
+  ``cluster_arrive`` counts the warp in the current phase and goes on;
+  ``cluster_wait`` waits until every warp of the cluster that has not finished (a
+  thread that exited does not hold the barrier up) has arrived in the phase the warp
+  arrived in. A wait without an arrival before it is an error. A warp is named by
+  (its CTA's rank in the cluster, its index in the CTA).
 
 A completed generation or phase calls `on_complete` with the warps that took part
-(the race check's new interval, and the mbarrier inits it publishes).
+(the race check's new interval, and the mbarrier inits it publishes): a named
+barrier the CTA's, a cluster phase each CTA's of the cluster with its own warps.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from cutec.ir.core import Operation
 from cutec.ir.dialects import thread
 
 WARP = 32
-CLUSTER = 0  # the cluster barrier's key among the named ones' (1..15)
 WARP_BARRIER_OPS: tuple[type[Operation], ...] = (
     thread.NamedBarrierSyncOp,
     thread.NamedBarrierArriveOp,
@@ -52,22 +54,66 @@ class _Generation:
     number: int = 0  # generations completed
 
 
-class WarpBarriers:
-    """The named and cluster barriers of one CTA's run."""
+Warp = tuple[int, int]  # (its CTA's rank in the cluster, its index in the CTA)
 
-    def __init__(self, cluster_ctas: int, on_complete: Callable[[set[int]], None]) -> None:
-        self.cluster_ctas = cluster_ctas
+
+class ClusterBarrier:
+    """The cluster barrier of one cluster's run. `live` gives the warps of the cluster
+    that have not finished; `on_complete` is called with the warps of each completed
+    phase."""
+
+    def __init__(self, live: Callable[[], set[Warp]],
+                 on_complete: Callable[[set[Warp]], None]) -> None:  # fmt: skip
+        self.live, self.on_complete = live, on_complete
+        self.reset()
+
+    def reset(self) -> None:
+        self.arrived: set[Warp] = set()  # warps arrived in the current phase
+        self.number = 0  # phases completed
+        self.phase: dict[Warp, int] = {}  # warp -> the phase it arrived in
+
+    def step(self, op: Operation, warp: Warp) -> bool:
+        """Warp `warp` is at cluster_arrive or cluster_wait `op`; whether it goes on now."""
+        arrived = self.phase.get(warp)
+        if isinstance(op, thread.ClusterArriveOp):
+            if arrived is not None:
+                raise BarrierError("cluster_arrive twice with no cluster_wait between")
+            self.arrived.add(warp)
+            self.phase[warp] = self.number
+            self._complete()
+            return True
+        if arrived is None:
+            raise BarrierError("cluster_wait without a cluster_arrive before it")
+        self._complete()
+        if self.number == arrived:
+            return False
+        del self.phase[warp]
+        return True
+
+    def _complete(self) -> None:
+        """The phase completes when every warp still running has arrived."""
+        if self.arrived and self.live() <= self.arrived:
+            warps, self.arrived = self.arrived, set()
+            self.number += 1
+            self.on_complete(warps)
+
+
+class WarpBarriers:
+    """The named barriers of one CTA's run, and its part of its cluster's barrier
+    (`rank`: the CTA's in the cluster)."""
+
+    def __init__(self, cluster: ClusterBarrier, rank: int,
+                 on_complete: Callable[[set[int]], None]) -> None:  # fmt: skip
+        self.cluster, self.rank = cluster, rank
         self.on_complete = on_complete
         self.barriers: dict[int, _Generation] = {}
         self.waiting: dict[int, tuple[int, int]] = {}  # warp -> (named barrier, generation)
-        self.cluster_phase: dict[int, int] = {}  # warp -> the cluster phase it arrived in
 
     def reset(self) -> None:
-        self.barriers, self.waiting, self.cluster_phase = {}, {}, {}
+        self.barriers, self.waiting = {}, {}
 
-    def step(self, op: Operation, warp: int, live: set[int]) -> bool:
-        """Warp `warp` is at `op` (its lanes all are); whether it goes on now.
-        `live`: the CTA's warps that have not finished."""
+    def step(self, op: Operation, warp: int) -> bool:
+        """Warp `warp` is at `op` (its lanes all are); whether it goes on now."""
         if isinstance(op, thread.NamedBarrierSyncOp | thread.NamedBarrierArriveOp):
             if warp in self.waiting:  # waits in a generation: has it completed?
                 key, number = self.waiting[warp]
@@ -76,28 +122,7 @@ class WarpBarriers:
                 del self.waiting[warp]
                 return True
             return self._named(op, warp)
-        if self.cluster_ctas > 1:
-            raise BarrierError(
-                f"a cluster barrier across a cluster of {self.cluster_ctas} CTAs does not run "
-                "on the CPU (it runs a grid's CTAs one after another); give the kernel "
-                "cluster (1, 1, 1) to run it here"
-            )
-        g = self.barriers.setdefault(CLUSTER, _Generation())
-        arrived = self.cluster_phase.get(warp)
-        if isinstance(op, thread.ClusterArriveOp):
-            if arrived is not None:
-                raise BarrierError("cluster_arrive twice with no cluster_wait between")
-            g.warps.add(warp)
-            self.cluster_phase[warp] = g.number
-            self._complete_cluster(live)
-            return True
-        if arrived is None:
-            raise BarrierError("cluster_wait without a cluster_arrive before it")
-        self._complete_cluster(live)
-        if g.number == arrived:
-            return False
-        del self.cluster_phase[warp]
-        return True
+        return self.cluster.step(op, (self.rank, warp))
 
     def _named(self, op: thread.NamedBarrierSyncOp | thread.NamedBarrierArriveOp, warp: int
                ) -> bool:  # fmt: skip
@@ -119,12 +144,6 @@ class WarpBarriers:
             return True
         self.waiting[warp] = (key, number)
         return False
-
-    def _complete_cluster(self, live: set[int]) -> None:
-        """The cluster phase completes when every warp still running has arrived."""
-        g = self.barriers.get(CLUSTER)
-        if g is not None and g.warps and live <= g.warps:
-            self._done(g)
 
     def _done(self, g: _Generation) -> None:
         warps = g.warps
