@@ -47,14 +47,16 @@ from cutec.cpu.mbarrier import Waiting
 from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.native_collective import WarpOps
 from cutec.cpu.native_mbarrier import NativeMbarriers
+from cutec.cpu.native_tma import NativeTma
 from cutec.cpu.native_wgmma import NativeWgmma
-from cutec.cpu.reference import bind_arguments, block_dim, cluster_ctas, dim3
+from cutec.cpu.reference import bind_arguments, bind_maps, block_dim, cluster_ctas, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, WarpBarriers
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread_tma import tensor_map_names
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
 
 __all__ = ["NativeKernel", "ObjectCache", "Unsupported", "compile_kernel", "run_kernel"]
@@ -215,6 +217,7 @@ def run_kernel(
     prog = nk.program
     params = kernel.body.args
     bound_args = bind_arguments(kernel, args)
+    maps = bind_maps(kernel, args, bound_args)
     grid3, block3 = dim3(grid), block_dim(kernel, block)
     nthreads = block3[0] * block3[1] * block3[2]
     nwarps = -(-nthreads // LANES)
@@ -262,7 +265,9 @@ def run_kernel(
                                     lambda i: shadows.get(first + i))  # fmt: skip
         wg = NativeWgmma(wgmma.AccumulatorWebs(kernel), window, prog.web_slots, frames,
                          nthreads, block3, mbarriers)  # fmt: skip
-    warp_ops = WarpOps(prog.ops, mbarriers, wg)
+    loads = NativeTma([maps[name] for name in tensor_map_names(kernel)], buffers, names,
+                      len(arrays), shadows, mbarriers)  # fmt: skip
+    warp_ops = WarpOps(prog.ops, mbarriers, wg, loads)
     if prog.uses_warp_hook:
         infos[:, INFO_WARP_HOOK] = warp_ops.address
     if prog.check_shared:
@@ -292,6 +297,7 @@ def run_kernel(
                 if prog.uses_async:
                     copies.reset(nwarps)
                 mbarriers.reset()
+                loads.reset()
                 warp_barriers.reset()
                 if wg is not None:
                     wg.reset((bx, by, bz), epoch)
@@ -311,7 +317,7 @@ def run_kernel(
                             if err[4] == ERR_HOOK:
                                 raise copies.error or warp_ops.error  # type: ignore[misc]
                             raise _error(prog, err, w, (bx, by, bz), block3, names, buffers,
-                                         nthreads)  # fmt: skip
+                                         nthreads, loads)  # fmt: skip
                         state = int(frames[w][:4].view(np.int32)[0])
                         at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
                                  else prog.barriers[state - 1])  # fmt: skip
@@ -368,7 +374,8 @@ def _uninit(prog: WarpProgram, err: np.ndarray, block_id: Dim3, block: Dim3, nam
 
 
 def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block: Dim3,
-           names: list[str], buffers: list[np.ndarray], nthreads: int) -> Exception:  # fmt: skip
+           names: list[str], buffers: list[np.ndarray], nthreads: int, loads: NativeTma
+           ) -> Exception:  # fmt: skip
     index, lane, buf, off, kind, nbytes = (int(x) for x in err[:6])
     op = prog.ops[index]
     tid = _tid(warp * LANES + lane, block)
@@ -380,7 +387,7 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
         return checks.divergent_collective(op, tid, block_id)
     if kind == ERR_SHARED:
         code, other, access = (int(x) for x in err[6:9])
-        message = checks.shared_message(code, access, off, names[buf], other, block)
+        message = loads.message(code, access, off, buf, other, warp)  # a TMA load's words
         return AccessError(message, op, tid, block_id)
     if kind == ERR_DESC:
         if buf < prog.num_pointer_args:  # err[2]: the lane's buffer; err[3]: its window address
