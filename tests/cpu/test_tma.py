@@ -244,3 +244,14 @@ def test_a_swizzled_map_lands_the_box_swizzled(swizzle: TmaSwizzle, backend: Any
     placed[:, tma.swizzle(np.arange(512), swizzle.span_bytes)] = boxes
     assert not np.array_equal(placed, boxes)
     np.testing.assert_array_equal(got.view(np.uint8).reshape(-1, 512), placed)
+
+
+def test_a_load_no_one_waits_for_is_dropped_with_its_cta() -> None:
+    """Each CTA issues its load and never waits (nor reads the tile): the next CTA's load
+    into the same shared bytes is no access of pending bytes (the natively kept shadow
+    forgets the dropped load, as the interpreter's fresh one per CTA does)."""
+    text = _variant(WAIT, "").replace(
+        "%v = thread.load %src : !gpu.ptr<f32, shared> -> f32", "%v = arith.constant 1.0 : f32"
+    )
+    for backend in BACKENDS:
+        np.testing.assert_array_equal(_run(text, backend=backend), 1.0)
