@@ -51,16 +51,11 @@ class WarpOps:
             op = self.ops[index]
             warp = ctypes.c_int64.from_address(info + 8 * 9).value
             if isinstance(op, thread.FenceProxyAsyncOp):
-                # An init fence too (cutec.cpu.mbarrier), with or without wgmma.
-                assert self.mbarriers is not None
-                live = (ctypes.c_int64 * LANES).from_address(scratch)
-                self.mbarriers.fence(warp, np.flatnonzero(np.ctypeslib.as_array(live)).tolist())
+                return self._proxy_fence(op, warp, scratch)
             if self.wgmma is not None and self.wgmma.handles(op):
                 return self.wgmma.run(op, warp, scratch)
             if self.tma is not None and self.tma.handles(op):
-                return self.tma.run(op, warp, scratch)  # type: ignore[arg-type]
-            if isinstance(op, thread.FenceProxyAsyncOp):
-                return 0
+                return self.tma.run(op, warp, scratch)
             if not isinstance(op, thread.AtomOp):
                 assert self.mbarriers is not None
                 raw4 = (ctypes.c_int64 * (4 * LANES)).from_address(scratch)
@@ -75,3 +70,11 @@ class WarpOps:
         except BaseException as e:
             self.error = e
             return 1
+
+    def _proxy_fence(self, op: thread.FenceProxyAsyncOp, warp: int, scratch: int) -> int:
+        """``fence.proxy.async`` in the live lanes (scratch row 0): an mbarrier init fence
+        (`cutec.cpu.mbarrier`) and, in a kernel with wgmma, its proxy fence."""
+        assert self.mbarriers is not None
+        live = np.ctypeslib.as_array((ctypes.c_int64 * LANES).from_address(scratch))
+        self.mbarriers.fence(warp, np.flatnonzero(live).tolist())
+        return self.wgmma.run(op, warp, scratch) if self.wgmma is not None else 0

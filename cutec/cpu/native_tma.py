@@ -50,9 +50,10 @@ class NativeTma:
         """Whether the warp-op hook's call for `op` is this module's."""
         return isinstance(op, thread.AtomOp) and op.family() is Family.TMA_LOAD
 
-    def run(self, op: thread.AtomOp, warp: int, scratch: int) -> int:
+    def run(self, op: Operation, warp: int, scratch: int) -> int:
         """Issue `op` in the live lanes of `warp`, in lane order (`scratch`: the rows
         codegen_tma stores)."""
+        assert isinstance(op, thread.AtomOp)
         rows = scratch_rows(op)
         raw = (ctypes.c_int64 * (rows * LANES)).from_address(scratch)
         table = np.ctypeslib.as_array(raw).reshape(rows, LANES)
