@@ -266,7 +266,7 @@ def run_kernel(
         wg = NativeWgmma(wgmma.AccumulatorWebs(kernel), window, prog.web_slots, frames,
                          nthreads, block3, mbarriers)  # fmt: skip
     loads = NativeTma([maps[name] for name in tensor_map_names(kernel)], buffers, names,
-                      len(arrays), shadows, mbarriers)  # fmt: skip
+                      len(arrays), shadows, mbarriers, wg)  # fmt: skip
     warp_ops = WarpOps(prog.ops, mbarriers, wg, loads)
     if prog.uses_warp_hook:
         infos[:, INFO_WARP_HOOK] = warp_ops.address

@@ -4,7 +4,8 @@ The warp-op hook runs each live lane's load as the interpreter's thread does
 (reference_tma.py), with the same model (`cutec.cpu.tma`): `tma.issue` checks the
 load and reads the box; its destination bytes are noted in the shared-memory
 shadow as a cp.async store (pending) and hold 0xFF bytes until the load lands,
-which `cutec.cpu.mbarrier.Mbarriers.async_tx` does at a wait on its mbarrier. A
+which `cutec.cpu.mbarrier.Mbarriers.async_tx` does at a wait on its mbarrier (the
+landed bytes are async-proxy data: a wgmma reads them with no proxy fence). A
 read of the bytes before is reported by the warp code's shadow check, in the
 words of `tma.PendingLoads` (`message`).
 """
@@ -20,6 +21,7 @@ from cutec.cpu import checks, tma
 from cutec.cpu.codegen_tma import scratch_rows
 from cutec.cpu.lanes import INFO_EPOCH, INFO_START, LANES, OFFSET_BITS
 from cutec.cpu.native_mbarrier import NativeMbarriers
+from cutec.cpu.native_wgmma import NativeWgmma
 from cutec.ir.core import Operation
 from cutec.ir.dialects import thread
 
@@ -31,9 +33,10 @@ class NativeTma:
 
     def __init__(self, maps: list[tma.BoundMap], buffers: list[np.ndarray], names: list[str],
                  num_pointer_args: int, shadows: dict[int, checks.SharedShadow],
-                 mbarriers: NativeMbarriers) -> None:  # fmt: skip
+                 mbarriers: NativeMbarriers, wgmma: NativeWgmma | None) -> None:  # fmt: skip
         self.maps, self.buffers, self.names = maps, buffers, names
         self.num_pointer_args, self.shadows, self.mbarriers = num_pointer_args, shadows, mbarriers
+        self.wgmma = wgmma  # whose shared-memory reads a landed box is async-proxy data for
         self.pending = tma.PendingLoads()  # by buffer id
 
     def reset(self) -> None:
@@ -85,6 +88,9 @@ class NativeTma:
 
         def land() -> None:
             load.land(dst, shadow)
+            if self.wgmma is not None:  # the async proxy wrote it: a wgmma may read it unfenced
+                for first, n in load.chunks():  # window entry i is buffer num_pointer_args + i
+                    self.wgmma.state.async_written(buf - self.num_pointer_args, first, n)
             self.pending.remove(buf, load)
 
         self.mbarriers.async_tx(op, warp, lane, bar_buf, bar_off, load.nbytes, land)

@@ -61,12 +61,23 @@ class TmaOps:
 
         def land() -> None:
             load.land(buf.data, self.cta.shadows.get(id(buf)))
+            self._async_written(buf, load.chunks())
             self.cta.tma_pending.remove(id(buf), load)
 
         bar: Pointer = self.env[op.args[-1]]
         _, raw = self._mbarrier(op, operand=op.args[-1])
         key = (id(bar.buffer), bar.offset)
         self._mbarrier_call(op, self.cta.mbarriers.async_tx, key, raw, load.nbytes, land)
+
+    def _async_written(self, buf: Any, chunks: list[tuple[int, int]]) -> None:
+        """The landed box was written by the async proxy: a wgmma may read it unfenced."""
+        state = self.cta.wgmma
+        if state is None:
+            return
+        for i, e in enumerate(self.cta.window):
+            if self.cta.shared.get(e.op) is buf:
+                for first, n in chunks:
+                    state.async_written(i, first, n)
 
     def tensor_map(self, op: TensorMapOp) -> None:
         self.env[op.result] = self.cta.maps[op.param.value]

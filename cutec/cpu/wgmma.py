@@ -510,6 +510,19 @@ class WgmmaCta:
                 op, lane,
             )  # fmt: skip
 
+    def async_written(self, entry: int, first: int, n: int) -> None:
+        """Bytes first..first+n-1 of window entry `entry` were written by the async proxy
+        (a TMA load that landed): a wgmma reads them with no proxy fence."""
+        shadow = self.window.shadow(entry)
+        if shadow is None:
+            return
+        w = shadow.words[:, 0]
+        fenced = self.fenced.get(entry)
+        if fenced is None:
+            fenced = self.fenced[entry] = np.zeros_like(w)
+        units = slice(first // shadow.unit, -(-(first + n) // shadow.unit))
+        fenced[units] = w[units]
+
     def proxy_fence(self, threads: Sequence[int]) -> None:
         """`threads` (linear indices) fence their generic-proxy shared writes so far."""
         mine = np.asarray(threads, dtype=np.int64) + 1
