@@ -5,7 +5,8 @@ whose value on the CPU is its description) gives the boxes the GPU test expects,
 ragged and whole sizes; the swizzle, the element strides and the NaN fill on their
 own; and one planted bug per check: an expect_tx too small or too large for the box, a
 read of the box before its phase completes, a map over memory the array does not have,
-a box other than the atom's, a map the driver's rules reject."""
+a box other than the atom's, a map the driver's rules reject; and a wgmma reading a
+landed box with no proxy fence (the async proxy wrote it)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from cutec.runtime import cache
 from cutec.runtime.jit import Kernel
 from cutec.runtime.tensor_map import TensorMapError
 from cutec.target import AddressSpace
+from tests.cpu.wgmma_cases import Case
 from tests.runtime.launch_ptx import TMA_TILE
 
 TMA_TILE_MLIR = Path(__file__).parents[1] / "ptx" / "data" / "tma_tile.mlir"
@@ -255,3 +257,52 @@ def test_a_load_no_one_waits_for_is_dropped_with_its_cta() -> None:
     )
     for backend in BACKENDS:
         np.testing.assert_array_equal(_run(text, backend=backend), 1.0)
+
+
+# ------------------------------------------------------------------ a box a wgmma reads
+def _wgmma_after_tma(case: Case) -> str:
+    """tests/cpu/wgmma_cases.py's kernel with its image landed by one TMA load (a 2-D u32
+    map of 1024-byte rows, the whole image one box) and no proxy fence: the async proxy
+    wrote it, so the wgmma may read it as it is."""
+    text = case.kernel()
+    words = case.image(*case.inputs()).size
+    start, end = text.index("    scf.for %i = %first"), text.index("    gpu.barrier\n")
+    tma_load = f"""\
+    %bar = thread.alloc_shared {{bytes = 8 : i64, align = 8 : i64}} : !gpu.ptr<i64, shared>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %cbytes = arith.constant {4 * words} : i32
+    %is0 = arith.cmpi eq, %t, %c0 : i32
+    scf.if %is0 {{
+      thread.mbarrier_init %bar, %c1 : !gpu.ptr<i64, shared>, i32
+      thread.fence_proxy_async
+      scf.yield
+    }}
+    gpu.barrier
+    scf.if %is0 {{
+      thread.mbarrier_arrive_expect_tx %bar, %cbytes : !gpu.ptr<i64, shared>, i32
+      %map = thread.tensor_map "img_map" : i64
+      thread.atom "SM90_TMA_LOAD_2D"(%s, %map, %c0, %c0, %bar) {{role = "copy", bits = \
+{32 * words} : i64}} : (!gpu.ptr<i32, shared>, i64, i32, i32, !gpu.ptr<i64, shared>) -> ()
+      scf.yield
+    }}
+    thread.mbarrier_wait %bar, %c0 : !gpu.ptr<i64, shared>, i32
+"""
+    text = text[:start] + tma_load + text[end + len("    gpu.barrier\n") :]
+    return text.replace("{reqntid = array<i32: 128, 1, 1>}",
+                        '{reqntid = array<i32: 128, 1, 1>, tensor_maps = ["img_map"]}')  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=["interpreter", "native"])
+def test_a_wgmma_reads_a_landed_box_with_no_proxy_fence(backend: Any) -> None:
+    """The box is async-proxy data: no missing-proxy-fence report, and D is right."""
+    case = Case(8, kblocks=1)
+    a, b = case.inputs()
+    img = case.image(a, b)
+    rows = img.size // 256
+    desc = TmaTensorMap(TmaDataType.UINT32, (256, rows), (1024,), (256, rows))
+    out = np.zeros(case.threads * case.atom.fragment("d").count, np.float32)
+    kernel = _kernel(_wgmma_after_tma(case))
+    backend.run_kernel(kernel, 1, [img, np.zeros(1, np.int32), out,
+                                   tma.TensorMapArgument(desc, "img")])  # fmt: skip
+    np.testing.assert_allclose(case.tile(out), case.reference(a, b))
