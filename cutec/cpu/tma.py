@@ -163,12 +163,15 @@ class Load:
             shadow.land(first, n)
 
 
-def issue(op: Operation, m: object, coords: list[int], dst: str, shared: bool, size: int,
-          offset: int) -> Load:  # fmt: skip
-    """The TMA load `op` (a TMA_LOAD atom) of map `m` (a `BoundMap`, else the operand is
-    no map) at `coords` (innermost first, i32 values) into byte `offset` of the buffer
-    named `dst` (`shared`: whether it is shared memory; `size`: its bytes), with the
-    driver's and the instruction's checks (a `TmaError`, located by the caller)."""
+def place(op: Operation, m: object, coords: list[int], buffer: str, shared: bool, size: int,
+          offset: int, what: str = "destination"
+          ) -> tuple[BoundMap, list[int], np.ndarray]:  # fmt: skip
+    """A TMA copy's checks, for both backends (a `TmaError`, located by the caller):
+    `op` (a TMA atom) of map `m` (a `BoundMap`, else the operand is no map) at `coords`
+    (innermost first, i32 values) with its shared side (`what`: "destination" or
+    "source") at byte `offset` of the buffer named `buffer` (`shared`: whether it is
+    shared memory; `size`: its bytes). The map, the coordinates as s32 values, and the
+    shared byte of each byte of the box (swizzled), in the box's order."""
     if not isinstance(m, BoundMap):
         raise TmaError("the map operand is not a thread.tensor_map")
     d = m.desc
@@ -179,20 +182,27 @@ def issue(op: Operation, m: object, coords: list[int], dst: str, shared: bool, s
         raise TmaError(f"the atom moves {bits.value // 8} bytes but the box {d.box_dims} of "
                        f"tensor map '{m.name}' is {d.box_bytes} bytes")  # fmt: skip
     if not shared:
-        raise TmaError(f"the TMA destination {dst} is not shared memory")
+        raise TmaError(f"the TMA {what} {buffer} is not shared memory")
     if offset % SHARED_ALIGN or not 0 <= offset <= size - d.box_bytes:
         raise TmaError(
-            f"the TMA destination, byte {offset} of {dst} ({size} bytes), must "
+            f"the TMA {what}, byte {offset} of {buffer} ({size} bytes), must "
             f"be {SHARED_ALIGN}-byte aligned and hold the {d.box_bytes}-byte box"
         )
     m.check()
-    signed = [(c + (1 << 31)) % (1 << 32) - (1 << 31) for c in coords]  # the s32 operands
-    load = Load(op, swizzle(offset + np.arange(d.box_bytes), d.swizzle.span_bytes),
-                box(m, signed))  # fmt: skip
-    end = load.span[1]
+    at = swizzle(offset + np.arange(d.box_bytes), d.swizzle.span_bytes)
+    end = int(at.max()) + 1
     if end > size:
-        raise TmaError(f"the swizzled box reaches byte {end} of {dst}")
-    return load
+        raise TmaError(f"the swizzled box reaches byte {end} of {buffer}")
+    signed = [(c + (1 << 31)) % (1 << 32) - (1 << 31) for c in coords]  # the s32 operands
+    return m, signed, at
+
+
+def issue(op: Operation, m: object, coords: list[int], dst: str, shared: bool, size: int,
+          offset: int) -> Load:  # fmt: skip
+    """The TMA load `op` (a TMA_LOAD atom) into byte `offset` of the buffer named `dst`,
+    checked (`place`), with the box read now."""
+    m, signed, at = place(op, m, coords, dst, shared, size, offset)
+    return Load(op, at, box(m, signed))
 
 
 class PendingLoads:
