@@ -46,6 +46,7 @@ from cutec.cpu.codegen_collective import collective_atom, elect_one, is_collecti
 from cutec.cpu.codegen_control import CONTROL_HANDLERS
 from cutec.cpu.codegen_mbarrier import MBARRIER_HANDLERS, ROWS
 from cutec.cpu.codegen_ops import OP_HANDLERS
+from cutec.cpu.codegen_tma import TMA_ATOM_CODE, TMA_HANDLERS, tma_rows
 from cutec.cpu.codegen_wgmma import WGMMA_HANDLERS, access, assign_web_slots
 from cutec.cpu.lanes import (
     LANES,
@@ -77,7 +78,7 @@ class WarpProgram:
     num_pointer_args: int
     uses_dynamic_shared: bool
     uses_async: bool  # calls the cp.async hook
-    uses_warp_hook: bool  # calls the warp-op hook (mma.sync, mbarriers: native_collective)
+    uses_warp_hook: bool  # calls the warp-op hook (mma.sync, mbarriers, TMA: native_collective)
     check_shared: bool  # checks shared accesses against the buffers' shadows
     shadow_unit: int  # bytes per shadow entry: every shared access covers whole entries
     # per accumulator web, its (slot, LLVM type) components (codegen_wgmma); None: no wgmma
@@ -102,6 +103,10 @@ class _Gen:
         self.uses_warp_hook = any(isinstance(op.library_atom(), MmaAtom) for op in collectives)
         if any(op.name in MBARRIER_HANDLERS for op in kernel.walk()):
             self.collective_rows = max(self.collective_rows, ROWS)
+            self.uses_warp_hook = True
+        rows = tma_rows(kernel)
+        if rows:  # TMA loads call the hook (codegen_tma)
+            self.collective_rows = max(self.collective_rows, rows)
             self.uses_warp_hook = True
         self.shadow_shift = _shadow_shift(kernel)
         self.st = _State()
@@ -366,9 +371,13 @@ class _Gen:
         if isinstance(op, thread.ElectOneOp):
             elect_one(self, op)
             return
+        if isinstance(op, thread.AtomOp) and op.family() in TMA_ATOM_CODE:
+            TMA_ATOM_CODE[op.family()](self, op)
+            return
         handler = (OP_HANDLERS.get(op.name) or CONTROL_HANDLERS.get(op.name)
                    or ASYNC_HANDLERS.get(op.name) or MBARRIER_HANDLERS.get(op.name)
-                   or ATOMIC_HANDLERS.get(op.name) or WGMMA_HANDLERS.get(op.name))  # fmt: skip
+                   or ATOMIC_HANDLERS.get(op.name) or WGMMA_HANDLERS.get(op.name)
+                   or TMA_HANDLERS.get(op.name))  # fmt: skip
         if handler is None:
             raise Unsupported(f"op {op.name}")
         handler(self, op)

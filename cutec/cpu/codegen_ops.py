@@ -574,5 +574,5 @@ _THREAD_ATOM_CODE: dict[Family | None, Callable[[_Gen, thread.AtomOp], None]] = 
     Family.UNIVERSAL_COPY: _universal_copy_atom,
 }
 # One-thread families the native backend leaves to the interpreter (a kernel with one
-# runs there: docs/cpu-backend.md, *Not yet*).
-INTERPRETER_ONLY: frozenset[Family] = frozenset({Family.TMA_LOAD, Family.TMA_STORE})
+# runs there: docs/cpu-backend.md, *Not yet*). TMA loads are codegen_tma's.
+INTERPRETER_ONLY: frozenset[Family] = frozenset({Family.TMA_STORE})

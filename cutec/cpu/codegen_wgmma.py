@@ -13,7 +13,8 @@ checks are `cutec.cpu.wgmma`'s, run by the warp-op hook, `cutec.cpu.native_wgmma
   lanes (else a divergent collective, as for mma.sync) and call the hook (a wait
   is a resume point, as an mbarrier wait: the warp returns while the rest of its
   warpgroup has not committed the group it waits for); so
-  does ``thread.fence_proxy_async`` (with the live lanes in scratch row 0) and
+  does ``thread.fence_proxy_async`` (with the live lanes in scratch row 0; it is an
+  mbarrier init fence too, `cutec.cpu.native_mbarrier`) and
   every op that reads or writes an accumulator register (the hook checks that
   no wgmma in flight writes it, and notes the access for the wgmma_fence rule).
 * ``thread.gmma_desc`` is native: the pointer's buffer gives its base in the
@@ -114,7 +115,8 @@ def _wait(g: _Gen, op: thread.WgmmaWaitOp) -> None:
 
 
 def _proxy_fence(g: _Gen, op: Operation) -> None:
-    if g.web_slots is not None:
+    """An mbarrier init fence too (cutec.cpu.mbarrier): the hook runs both."""
+    if g.uses_warp_hook:  # else the kernel has no mbarrier and no wgmma
         call_hook(g, op, g.mask_now())
 
 

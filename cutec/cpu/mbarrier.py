@@ -56,8 +56,8 @@ from cutec.ir.dialects import thread
 
 # The fences after which a thread's mbarrier inits are published by the next barrier
 # (the PTX ISA's fence.mbarrier_init): both backends run each as `Mbarriers.fence` of
-# its thread. fence.proxy.async does it too: the interpreter's runs it (reference_wgmma),
-# the native backend's not yet (docs/cpu-backend.md).
+# its thread. fence.proxy.async does it too, in both, where it runs as wgmma's proxy
+# fence as well (reference_wgmma, native_collective).
 INIT_FENCES: tuple[type[Operation], ...] = (thread.FenceMbarrierInitOp,)
 
 _PENDING = (1 << 20) - 1

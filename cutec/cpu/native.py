@@ -49,14 +49,16 @@ from cutec.cpu.mbarrier import Waiting
 from cutec.cpu.native_async import AsyncCopies
 from cutec.cpu.native_collective import WarpOps
 from cutec.cpu.native_mbarrier import NativeMbarriers
+from cutec.cpu.native_tma import NativeTma
 from cutec.cpu.native_wgmma import NativeWgmma
-from cutec.cpu.reference import bind_arguments, block_dim, dim3
+from cutec.cpu.reference import bind_arguments, bind_maps, block_dim, dim3
 from cutec.cpu.reference_memory import AccessError, Dim3, InterpreterError
 from cutec.cpu.warp_barriers import WARP_BARRIER_OPS, BarrierError, ClusterBarrier, WarpBarriers
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation
 from cutec.ir.dialects import builtin, thread
 from cutec.ir.dialects.gpu import PointerType
+from cutec.ir.dialects.thread_tma import tensor_map_names
 from cutec.ir.types import FloatType, IndexType, IntegerType, Type
 
 __all__ = ["NativeKernel", "ObjectCache", "Unsupported", "compile_kernel", "run_kernel"]
@@ -217,6 +219,7 @@ def run_kernel(
     prog = nk.program
     params = kernel.body.args
     bound_args = bind_arguments(kernel, args)
+    maps = bind_maps(kernel, args, bound_args)
     grid3, block3 = dim3(grid), block_dim(kernel, block)
     clusters = cluster_blocks(grid3, cluster_dim(kernel))
 
@@ -233,13 +236,14 @@ def run_kernel(
             lanes = _lanes(bound, p.type)
         raw = lanes.view(np.uint8)
         frame0[slots[0] : slots[0] + raw.size] = raw
+    kernel_maps = [maps[name] for name in tensor_map_names(kernel)]
     ctas: list[_Cta] = []
     barrier = cluster_barrier(ctas)
     epoch = 1  # barrier intervals, numbered across CTAs (cutec.cpu.checks)
     for blocks in clusters:
         if not ctas:  # one CTA per rank of the cluster, each run by that rank's CTAs
-            ctas += [_Cta(kernel, nk, arrays, names, frame0, block3, grid3, barrier, rank)
-                     for rank in range(len(blocks))]  # fmt: skip
+            ctas += [_Cta(kernel, nk, arrays, names, frame0, block3, grid3, barrier, rank,
+                          kernel_maps) for rank in range(len(blocks))]  # fmt: skip
         for cta, block_id in zip(ctas, blocks, strict=True):
             cta.begin(block_id, epoch)
         run_cluster(ctas, ctas[0].nthreads)
@@ -254,7 +258,7 @@ class _Cta:
 
     def __init__(self, kernel: builtin.KernelOp, nk: NativeKernel, arrays: list[np.ndarray],
                  arg_names: list[str], frame0: np.ndarray, block3: Dim3, grid3: Dim3,
-                 barrier: ClusterBarrier, rank: int) -> None:  # fmt: skip
+                 barrier: ClusterBarrier, rank: int, maps: list[Any]) -> None:  # fmt: skip
         prog = self.prog = nk.program
         self.fn, self.frame0, self.block3 = nk.fn, frame0, block3
         self.nthreads = nthreads = block3[0] * block3[1] * block3[2]
@@ -293,7 +297,9 @@ class _Cta:
                                         lambda i: shadows.get(first + i))  # fmt: skip
             self.wg = wg = NativeWgmma(wgmma.AccumulatorWebs(kernel), window, prog.web_slots,
                                        frames, nthreads, block3, mbarriers)  # fmt: skip
-        self.warp_ops = warp_ops = WarpOps(prog.ops, mbarriers, wg)
+        self.loads = loads = NativeTma(maps, buffers, names, len(arrays), shadows, mbarriers,
+                                       wg)  # fmt: skip
+        self.warp_ops = warp_ops = WarpOps(prog.ops, mbarriers, wg, loads)
         if prog.uses_warp_hook:
             infos[:, INFO_WARP_HOOK] = warp_ops.address
         if prog.check_shared:
@@ -323,6 +329,7 @@ class _Cta:
         if prog.uses_async:
             self.copies.reset(self.nwarps)
         self.mbarriers.reset()
+        self.loads.reset()
         self.warp_barriers.reset()
         if self.wg is not None:
             self.wg.reset(block_id, epoch)
@@ -364,7 +371,7 @@ class _Cta:
                     if err[4] == ERR_HOOK:
                         raise self.copies.error or self.warp_ops.error  # type: ignore[misc]
                     raise _error(prog, err, w, self.block_id, self.block3, self.names,
-                                 self.buffers, self.nthreads)  # fmt: skip
+                                 self.buffers, self.nthreads, self.loads)  # fmt: skip
                 state = int(states[w][0])
                 at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
                          else prog.barriers[state - 1])  # fmt: skip
@@ -428,7 +435,8 @@ def _uninit(prog: WarpProgram, err: np.ndarray, block_id: Dim3, block: Dim3, nam
 
 
 def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block: Dim3,
-           names: list[str], buffers: list[np.ndarray], nthreads: int) -> Exception:  # fmt: skip
+           names: list[str], buffers: list[np.ndarray], nthreads: int, loads: NativeTma
+           ) -> Exception:  # fmt: skip
     index, lane, buf, off, kind, nbytes = (int(x) for x in err[:6])
     op = prog.ops[index]
     tid = _tid(warp * LANES + lane, block)
@@ -441,7 +449,7 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
         return checks.divergent_collective(op, tid, block_id)
     if kind == ERR_SHARED:
         code, other, access = (int(x) for x in err[6:9])
-        message = checks.shared_message(code, access, off, names[buf], other, block)
+        message = loads.message(code, access, off, buf, other, warp)  # a TMA load's words
         return AccessError(message, op, tid, block_id)
     if kind == ERR_DESC:
         if buf < prog.num_pointer_args:  # err[2]: the lane's buffer; err[3]: its window address

@@ -9,6 +9,8 @@ the race check: the epoch in every warp's ``info`` grows by one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from cutec.cpu.checks import tid3
@@ -46,16 +48,37 @@ class NativeMbarriers:
             try:
                 ready |= self._lane(op, warp, lane, buf, off, value)
             except MbarrierError as e:
-                block = tuple(int(x) for x in self.infos[warp, 3:6])
-                tid = tid3(warp * LANES + lane, block)  # type: ignore[arg-type]
-                block_id = tuple(int(x) for x in self.infos[warp, 0:3])
-                message = f"{e} (byte {off} of {self.names[buf]})"
-                raise AccessError(message, op, tid, block_id) from None  # type: ignore[arg-type]
+                raise self.error(e, op, warp, lane, f" (byte {off} of {self.names[buf]})") from None
         return ready
 
-    def _lane(self, op: Operation, warp: int, lane: int, buf: int, off: int, value: int) -> int:
+    def tid(self, warp: int, lane: int) -> tuple[int, int, int]:
         block = tuple(int(x) for x in self.infos[warp, 3:6])
-        tid = tid3(warp * LANES + lane, block)  # type: ignore[arg-type]
+        return tid3(warp * LANES + lane, block)  # type: ignore[arg-type]
+
+    def error(self, e: object, op: Operation, warp: int, lane: int, where: str = ""
+              ) -> AccessError:  # fmt: skip
+        """The report of `e` (an exception or a message) at `op` in `lane` of `warp`
+        (`where`: appended to it)."""
+        block_id = tuple(int(x) for x in self.infos[warp, 0:3])
+        return AccessError(f"{e}{where}", op, self.tid(warp, lane), block_id)  # type: ignore[arg-type]
+
+    def fence(self, warp: int, lanes: list[int]) -> None:
+        """`lanes` of `warp` ran an init fence (`Mbarriers.fence`)."""
+        for lane in lanes:
+            self.state.fence(self.tid(warp, lane))
+
+    def async_tx(self, op: Operation, warp: int, lane: int, buf: int, off: int, nbytes: int,
+                 land: Callable[[], None]) -> None:  # fmt: skip
+        """A TMA load's transaction of `nbytes` on the mbarrier at byte `off` of buffer
+        `buf`, issued by `lane` of `warp` (`Mbarriers.async_tx`; `land` lands it)."""
+        try:
+            self.state.check_published((buf, off), self.tid(warp, lane))
+            self.state.async_tx((buf, off), self.buffers[buf][off : off + 8], nbytes, land)
+        except MbarrierError as e:
+            raise self.error(e, op, warp, lane, f" (byte {off} of {self.names[buf]})") from None
+
+    def _lane(self, op: Operation, warp: int, lane: int, buf: int, off: int, value: int) -> int:
+        tid = self.tid(warp, lane)
         if isinstance(op, INIT_FENCES):
             self.state.fence(tid)
             return 0

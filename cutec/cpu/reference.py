@@ -253,8 +253,7 @@ class _Cta:
         self.window = wgmma.shared_window(kernel)  # where gmma_desc finds its buffers
         self.web_ops: set[Operation] = set()  # ops that access accumulator registers
         self.maps: dict[str, tma.BoundMap] = {}  # the kernel's tensor maps, by name
-        # id(buffer) -> [(first, end, the TMA load)]: bytes of loads that have not landed
-        self.tma_pending: dict[int, list[tuple[int, int, Operation]]] = {}
+        self.tma_pending = tma.PendingLoads()  # by id(buffer): loads that have not landed
         self.staged = StagedBoxes()  # the boxes of TMA stores not yet read
         self.proxy = checks.ProxyFences()  # generic-proxy writes fenced to the async proxy
 
@@ -290,12 +289,9 @@ class _Cta:
             self.uninit = t.error(op, message)
         if failed is not None:
             code, byte, other = failed
-            load = next((o for first, end, o in self.tma_pending.get(id(buf), ())
-                         if first <= byte < end), None)  # fmt: skip
-            if code == checks.PENDING_ACCESS and load is not None:
-                raise t.error(op, f"{checks.kind_name(kind)} of byte {byte} of {buf.name}, "
-                                  f"which the TMA load at {load.location or load.parsed_at} "
-                                  "writes, before its mbarrier phase completes")  # fmt: skip
+            pending = self.tma_pending.message(id(buf), buf.name, byte, checks.kind_name(kind))
+            if code == checks.PENDING_ACCESS and pending is not None:
+                raise t.error(op, pending)
             raise t.error(op, checks.shared_message(code, kind, byte, buf.name, other, b))
 
     def land(self, buf: Buffer, first: int, data: np.ndarray) -> None:

@@ -19,10 +19,13 @@ bits 7..7+B-1, so the pattern repeats every 1024 bytes (128B swizzle) and a
 buffer's pattern starts at its base (buffers sit at multiples of 1024 in the
 shared window, `cutec.cpu.wgmma.shared_window`).
 
-The asynchrony (a load's bytes land when the mbarrier phase they complete on
-completes, poisoned before; a store reads its box at the bulk wait that covers it)
-is the interpreter's (`cutec.cpu.reference_tma`, with
-`cutec.cpu.mbarrier.Mbarriers.async_tx`; `cutec.cpu.reference_tma_store`).
+A load (`issue`: its checks, the box read when issued, where each byte lands) is
+this module's for both backends; each runs it where its thread issues the load
+(reference_tma.py, native_tma.py) and hands it to `cutec.cpu.mbarrier.Mbarriers.async_tx`,
+which lands it (`Load.land`) when a wait on the mbarrier finds its bytes counted toward
+the phase; until then the destination holds 0xFF bytes (`Load.poison`), and a read of
+them is reported naming the load (`PendingLoads`). A store reads its box at the bulk
+wait that covers it (`cutec.cpu.reference_tma_store`, the interpreter's).
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from cutec.atoms.tma import TmaDescriptorError, TmaInterleave, TmaOobFill, TmaTensorMap
+from cutec.cpu.checks import SharedShadow
 from cutec.cpu.reference_memory import Pointer
+from cutec.ir.attributes import IntegerAttr
+from cutec.ir.core import Operation
 
 # The shared destination of cp.async.bulk.tensor must be 128-byte aligned (PTX ISA).
 SHARED_ALIGN = 128
@@ -133,3 +139,109 @@ def store_box(m: BoundMap, coords: list[int], data: np.ndarray) -> None:
     size = m.desc.dtype.nbytes
     values = data.reshape(offset.size, size)[inside]
     m.base.buffer.data[offset[inside][:, None] + np.arange(size)] = values
+
+
+# ------------------------------------------------------------------ a load, for both backends
+@dataclass(frozen=True)
+class Load:
+    """One issued TMA load: the box's bytes (`data`, read when issued) and the byte of the
+    destination buffer each lands at (`at`, swizzled), as `issue` made them."""
+
+    op: Operation
+    at: np.ndarray
+    data: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """The transaction bytes the load completes on its mbarrier: the whole box."""
+        return int(self.data.size)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The destination bytes first..end-1 that the load writes."""
+        return int(self.at.min()), int(self.at.max()) + 1
+
+    def chunks(self) -> list[tuple[int, int]]:
+        """The destination's runs of bytes (first, bytes): 16-byte chunks, which the
+        swizzle permutes (one run without it), for the shared-memory shadow."""
+        first = int(self.at[0])
+        if int(self.at[-1]) - first + 1 == self.nbytes:  # contiguous: not swizzled
+            return [(first, self.nbytes)]
+        return [(int(self.at[k]), min(16, self.nbytes - k)) for k in range(0, self.nbytes, 16)]
+
+    def poison(self, dst: np.ndarray) -> None:
+        """The destination holds 0xFF bytes (NaN) until the load lands."""
+        dst[self.at] = 0xFF
+
+    def land(self, dst: np.ndarray, shadow: SharedShadow | None) -> None:
+        """The box lands in the destination (`dst`, its bytes; `shadow`, its shadow)."""
+        dst[self.at] = self.data
+        for first, n in self.chunks() if shadow is not None else ():
+            shadow.land(first, n)
+
+
+def place(op: Operation, m: object, coords: list[int], buffer: str, shared: bool, size: int,
+          offset: int, what: str = "destination"
+          ) -> tuple[BoundMap, list[int], np.ndarray]:  # fmt: skip
+    """A TMA copy's checks, for both backends (a `TmaError`, located by the caller):
+    `op` (a TMA atom) of map `m` (a `BoundMap`, else the operand is no map) at `coords`
+    (innermost first, i32 values) with its shared side (`what`: "destination" or
+    "source") at byte `offset` of the buffer named `buffer` (`shared`: whether it is
+    shared memory; `size`: its bytes). The map, the coordinates as s32 values, and the
+    shared byte of each byte of the box (swizzled), in the box's order."""
+    if not isinstance(m, BoundMap):
+        raise TmaError("the map operand is not a thread.tensor_map")
+    d = m.desc
+    if len(coords) != d.rank:
+        raise TmaError(f"{len(coords)} coordinates for tensor map '{m.name}' of rank {d.rank}")
+    bits = op.attributes.get("bits")
+    if isinstance(bits, IntegerAttr) and bits.value != d.box_bits:
+        raise TmaError(f"the atom moves {bits.value // 8} bytes but the box {d.box_dims} of "
+                       f"tensor map '{m.name}' is {d.box_bytes} bytes")  # fmt: skip
+    if not shared:
+        raise TmaError(f"the TMA {what} {buffer} is not shared memory")
+    if offset % SHARED_ALIGN or not 0 <= offset <= size - d.box_bytes:
+        raise TmaError(
+            f"the TMA {what}, byte {offset} of {buffer} ({size} bytes), must "
+            f"be {SHARED_ALIGN}-byte aligned and hold the {d.box_bytes}-byte box"
+        )
+    m.check()
+    at = swizzle(offset + np.arange(d.box_bytes), d.swizzle.span_bytes)
+    end = int(at.max()) + 1
+    if end > size:
+        raise TmaError(f"the swizzled box reaches byte {end} of {buffer}")
+    signed = [(c + (1 << 31)) % (1 << 32) - (1 << 31) for c in coords]  # the s32 operands
+    return m, signed, at
+
+
+def issue(op: Operation, m: object, coords: list[int], dst: str, shared: bool, size: int,
+          offset: int) -> Load:  # fmt: skip
+    """The TMA load `op` (a TMA_LOAD atom) into byte `offset` of the buffer named `dst`,
+    checked (`place`), with the box read now."""
+    m, signed, at = place(op, m, coords, dst, shared, size, offset)
+    return Load(op, at, box(m, signed))
+
+
+class PendingLoads:
+    """The loads of one CTA that have not landed, by destination buffer (any key the
+    backend names its buffers by): a read of their bytes is reported naming the load."""
+
+    def __init__(self) -> None:
+        self.loads: dict[object, list[Load]] = {}
+
+    def add(self, buffer: object, load: Load) -> None:
+        self.loads.setdefault(buffer, []).append(load)
+
+    def remove(self, buffer: object, load: Load) -> None:
+        self.loads[buffer].remove(load)
+
+    def message(self, buffer: object, name: str, byte: int, kind: str) -> str | None:
+        """The report of a `kind` access ("load" ...) of `byte` of buffer `name` before its
+        load landed, or None when no pending load writes that byte."""
+        for load in self.loads.get(buffer, ()):
+            first, end = load.span
+            if first <= byte < end:
+                where = load.op.location or load.op.parsed_at
+                return (f"{kind} of byte {byte} of {name}, which the TMA load at {where} "
+                        "writes, before its mbarrier phase completes")  # fmt: skip
+        return None

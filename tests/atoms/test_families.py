@@ -14,7 +14,7 @@ from cutec.atoms.copy import (
 from cutec.atoms.family import FAMILY_TRAITS, Family, IssueGroup
 from cutec.atoms.mma import MmaAtom, mma_atoms
 from cutec.atoms.mma_sm90 import name_over_n
-from cutec.cpu import codegen_collective, codegen_ops, collective, reference
+from cutec.cpu import codegen_collective, codegen_ops, codegen_tma, collective, reference
 
 
 def _all_atoms() -> list[MmaAtom | CopyAtom]:
@@ -73,9 +73,10 @@ def test_lookups_by_name() -> None:
 
 
 def test_both_cpu_backends_run_the_same_families() -> None:
-    native = codegen_ops._THREAD_ATOM_CODE.keys() | codegen_ops.INTERPRETER_ONLY
-    assert reference._THREAD_ATOM_RULES.keys() == native
-    assert not codegen_ops.INTERPRETER_ONLY & codegen_ops._THREAD_ATOM_CODE.keys()
+    runs = codegen_ops._THREAD_ATOM_CODE.keys() | codegen_tma.TMA_ATOM_CODE.keys()
+    assert reference._THREAD_ATOM_RULES.keys() == runs | codegen_ops.INTERPRETER_ONLY
+    assert not codegen_ops.INTERPRETER_ONLY & runs
+    assert not codegen_ops._THREAD_ATOM_CODE.keys() & codegen_tma.TMA_ATOM_CODE.keys()
     assert collective.WARP_RULES.keys() == codegen_collective._WARP_CODE.keys()
     # a warpgroup instruction (wgmma) runs as each warp's part (cutec/cpu/wgmma.py)
     groups = {IssueGroup.WARP, IssueGroup.WARPGROUP}

@@ -157,6 +157,20 @@ def test_an_mbarrier_phase_completes_for_all_waiters() -> None:
         backend.run_kernel(_single(), 1, [np.zeros(1, np.float32)])
 
 
+@pytest.mark.parametrize("backend", BACKENDS, ids=["interpreter", "native"])
+def test_a_proxy_fence_publishes_an_init_as_the_init_fence_does(backend: Any) -> None:
+    """fence.proxy.async.shared::cta after the init (what CuTe's TMA kernels use): the
+    other threads' waits find the init published; with no fence they are reported."""
+    fenced = SINGLE.replace("thread.fence_mbarrier_init", "thread.fence_proxy_async")
+    backend.run_kernel(_kernel(fenced.replace("INIT", INIT).replace("BEFORE", ""), "one.mlir"),
+                       1, [np.zeros(1, np.float32)])  # fmt: skip
+    unfenced = SINGLE.replace("thread.fence_mbarrier_init", "")
+    with pytest.raises(AccessError, match=r"one.mlir:22:5: missing init fence: thread \(0, 0, "
+                       r"0\) initialised this mbarrier"):  # fmt: skip
+        backend.run_kernel(_kernel(unfenced.replace("INIT", INIT).replace("BEFORE", ""),
+                                   "one.mlir"), 1, [np.zeros(1, np.float32)])  # fmt: skip
+
+
 def test_an_unfinished_transaction_count_is_a_deadlock_naming_the_mbarrier() -> None:
     expect = "thread.mbarrier_expect_tx %bar, %c16 : !gpu.ptr<i64, shared>, i32"
     assert _reports(_single(before=expect), None) == (

@@ -1,21 +1,24 @@
-"""TMA loads on the CPU (cutec/cpu/tma.py, run by the reference interpreter; the native
-backend falls back to it): tests/ptx/data/tma_tile.mlir launched through the JIT with the
-launch record of tests/gpu/test_launch_maps_gpu.py (a tensor-map parameter whose value on
-the CPU is its description) gives the boxes the GPU test expects, at ragged and whole
-sizes; the swizzle, the element strides and the NaN fill on their own; and one planted
-bug per check: an expect_tx too small or too large for the box, a read of the box
-before its phase completes, a map over memory the array does not have, a map the
-driver's rules reject."""
+"""TMA loads on the CPU (the model is cutec/cpu/tma.py; both backends run it, each case
+on each, with the same reports): tests/ptx/data/tma_tile.mlir launched through the JIT
+with the launch record of tests/gpu/test_launch_maps_gpu.py (a tensor-map parameter
+whose value on the CPU is its description) gives the boxes the GPU test expects, at
+ragged and whole sizes; the swizzle, the element strides and the NaN fill on their
+own; and one planted bug per check: an expect_tx too small or too large for the box, a
+read of the box before its phase completes, a map over memory the array does not have,
+a box other than the atom's, a map the driver's rules reject; and a wgmma reading a
+landed box with no proxy fence (the async proxy wrote it)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from cutec.atoms.tma import TmaDataType, TmaOobFill, TmaSwizzle, TmaTensorMap
-from cutec.cpu import reference, tma
+from cutec.cpu import native, reference, tma
 from cutec.cpu.reference import AccessError, InterpreterError
 from cutec.cpu.reference_memory import argument
 from cutec.driver import Source
@@ -29,10 +32,12 @@ from cutec.runtime import cache
 from cutec.runtime.jit import Kernel
 from cutec.runtime.tensor_map import TensorMapError
 from cutec.target import AddressSpace
+from tests.cpu.wgmma_cases import Case
 from tests.runtime.launch_ptx import TMA_TILE
 
 TMA_TILE_MLIR = Path(__file__).parents[1] / "ptx" / "data" / "tma_tile.mlir"
 WAIT = "thread.mbarrier_wait %bar, %c0 : !gpu.ptr<i64, shared>, i32"
+BACKENDS = [reference, native]
 
 
 def _operands(m: int, n: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -70,7 +75,7 @@ def test_the_tma_tile_kernel_loads_each_box(
     d = np.full(want.size, np.nan, np.float32)
     k(a, d)
     np.testing.assert_array_equal(d, want)
-    assert k.cpu_backend.startswith("reference (op thread.tensor_map")  # the fallback
+    assert k.cpu_backend == "native"  # no fallback to the interpreter
 
 
 def _kernel(text: str) -> KernelOp:
@@ -80,18 +85,31 @@ def _kernel(text: str) -> KernelOp:
     return kernel
 
 
-def _run(text: str, m: int = 40, n: int = 20, desc: TmaTensorMap | None = None) -> np.ndarray:
-    """tma_tile (or a variant, `text`) in the interpreter, with the map `desc` (by
-    default the launch's: dims (m, n), box (16, 8))."""
+def _run(text: str, m: int = 40, n: int = 20, desc: TmaTensorMap | None = None,
+         backend: Any = reference) -> np.ndarray:  # fmt: skip
+    """tma_tile (or a variant, `text`) in `backend`, with the map `desc` (by default the
+    launch's: dims (m, n), box (16, 8))."""
     a, want, ld = _operands(m, n)
     if desc is None:
         desc = TmaTensorMap(TmaDataType.FLOAT32, (m, n), (4 * ld,), (16, 8))
     d = np.full(want.size, np.nan, np.float32)
     base = a.T.base if a.T.base is not None else a
     grid = (-(-m // 16), -(-n // 8))
-    reference.run_kernel(_kernel(text), grid, [base, m, n, ld, d, d.size,
-                                               tma.TensorMapArgument(desc, "A")])  # fmt: skip
+    backend.run_kernel(_kernel(text), grid, [base, m, n, ld, d, d.size,
+                                             tma.TensorMapArgument(desc, "A")])  # fmt: skip
     return d
+
+
+def _report(text: str, desc: TmaTensorMap | None = None) -> tuple[type, str]:
+    """The error both backends raise for tma_tile (or `text`) with map `desc`: the same
+    type and text, returned."""
+    found = []
+    for backend in BACKENDS:
+        with pytest.raises((AccessError, InterpreterError)) as info:
+            _run(text, desc=desc, backend=backend)
+        found.append((type(info.value), str(info.value)))
+    assert found[0] == found[1]
+    return found[0]
 
 
 def _variant(old: str, new: str) -> str:
@@ -100,54 +118,78 @@ def _variant(old: str, new: str) -> str:
     return text.replace(old, new)
 
 
-def test_the_interpreter_takes_the_map_after_the_arguments() -> None:
-    _, want, _ = _operands(40, 20)
-    np.testing.assert_array_equal(_run(TMA_TILE_MLIR.read_text()), want)
+@pytest.mark.parametrize("backend", BACKENDS, ids=["interpreter", "native"])
+@pytest.mark.parametrize("m, n", [(40, 20), (17, 9)])
+def test_each_backend_takes_the_map_after_the_arguments(m: int, n: int, backend: Any) -> None:
+    _, want, _ = _operands(m, n)
+    np.testing.assert_array_equal(_run(TMA_TILE_MLIR.read_text(), m, n, backend=backend), want)
+
+
+def test_a_destination_off_the_boxs_alignment_is_a_located_error() -> None:
+    """The box into byte 64 of the 512-byte tile: not 128-byte aligned, and too short."""
+    text = _variant('"SM90_TMA_LOAD_2D"(%tile,', '"SM90_TMA_LOAD_2D"(%at64,')
+    text = text.replace("      %map = ", "      %at64 = thread.ptr_add %tile, %c16 : "
+                        "!gpu.ptr<f32, shared>, i32\n      %map = ")  # fmt: skip
+    kind, message = _report(text)
+    assert kind is AccessError
+    assert re.match(
+        r"tma.mlir:38:\d+: the TMA destination, byte 64 of shared@tma.mlir:11:\d+ "
+        r"\(512 bytes\), must be 128-byte aligned and hold the 512-byte box",
+        message,
+    )
 
 
 def test_an_expect_tx_short_of_the_box_never_completes_the_phase() -> None:
     """512 bytes land, 1024 were announced: the wait is a deadlock, located at it."""
     text = _variant("%c512 = arith.constant 512", "%c512 = arith.constant 1024")
-    with pytest.raises(
-        InterpreterError, match=r"tma.mlir:40:5: deadlock.*wait on the mbarrier .*parity 0"
-    ):
-        _run(text)
+    kind, message = _report(text)
+    assert kind is InterpreterError
+    assert re.match(r"tma.mlir:40:5: deadlock.*wait on the mbarrier .*parity 0", message)
 
 
 def test_an_expect_tx_below_the_box_is_reported_at_the_wait() -> None:
     text = _variant("%c512 = arith.constant 512", "%c512 = arith.constant 128")
-    with pytest.raises(AccessError, match=r"384 bytes more landed on this mbarrier's phase .*"
-                       r"than its expect_tx announced.*thread.mbarrier_wait"):  # fmt: skip
-        _run(text)
+    kind, message = _report(text)
+    assert kind is AccessError
+    assert re.match(r"tma.mlir:40:5: 384 bytes more landed on this mbarrier's phase .*than "
+                    r"its expect_tx announced.*thread.mbarrier_wait", message)  # fmt: skip
 
 
 def test_a_read_of_the_box_before_its_phase_completes_is_reported() -> None:
     text = _variant(WAIT, "")
-    with pytest.raises(AccessError, match=r"load of byte 0 of shared@.*which the TMA load at "
-                       r"tma.mlir:37:\d+ writes, before its mbarrier phase completes"):  # fmt: skip
-        _run(text)
+    kind, message = _report(text)
+    assert kind is AccessError
+    assert re.match(
+        r"tma.mlir:42:\d+: load of byte 0 of shared@.*which the TMA load at "
+        r"tma.mlir:37:\d+ writes, before its mbarrier phase completes",
+        message,
+    )
     # Without the checks, the box's bytes read as poison (NaN) before they land.
     kernel = _kernel(text)
     a, want, ld = _operands(16, 8)
-    d = np.zeros(want.size, np.float32)
-    reference.run_kernel(kernel, (1, 1), [a.T.base, 16, 8, ld, d, d.size, tma.TensorMapArgument(
-        TmaTensorMap(TmaDataType.FLOAT32, (16, 8), (4 * ld,), (16, 8)), "A")],
-        check_shared=False)  # fmt: skip
-    assert np.isnan(d).all()
+    for backend in BACKENDS:
+        d = np.zeros(want.size, np.float32)
+        backend.run_kernel(kernel, (1, 1), [a.T.base, 16, 8, ld, d, d.size,
+                           tma.TensorMapArgument(TmaTensorMap(TmaDataType.FLOAT32, (16, 8),
+                                                              (4 * ld,), (16, 8)), "A")],
+                           check_shared=False)  # fmt: skip
+        assert np.isnan(d).all()
 
 
 def test_a_map_beyond_its_array_is_a_located_error() -> None:
     _, _, ld = _operands(40, 20)
     desc = TmaTensorMap(TmaDataType.FLOAT32, (40, 64), (4 * ld,), (16, 8))  # 64 columns, not 20
-    with pytest.raises(AccessError, match=r"tensor map 'A_map' .*reaches byte \d+ of A"):
-        _run(TMA_TILE_MLIR.read_text(), desc=desc)
+    kind, message = _report(TMA_TILE_MLIR.read_text(), desc)
+    assert kind is AccessError
+    assert re.match(r"tma.mlir:37:\d+: tensor map 'A_map' .*reaches byte \d+ of A", message)
 
 
 def test_a_box_other_than_the_atoms_is_a_located_error() -> None:
     desc = TmaTensorMap(TmaDataType.FLOAT32, (40, 20), (4 * 44,), (16, 4))
-    with pytest.raises(AccessError, match=r"the atom moves 512 bytes but the box \(16, 4\) "
-                       r"of tensor map 'A_map' is 256 bytes.*thread.atom"):  # fmt: skip
-        _run(TMA_TILE_MLIR.read_text(), desc=desc)
+    kind, message = _report(TMA_TILE_MLIR.read_text(), desc)
+    assert kind is AccessError
+    assert re.match(r"tma.mlir:37:\d+: the atom moves 512 bytes but the box \(16, 4\) of "
+                    r"tensor map 'A_map' is 256 bytes.*thread.atom", message)  # fmt: skip
 
 
 def test_a_map_the_drivers_rules_reject_is_refused_at_launch(
@@ -190,16 +232,77 @@ def test_the_swizzle_permutes_16_byte_chunks_by_the_row(swizzle: TmaSwizzle) -> 
     assert sorted(got.tolist()) == offsets.tolist()
 
 
+@pytest.mark.parametrize("backend", BACKENDS, ids=["interpreter", "native"])
 @pytest.mark.parametrize("swizzle", [TmaSwizzle.B64, TmaSwizzle.B128])
-def test_a_swizzled_map_lands_the_box_swizzled(swizzle: TmaSwizzle) -> None:
+def test_a_swizzled_map_lands_the_box_swizzled(swizzle: TmaSwizzle, backend: Any) -> None:
     """The kernel stores the tile as it lies in shared memory: byte o of the box at byte
     swizzle(o). (The box's 64-byte inner dimension is too wide for the 32B swizzle.)"""
     m, n = 40, 20
     _, want, ld = _operands(m, n)
     desc = TmaTensorMap(TmaDataType.FLOAT32, (m, n), (4 * ld,), (16, 8), swizzle=swizzle)
-    got = _run(TMA_TILE_MLIR.read_text(), m, n, desc)
+    got = _run(TMA_TILE_MLIR.read_text(), m, n, desc, backend)
     boxes = want.reshape(-1, 128).view(np.uint8)
     placed = np.empty_like(boxes)
     placed[:, tma.swizzle(np.arange(512), swizzle.span_bytes)] = boxes
     assert not np.array_equal(placed, boxes)
     np.testing.assert_array_equal(got.view(np.uint8).reshape(-1, 512), placed)
+
+
+def test_a_load_no_one_waits_for_is_dropped_with_its_cta() -> None:
+    """Each CTA issues its load and never waits (nor reads the tile): the next CTA's load
+    into the same shared bytes is no access of pending bytes (the natively kept shadow
+    forgets the dropped load, as the interpreter's fresh one per CTA does)."""
+    text = _variant(WAIT, "").replace(
+        "%v = thread.load %src : !gpu.ptr<f32, shared> -> f32", "%v = arith.constant 1.0 : f32"
+    )
+    for backend in BACKENDS:
+        np.testing.assert_array_equal(_run(text, backend=backend), 1.0)
+
+
+# ------------------------------------------------------------------ a box a wgmma reads
+def _wgmma_after_tma(case: Case) -> str:
+    """tests/cpu/wgmma_cases.py's kernel with its image landed by one TMA load (a 2-D u32
+    map of 1024-byte rows, the whole image one box) and no proxy fence: the async proxy
+    wrote it, so the wgmma may read it as it is."""
+    text = case.kernel()
+    words = case.image(*case.inputs()).size
+    start, end = text.index("    scf.for %i = %first"), text.index("    gpu.barrier\n")
+    tma_load = f"""\
+    %bar = thread.alloc_shared {{bytes = 8 : i64, align = 8 : i64}} : !gpu.ptr<i64, shared>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %cbytes = arith.constant {4 * words} : i32
+    %is0 = arith.cmpi eq, %t, %c0 : i32
+    scf.if %is0 {{
+      thread.mbarrier_init %bar, %c1 : !gpu.ptr<i64, shared>, i32
+      thread.fence_proxy_async
+      scf.yield
+    }}
+    gpu.barrier
+    scf.if %is0 {{
+      thread.mbarrier_arrive_expect_tx %bar, %cbytes : !gpu.ptr<i64, shared>, i32
+      %map = thread.tensor_map "img_map" : i64
+      thread.atom "SM90_TMA_LOAD_2D"(%s, %map, %c0, %c0, %bar) {{role = "copy", bits = \
+{32 * words} : i64}} : (!gpu.ptr<i32, shared>, i64, i32, i32, !gpu.ptr<i64, shared>) -> ()
+      scf.yield
+    }}
+    thread.mbarrier_wait %bar, %c0 : !gpu.ptr<i64, shared>, i32
+"""
+    text = text[:start] + tma_load + text[end + len("    gpu.barrier\n") :]
+    return text.replace("{reqntid = array<i32: 128, 1, 1>}",
+                        '{reqntid = array<i32: 128, 1, 1>, tensor_maps = ["img_map"]}')  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=["interpreter", "native"])
+def test_a_wgmma_reads_a_landed_box_with_no_proxy_fence(backend: Any) -> None:
+    """The box is async-proxy data: no missing-proxy-fence report, and D is right."""
+    case = Case(8, kblocks=1)
+    a, b = case.inputs()
+    img = case.image(a, b)
+    rows = img.size // 256
+    desc = TmaTensorMap(TmaDataType.UINT32, (256, rows), (1024,), (256, rows))
+    out = np.zeros(case.threads * case.atom.fragment("d").count, np.float32)
+    kernel = _kernel(_wgmma_after_tma(case))
+    backend.run_kernel(kernel, 1, [img, np.zeros(1, np.int32), out,
+                                   tma.TensorMapArgument(desc, "img")])  # fmt: skip
+    np.testing.assert_allclose(case.tile(out), case.reference(a, b))
