@@ -4,8 +4,9 @@
 The tutorial's error bar is test_wgmma_gpu's: at most the larger of twice cuBLAS's
 normwise error on the same inputs and the f16-accumulation tolerance. Its tensor maps
 cover the whole operands, so ragged sizes run wherever the map's strides are
-multiples of 16 bytes (NT: the extents M and N; TN: K), and a launch whose stride is
-not is refused, naming the argument. The tile kernels move f16 exactly.
+multiples of 16 bytes (NT: the extents M and N; TN: the leading dimensions, so K = 1003
+takes rows padded to 1008), and a launch whose stride is not is refused, naming the
+argument. The tile kernels move f16 exactly.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ SIZES = {
     "hgemm_nt": [(128, 128, 64), (256, 384, 192), (1024, 512, 1024), (200, 136, 72),
                  (72, 200, 1003), (3000, 2000, 1003), (4096, 4096, 4096), (8192, 8192, 8192)],
     "hgemm_tn": [(128, 128, 64), (256, 384, 192), (1024, 512, 1024), (200, 136, 72),
-                 (72, 200, 1000), (3000, 2000, 1000), (4096, 4096, 4096), (8192, 8192, 8192)],
+                 (72, 200, 1003), (3000, 2000, 1003), (4096, 4096, 4096), (8192, 8192, 8192)],
 }  # fmt: skip
 LAYOUT = {"hgemm_nt": "NT", "hgemm_tn": "TN"}
 
@@ -44,6 +45,8 @@ def test_wgmma_tma_sm90_against_float64(kernel: str, m: int, n: int, k: int) -> 
     kern = rt.jit(TUTORIAL, kernel=kernel)
     gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + 7 * k)
     a, b = _operands(LAYOUT[kernel], m, n, k, gen)
+    if kernel == "hgemm_tn" and k % 8:  # K-major rows padded to 16 bytes
+        a, b = (_padded_rows(x) for x in (a, b))
     for beta in (0.0, 0.5):
         c0 = torch.randn(n, m, generator=gen, device="cuda").half().t()  # (M,N) m-major
         c = c0.clone() if beta else torch.full_like(c0, float("nan"))
@@ -54,6 +57,14 @@ def test_wgmma_tma_sm90_against_float64(kernel: str, m: int, n: int, k: int) -> 
         bar = max(2 * _normwise(cublas.half(), ref), F16_ACC_TOLERANCE)
         assert torch.isfinite(c).all()
         assert _normwise(c, ref) <= bar, (kernel, m, n, k, beta)
+
+
+def _padded_rows(x: torch.Tensor) -> torch.Tensor:
+    """`x` (rows, k), row-major, as a view of rows padded to a multiple of 8 elements."""
+    rows, k = x.shape
+    padded = torch.zeros(rows, -(-k // 8) * 8, dtype=x.dtype, device=x.device)
+    padded[:, :k] = x
+    return padded[:, :k]
 
 
 def test_a_map_stride_that_is_not_16_bytes_is_refused_naming_the_argument() -> None:
