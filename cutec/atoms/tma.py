@@ -148,6 +148,25 @@ class TmaOobFill(enum.IntEnum):
     NAN_REQUEST_ZERO_FMA = 1
 
 
+# A TMA store writes global memory in whole 16-byte chunks: where the innermost extent
+# ends inside a chunk, a box that reaches past it also writes the rest of that chunk,
+# past the tensor (measured on an H200; triton-lang/triton#11583 reports it on an H100).
+STORE_CHUNK_BYTES = 16
+
+
+def store_overrun(global_dims: tuple[int, ...], elem_bytes: int) -> str | None:
+    """Why a TMA store through a map of extents `global_dims` could write past the
+    tensor, or None: its innermost extent is no multiple of 16 bytes."""
+    inner = global_dims[0] * elem_bytes
+    if inner % STORE_CHUNK_BYTES == 0:
+        return None
+    return (
+        f"a TMA store writes whole {STORE_CHUNK_BYTES}-byte chunks, and the innermost extent "
+        f"({global_dims[0]} elements, {inner} bytes) is no multiple of {STORE_CHUNK_BYTES} "
+        "bytes: a box past it would overwrite the memory after the tensor's rows"
+    )
+
+
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -252,21 +271,18 @@ def check_box(
         if not 0 < e <= MAX_ELEMENT_STRIDE:
             raise fail(f"TMA element_strides[{i}] = {e} must be in 1..{MAX_ELEMENT_STRIDE}")
     inner_bytes = box_dims[0] * dtype.nbytes
+    if inner_bytes % 16:
+        raise fail(
+            f"TMA inner box dimension is {inner_bytes} bytes "
+            f"(box_dims[0] = {box_dims[0]} x {dtype.nbytes} B); it must be a multiple of 16 bytes"
+        )
     if interleave == TmaInterleave.NONE:
-        if inner_bytes % 16:
-            raise fail(
-                f"TMA inner box dimension is {inner_bytes} bytes "
-                f"(box_dims[0] = {box_dims[0]} x {dtype.nbytes} B); "
-                "without interleave it must be a multiple of 16 bytes"
-            )
         span = swizzle.span_bytes
         if span and inner_bytes > span:
             raise fail(
                 f"TMA swizzle {swizzle.name} spans {span} bytes but the inner box "
                 f"dimension is {inner_bytes} bytes; it must be <= the swizzle span"
             )
-    if interleave == TmaInterleave.B32 and swizzle != TmaSwizzle.B32:
-        raise fail("TMA interleave B32 requires swizzle B32")
     if oob_fill == TmaOobFill.NAN_REQUEST_ZERO_FMA and not dtype.is_float:
         raise fail(f"TMA NaN out-of-bounds fill needs a float dtype, got {dtype.name}")
 
@@ -278,7 +294,8 @@ def check_global(
 ) -> None:
     """The driver's rules on the tensor in global memory: as many extents as the box has
     dims (`check_box` bounds the rank), each in 1..2^32, and the byte strides of dims
-    1..rank-1, positive multiples of 16 (32 interleaved) below 2^40."""
+    1..rank-1, multiples of 16 (32 interleaved) below 2^40, 0 included (the driver takes a
+    broadcast dimension; measured on an H200)."""
     rank = len(global_dims)
     fail = TmaDescriptorError
     if not 1 <= rank <= MAX_RANK:
@@ -293,8 +310,8 @@ def check_global(
             raise fail(f"TMA global_dims[{i}] = {d} must be in 1..2^32")
     stride_align = 32 if interleave == TmaInterleave.B32 else 16
     for i, s in enumerate(global_strides):
-        if s <= 0 or s % stride_align or s >= MAX_GLOBAL_STRIDE:
+        if s < 0 or s % stride_align or s >= MAX_GLOBAL_STRIDE:
             raise fail(
-                f"TMA global_strides[{i}] = {s} bytes must be a positive multiple of "
+                f"TMA global_strides[{i}] = {s} bytes must be a multiple of "
                 f"{stride_align} below 2^40"
             )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cutec.atoms.tma import store_overrun
 from cutec.cpu import checks, tma
 from cutec.cpu.reference_tma import TmaOps
 from cutec.ir.dialects.thread_tma import BulkCommitOp, BulkWaitOp
@@ -123,6 +124,10 @@ class TmaStoreOps(TmaOps):
         that covers it."""
         m, coords, buf, at = self.tma_box(op, op.args[0], op.args[1:-1], op.args[-1], "source")
         _, inside = tma.box_elements(m, coords)
+        d = m.desc
+        why = store_overrun(d.global_dims, d.dtype.nbytes)
+        if why is not None and coords[0] + d.box_dims[0] > d.global_dims[0]:
+            raise self.error(op, why)
         size = m.desc.dtype.nbytes
         read = np.sort(at.reshape(-1, size)[inside].reshape(-1))  # the bytes written out
         if self.cta.check_shared and read.size:

@@ -237,6 +237,9 @@ class TensorMapParam(Param):
     swizzle: tma.TmaSwizzle = tma.TmaSwizzle.NONE
     l2_promotion: tma.TmaL2Promotion = tma.TmaL2Promotion.NONE
     oob_fill: tma.TmaOobFill = tma.TmaOobFill.NONE
+    # A TMA store writes through it: its innermost extent must be whole 16-byte chunks
+    # (`tma.store_overrun`), which the launch checks.
+    store: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -245,6 +248,7 @@ class TensorMapParam(Param):
             "element_strides": list(self.element_strides),
             "interleave": self.interleave.name, "swizzle": self.swizzle.name,
             "l2_promotion": self.l2_promotion.name, "oob_fill": self.oob_fill.name,
+            "store": self.store,
         }  # fmt: skip
 
     @classmethod
@@ -272,6 +276,7 @@ class TensorMapParam(Param):
             _member(tma.TmaSwizzle, data, "swizzle", where),
             _member(tma.TmaL2Promotion, data, "l2_promotion", where),
             _member(tma.TmaOobFill, data, "oob_fill", where),
+            _flag(data, "store", where),
         )  # fmt: skip
         try:
             tma.check_box(param.dtype, param.box, param.element_strides, param.interleave,
@@ -311,6 +316,14 @@ class TensorMapParam(Param):
             self.l2_promotion,
             self.oob_fill,
         )
+
+
+def _flag(data: Any, key: str, where: str) -> bool:
+    """Field `key`, a bool (absent: False)."""
+    value = data.get(key, False) if isinstance(data, dict) else False
+    if not isinstance(value, bool):
+        raise jr.RecordError(f"{where}.{key}: {value!r:.80} is not true or false")
+    return value
 
 
 def _own_abi_kinds() -> set[str]:

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cutec.atoms.tma import TmaDescriptorError
+from cutec.atoms.tma import TmaDescriptorError, store_overrun
 from cutec.dtypes import DTYPES, numpy_dtype
 from cutec.ir.json_read import expression_names
 from cutec.ir.param_access import READ, WRITE
@@ -235,13 +235,14 @@ def map_value(
     `key`: the 128 bytes of its map over the tensor at `pointer` (`maps` keeps them, each
     encoded once), or on the CPU (`maps` None) the map's description
     (`cutec.atoms.tma.TmaTensorMap`), which the CPU backend applies to the array."""
-    if maps is None:
-        try:
-            value: Any = param.describe(values)
-        except TmaDescriptorError as e:
-            raise TensorMapError(f"{kernel}: parameter '{param.name}': {e}") from None
-    else:
-        value = maps.for_param(kernel, param, pointer, values).data()
+    try:
+        desc = param.describe(values)
+    except TmaDescriptorError as e:
+        raise TensorMapError(f"{kernel}: parameter '{param.name}': {e}") from None
+    why = store_overrun(desc.global_dims, desc.dtype.nbytes) if param.store else None
+    if why is not None:
+        raise TensorMapError(f"{kernel}: parameter '{param.name}': {why}")
+    value: Any = desc if maps is None else maps.for_param(kernel, param, pointer, values).data()
     if len(found) > 4096:
         found.clear()
     found[key] = value

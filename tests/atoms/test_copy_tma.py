@@ -71,7 +71,7 @@ def test_swizzle_modes_are_cute_swizzles_on_bytes() -> None:
         (dict(global_strides=()), "expected 1 values, got 0"),
         (
             dict(global_strides=(1000,)),
-            "global_strides[0] = 1000 bytes must be a positive multiple of 16",
+            "global_strides[0] = 1000 bytes must be a multiple of 16",
         ),
         (dict(box_dims=(64, 512)), "box_dims[1] = 512 must be in 1..256"),
         (dict(box_dims=(4, 128), swizzle=TmaSwizzle.NONE), "inner box dimension is 8 bytes"),
@@ -86,16 +86,6 @@ def test_swizzle_modes_are_cute_swizzles_on_bytes() -> None:
                 oob_fill=TmaOobFill.NAN_REQUEST_ZERO_FMA,
             ),
             "NaN out-of-bounds fill needs a float dtype",
-        ),
-        (
-            dict(
-                global_dims=(64, 8, 8),
-                global_strides=(128, 1024),
-                box_dims=(64, 8, 8),
-                interleave=TmaInterleave.B32,
-                swizzle=TmaSwizzle.B64,
-            ),
-            "interleave B32 requires swizzle B32",
         ),
     ],
 )

@@ -24,6 +24,7 @@ from cutec.ir.signature import KernelLaunch
 from cutec.ir.verifier import verify
 from cutec.runtime import cache
 from cutec.runtime.jit import Kernel
+from cutec.runtime.tensor_map import TensorMapError
 from tests.ptx.test_tma_store_ptx import TMA_STORE, TMA_STORE_MLIR
 
 SENTINEL = -7.0
@@ -59,7 +60,7 @@ def _jit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Kernel:
     return k
 
 
-@pytest.mark.parametrize("m, n", [(40, 20), (32, 32), (17, 9)])
+@pytest.mark.parametrize("m, n", [(40, 20), (32, 32), (20, 9)])
 def test_the_tma_store_kernel_writes_each_box_in_bounds(
     m: int, n: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -68,6 +69,26 @@ def test_the_tma_store_kernel_writes_each_box_in_bounds(
     k(s, storage.T[:m])
     np.testing.assert_array_equal(storage, want)
     assert k.cpu_backend is not None and k.cpu_backend.startswith("reference")
+
+
+def test_a_store_map_whose_rows_end_inside_a_16_byte_chunk_is_refused_at_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TMA store writes whole 16-byte chunks (an H200 writes elements 17..19 of a
+    17-row f32 column): M = 17 is refused, naming the map, before anything runs."""
+    s, storage, _ = operands(17, 9)
+    k = _jit(tmp_path, monkeypatch)
+    with pytest.raises(TensorMapError, match="parameter 'D_map': a TMA store writes whole"):
+        k(s, storage.T[:17])
+    assert (storage == SENTINEL).all()
+
+
+def test_the_interpreter_refuses_a_store_past_a_partial_chunk() -> None:
+    text = TMA_STORE_MLIR.read_text()
+    with pytest.raises(AccessError) as info:
+        _run(text, m=17, n=9)
+    line = _line(text, 'thread.atom "SM90_TMA_STORE')
+    assert str(info.value).startswith(f"tma.mlir:{line}:9: a TMA store writes whole 16-byte")
 
 
 def _kernel(text: str) -> KernelOp:

@@ -39,7 +39,7 @@ def test_the_driver_accepts_exactly_what_cutec_accepts(case: MapCase, base: int)
         driver = None
     except cuda.NoDriverError:
         raise
-    except cuda.CudaError as e:
+    except (cuda.CudaError, ValueError) as e:  # (the binding refuses a rank above 5 itself)
         driver = str(e)
     assert (cutec is None) == (driver is None), (
         f"{case.name}: cutec {'accepts' if cutec is None else f'rejects ({cutec})'}, the "

@@ -35,7 +35,7 @@ def _kernel(device: str | int, text: str | None) -> Kernel:
 
 
 @pytest.mark.parametrize("wait", ["read", "plain"])
-@pytest.mark.parametrize("m, n", [(40, 20), (32, 32), (17, 9), (100, 36)])
+@pytest.mark.parametrize("m, n", [(40, 20), (32, 32), (20, 9), (100, 36)])
 def test_a_tma_store_writes_the_boxes_the_cpu_writes(
     m: int, n: int, wait: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,7 +33,14 @@ TMA_STORE = (
             TensorParam("S", "f32", ("T",), (1,), 16, "read"),
             TensorParam("D", "f32", ("M", "N"), (1, "ldD"), 16, "write"),
             TensorMapParam(
-                "D_map", "D", TmaDataType.FLOAT32, ("M", "N"), ("ldD",), (16, 8), (1, 1)
+                "D_map",
+                "D",
+                TmaDataType.FLOAT32,
+                ("M", "N"),
+                ("ldD",),
+                (16, 8),
+                (1, 1),
+                store=True,
             ),
         ),
         (
