@@ -53,6 +53,7 @@ def test_features() -> None:
         Feature.TMA,
         Feature.MBARRIER,
         Feature.CLUSTERS,
+        Feature.ELECT,
     }
     assert sm90a.features == sm90.features | {Feature.WGMMA, Feature.SETMAXNREG}
 

@@ -39,10 +39,13 @@ from cutec.frontend.static_eval import (
     to_int_tuple,
 )
 from cutec.ir import types as T
+from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import cute as C
 from cutec.ir.dialects.cute_attrs import LayoutAttr
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.cute_tma import tma_coord_strides
+from cutec.ir.rewrite import constant_value
+from cutec.ir.types import index
 from cutec.layout import (
     ComposedLayout,
     Layout,
@@ -83,10 +86,11 @@ def b_make_tma_atom(
     if not ctx.target.has(Feature.TMA):
         raise error(f"TMA copies need sm_90 (the target is {ctx.target})", node)
     t = tensor_arg(tensor, node.args[1], "the tensor a TMA atom maps")
-    if t.space is not AddressSpace.GLOBAL or not isinstance(t.value.owner, C.MakeTensorOp):
+    if t.space is not AddressSpace.GLOBAL or tensor_parameter(t.value) is None:
         raise error(
-            "a TMA atom maps a tensor parameter of the kernel (its map is built from the "
-            f"parameter's extents and strides), not {describe(t)}",
+            "a TMA atom maps a tensor parameter of the kernel, or make_tensor(parameter, "
+            "layout) (its map is built from that layout's extents and strides at launch), "
+            f"not {describe(t)}",
             node.args[1],
         )
     if T.dtype_name(t.element) not in TMA_DTYPE_OF:
@@ -121,6 +125,15 @@ def b_make_tma_atom(
     return S.TmaAtom(made.result, atom_type, t)
 
 
+def tensor_parameter(value: Any) -> C.MakeTensorOp | None:
+    """The kernel parameter's tensor whose memory `value` is from its first element on:
+    the parameter itself, or make_tensor of it (a view at offset 0); None otherwise."""
+    owner = value.owner
+    if isinstance(owner, C.ViewOp) and constant_value(owner.offset) == IntegerAttr(0, index):
+        owner = owner.source.owner
+    return owner if isinstance(owner, C.MakeTensorOp) else None
+
+
 def _modes(x: Any) -> tuple[Any, ...]:
     return x if isinstance(x, tuple) else (x,)
 
@@ -146,7 +159,9 @@ def _swizzle(smem: Any, nbytes: int, node: ast.Node) -> tuple[TmaSwizzle, Layout
 
 def _map_name(ctx: BuildContext, t: S.Tensor) -> str:
     """`tma_<tensor>`, numbered past the first (never a kernel argument's name)."""
-    ptr = t.value.owner.ptr  # type: ignore[union-attr]
+    root = tensor_parameter(t.value)
+    assert root is not None
+    ptr = root.ptr
     base = f"tma_{ptr.name_hint or 'tensor'}"
     taken = {a.name_hint for a in ctx.body_block.args} if ctx.body_block else set()
     name, n = base, 1

@@ -764,9 +764,11 @@ def _tensor_map_param(made: MakeTmaAtomOp, la: LayoutAnalysis) -> TensorMapParam
     """The recipe of the map a TMA atom declares: box dimension d walks tensor mode
     ``modes[d]``, so the map's extent and element stride there are that mode's."""
     atom = made.atom()
-    owner = made.tensor.owner
+    address = la.address_of(made.tensor)  # the parameter, or make_tensor of it (offset 0)
+    owner = address.root.owner
     assert isinstance(owner, MakeTensorOp) and isinstance(owner.ptr, BlockArgument)
-    layout = la.layout_of(made.tensor)
+    assert address.offset == 0, address.offset
+    layout = address.layout
     shape, stride = (tuple(leaves(x)) for x in (layout.shape, layout.stride))
 
     def text(x: Any) -> int | str:

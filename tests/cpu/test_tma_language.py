@@ -3,7 +3,9 @@ copy(tma.with(bar), ...); cutec/frontend/build_tma.py, cutec/passes/lower_tma.py
 the CPU backend: each CTA of tests/cpu/data/tma_tile.cute loads its tile through the
 map the launch builds and stores it to D, so D == A exactly, ragged edges included
 (the map's zero fill past A, the predicated stores past D). The three shared layouts
-take one box (K-major 128B swizzle, plain) and four (MN-major 128B swizzle)."""
+take one box (K-major 128B swizzle, plain) and four (MN-major 128B swizzle). A slice of
+a batched tensor goes through a 3-D map of the whole tensor (box (64, 64, 1)), and a
+make_tensor view through a map of the view's layout, both with ragged M and K."""
 
 from __future__ import annotations
 
@@ -50,3 +52,37 @@ def test_the_launch_record_holds_each_maps_recipe() -> None:
     assert mn_major.box == (64, 8) and mn_major.swizzle == TmaSwizzle.B128
     (plain,) = _signature_maps("tile_plain")
     assert plain.box == (32, 16) and plain.swizzle == TmaSwizzle.NONE
+
+
+def batched_operands(m: int, k: int, batches: int, seed: int = 0):
+    """A (M, K, L) k-major with padded rows and batches (-1 in the padding: A is a view
+    of ``A.base``, the flat buffer), and D."""
+    ld, bs = -(-k // 8) * 8 + 8, m * (-(-k // 8) * 8 + 8) + 64
+    buf = np.full(bs * batches, np.float16(-1), np.float16)
+    a = np.ndarray((m, k, batches), np.float16, buf, 0, (ld * 2, 2, bs * 2))
+    a[...] = np.random.default_rng(seed).standard_normal((m, k, batches)).astype(np.float16)
+    d = np.zeros((batches, m, k), np.float16).transpose(1, 2, 0)
+    return a, d
+
+
+def view_operands(m: int, k: int, seed: int = 0):
+    """A flat buffer holding an M x K column-major matrix (ld padded), the matrix, and D."""
+    ld = -(-m // 8) * 8 + 8
+    flat = np.random.default_rng(seed).standard_normal(ld * k).astype(np.float16)
+    return flat, flat.reshape(k, ld).T[:m], np.zeros((m, k), np.float16, order="F"), ld
+
+
+def test_a_slice_of_a_batched_tensor_reads_zeros_past_its_batch() -> None:
+    a, d = batched_operands(72, 40, 3)
+    cutec.jit(TILE, kernel="tile_batched", device="cpu")(a, d)
+    np.testing.assert_array_equal(d, a)
+
+
+def test_a_make_tensor_view_is_mapped_through_its_layout() -> None:
+    flat, mat, d, ld = view_operands(200, 40)
+    cutec.jit(TILE, kernel="tile_view", device="cpu")(flat, 200, 40, ld, d)
+    np.testing.assert_array_equal(d, mat)
+    (view,) = _signature_maps("tile_view")
+    assert view.dims == ("M", "K") and view.strides == ("ldA",) and view.box == (64, 8)
+    (batched,) = _signature_maps("tile_batched")
+    assert batched.dims == ("K", "M", "L") and batched.box == (64, 64, 1)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import cutec.runtime as rt
+from tests.cpu.test_tma_language import batched_operands, view_operands
 from tests.gpu.test_wgmma_gpu import F16_ACC_TOLERANCE, _normwise, _operands
 
 pytestmark = pytest.mark.gpu
@@ -88,3 +90,18 @@ def test_tma_tiles_land_exactly(kernel: str, k_major: bool, m: int, k: int) -> N
     rt.jit(TILE, kernel=kernel)(a, d)
     torch.cuda.synchronize()
     assert torch.equal(a, d)
+
+
+def test_tma_slices_of_a_batched_tensor_and_make_tensor_views_land_exactly() -> None:
+    a, _ = batched_operands(200, 72, 3)
+    storage = torch.from_numpy(np.array(a.base)).cuda()  # the padded buffer, -1 in the pads
+    dev_a = storage.as_strided(a.shape, tuple(x // a.itemsize for x in a.strides))
+    dev_d = torch.zeros(3, 200, 72, dtype=torch.float16, device="cuda").permute(1, 2, 0)
+    rt.jit(TILE, kernel="tile_batched")(dev_a, dev_d)
+    torch.cuda.synchronize()
+    assert torch.equal(dev_d.cpu(), torch.from_numpy(np.array(a)))
+    flat, mat, _, ld = view_operands(1000, 72)
+    dev_d = torch.zeros(72, 1000, dtype=torch.float16, device="cuda").t()
+    rt.jit(TILE, kernel="tile_view")(torch.from_numpy(flat).cuda(), 1000, 72, ld, dev_d)
+    torch.cuda.synchronize()
+    assert torch.equal(dev_d.cpu(), torch.from_numpy(np.ascontiguousarray(mat)))

@@ -51,6 +51,7 @@ def test_each_op_prints_its_instruction_on_sm_90() -> None:
         "fence.mbarrier_init.release.cluster;",
         "barrier.cluster.arrive.relaxed.aligned;",
         "barrier.cluster.wait.aligned;",
+        "elect.sync _|%p0, 0xffffffff;",
         "bar.arrive 1, 256;",
         "bar.sync 15, 128;",
         "barrier.cluster.arrive.aligned;",
