@@ -41,6 +41,7 @@ from cutec.frontend.static_eval import (
 from cutec.ir import types as T
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.dialects import cute as C
+from cutec.ir.dialects import thread
 from cutec.ir.dialects.cute_attrs import LayoutAttr
 from cutec.ir.dialects.cute_infer import spec_of
 from cutec.ir.dialects.cute_tma import tma_coord_strides
@@ -81,8 +82,6 @@ def b_make_tma_atom(
         raise error(
             f"make_tma_atom's first argument is SM90_TMA_LOAD, not {describe(op)}", node.args[0]
         )
-    if kind == "store":
-        raise error("TMA stores (SM90_TMA_STORE) are not supported in kernels yet", node.args[0])
     if not ctx.target.has(Feature.TMA):
         raise error(f"TMA copies need sm_90 (the target is {ctx.target})", node)
     t = tensor_arg(tensor, node.args[1], "the tensor a TMA atom maps")
@@ -119,7 +118,7 @@ def b_make_tma_atom(
             "tensor's contiguous mode (give the shared tile the tensor's major-ness)",
             node.args[2],
         )
-    atom_type = C.TmaAtomType("load", t.element, box.dims, box.modes, swizzle)
+    atom_type = C.TmaAtomType(kind, t.element, box.dims, box.modes, swizzle)
     name = _map_name(ctx, t)
     made = ctx.emit(C.MakeTmaAtomOp(t.value, name, atom_type), node)
     return S.TmaAtom(made.result, atom_type, t)
@@ -181,6 +180,10 @@ def tma_method(
         return _get_tma_tensor(ctx, atom, args[0], node)
     if name == "with":
         arity("with", args, 1, 1, node)
+        if atom.type.kind == "store":
+            raise error("a TMA store completes in the issuing thread's bulk groups "
+                        "(tma_store_arrive, tma_store_wait), not on an mbarrier: "
+                        "copy(tma, smem, coords)", where)  # fmt: skip
         bar = args[0]
         if not isinstance(bar, S.ElementRef):
             raise error(f"'with' takes the mbarrier bars[i] its copies complete on, not "
@@ -274,3 +277,48 @@ def emit_tma_copy(
                     f"{atom.type.box.values}", node.args[2])  # fmt: skip
     bars, index = mbarrier_operand(ctx, "the TMA copy", tma.bar, node)
     ctx.emit(C.TmaCopyOp(atom.value, src.value, dst.value, bars, [index]), node)
+
+
+def emit_tma_store(
+    ctx: BuildContext, atom: S.TmaAtom, src: S.Tensor, dst: S.Tensor, node: ast.Call
+) -> None:
+    """copy(tma, smem, coords) by a store atom: one TMA store per box of `smem`."""
+    if atom.type.kind != "store":
+        raise error("a TMA load completes on an mbarrier: copy(tma.with(bars[i]), coords, "
+                    "smem)", node.args[0])  # fmt: skip
+    if src.space is not AddressSpace.SHARED or src.element != atom.type.element:
+        raise error(f"a TMA store reads an smem tensor of {atom.type.element}, not "
+                    f"{describe(src)}", node.args[1])  # fmt: skip
+    if not dst.coord_rank:
+        raise error("a TMA store writes a view of its atom's TMA tensor (atom.get_tma_tensor), "
+                    f"not {describe(dst)}", node.args[2])  # fmt: skip
+    check_same_size(src, dst, node, "copy")
+    ctx.emit(C.TmaStoreOp(atom.value, src.value, dst.value), node)
+
+
+def _store_sync(name: str, op: Any) -> Any:
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        if kwargs:
+            raise error(f"{name} takes no keyword arguments", node)
+        if not ctx.target.has(Feature.TMA):
+            raise error(f"{name} needs sm_90 (the target is {ctx.target})", node)
+        if name != "tma_store_wait":
+            arity(name, args, 0, 0, node)
+            ctx.emit(op(), node)
+            return
+        arity(name, args, 1, 1, node)
+        n = args[0]
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 63:
+            raise error(f"tma_store_wait takes a compile-time count of groups 0..63, not "
+                        f"{describe(n)}", node.args[0])  # fmt: skip
+        ctx.emit(op(n, read=True), node)
+
+    build.__doc__ = f"{name}(): CuTe's {name}"
+    return build
+
+
+# CuTe's names: the writers' fence before a store reads shared memory, the issuing thread's
+# bulk-group commit, and its wait until at most n groups still read their shared tiles.
+b_tma_store_fence = _store_sync("tma_store_fence", C.FenceViewAsyncSharedOp)
+b_tma_store_arrive = _store_sync("tma_store_arrive", thread.BulkCommitOp)
+b_tma_store_wait = _store_sync("tma_store_wait", thread.BulkWaitOp)

@@ -30,7 +30,7 @@ from cutec.frontend.build_tensors import (
     view,
 )
 from cutec.frontend.build_tiled import emit_copy, fragment_layout, resolve_gemm_mma
-from cutec.frontend.build_tma import emit_tma_copy
+from cutec.frontend.build_tma import emit_tma_copy, emit_tma_store
 from cutec.frontend.static_eval import (
     algebra_errors,
     arity,
@@ -160,6 +160,13 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     if kwargs:
         raise error(f"copy has no argument '{next(iter(kwargs))}' (it takes pred = p)", node)
     atom = args[0] if len(args) == 3 else None
+    if isinstance(atom, S.TmaAtom):
+        if pred_v is not None:
+            raise error("a TMA copy takes no predicate: its map bounds every box", node)
+        src = tensor_arg(args[1], node.args[1], "the TMA store's source")
+        dst = tensor_arg(args[2], node.args[2], "the TMA store's destination", coords_ok=True)
+        emit_tma_store(ctx, atom, src, dst, node)
+        return
     if isinstance(atom, S.TmaCopy):
         if pred_v is not None:
             raise error("a TMA copy takes no predicate: its map bounds every box", node)

@@ -784,6 +784,7 @@ def _tensor_map_param(made: MakeTmaAtomOp, la: LayoutAnalysis) -> TensorMapParam
         (1,) * atom.rank,
         swizzle=atom.swizzle,
         l2_promotion=TMA_L2_PROMOTION,
+        store=atom.kind == "store",
     )
 
 

@@ -1,28 +1,32 @@
-"""lower-to-thread's rule for ``cute.tma_copy``: one ``SM90_TMA_LOAD_<r>D`` per box.
+"""lower-to-thread's rules for ``cute.tma_copy`` and ``cute.tma_store``: one
+``SM90_TMA_LOAD_<r>D`` or ``SM90_TMA_STORE_<r>D`` per box.
 
-A TMA load moves one box of the map (`!cute.tma_atom`'s extents) into shared
-memory, densely in box order, and the hardware swizzles the 16-byte chunks of each
-address it writes (cutec/atoms/tma_box.py). The copy's destination is a view of
-n = size(dst) elements and its source the matching view of TMA coordinates; box b
-is elements [b*B, (b+1)*B) of both (B the box's elements, `tma_partition`'s order):
+A TMA moves one box of the map (`!cute.tma_atom`'s extents) between global memory and
+shared memory, where the box lies densely in box order and the hardware swizzles the
+16-byte chunks of each address (cutec/atoms/tma_box.py). The copy's shared tile is a
+view of n elements and its coordinates the matching view of the TMA tensor; box b is
+elements [b*B, (b+1)*B) of both (B the box's elements, `tma_partition`'s order):
 
     smem start  = root + off + inner(b*B)            (unswizzled: the TMA swizzles)
-    coordinates = component d of the source's element b*B, for each map dimension d
+    coordinates = component d of the coordinates' element b*B, for each map dimension d
 
 Before any instruction the rule checks what makes that exact, from the layouts alone:
 both views split as (B, n/B) (so element b*B + v is box b's value v for every b), the
-destination's box values are B consecutive elements, the source's box values walk
-the box's extents along coordinates E0, E1, ... in order, the destination's swizzle
-is the atom's, and each box starts on 128 bytes (the instruction's alignment; the
-buffer itself is placed on the swizzle's 1024-byte repeat, `tma_aligns`). A view
-that breaks one is a located error, never a wrong copy.
+shared tile's box values are B consecutive elements, the coordinates' box values walk
+the box's extents along E0, E1, ... in order, the shared tile's swizzle is the atom's,
+and each box starts on 128 bytes (the instruction's alignment; the buffer itself is
+placed on the swizzle's 1024-byte repeat, `tma_aligns`). A view that breaks one is a
+located error, never a wrong copy.
 
 The map parameter is the kernel's (`thread.tensor_map`, named by the atom's
-`cute.make_tma_atom`), and the mbarrier's address goes last, as PTX takes it.
+`cute.make_tma_atom`). A load's operands are the shared address, the map, the
+coordinates and its mbarrier's address, as PTX takes them; a store's the map, the
+coordinates and the shared address.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from cutec.analysis.shared_plan import smem_root
@@ -31,7 +35,13 @@ from cutec.diagnostics import CompileError
 from cutec.ir.core import Value
 from cutec.ir.dialects import arith, thread
 from cutec.ir.dialects.builtin import KernelOp
-from cutec.ir.dialects.cute import AllocSmemOp, MakeTmaAtomOp, TmaAtomType, TmaCopyOp
+from cutec.ir.dialects.cute import (
+    AllocSmemOp,
+    MakeTmaAtomOp,
+    TmaAtomType,
+    TmaCopyOp,
+    TmaStoreOp,
+)
 from cutec.ir.dialects.cute_coord import basis, coordinate_component
 from cutec.ir.types import IntegerType, dtype_of
 from cutec.layout import ComposedLayout, Layout, LayoutError, coalesce, composition
@@ -49,36 +59,52 @@ def tma_map_names(kernel: KernelOp) -> list[str]:
 
 
 def lower_tma_copy(lw: Any, op: TmaCopyOp, scope: Any) -> None:
-    """One thread.atom per box (module docstring)."""
+    """A TMA load: one thread.atom per box (module docstring), completing on the mbarrier."""
+    bar = lw.element_ptr(op.bars, _index(lw, op.indices, scope), scope)
+    for name, smem, tmap, coords, bits in _boxes(lw, op, op.dst, op.src, "LOAD", scope):
+        scope.builder.insert(thread.AtomOp(name, "copy", [smem, tmap, *coords, bar], [], bits))
+
+
+def lower_tma_store(lw: Any, op: TmaStoreOp, scope: Any) -> None:
+    """A TMA store: one thread.atom per box of the shared source, in the issuing thread's
+    current bulk group."""
+    for name, smem, tmap, coords, bits in _boxes(lw, op, op.src, op.dst, "STORE", scope):
+        scope.builder.insert(thread.AtomOp(name, "copy", [tmap, *coords, smem], [], bits))
+
+
+def _boxes(
+    lw: Any, op: TmaCopyOp | TmaStoreOp, shared: Value, coords: Value, kind: str, scope: Any
+) -> Iterator[tuple[str, Value, Value, list[Value], int]]:
+    """Per box of the copy: the atom's name, the box's shared address, the map, its
+    coordinates (i32, innermost first) and the box's bits, after the module docstring's
+    checks of the shared view and the coordinate view."""
     atom = op.atom.type
     assert isinstance(atom, TmaAtomType)
     made = op.atom.owner
     assert isinstance(made, MakeTmaAtomOp)
     per_box = atom.box.values
-    src, dst = lw.la.address_of(op.src), lw.la.address_of(op.dst)
-    n = dst.layout.size()
+    where, at = lw.la.address_of(shared), lw.la.address_of(coords)
+    n = where.layout.size()
     if not isinstance(n, int) or n % per_box:
         raise CompileError(
-            f"a TMA copy moves whole boxes of {per_box} elements; the destination holds {n}",
+            f"a TMA copy moves whole boxes of {per_box} elements; the shared tile holds {n}",
             op.location,
         )
     boxes = n // per_box
     split = Layout((per_box, boxes), (1, per_box))
     nbytes = dtype_of(atom.element).bits // 8
-    inner, off = _unswizzled(dst, atom, nbytes, op)
-    consecutive = "the destination's box values are not consecutive shared-memory elements"
-    _check_box(_split(inner, split, op, "destination"), Layout(per_box), op, consecutive)
+    inner, off = _unswizzled(where, atom, nbytes, op)
+    consecutive = "the shared tile's box values are not consecutive shared-memory elements"
+    _check_box(_split(inner, split, op, "shared tile"), Layout(per_box), op, consecutive)
     in_order = (
-        "the source's box values are not the box's coordinates in order (partition both "
+        "the coordinates' box values are not the box's coordinates in order (partition both "
         "tiles with tma_partition of this atom)"
     )
     want = coalesce(Layout(atom.dims, tuple(basis(d) for d in range(atom.rank))))
-    _check_box(_split(src.layout, split, op, "source"), want, op, in_order)
-    b = scope.builder
-    root = lw.root_pointer(dst.root, scope)
-    tmap = b.insert(thread.TensorMapOp(made.map.value)).result
-    bar = lw.element_ptr(op.bars, _index(lw, op.indices, scope), scope)
-    name = tma_name("LOAD", atom.rank)
+    _check_box(_split(at.layout, split, op, "coordinates"), want, op, in_order)
+    root = lw.root_pointer(where.root, scope)
+    tmap = scope.builder.insert(thread.TensorMapOp(made.map.value)).result
+    name = tma_name(kind, atom.rank)
     for box in range(boxes):
         start = off + inner(box * per_box)
         if not known_divisible(start * nbytes, TMA_SMEM_ALIGN):
@@ -88,43 +114,44 @@ def lower_tma_copy(lw: Any, op: TmaCopyOp, scope: Any) -> None:
                 op.location,
             )
         smem = lw.ptr_add(root, start, scope) if start != 0 else root
-        at = src.offset + src.layout(box * per_box)
-        coords = [_i32(scope, scope.indices(coordinate_component(at, d))) for d in range(atom.rank)]
-        b.insert(thread.AtomOp(name, "copy", [smem, tmap, *coords, bar], [],
-                               bits=per_box * nbytes * 8))  # fmt: skip
+        x = at.offset + at.layout(box * per_box)
+        c = [_i32(scope, scope.indices(coordinate_component(x, d))) for d in range(atom.rank)]
+        yield name, smem, tmap, c, per_box * nbytes * 8
 
 
-def _unswizzled(dst: Any, atom: TmaAtomType, nbytes: int, op: TmaCopyOp) -> tuple[Layout, Any]:
-    """The destination's layout inside its swizzle and its offset there, after checking
+def _unswizzled(
+    shared: Any, atom: TmaAtomType, nbytes: int, op: TmaCopyOp | TmaStoreOp
+) -> tuple[Layout, Any]:
+    """The shared tile's layout inside its swizzle and its offset there, after checking
     that the swizzle is the one the atom's map applies."""
-    layout = dst.layout
+    layout = shared.layout
     if not isinstance(layout, ComposedLayout):
         if atom.swizzle.span_bytes:
             raise CompileError(
-                f"the TMA atom writes {atom.swizzle.span_bytes}-byte swizzled tiles, but the "
-                "destination is not swizzled",
+                f"the TMA atom moves {atom.swizzle.span_bytes}-byte swizzled tiles, but the "
+                "shared tile is not swizzled",
                 op.location,
             )
-        return layout, dst.offset
+        return layout, shared.offset
     want = atom.swizzle.cute_swizzle
     sw = downcast_swizzle(layout.layout_a, nbytes)
     if (sw.bits, sw.base, sw.shift) != want or atom.swizzle.span_bytes == 0:
         raise CompileError(
-            f"the destination's swizzle {layout.layout_a} is not the TMA atom's "
+            f"the shared tile's swizzle {layout.layout_a} is not the TMA atom's "
             f"{atom.swizzle.name} (Swizzle<{want[0]},{want[1]},{want[2]}> on bytes)",
             op.location,
         )
-    off = dst.offset + layout.offset
+    off = shared.offset + layout.offset
     if not known_divisible(off * nbytes, SWIZZLE_REPEAT):
         raise CompileError(
-            f"the destination starts {off} elements into its swizzled buffer, not on the "
+            f"the shared tile starts {off} elements into its swizzled buffer, not on the "
             f"swizzle's {SWIZZLE_REPEAT}-byte repeat",
             op.location,
         )
     return layout.layout_b, off
 
 
-def _split(layout: Any, split: Layout, op: TmaCopyOp, what: str) -> Layout:
+def _split(layout: Any, split: Layout, op: TmaCopyOp | TmaStoreOp, what: str) -> Layout:
     """`layout` ∘ (box values, boxes), or a located error when the view does not split so."""
     try:
         return composition(layout, split)
@@ -135,7 +162,7 @@ def _split(layout: Any, split: Layout, op: TmaCopyOp, what: str) -> Layout:
         ) from None
 
 
-def _check_box(split: Layout, want: Layout, op: TmaCopyOp, why: str) -> None:
+def _check_box(split: Layout, want: Layout, op: TmaCopyOp | TmaStoreOp, why: str) -> None:
     box = coalesce(split[0])
     if (box.shape, box.stride) != (want.shape, want.stride):
         raise CompileError(f"{why}: box values {box}, expected {want}", op.location)
@@ -151,11 +178,13 @@ def _i32(scope: Any, value: Value) -> Value:
 
 
 def tma_aligns(kernel: KernelOp, aligns: dict[AllocSmemOp, int]) -> dict[AllocSmemOp, int]:
-    """`aligns` with each shared buffer a TMA writes on the swizzle's 1024-byte repeat (a
-    TMA swizzles address bits; the buffer's layout, offsets from its start)."""
+    """`aligns` with each shared buffer a TMA writes or reads on the swizzle's 1024-byte
+    repeat (a TMA swizzles address bits; the buffer's layout, offsets from its start)."""
     out = dict(aligns)
-    for copy in kernel.walk_type(TmaCopyOp):
-        root = smem_root(copy.dst)
+    tiles = [c.dst for c in kernel.walk_type(TmaCopyOp)]
+    tiles += [c.src for c in kernel.walk_type(TmaStoreOp)]
+    for tile in tiles:
+        root = smem_root(tile)
         if root is not None and root in out:
             out[root] = max(out[root], SWIZZLE_REPEAT)
     return out

@@ -90,7 +90,7 @@ from cutec.ir.dialects.cute_tensor import (
     ViewOp,
     _ViewOp,
 )
-from cutec.ir.dialects.cute_tma import GetTmaTensorOp, MakeTmaAtomOp, TmaCopyOp
+from cutec.ir.dialects.cute_tma import GetTmaTensorOp, MakeTmaAtomOp, TmaCopyOp, TmaStoreOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.thread_atom import atom_family
 from cutec.ir.layout_of import LayoutAnalysis
@@ -100,7 +100,7 @@ from cutec.layout import ComposedLayout, cosize
 from cutec.layout.symbolic import Integer
 from cutec.passes.lower_atoms import lower_ldmatrix, lower_mma_gemm
 from cutec.passes.lower_mbarrier import MBARRIER_OPS, thread_ops
-from cutec.passes.lower_tma import lower_tma_copy, tma_aligns, tma_map_names
+from cutec.passes.lower_tma import lower_tma_copy, lower_tma_store, tma_aligns, tma_map_names
 from cutec.passes.lower_wgmma import (
     SYNC_RULES,
     check_batches,
@@ -696,6 +696,7 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
     AtomicStoreOp: _KernelLowering.atomic,
     LoadCoordOp: _KernelLowering.load_coord,
     TmaCopyOp: lower_tma_copy,
+    TmaStoreOp: lower_tma_store,
     SizeOp: _KernelLowering.size,
     **SYNC_RULES,
     **dict.fromkeys(MBARRIER_OPS, _KernelLowering.mbarrier),

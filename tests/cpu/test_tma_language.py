@@ -16,6 +16,7 @@ import pytest
 
 import cutec
 from cutec.atoms.tma import TmaL2Promotion, TmaSwizzle
+from cutec.cpu.reference import AccessError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.signature import TensorMapParam
 
@@ -86,3 +87,35 @@ def test_a_make_tensor_view_is_mapped_through_its_layout() -> None:
     assert view.dims == ("M", "K") and view.strides == ("ldA",) and view.box == (64, 8)
     (batched,) = _signature_maps("tile_batched")
     assert batched.dims == ("K", "M", "L") and batched.box == (64, 64, 1)
+
+
+STORE = Path(__file__).parent / "data" / "tma_store_tile.cute"
+
+
+def store_operands(m: int, n: int, seed: int = 0):
+    """A (M, N) m-major, D's storage (N rows of a padded leading dimension, -7 in all),
+    D (its first M elements of each row) and what the storage should then hold."""
+    a = np.asfortranarray(np.random.default_rng(seed).standard_normal((m, n)).astype(np.float16))
+    storage = np.full((n, -(-m // 8) * 8 + 8), np.float16(-7), np.float16)
+    want = storage.copy()
+    want.T[:m] = a
+    return a, storage, storage.T[:m], want
+
+
+@pytest.mark.parametrize(("m", "n"), [(128, 16), (200, 72)])
+def test_tma_stores_write_the_tile_and_nothing_past_it(m: int, n: int) -> None:
+    a, storage, d, want = store_operands(m, n)
+    cutec.jit(STORE, kernel="store_tile", device="cpu")(a, d)
+    np.testing.assert_array_equal(storage, want)
+
+
+def test_a_tma_store_without_its_proxy_fence_is_reported_at_the_store(tmp_path: Path) -> None:
+    text = STORE.read_text()
+    assert "  tma_store_fence()\n" in text
+    planted = tmp_path / "planted.cute"
+    planted.write_text(text.replace("  tma_store_fence()\n", ""))
+    line = next(i for i, t in enumerate(planted.read_text().splitlines(), 1) if "copy(tma," in t)
+    a, _, d, _ = store_operands(128, 16)
+    with pytest.raises(AccessError) as info:
+        cutec.jit(planted, kernel="store_tile", device="cpu")(a, d)
+    assert str(info.value).startswith(f"{planted}:{line}:5: missing proxy fence: the TMA store")

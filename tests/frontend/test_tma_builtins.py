@@ -80,17 +80,17 @@ def test_the_template_compiles() -> None:
         (
             dict(dst="make_layout((64, 64))"),
             18,
-            "the TMA atom writes 128-byte swizzled tiles, but the destination is not swizzled",
+            "the TMA atom moves 128-byte swizzled tiles, but the shared tile is not swizzled",
         ),
         (
             dict(dst="tile_to_shape(GMMA.Layout_K_SW64_Atom[f16], (64, 64))"),
             18,
-            "the destination's swizzle Sw<2,3,3> is not the TMA atom's B128",
+            "the shared tile's swizzle Sw<2,3,3> is not the TMA atom's B128",
         ),
         (
             dict(src="tma.get_tma_tensor(shape(A))"),
             18,
-            "the source's box values are not the box's coordinates in order",
+            "the coordinates' box values are not the box's coordinates in order",
         ),
     ],
 )

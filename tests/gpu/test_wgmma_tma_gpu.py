@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import cutec.runtime as rt
-from tests.cpu.test_tma_language import batched_operands, view_operands
+from tests.cpu.test_tma_language import STORE, batched_operands, store_operands, view_operands
 from tests.gpu.test_wgmma_gpu import F16_ACC_TOLERANCE, _normwise, _operands
 
 pytestmark = pytest.mark.gpu
@@ -105,3 +105,13 @@ def test_tma_slices_of_a_batched_tensor_and_make_tensor_views_land_exactly() -> 
     rt.jit(TILE, kernel="tile_view")(torch.from_numpy(flat).cuda(), 1000, 72, ld, dev_d)
     torch.cuda.synchronize()
     assert torch.equal(dev_d.cpu(), torch.from_numpy(np.ascontiguousarray(mat)))
+
+
+@pytest.mark.parametrize(("m", "n"), [(128, 16), (200, 72), (1000, 520)])
+def test_tma_stores_write_the_tile_and_nothing_past_it(m: int, n: int) -> None:
+    a, storage, _, want = store_operands(m, n)
+    dev = torch.from_numpy(storage).cuda()
+    dev_a = torch.from_numpy(np.ascontiguousarray(a.T)).cuda().t()  # (M, N) m-major
+    rt.jit(STORE, kernel="store_tile")(dev_a, dev.t()[:m])
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(dev.cpu().numpy(), want)

@@ -49,3 +49,13 @@ def test_tile_kernels_assemble(kernel: str, boxes: int) -> None:
     result = compile(Source.from_file(TILE), Stage.CUBIN, Options(target="sm_90a", kernel=kernel))
     assert result.ptx is not None and result.cubin
     assert result.ptx.count(TMA) == boxes
+
+
+def test_tma_stores_assemble_with_their_bulk_group() -> None:
+    store = ROOT / "tests" / "cpu" / "data" / "tma_store_tile.cute"
+    result = compile(Source.from_file(store), Stage.CUBIN, Options(target="sm_90a"))
+    assert result.ptx is not None and result.cubin
+    ptx = result.ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 4
+    fence, commit = ptx.index("fence.proxy.async.shared::cta;"), ptx.index("commit_group;")
+    assert fence < ptx.index("bar.sync 0;") < commit < ptx.index("wait_group.read 0;")

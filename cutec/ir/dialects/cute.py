@@ -121,6 +121,7 @@ from cutec.ir.dialects.cute_tma import (
     TmaAtomType,
     TmaCopyOp,
     TmaPartitionOp,
+    TmaStoreOp,
 )
 from cutec.ir.dialects.cute_types import CUTE_TYPES, LayoutSpec, LayoutType, TensorType
 from cutec.layout.algebra import clear_caches as clear_algebra_caches
@@ -173,6 +174,7 @@ __all__ = [
     "TmaAtomType",
     "TmaCopyOp",
     "TmaPartitionOp",
+    "TmaStoreOp",
     "TupleAttr",
     "WarpgroupArriveOp",
     "WarpgroupCommitBatchOp",
@@ -230,6 +232,7 @@ DIALECT = Dialect(
         GetTmaTensorOp,
         TmaPartitionOp,
         TmaCopyOp,
+        TmaStoreOp,
     ),
     types=(*CUTE_TYPES, *CUTE_ATOM_TYPES, *CUTE_COORD_TYPES, *CUTE_TMA_TYPES),
     attributes=CUTE_ATTRIBUTES,

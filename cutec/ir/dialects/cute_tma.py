@@ -22,10 +22,11 @@ A kernel names a TMA copy as CuTe's tutorial does (docs/language.md, *TMA*)::
   shared or coordinate view reordered into (one box, boxes) by `tile`, which the
   builder computes from the shared tile (the right inverse of its layout, divided
   by the box), then coalesced mode by mode.
-* `cute.tma_copy` issues one TMA per box of its destination (an element of the
-  mbarrier tensor counts the bytes). lower-to-thread makes each a ``thread.atom``
-  of ``SM90_TMA_LOAD_<r>D`` (cutec/passes/lower_tma.py) after checking that the
-  views are the atom's boxes.
+* `cute.tma_copy` issues one TMA load per box of its destination (an element of the
+  mbarrier tensor counts the bytes), `cute.tma_store` one TMA store per box of its
+  source. lower-to-thread makes each a ``thread.atom`` of ``SM90_TMA_LOAD_<r>D`` or
+  ``SM90_TMA_STORE_<r>D`` (cutec/passes/lower_tma.py) after checking that the views
+  are the atom's boxes.
 """
 
 from __future__ import annotations
@@ -277,7 +278,7 @@ class TmaCopyOp(CuteOp):
         assert isinstance(atom, TmaAtomType) and isinstance(src, CoordTensorType)
         assert isinstance(dst, TensorType) and isinstance(bars, TensorType)
         if atom.kind != "load":
-            raise self.error("copies by a TMA store atom are not supported yet")
+            raise self.error("a TMA load is made by a TMA load atom (SM90_TMA_LOAD)")
         if src.rank != atom.rank:
             raise self.error(f"the source holds {src.rank}-D coordinates; the atom's map is "
                              f"{atom.rank}-D")  # fmt: skip
@@ -288,5 +289,38 @@ class TmaCopyOp(CuteOp):
                              f"tensor, not of {bars}")  # fmt: skip
 
 
+class TmaStoreOp(CuteOp):
+    """One TMA store per box from the shared view `src` to the coordinates `dst`::
+
+        cute.tma_store %tma, %smem, %coords
+            : !cute.tma_atom<store, ...>, !cute.tensor<f16, smem, ...>, !cute.coord_tensor<...>
+
+    Asynchronous: it reads shared memory until a ``cp.async.bulk.wait_group.read`` of
+    the issuing thread's group says it is done (the language's tma_store_arrive and
+    tma_store_wait), and writes global memory (the box's elements inside the map).
+    """
+
+    name = "cute.tma_store"
+    traits = (MemoryEffects((*reads(AddressSpace.SHARED), *writes(AddressSpace.GLOBAL))),)
+    atom = operand_def(TmaAtomType)
+    src = operand_def(TensorType)
+    dst = operand_def(CoordTensorType)
+
+    def __init__(self, atom: Value, src: Value, dst: Value) -> None:
+        super().__init__(operands=[atom, src, dst])
+
+    def verify_(self) -> None:
+        atom, src, dst = (v.type for v in (self.atom, self.src, self.dst))
+        assert isinstance(atom, TmaAtomType) and isinstance(src, TensorType)
+        assert isinstance(dst, CoordTensorType)
+        if atom.kind != "store":
+            raise self.error("a TMA store is made by a TMA store atom (SM90_TMA_STORE)")
+        if dst.rank != atom.rank:
+            raise self.error(f"the destination holds {dst.rank}-D coordinates; the atom's "
+                             f"map is {atom.rank}-D")  # fmt: skip
+        if src.space is not AddressSpace.SHARED or src.element != atom.element:
+            raise self.error(f"a TMA store reads an smem tensor of {atom.element}, not {src}")
+
+
 CUTE_TMA_TYPES: tuple[type[DialectType], ...] = (TmaAtomType,)
-CUTE_TMA_OPS = (MakeTmaAtomOp, GetTmaTensorOp, TmaPartitionOp, TmaCopyOp)
+CUTE_TMA_OPS = (MakeTmaAtomOp, GetTmaTensorOp, TmaPartitionOp, TmaCopyOp, TmaStoreOp)
