@@ -137,6 +137,12 @@ def _modes(x: Any) -> tuple[Any, ...]:
     return x if isinstance(x, tuple) else (x,)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two extents are the same integer (run-time ones by their symbols)."""
+    a, b = (x.sym if isinstance(x, S.Runtime) else x for x in (a, b))
+    return bool(a == b)
+
+
 def _static_layout(layout: Any) -> bool:
     inner = layout.layout_b if isinstance(layout, ComposedLayout) else layout
     return all(is_static(v) for v in (*leaves(inner.shape), *leaves(inner.stride)))
@@ -200,6 +206,10 @@ def _get_tma_tensor(ctx: BuildContext, atom: S.TmaAtom, shape: Any, node: ast.Ca
     if any(isinstance(m, tuple) for m in modes) or len(modes) != rank:
         raise error(f"the TMA tensor of a rank-{rank} tensor has a flat shape of {rank} modes, "
                     f"not {format_tuple(shape)}", at)  # fmt: skip
+    mapped = _modes(flatten(atom.tensor.layout).shape)
+    if any(not _same(a, b) for a, b in zip(modes, mapped, strict=True)):
+        raise error(f"the TMA tensor's shape is the mapped tensor's, {format_tuple(mapped)}, "
+                    f"whose extents the map holds; not {format_tuple(shape)}", at)  # fmt: skip
     layout = Layout(shape, tma_coord_strides(atom.type, rank))
     extents = [materialize(ctx, x, at).value for x in leaves(shape) if not is_static(x)]
     t = C.CoordTensorType(atom.type.rank, spec_of(layout))
