@@ -16,7 +16,7 @@ KERNEL = """kernel k(A: f16[M, K] : {stride} align 16, D: f16[M, K])
   tma = make_tma_atom(SM90_TMA_LOAD, {tensor}, s_layout, (64, 64))
   sA = smem f16[{dst}]
   bar = smem s64[1]
-  mA = tma.get_tma_tensor(shape(A))
+  mA = tma.get_tma_tensor({shape})
   gA = local_tile(mA, (64, 64), (block.x, block.y))
   (tAgA, tAsA) = tma_partition(tma, 0, make_layout({cta}), group_modes(sA, 0, 2), group_modes(gA, 0, 2))
   if thread.x == 0 {{
@@ -32,7 +32,15 @@ KERNEL = """kernel k(A: f16[M, K] : {stride} align 16, D: f16[M, K])
 }}
 """
 K_SW128 = "tile_to_shape(GMMA.Layout_K_SW128_Atom[f16], (64, 64))"
-DEFAULTS = dict(stride="(ldA, 1)", smem=K_SW128, tensor="A", dst="s_layout", cta="1", src="tAgA")
+DEFAULTS = dict(
+    stride="(ldA, 1)",
+    smem=K_SW128,
+    tensor="A",
+    dst="s_layout",
+    cta="1",
+    src="tAgA",
+    shape="shape(A)",
+)
 
 
 def _compile(arch: str = "sm_90a", **kw: str) -> str:
@@ -76,6 +84,12 @@ def test_the_template_compiles() -> None:
             dict(cta="2"),
             10,
             "multicast TMA (a CTA layout of more than one CTA) is not supported yet",
+        ),
+        (
+            dict(shape="(K, M)"),
+            8,
+            "the TMA tensor's shape is the mapped tensor's, (M,K), whose extents the map "
+            "holds; not (K,M)",
         ),
         (
             dict(dst="make_layout((64, 64))"),
