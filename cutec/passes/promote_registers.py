@@ -12,12 +12,14 @@ program point, walking the ops in order:
               before the loop, yielded: the value at the end of the body,
               after the loop: the loop's result)
     scf.if  → the elements either side writes become results of the if
+    scf.while → the elements either region writes are carried: arguments of `before`,
+              forwarded by its condition to `after`, yielded back
 
 An element read before any write reads zero (a fragment's registers start
 undefined in CUDA; zero makes a run reproducible). An array with a run-time
 offset, or passed to anything but a load or store (an atom, a cast), or
-touched inside a region this pass does not model (scf.while), stays in local
-memory, where ptxas reports it as a stack frame.
+touched inside a region this pass does not model, stays in local memory, where
+ptxas reports it as a stack frame.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class _Promoter:
                         return  # a run-time offset: stays in memory
                     chain.append(user)
                     work.append((user.result, at + step.value))
-                elif not _is_access(user, ptr, element) or _in_while(user, alloc):
+                elif not _is_access(user, ptr, element) or _in_unmodelled(user, alloc):
                     return
         self.slot_of.update(slots)
         self.addresses.extend(chain)
@@ -118,6 +120,8 @@ class _Promoter:
                 self.for_op(op, state)
             elif isinstance(op, scf.IfOp):
                 self.if_op(op, state)
+            elif isinstance(op, scf.WhileOp):
+                self.while_op(op, state)
             else:
                 for region in op.regions:
                     for inner in region.blocks:
@@ -233,6 +237,40 @@ class _Promoter:
         state.update(zip(slots, new.results[n:], strict=True))
         op.erase()
 
+    def while_op(self, op: scf.WhileOp, state: dict[Slot, Value]) -> None:
+        """The slots either region writes are carried: before's arguments, then through
+        the condition into after's arguments and back by the yield; the loop's results
+        are their values after it."""
+        slots = self.written(op)
+        if not slots:
+            for region in op.regions:
+                self.walk(region.blocks[0], dict(state))
+            return
+        inits = [self.value(state, s) for s in slots]
+        types = [v.type for v in inits]
+        new = Builder.before(op).insert(
+            scf.WhileOp([*op.inits, *inits], [*op.result_types, *types])
+        )
+        new.location = op.location
+        new.attributes.update(op.attributes)
+        _move_body(op.before, new.before)
+        _move_body(op.after, new.after)
+        n_in, n_out = len(op.inits), len(op.results)
+        before = dict(state)
+        before.update(zip(slots, new.before.args[n_in:], strict=True))
+        self.walk(new.before, before)
+        condition = new.before.terminator
+        assert isinstance(condition, scf.ConditionOp)
+        condition.set_operands([*condition.operands, *(self.value(before, s) for s in slots)])
+        after = dict(state)
+        after.update(zip(slots, new.after.args[n_out:], strict=True))
+        self.walk(new.after, after)
+        _extend_yield(new.after, [self.value(after, s) for s in slots])
+        for old, result in zip(op.results, new.results[:n_out], strict=True):
+            old.replace_all_uses_with(result)
+        state.update(zip(slots, new.results[n_out:], strict=True))
+        op.erase()
+
     def if_op(self, op: scf.IfOp, state: dict[Slot, Value]) -> None:
         slots = self.merged(op)
         if not slots:
@@ -287,11 +325,11 @@ def _is_access(user: Operation, ptr: Value, element: Type) -> bool:
     return (t.element if isinstance(t, VectorType) else t) == element
 
 
-def _in_while(op: Operation, alloc: Operation) -> bool:
-    """`op` sits in an scf.while (or another unmodelled region op) below `alloc`'s block."""
+def _in_unmodelled(op: Operation, alloc: Operation) -> bool:
+    """`op` sits in a region op this pass does not model below `alloc`'s block."""
     parent = op.parent_op
     while parent is not None and parent is not alloc.parent_op:
-        if not isinstance(parent, scf.ForOp | scf.IfOp):
+        if not isinstance(parent, scf.ForOp | scf.IfOp | scf.WhileOp):
             return True
         parent = parent.parent_op
     return False

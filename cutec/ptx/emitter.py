@@ -109,9 +109,8 @@ _PACKED_USERS = (thread.AtomOp, scf.ForOp, scf.WhileOp, scf.YieldOp, scf.Conditi
 
 _READ_BEFORE_WAIT = (
     "a wgmma's accumulator is read before its batch's warpgroup_wait: its registers are "
-    "written only then. (An accumulator fragment the compiler could not keep in "
-    "registers is stored to memory right after its gemm: one carried by a `while` loop "
-    "is; carry it by a `for` loop.)"
+    "written only then (an accumulator fragment the compiler could not keep in registers "
+    "is stored to memory right after its gemm)"
 )
 
 

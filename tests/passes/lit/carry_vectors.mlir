@@ -61,3 +61,31 @@ func @not_rebuilt(%p: !gpu.ptr<f16, shared>, %x: f16, %n: index) -> f16 {
   }
   return %r#0 : f16
 }
+
+// A while loop carries the vector too: through `before`'s argument, the condition and
+// `after`'s argument, rebuilt from them by from_elements and yielded back as extracts.
+// CHECK-LABEL: func @while_vector
+func @while_vector(%p: !gpu.ptr<f16, shared>, %x: f16, %n: index) -> f16 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[INIT:.*]] = thread.from_elements %x, %x : vector<2xf16>
+  // CHECK: scf.while (%{{.*}} = %c0, %[[V:.*]] = %[[INIT]]) : (index, vector<2xf16>) -> (index, vector<2xf16>) {
+  // CHECK: scf.condition(%{{.*}}) %{{.*}}, %[[V]] : index, vector<2xf16>
+  // CHECK: ^bb0(%{{.*}}: index, %[[U:.*]]: vector<2xf16>):
+  %r:3 = scf.while (%i = %c0, %a0 = %x, %a1 = %x) : (index, f16, f16) -> (index, f16, f16) {
+    %go = arith.cmpi slt, %i, %n : index
+    scf.condition(%go) %i, %a0, %a1 : index, f16, f16
+  } do {
+  ^bb0(%j: index, %b0: f16, %b1: f16):
+    %v = thread.from_elements %b0, %b1 : vector<2xf16>
+    thread.store %v, %p : vector<2xf16>, !gpu.ptr<f16, shared>
+    %w = thread.load %p : !gpu.ptr<f16, shared> -> vector<2xf16>
+    %e0 = thread.extract %w {pos = 0 : i64} : vector<2xf16>
+    %e1 = thread.extract %w {pos = 1 : i64} : vector<2xf16>
+    %k = arith.addi %j, %c1 : index
+    // CHECK: scf.yield %{{.*}}, %[[W:.*]] : index, vector<2xf16>
+    scf.yield %k, %e0, %e1 : index, f16, f16
+  }
+  // CHECK: thread.extract %{{.*}}#1 {pos = 1 : i64}
+  return %r#2 : f16
+}

@@ -113,3 +113,37 @@ kernel @branch_dead_after(%g: !gpu.ptr<f32, global>, %p: i1) attributes {reqntid
   thread.store %k, %g : f32, !gpu.ptr<f32, global>
   return
 }
+
+// An scf.while that writes an element carries it: an argument of `before`, forwarded
+// by the condition into `after`, yielded back, and the loop's result after it.
+// CHECK-LABEL: kernel @while_carried
+kernel @while_carried(%g: !gpu.ptr<f32, global>, %n: index) attributes {reqntid = array<i32: 32, 1, 1>} {
+  // CHECK-NOT: thread.alloc_local
+  %acc = thread.alloc_local {bytes = 4 : i64, align = 4 : i64} : !gpu.ptr<f32, local>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x = thread.load %g : !gpu.ptr<f32, global> -> f32
+  // CHECK: %[[X:.*]] = thread.load %g
+  thread.store %x, %acc : f32, !gpu.ptr<f32, local>
+  // CHECK: %[[W:.*]]:2 = scf.while (%[[I:.*]] = %{{.*}}, %[[A:.*]] = %[[X]]) : (index, f32) -> (index, f32) {
+  // CHECK: scf.condition(%{{.*}}) %[[I]], %[[A]] : index, f32
+  // CHECK: } do {
+  // CHECK: ^bb0(%[[J:.*]]: index, %[[B:.*]]: f32):
+  %r = scf.while (%i = %c0) : (index) -> (index) {
+    %go = arith.cmpi slt, %i, %n : index
+    scf.condition(%go) %i : index
+  } do {
+  ^bb0(%j: index):
+    %a = thread.load %acc : !gpu.ptr<f32, local> -> f32
+    // CHECK: %[[S:.*]] = arith.addf %[[B]], %[[B]] : f32
+    %s = arith.addf %a, %a : f32
+    thread.store %s, %acc : f32, !gpu.ptr<f32, local>
+    %k = arith.addi %j, %c1 : index
+    // CHECK: scf.yield %{{.*}}, %[[S]] : index, f32
+    scf.yield %k : index
+  }
+  // CHECK: thread.store %[[W]]#1, %g
+  %y = thread.load %acc : !gpu.ptr<f32, local> -> f32
+  thread.store %y, %g : f32, !gpu.ptr<f32, global>
+  return
+}
