@@ -293,9 +293,7 @@ def emit_tma_store(
     ctx: BuildContext, atom: S.TmaAtom, src: S.Tensor, dst: S.Tensor, node: ast.Call
 ) -> None:
     """copy(tma, smem, coords) by a store atom: one TMA store per box of `smem`."""
-    if atom.type.kind != "store":
-        raise error("a TMA load completes on an mbarrier: copy(tma.with(bars[i]), coords, "
-                    "smem)", node.args[0])  # fmt: skip
+    assert atom.type.kind == "store"
     if src.space is not AddressSpace.SHARED or src.element != atom.type.element:
         raise error(f"a TMA store reads an smem tensor of {atom.type.element}, not "
                     f"{describe(src)}", node.args[1])  # fmt: skip

@@ -163,6 +163,9 @@ def b_copy(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast
     if isinstance(atom, S.TmaAtom):
         if pred_v is not None:
             raise error("a TMA copy takes no predicate: its map bounds every box", node)
+        if atom.type.kind == "load":
+            raise error("a TMA load completes on an mbarrier: copy(tma.with(bars[i]), "
+                        "coords, smem)", node.args[0])  # fmt: skip
         src = tensor_arg(args[1], node.args[1], "the TMA store's source")
         dst = tensor_arg(args[2], node.args[2], "the TMA store's destination", coords_ok=True)
         emit_tma_store(ctx, atom, src, dst, node)

@@ -26,7 +26,7 @@ KERNEL = """kernel k(A: f16[M, K] : {stride} align 16, D: f16[M, K])
   sync()
   if thread.x == 0 {{
     mbarrier_arrive_and_expect_tx(bar[0], 8192)
-    copy(tma.with(bar[0]), {src}, tAsA)
+    copy({tma}, {src}, tAsA)
   }}
   mbarrier_wait(bar[0], 0)
 }}
@@ -40,6 +40,7 @@ DEFAULTS = dict(
     cta="1",
     src="tAgA",
     shape="shape(A)",
+    tma="tma.with(bar[0])",
 )
 
 
@@ -100,6 +101,11 @@ def test_the_template_compiles() -> None:
             dict(dst="tile_to_shape(GMMA.Layout_K_SW64_Atom[f16], (64, 64))"),
             18,
             "the shared tile's swizzle Sw<2,3,3> is not the TMA atom's B128",
+        ),
+        (
+            dict(src="tAgA", tma="tma"),
+            18,
+            "a TMA load completes on an mbarrier: copy(tma.with(bars[i]), coords, smem)",
         ),
         (
             dict(src="tma.get_tma_tensor(shape(A))"),
