@@ -81,17 +81,18 @@ def _run(args: argparse.Namespace) -> int:
             bounds_check=not args.no_bounds_check, check_shared=not args.no_shared_checks,
             **_defines(args.defines))  # fmt: skip
     sig = k.signature
+    params = [p for p in sig.params if p.passed]  # (the runtime builds tensor maps itself)
     shapes = {
         n: [number(x, int, f"--shape {n}={v}") for x in v.split(",")]
         for n, v in pairs(args.shape, "--shape").items()
     }
     sets = pairs(args.set, "--set")
-    values = _run_time_values(sig.params, sets)
-    laid = layouts(list(sig.params), shapes, values)
-    _check_memory(sig.params, laid)
+    values = _run_time_values(params, sets)
+    laid = layouts(params, shapes, values)
+    _check_memory(params, laid)
     rng = np.random.default_rng(args.seed)
     call_args, buffers, views = [], {}, {}
-    for p in sig.params:
+    for p in params:
         if isinstance(p, ScalarParam):
             call_args.append(_scalar(p, sets.get(p.name)))
             continue
@@ -110,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     k(*call_args)  # the launch whose outputs the checksums show
     if device != "cpu":
         cuda.device(device).synchronize()
-    for p, a in zip(sig.params, call_args, strict=True):
+    for p, a in zip(params, call_args, strict=True):
         if isinstance(p, TensorParam):
             flat = buffers[p.name]
             if isinstance(a, DeviceArray):

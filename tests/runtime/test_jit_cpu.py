@@ -370,6 +370,19 @@ def test_cli_run_on_the_cpu(capsys: pytest.CaptureFixture[str]) -> None:
     assert sums[0] == sums[1]  # D is S transposed: the same elements
 
 
+def test_cli_run_of_a_tma_kernel_makes_no_input_for_its_map(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A tensor map is the runtime's to build: `cutec run` gives the kernel its tensors."""
+    tile = Path(__file__).parents[1] / "cpu" / "data" / "tma_tile.cute"
+    assert main(["run", str(tile), "--kernel", "tile_k_sw128", "--device", "cpu",
+                 "--shape", "A=72,40"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    lines = {line.split(":")[0]: line for line in out.splitlines()}
+    assert set(lines) == {"A", "D"}
+    assert lines["A"].split("sum ")[1] == lines["D"].split("sum ")[1]  # D is A's copy
+
+
 def test_cli_cache(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cache", "info"]) == 0
     assert "entries:   0" in capsys.readouterr().out
