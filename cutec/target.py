@@ -91,6 +91,7 @@ class AddressSpace(enum.StrEnum):
 _MEMORY = {
     AddressSpace.GLOBAL: "gmem",
     AddressSpace.SHARED: "smem",
+    AddressSpace.SHARED_CLUSTER: "dsmem",  # another CTA's shared memory (map_shared_rank)
     AddressSpace.REGISTER: "rmem",
 }
 MEMORIES: tuple[str, ...] = tuple(_MEMORY.values())

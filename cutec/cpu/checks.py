@@ -25,6 +25,13 @@
   ``cp_async_wait``). The native backend keeps one shadow entry per *unit* of
   bytes that every shared access covers whole (cutec.cpu.codegen), which
   records exactly what one entry per byte would.
+* **Another CTA's shared memory** (a ``shared::cluster`` pointer from ``thread.mapa``)
+  is bounds- and alignment-checked like any buffer and reported as the buffer "of
+  cluster rank R" (`remote_name`), but it has no shadow: its accesses are not
+  race-checked, neither against the owner's threads nor against other CTAs', and
+  a remote load of a byte never written is not reported. So a missing cluster
+  barrier between one CTA's store and another's remote load shows only as a wrong
+  result (the CTAs of a cluster interleave at barriers: cutec.cpu.cluster).
 * **Proxy fences** (`ProxyFences`): the async proxy (a wgmma's shared operands, a
   TMA store's box) sees a generic-proxy write (``st.shared``, ``cp.async``) only
   after the writing thread's ``fence.proxy.async``; per shadow entry the W word
@@ -109,6 +116,17 @@ def missing_fence_message(reader: str, byte: int, buffer: str, writer: Dim3) -> 
         "wrote through the generic proxy and did not fence (thread.fence_proxy_async) after "
         "the write"
     )
+
+
+def remote_name(buffer: str, rank: int) -> str:
+    """How reports name shared buffer `buffer` of the cluster's CTA `rank`, reached
+    through ``thread.mapa`` (a shared::cluster pointer)."""
+    return f"{buffer} of cluster rank {rank}"
+
+
+def mapa_rank_message(rank: int, ctas: int) -> str:
+    """The report of a ``thread.mapa`` to a rank outside the cluster of `ctas` CTAs."""
+    return f"mapa to rank {rank}, outside the cluster of {ctas} CTAs (ranks 0..{ctas - 1})"
 
 
 class SharedShadow:

@@ -39,6 +39,12 @@ def cluster_dim(kernel: builtin.KernelOp) -> Dim3:
     return (v[0], v[1], v[2])
 
 
+def cluster_size(kernel: builtin.KernelOp) -> int:
+    """The number of CTAs of the kernel's cluster (1 without a cluster clause)."""
+    x, y, z = cluster_dim(kernel)
+    return x * y * z
+
+
 def cluster_blocks(grid: Dim3, cluster: Dim3) -> Iterator[list[Dim3]]:
     """Each cluster's block ids, in rank order (``%cluster_ctarank``: x fastest), the
     clusters x fastest; a `ValueError` naming ``grid`` when it is not whole clusters."""

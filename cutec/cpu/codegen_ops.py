@@ -23,6 +23,7 @@ from cutec.cpu.lanes import (
     BUF_ENTRY,
     ERR_DIVIDE,
     ERR_LOAD,
+    ERR_MAPA,
     ERR_STORE,
     INFO_SHADOW,
     OFFSET_BITS,
@@ -362,6 +363,28 @@ def _same_pointer(g: _Gen, op: Operation) -> None:
     g.alias(op.results[0], 0, g.loc(op.operands[0]))
     if op.operands[0] in g.roots:
         g.roots[op.results[0]] = g.roots[op.operands[0]]
+
+
+@_on("thread.mapa")
+def _mapa(g: _Gen, op: thread.MapaOp) -> None:
+    """The same offset in buffer ``local + rank * shared + (id - pointers)``: the copy of
+    the pointer's shared buffer that CTA `rank` of the cluster owns (cutec.cpu.codegen's
+    buffer order); a rank outside the cluster fails (``ERR_MAPA``) in a live lane."""
+    i64 = vec("i64")
+    ptr, rank = g.get(op.ptr), g.get(op.rank)
+    ctas = (g.num_bufs - g.num_local_bufs) // (g.num_local_bufs - g.num_ptr)  # (codegen's)
+    bad = g.op(f"icmp uge {i64} {rank}, {splat(ctas, 'i64')}")
+    bad = g.op(f"and {vec('i1')} {bad}, {g.mask_now()}")
+    g.fail_if(bad, g.op_index(op), ERR_MAPA, [rank, rank], ctas)
+    high = g.op(f"shl {i64} {ptr}, {splat(64 - OFFSET_BITS, 'i64')}")
+    off = g.op(f"ashr {i64} {high}, {splat(64 - OFFSET_BITS, 'i64')}")
+    ids = g.op(f"lshr {i64} {g.op(f'sub {i64} {ptr}, {off}')}, {splat(OFFSET_BITS, 'i64')}")
+    shared = g.num_local_bufs - g.num_ptr
+    first = g.op(f"mul {i64} {rank}, {splat(shared, 'i64')}")
+    first = g.op(f"add {i64} {first}, {splat(g.num_local_bufs - g.num_ptr, 'i64')}")
+    remote = g.op(f"add {i64} {first}, {ids}")
+    base = g.op(f"shl {i64} {remote}, {splat(OFFSET_BITS, 'i64')}")
+    g.define(op.result, 0, g.op(f"add {i64} {base}, {off}"))
 
 
 @_on("thread.alloc_shared", "thread.dynamic_shared")

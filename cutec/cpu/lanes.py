@@ -25,6 +25,7 @@ ERR_SHARED, ERR_SRC_SIZE, ERR_HOOK = 5, 6, 7  # a shared-memory check, cp.async 
 ERR_COLLECTIVE = 8  # a warp-collective op reached with a lane not live
 ERR_ATOMIC = 9  # an atomic read-modify-write out of bounds or misaligned
 ERR_DESC = 10  # a gmma_desc of an address no descriptor holds
+ERR_MAPA = 11  # a mapa to a rank outside the cluster (err[2]: the rank, err[5]: its CTAs)
 
 # The i64 words of a warp's ``info``: block id, block dim, grid dim (3 each), the warp's
 # index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook,

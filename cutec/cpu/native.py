@@ -35,6 +35,7 @@ from cutec.cpu.lanes import (
     ERR_DIVIDE,
     ERR_HOOK,
     ERR_LOAD,
+    ERR_MAPA,
     ERR_SHARED,
     ERR_SRC_SIZE,
     INFO_EPOCH,
@@ -244,6 +245,8 @@ def run_kernel(
         if not ctas:  # one CTA per rank of the cluster, each run by that rank's CTAs
             ctas += [_Cta(kernel, nk, arrays, names, frame0, block3, grid3, barrier, rank,
                           kernel_maps) for rank in range(len(blocks))]  # fmt: skip
+            for cta in ctas:
+                cta.link(ctas)
         for cta, block_id in zip(ctas, blocks, strict=True):
             cta.begin(block_id, epoch)
         run_cluster(ctas, ctas[0].nthreads)
@@ -271,7 +274,8 @@ class _Cta:
         names.append("dynamic_shared")
         self.names = names
         self.buffers = buffers = [*arrays, *shared, dynamic]
-        self.table = table = np.zeros((len(buffers), 4), dtype=np.int64)
+        remote = prog.remote_ranks * (len(shared) + 1)  # filled by `link`
+        self.table = table = np.zeros((len(buffers) + remote, 4), dtype=np.int64)
         shadows: dict[int, checks.SharedShadow] = {}
         for k, b in enumerate(buffers):
             table[k, :2] = (b.ctypes.data if b.size else 0, b.size)
@@ -312,6 +316,21 @@ class _Cta:
         self.block_id: Dim3 = (0, 0, 0)
         self.at: list[Operation | Waiting | None] = []  # where each warp stopped
         self.todo: list[int] = []  # the warps to call on the next pass
+
+    def link(self, ctas: list[_Cta]) -> None:
+        """With thread.mapa, the shared buffers of each CTA rank of the cluster follow this
+        CTA's own in `bufs` (cutec.cpu.codegen's order), with no shadow words: another
+        CTA's shared memory is bounds-checked, not race-checked (cutec.cpu.checks)."""
+        if not self.prog.remote_ranks:
+            return
+        first = len(self.buffers) - len(self.shared) - 1  # this CTA's shared buffers
+        names = self.names[first:]  # (each rank's buffer of one alloc op has its name)
+        for rank, cta in enumerate(ctas):
+            for local, name in zip((*cta.shared, cta.dynamic), names, strict=True):
+                self.table[len(self.buffers), :2] = (local.ctypes.data if local.size else 0,
+                                                     local.size)  # fmt: skip
+                self.buffers.append(local)
+                self.names.append(checks.remote_name(name, rank))
 
     @property
     def epoch(self) -> int:
@@ -455,6 +474,8 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
         if buf < prog.num_pointer_args:  # err[2]: the lane's buffer; err[3]: its window address
             return AccessError(wgmma.not_shared_error(names[buf]), op, tid, block_id)
         return AccessError(wgmma.descriptor_error(off), op, tid, block_id)
+    if kind == ERR_MAPA:  # err[2]: the rank, err[5]: the cluster's CTAs
+        return AccessError(checks.mapa_rank_message(buf, nbytes), op, tid, block_id)
     if kind == ERR_SRC_SIZE:
         return AccessError(f"src-size {off} is outside 0..{nbytes}", op, tid, block_id)
     if kind == ERR_DIVIDE:

@@ -213,7 +213,7 @@ def run_kernel(
         for rank, block_id in enumerate(blocks):
             cta = _Cta(kernel, block_id, grid3, block3, run if trace else None, barrier, rank)
             cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
-            cta.maps = maps
+            cta.maps, cta.cluster = maps, ctas
             if webs is not None:
                 cta.wgmma = cta_state(cta, webs, nthreads)
                 cta.web_ops = {*webs.accesses, *webs.writes}
@@ -242,6 +242,8 @@ class _Cta:
         self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
+        self.remote_views: dict[Operation | None, Buffer] = {}  # `remote`'s buffers
+        self.cluster: Sequence[_Cta] = [self]  # the CTAs of its cluster, in rank order
         self.check_shared = True
         self.epoch = self.start = 1  # this barrier interval, the CTA's first
         self.shadows: dict[int, checks.SharedShadow] = {}  # id(buffer) -> its shadow
@@ -308,6 +310,22 @@ class _Cta:
             data = np.full(nbytes, 0xFF, dtype=np.uint8)
             self.shared[key] = Buffer(name, AddressSpace.SHARED, data)
         return self.shared[key]
+
+    def key_of(self, buf: Buffer) -> Operation | None:
+        """The alloc op of one of this CTA's shared buffers (None: the dynamic one)."""
+        return next(k for k, b in self.shared.items() if b is buf)
+
+    def remote(self, key: Operation | None, local: Buffer, rank: int) -> Buffer:
+        """This CTA's buffer of alloc op `key` as another CTA of the cluster sees it (the
+        same bytes, its space shared::cluster, so the race check skips it; named as
+        `checks.remote_name` says); `local` is the other CTA's, for the size and name."""
+        found = self.remote_views.get(key)
+        if found is None:
+            mine = self.shared_buffer(key, local.size, local.name)
+            name = checks.remote_name(local.name, rank)
+            found = Buffer(name, AddressSpace.SHARED_CLUSTER, mine.data)
+            self.remote_views[key] = found
+        return found
 
     def collective(self, op: thread.AtomOp) -> bool:
         """Whether `op` is a warp-collective atom (its lanes meet; `cutec.cpu.collective`)."""
@@ -592,6 +610,16 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
         if t.space is not AddressSpace.GENERIC and not p.buffer.space.aliases(t.space):
             raise self.error(op, f"the generic address points into {p.buffer.space.value} memory")
         self.env[op.result] = replace(p, space=t.space)
+
+    @_handles(thread.MapaOp)
+    def mapa(self, op: thread.MapaOp) -> None:
+        """The same byte of the same buffer in the cluster's CTA `rank` (`_Cta.remote`)."""
+        p: Pointer = self.env[op.ptr]
+        rank = self.env[op.rank]
+        if not 0 <= rank < len(self.cta.cluster):
+            raise self.error(op, checks.mapa_rank_message(rank, len(self.cta.cluster)))
+        buffer = self.cta.cluster[rank].remote(self.cta.key_of(p.buffer), p.buffer, rank)
+        self.env[op.result] = replace(p, buffer=buffer, space=AddressSpace.SHARED_CLUSTER)
 
     @_handles(thread.AllocSharedOp)
     def alloc_shared(self, op: thread.AllocSharedOp) -> None:
