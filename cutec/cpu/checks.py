@@ -25,13 +25,19 @@
   ``cp_async_wait``). The native backend keeps one shadow entry per *unit* of
   bytes that every shared access covers whole (cutec.cpu.codegen), which
   records exactly what one entry per byte would.
-* **Another CTA's shared memory** (a ``shared::cluster`` pointer from ``thread.mapa``)
-  is bounds- and alignment-checked like any buffer and reported as the buffer "of
-  cluster rank R" (`remote_name`), but it has no shadow: its accesses are not
-  race-checked, neither against the owner's threads nor against other CTAs', and
-  a remote load of a byte never written is not reported. So a missing cluster
-  barrier between one CTA's store and another's remote load shows only as a wrong
-  result (the CTAs of a cluster interleave at barriers: cutec.cpu.cluster).
+* **Another CTA's shared memory** (*remote*: a ``shared::cluster`` pointer from
+  ``thread.mapa``) is bounds- and alignment-checked like any buffer and reported as
+  the buffer "of cluster rank R" (`remote_name`). A remote access of a CTA whose
+  threads have all finished is reported (`exited_message`: the cluster_sync() that
+  must come before a CTA's end is missing). A remote store marks its bytes written
+  in the owner's shadow (`remote_stamp`: the owner's first interval, writer MANY),
+  so the owner's loads after a cluster barrier are not uninitialised, and an owner
+  access in its first interval (before any barrier) is a race with "a store by
+  another CTA". Nothing else of a remote access is race-checked: epochs are per
+  CTA, so one CTA's interval says nothing of another's, and a remote load is not
+  checked against the owner's stores, nor remote accesses against each other; a
+  missing cluster barrier there shows only as a wrong result (the CTAs of a
+  cluster interleave at barriers: cutec.cpu.cluster).
 * **Proxy fences** (`ProxyFences`): the async proxy (a wgmma's shared operands, a
   TMA store's box) sees a generic-proxy write (``st.shared``, ``cp.async``) only
   after the writing thread's ``fence.proxy.async``; per shadow entry the W word
@@ -100,6 +106,8 @@ def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, blo
         )
     if code == RACE_READER and other == MANY:
         by = "loads by other threads"
+    elif code == RACE_WRITER and other == MANY:
+        by = "a store by another CTA of the cluster (map_shared_rank)"
     else:
         by = f"{'store' if code == RACE_WRITER else 'load'} by thread {tid3(other - 1, block)}"
     return (
@@ -122,6 +130,21 @@ def remote_name(buffer: str, rank: int) -> str:
     """How reports name shared buffer `buffer` of the cluster's CTA `rank`, reached
     through ``thread.mapa`` (a shared::cluster pointer)."""
     return f"{buffer} of cluster rank {rank}"
+
+
+def remote_stamp(start: int) -> int:
+    """The W word of a byte another CTA of the cluster stored (`REMOTE`), in a CTA whose
+    first interval is `start`."""
+    return start << 32 | MANY
+
+
+def exited_message(kind: str, buffer: str) -> str:
+    """The report of a `kind` ("load" or "store") of another CTA's shared `buffer` after
+    every thread of that CTA finished."""
+    return (
+        f"{kind} of {buffer}, whose CTA has exited: a cluster_sync() before each CTA's end "
+        "keeps its shared memory for the others"
+    )
 
 
 def mapa_rank_message(rank: int, ctas: int) -> str:

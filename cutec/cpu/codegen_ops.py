@@ -26,6 +26,7 @@ from cutec.cpu.lanes import (
     ERR_MAPA,
     ERR_STORE,
     INFO_SHADOW,
+    INFO_START,
     OFFSET_BITS,
     Loc,
     Unsupported,
@@ -469,8 +470,29 @@ def _address_parts(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int,
     if sh is not None:
         assert shadow is not None
         _shadow_check(g, op, sh, ids, off, mask, nbytes, shadow)
+    remote = isinstance(t, PointerType) and t.space is AddressSpace.SHARED_CLUSTER
+    if remote and shadow == checks.STORE and root is None and g.bounds_check:
+        _mark_remote_store(g, at, off, mask, nbytes)
     addr = g.op(f"add {i64} {base}, {off}")
     return g.op(f"inttoptr {i64} {addr} to {vec('ptr')}"), ids, off
+
+
+def _mark_remote_store(g: _Gen, at: str, off: str, mask: str, nbytes: int) -> None:
+    """A store through a shared::cluster pointer marks its bytes written in the owning
+    CTA's shadow (``bufs``' fourth word of the lane's buffer; 0: none), as
+    `checks.remote_stamp` says: the CTA's first interval (every CTA of a cluster has
+    the same), writer MANY. After the bounds check: the bytes are in the buffer."""
+    i64 = vec("i64")
+    owner = _gather(g, g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 24"), "i64", mask, 8)
+    live = g.op(f"and {vec('i1')} {mask}, {g.op(f'icmp ne {i64} {owner}, zeroinitializer')}")
+    start = g.info(INFO_START)
+    stamp = g.splat_reg(g.op(f"or i64 {g.op(f'shl i64 {start}, 32')}, {checks.MANY}"), "i64")
+    first = g.op(f"ashr {i64} {off}, {splat(g.shadow_shift, 'i64')}")
+    for k in range(nbytes >> g.shadow_shift):
+        unit = g.op(f"add {i64} {first}, {splat(k, 'i64')}")
+        step = g.op(f"mul {i64} {unit}, {splat(16, 'i64')}")  # (W and R: 16 bytes a unit)
+        word = g.op(f"add {i64} {owner}, {step}")
+        _scatter(g, stamp, g.op(f"inttoptr {i64} {word} to {vec('ptr')}"), "i64", live, 8)
 
 
 def _shadow_check(g: _Gen, op: Operation, sh: str, ids: str, off: str, mask: str, nbytes: int,

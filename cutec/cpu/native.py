@@ -38,6 +38,7 @@ from cutec.cpu.lanes import (
     ERR_MAPA,
     ERR_SHARED,
     ERR_SRC_SIZE,
+    ERR_STORE,
     INFO_EPOCH,
     INFO_HOOK,
     INFO_SHADOW,
@@ -314,23 +315,47 @@ class _Cta:
         self.p_frames = [f.ctypes.data for f in frames]
         self.p_infos = [infos[w].ctypes.data for w in range(nwarps)]
         self.block_id: Dim3 = (0, 0, 0)
+        self.seen_by: list[tuple[np.ndarray, int, int]] = []  # (table, row, size): `link`
         self.at: list[Operation | Waiting | None] = []  # where each warp stopped
         self.todo: list[int] = []  # the warps to call on the next pass
 
     def link(self, ctas: list[_Cta]) -> None:
         """With thread.mapa, the shared buffers of each CTA rank of the cluster follow this
-        CTA's own in `bufs` (cutec.cpu.codegen's order), with no shadow words: another
-        CTA's shared memory is bounds-checked, not race-checked (cutec.cpu.checks)."""
+        CTA's own in `bufs` (cutec.cpu.codegen's order), with no shadow to check (another
+        CTA's shared memory is bounds-checked, not race-checked: cutec.cpu.checks) and,
+        in the unused fourth word, the owner's shadow, where a remote store marks its
+        bytes written. The owner zeroes their sizes when it exits (`_exit`)."""
         if not self.prog.remote_ranks:
             return
         first = len(self.buffers) - len(self.shared) - 1  # this CTA's shared buffers
         names = self.names[first:]  # (each rank's buffer of one alloc op has its name)
         for rank, cta in enumerate(ctas):
-            for local, name in zip((*cta.shared, cta.dynamic), names, strict=True):
-                self.table[len(self.buffers), :2] = (local.ctypes.data if local.size else 0,
-                                                     local.size)  # fmt: skip
+            for k, (local, name) in enumerate(zip((*cta.shared, cta.dynamic), names,
+                                                  strict=True)):  # fmt: skip
+                row = len(self.buffers)
+                base = local.ctypes.data if local.size else 0
+                self.table[row] = (base, local.size, 0, cta.table[first + k, 2])
+                cta.seen_by.append((self.table, row, local.size))
                 self.buffers.append(local)
                 self.names.append(checks.remote_name(name, rank))
+
+    def _exit(self) -> None:
+        """Every warp finished: the other CTAs of the cluster reach none of its shared
+        memory any more (a size of 0; `_remote_error` says why)."""
+        for table, row, _ in self.seen_by:
+            table[row, 1] = 0
+
+    def _remote_error(self, w: int) -> AccessError | None:
+        """The report of a failed load or store of an exited CTA's shared memory."""
+        kind, buf = int(self.err[4]), int(self.err[2])
+        if kind not in (ERR_LOAD, ERR_STORE) or not 0 <= buf < len(self.buffers):
+            return None
+        if self.table[buf, 1] or not self.buffers[buf].size:
+            return None
+        what = "load" if kind == ERR_LOAD else "store"
+        tid = _tid(w * LANES + int(self.err[1]), self.block3)
+        op = self.prog.ops[int(self.err[0])]
+        return AccessError(checks.exited_message(what, self.names[buf]), op, tid, self.block_id)
 
     @property
     def epoch(self) -> int:
@@ -342,6 +367,8 @@ class _Cta:
         self.block_id = block_id
         for s in (*self.shared, self.dynamic):
             s.fill(0xFF)
+        for table, row, size in self.seen_by:  # (`_exit` zeroed them)
+            table[row, 1] = size
         infos[:, 0:3] = block_id
         infos[:, INFO_START] = epoch
         infos[:, INFO_EPOCH] = epoch
@@ -389,13 +416,16 @@ class _Cta:
                 if rc == 2:
                     if err[4] == ERR_HOOK:
                         raise self.copies.error or self.warp_ops.error  # type: ignore[misc]
-                    raise _error(prog, err, w, self.block_id, self.block3, self.names,
-                                 self.buffers, self.nthreads, self.loads)  # fmt: skip
+                    raise self._remote_error(w) or _error(
+                        prog, err, w, self.block_id, self.block3, self.names, self.buffers,
+                        self.nthreads, self.loads)  # fmt: skip
                 state = int(states[w][0])
                 at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
                          else prog.barriers[state - 1])  # fmt: skip
                 moved = moved or rc != 3
             self.started = True
+            if self.seen_by and all(a is None for a in at):
+                self._exit()
             go = self._released()
             blocked = [w for w in range(self.nwarps) if isinstance(at[w], Waiting)]
             progress = bool(moved or go or mbarriers.state.events != events)

@@ -85,6 +85,7 @@ from cutec.cpu.reference_memory import (
     Dim3,
     InterpreterError,
     Pointer,
+    RemoteBuffer,
     Run,
     argument,
     decode,
@@ -243,6 +244,7 @@ class _Cta:
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
         self.remote_views: dict[Operation | None, Buffer] = {}  # `remote`'s buffers
+        self.exited = False  # every thread finished: no other CTA may reach its memory
         self.cluster: Sequence[_Cta] = [self]  # the CTAs of its cluster, in rank order
         self.check_shared = True
         self.epoch = self.start = 1  # this barrier interval, the CTA's first
@@ -296,6 +298,13 @@ class _Cta:
                 raise t.error(op, pending)
             raise t.error(op, checks.shared_message(code, kind, byte, buf.name, other, b))
 
+    def remote_store(self, buf: Buffer, first: int, n: int) -> None:
+        """Another CTA stored bytes first..first+n-1 of this CTA's `buf` (`checks.REMOTE`)."""
+        shadow = self.shadows.get(id(buf))
+        if shadow is None:
+            shadow = self.shadows[id(buf)] = checks.SharedShadow(buf.size)
+        shadow.words[first : first + n, 0] = checks.remote_stamp(self.start)
+
     def land(self, buf: Buffer, first: int, data: np.ndarray) -> None:
         """A cp.async's bytes land in shared memory."""
         buf.data[first : first + data.size] = data
@@ -317,13 +326,13 @@ class _Cta:
 
     def remote(self, key: Operation | None, local: Buffer, rank: int) -> Buffer:
         """This CTA's buffer of alloc op `key` as another CTA of the cluster sees it (the
-        same bytes, its space shared::cluster, so the race check skips it; named as
-        `checks.remote_name` says); `local` is the other CTA's, for the size and name."""
-        found = self.remote_views.get(key)
+        same bytes, its space shared::cluster; named as `checks.remote_name` says);
+        `local` is the other CTA's, for the size and name."""
+        found = self.remote_views.get(key)  # (Buffer: RemoteBuffer's base)
         if found is None:
             mine = self.shared_buffer(key, local.size, local.name)
             name = checks.remote_name(local.name, rank)
-            found = Buffer(name, AddressSpace.SHARED_CLUSTER, mine.data)
+            found = RemoteBuffer(name, AddressSpace.SHARED_CLUSTER, mine.data, mine, self)
             self.remote_views[key] = found
         return found
 
@@ -376,6 +385,7 @@ class _Cta:
                     at[i] = None  # finished
                 moved = moved or at[i] is not before or before is None
             self.started = True
+            self.exited = all(op is None for op in at)
             # A warp whose lanes all wait at one warp-collective atom runs it and goes on;
             # lanes of one warp stopped at different places are divergent. A warp with
             # a lane at an mbarrier wait waits for it.
@@ -655,6 +665,8 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
         self, op: Operation, p: Pointer, nbytes: int, kind: str, cp_async: bool = False
     ) -> None:
         buf = p.buffer
+        if isinstance(buf, RemoteBuffer) and buf.owner.exited:
+            raise self.error(op, checks.exited_message(kind, buf.name))
         if p.space is not AddressSpace.GENERIC and not buf.space.aliases(p.space):
             raise self.error(
                 op, f"{p.space.value} {kind} of {buf.name}, a {buf.space.value} buffer"
@@ -672,6 +684,8 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
         if self.cta.check_shared and buf.space is AddressSpace.SHARED:
             code = checks.ASYNC if cp_async else checks.LOAD if kind == "load" else checks.STORE
             self.cta.note_shared(self, op, buf, p.offset, nbytes, code)
+        elif self.cta.check_shared and isinstance(buf, RemoteBuffer) and kind == "store":
+            buf.owner.remote_store(buf.local, p.offset, nbytes)
         if self.cta.record is not None:
             access = Access(self.cta.block_id, self.tid, op, kind, buf.name, p.offset, nbytes)
             self.cta.record.trace.append(access)
