@@ -223,6 +223,39 @@ def test_a_remote_store_counts_as_written_for_the_owners_loads(backend: Any) -> 
     assert args["inbox_out"][64] == 0.5 and args["inbox_out"][0] == 1000.5
 
 
+# A copy of 4 elements of the next rank's tile into registers: another CTA's shared
+# memory keeps its buffer's alignment, so vectorize makes it one ld.shared::cluster.v4.
+VECTORS = """\
+kernel vectors(out: f32[256] align 16) grid 4 threads 16 cluster (2, 1, 1) {
+  s = smem f32[64]
+  for i in range(4) { s[16 * i + thread.x] = f32(16 * i + thread.x + 1000 * block.x) }
+  cluster_sync()
+  r = map_shared_rank(s, (block_rank_in_cluster() + 1) % 2)
+  mine = local_tile(r, make_shape(4), make_coord(thread.x))
+  f = make_fragment_like(mine)
+  copy(mine, f)
+  copy(f, local_tile(out, make_shape(4), make_coord(16 * block.x + thread.x)))
+  cluster_sync()
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+def test_a_copy_reads_another_ctas_tile_16_bytes_a_thread(backend: Any) -> None:
+    out = np.zeros(256, np.float32)
+    backend.run_kernel(_kernel(VECTORS, "vectors.cute"), 4, {"out": out})
+    cta = np.arange(4)[:, None]
+    assert np.array_equal(out.reshape(4, 64), 1000 * (cta ^ 1) + np.arange(64))
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
+def test_ptxas_assembles_the_vector_copy() -> None:
+    ptx = compile(Source(VECTORS, "v.cute"), Stage.PTX, Options(target="sm_90a")).text
+    assert "ld.shared::cluster.v4.f32" in ptx
+    result = assemble(ptx, "sm_90a")
+    assert result.ok, result.stderr
+
+
 @pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 @pytest.mark.parametrize("c", [2, 4])
 def test_ptxas_assembles_mapa_and_shared_cluster_accesses(c: int) -> None:
