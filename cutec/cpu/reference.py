@@ -243,7 +243,7 @@ class _Cta:
         self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
-        self.remote_views: dict[Operation | None, Buffer] = {}  # `remote`'s buffers
+        self.remote_views: dict[Operation | None, RemoteBuffer] = {}  # `remote`'s
         self.exited = False  # every thread finished: no other CTA may reach its memory
         self.cluster: Sequence[_Cta] = [self]  # the CTAs of its cluster, in rank order
         self.check_shared = True
@@ -299,7 +299,8 @@ class _Cta:
             raise t.error(op, checks.shared_message(code, kind, byte, buf.name, other, b))
 
     def remote_store(self, buf: Buffer, first: int, n: int) -> None:
-        """Another CTA stored bytes first..first+n-1 of this CTA's `buf` (`checks.REMOTE`)."""
+        """Another CTA stored bytes first..first+n-1 of this CTA's `buf`: written, as
+        `checks.remote_stamp` says."""
         shadow = self.shadows.get(id(buf))
         if shadow is None:
             shadow = self.shadows[id(buf)] = checks.SharedShadow(buf.size)
@@ -324,11 +325,11 @@ class _Cta:
         """The alloc op of one of this CTA's shared buffers (None: the dynamic one)."""
         return next(k for k, b in self.shared.items() if b is buf)
 
-    def remote(self, key: Operation | None, local: Buffer, rank: int) -> Buffer:
+    def remote(self, key: Operation | None, local: Buffer, rank: int) -> RemoteBuffer:
         """This CTA's buffer of alloc op `key` as another CTA of the cluster sees it (the
         same bytes, its space shared::cluster; named as `checks.remote_name` says);
         `local` is the other CTA's, for the size and name."""
-        found = self.remote_views.get(key)  # (Buffer: RemoteBuffer's base)
+        found = self.remote_views.get(key)
         if found is None:
             mine = self.shared_buffer(key, local.size, local.name)
             name = checks.remote_name(local.name, rank)

@@ -1,11 +1,13 @@
 """Distributed shared memory: map_shared_rank(t, rank) (cute.map_shared_rank, thread.mapa)
 on both CPU backends: the neighbour exchange in clusters of 2 and 4 CTAs (remote loads
-and remote stores, values that say which CTA wrote them); each misuse a located error;
+and remote stores, values that say which CTA wrote them; a vectorized copy); each
+misuse a located error, and cp.async, TMA, wgmma and atomics on a dsmem tensor refused;
 a remote access out of bounds, to a rank outside the cluster, and of a CTA that has
 exited (no final cluster_sync) reported, the same by both; ptxas assembles the PTX."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -145,6 +147,44 @@ def test_each_misuse_is_one_located_error(
     (d,) = info.value.diagnostics
     line, col, text = message.split(":", 2)
     assert (d.location.line, d.location.col, d.message) == (int(line), int(col), text)
+
+
+def test_an_atomic_on_another_ctas_shared_memory_is_refused() -> None:
+    text = KERNEL.replace("CLUSTER", "cluster (2, 1, 1)").replace("TENSOR", "s")
+    text = text.replace("RANK", "1").replace("out[thread.x] = r[thread.x]", "atomic_add(r, 0, 1.0)")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "atomic.cute"), Stage.PTX, Options(target="sm_90a"))
+    (d,) = info.value.diagnostics
+    message = "atomics on shared memory are not supported yet (atomic_add of a dsmem tensor)"
+    assert (d.location.line, d.location.col, d.message) == (4, 14, message)
+
+
+def test_a_wgmma_reading_another_ctas_shared_memory_is_refused() -> None:
+    """examples/wgmma_sm90.cute with A partitioned from rank 0's copy of sA: a GMMA
+    descriptor addresses the CTA's own shared memory only."""
+    text = (Path(__file__).parents[2] / "examples" / "wgmma_sm90.cute").read_text()
+    old = "tCsA = thr_mma.partition_A(sA)"
+    assert old in text
+    text = text.replace(old, "tCsA = thr_mma.partition_A(map_shared_rank(sA, 0))")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "w.cute"), Stage.PTX, Options(target="sm_90a", kernel="hgemm_nt"))
+    (d,) = info.value.diagnostics
+    message = ("SM90_64x64x16_F16F16F16_SS_NT reads A from shared memory through descriptors; "
+               "make_fragment_A needs an smem partition, not dsmem")  # fmt: skip
+    assert (d.location.line, d.location.col, d.message) == (53, 10, message)
+
+
+def test_a_tma_into_another_ctas_shared_memory_is_refused() -> None:
+    """examples/wgmma_tma_sm90.cute with A's TMA landing in rank 0's copy of sA: a TMA
+    load here lands in the CTA's own shared memory (multicast is not supported)."""
+    text = (Path(__file__).parents[2] / "examples" / "wgmma_tma_sm90.cute").read_text()
+    old = "group_modes(sA, 0, 2), group_modes(gA, 0, 2))"
+    assert old in text
+    text = text.replace(old, "group_modes(map_shared_rank(sA, 0), 0, 2), group_modes(gA, 0, 2))")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "t.cute"), Stage.PTX, Options(target="sm_90a", kernel="hgemm_nt"))
+    (d,) = info.value.diagnostics
+    assert (d.location.line, d.message) == (47, "tma_partition's shared tensor is in dsmem")
 
 
 def test_a_cp_async_into_another_ctas_shared_memory_is_refused() -> None:
