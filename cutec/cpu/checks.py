@@ -29,15 +29,17 @@
   ``thread.mapa``) is bounds- and alignment-checked like any buffer and reported as
   the buffer "of cluster rank R" (`remote_name`). A remote access of a CTA whose
   threads have all finished is reported (`exited_message`: the cluster_sync() that
-  must come before a CTA's end is missing). A remote store marks its bytes written
-  in the owner's shadow (`remote_stamp`: the owner's first interval, writer MANY),
-  so the owner's loads after a cluster barrier are not uninitialised, and an owner
-  access in its first interval (before any barrier) is a race with "a store by
-  another CTA". Nothing else of a remote access is race-checked: epochs are per
-  CTA, so one CTA's interval says nothing of another's, and a remote load is not
-  checked against the owner's stores, nor remote accesses against each other; a
-  missing cluster barrier there shows only as a wrong result (the CTAs of a
-  cluster interleave at barriers: cutec.cpu.cluster).
+  must come before a CTA's end is missing). Each CTA keeps the first interval after
+  its last cluster barrier (*since*): a remote load of a byte the owner's threads
+  stored since, or a remote store of one they stored or loaded since, is a race
+  with no cluster barrier between (`remote_conflict`; only a cluster barrier orders
+  two CTAs). A remote store marks its bytes written in the owner's shadow
+  (`remote_stamp`: interval *since*, writer MANY), so the owner's loads after a
+  cluster barrier are not uninitialised, and an owner access in that same
+  interval is a race with "a store by another CTA". Not checked: remote accesses
+  against each other (two CTAs storing to one byte, or one's remote load of
+  another's remote store), and an owner access after a CTA barrier of its own
+  but before the cluster barrier.
 * **Proxy fences** (`ProxyFences`): the async proxy (a wgmma's shared operands, a
   TMA store's box) sees a generic-proxy write (``st.shared``, ``cp.async``) only
   after the writing thread's ``fence.proxy.async``; per shadow entry the W word
@@ -104,15 +106,16 @@ def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, blo
             f"{what} of byte {byte} of {buffer}, which a cp.async of thread "
             f"{tid3(other - 1, block)} writes, before a cp.async wait lands it"
         )
+    barrier = "barrier"
     if code == RACE_READER and other == MANY:
         by = "loads by other threads"
-    elif code == RACE_WRITER and other == MANY:
-        by = "a store by another CTA of the cluster (map_shared_rank)"
+    elif code == RACE_WRITER and other == MANY:  # (`remote_stamp`)
+        by, barrier = "a store by another CTA of the cluster (map_shared_rank)", "cluster barrier"
     else:
         by = f"{'store' if code == RACE_WRITER else 'load'} by thread {tid3(other - 1, block)}"
     return (
         f"shared-memory race on byte {byte} of {buffer}: {what} by this thread, {by}, "
-        "no barrier between"
+        f"no {barrier} between"
     )
 
 
@@ -132,10 +135,37 @@ def remote_name(buffer: str, rank: int) -> str:
     return f"{buffer} of cluster rank {rank}"
 
 
-def remote_stamp(start: int) -> int:
-    """The W word of a byte another CTA of the cluster stored (`REMOTE`), in a CTA whose
-    first interval is `start`."""
-    return start << 32 | MANY
+def remote_stamp(since: int) -> int:
+    """The W word of a byte another CTA of the cluster stored, in the owner's interval
+    `since` (the first after its last cluster barrier)."""
+    return since << 32 | MANY
+
+
+def remote_conflict(w: int, r: int, kind: int, since: int) -> tuple[int, int] | None:
+    """The conflict of another CTA's access (`LOAD` or `STORE`) of a shared byte whose
+    shadow words are `w` and `r` with the owner's own accesses since its last cluster
+    barrier (intervals `since` on): (`RACE_WRITER` or `RACE_READER`, other thread + 1),
+    or None. Another CTA's earlier stores (writer MANY) are not told apart."""
+    writer = w & TID_MASK
+    if w and writer != MANY and w >> 32 >= since:
+        return RACE_WRITER, writer
+    if kind == STORE and r and r >> 32 >= since:
+        return RACE_READER, r & 0xFFFFFFFF
+    return None
+
+
+def remote_race_message(code: int, kind: int, byte: int, buffer: str, other: int,
+                        block: Dim3, owner: Dim3) -> str:  # fmt: skip
+    """The report of a `remote_conflict` with the threads of block `owner` (of shape `block`)."""
+    if code == RACE_READER and other == MANY:
+        by = f"loads by threads of block {owner}"
+    else:
+        what = "store" if code == RACE_WRITER else "load"
+        by = f"{what} by thread {tid3(other - 1, block)} of block {owner}"
+    return (
+        f"shared-memory race on byte {byte} of {buffer}: {_KIND_NAMES[kind]} by this thread, "
+        f"{by}, no cluster barrier between"
+    )
 
 
 def exited_message(kind: str, buffer: str) -> str:

@@ -80,7 +80,12 @@ class ClusterCta(Protocol):
         ...
 
     def barrier_completed(self, warps: set[int]) -> None:
-        """A named or cluster barrier that `warps` took part in completed."""
+        """A named barrier that `warps` took part in completed."""
+        ...
+
+    def cluster_completed(self, warps: set[int]) -> None:
+        """The cluster barrier, which `warps` took part in, completed (what a named
+        barrier does, and remote accesses are ordered after it: cutec.cpu.checks)."""
         ...
 
     def close_interval(self) -> None:
@@ -107,7 +112,7 @@ def cluster_barrier(ctas: Sequence[ClusterCta]) -> ClusterBarrier:
 
     def completed(warps: set[Warp]) -> None:
         for rank, cta in enumerate(ctas):
-            cta.barrier_completed({w for r, w in warps if r == rank})
+            cta.cluster_completed({w for r, w in warps if r == rank})
 
     return ClusterBarrier(live, completed)
 

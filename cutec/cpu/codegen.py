@@ -21,7 +21,7 @@
   memory, each with its shadow words (`cutec.cpu.checks`; 0 for global
   memory); with ``thread.mapa``, then the shared buffers (alloc_shared ones, then
   the dynamic one) of each CTA of the cluster, rank 0 first, with no shadow words
-  (another CTA's shared memory is bounds-checked, not race-checked). ``info``
+  but their owner's record (``codegen_ops._remote_check``). ``info``
   holds block id, block dim, grid dim (i64 x 3 each), the warp's index, the
   barrier interval, the CTA's first interval and the cp.async hook
   (`cutec.cpu.native_async`). A failed check writes (op number, lane,

@@ -213,7 +213,7 @@ def run_kernel(
         barrier = cluster_barrier(ctas)
         for rank, block_id in enumerate(blocks):
             cta = _Cta(kernel, block_id, grid3, block3, run if trace else None, barrier, rank)
-            cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
+            cta.check_shared, cta.epoch, cta.start, cta.since = check_shared, epoch, epoch, epoch
             cta.maps, cta.cluster = maps, ctas
             if webs is not None:
                 cta.wgmma = cta_state(cta, webs, nthreads)
@@ -248,6 +248,7 @@ class _Cta:
         self.cluster: Sequence[_Cta] = [self]  # the CTAs of its cluster, in rank order
         self.check_shared = True
         self.epoch = self.start = 1  # this barrier interval, the CTA's first
+        self.since = 1  # the first interval after its last cluster barrier (checks)
         self.shadows: dict[int, checks.SharedShadow] = {}  # id(buffer) -> its shadow
         self.uninit: AccessError | None = None  # the first load of an unwritten byte
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
@@ -298,13 +299,31 @@ class _Cta:
                 raise t.error(op, pending)
             raise t.error(op, checks.shared_message(code, kind, byte, buf.name, other, b))
 
-    def remote_store(self, buf: Buffer, first: int, n: int) -> None:
-        """Another CTA stored bytes first..first+n-1 of this CTA's `buf`: written, as
-        `checks.remote_stamp` says."""
+    def cluster_completed(self, warps: set[int]) -> None:
+        """The cluster barrier completed: as `barrier_completed`, and the intervals from
+        now on are after it (`checks.remote_conflict`)."""
+        self.barrier_completed(warps)
+        self.since = self.epoch
+
+    def remote_access(self, t: _Thread, op: Operation, view: RemoteBuffer, first: int, n: int,
+                      kind: int) -> None:  # fmt: skip
+        """Another CTA's thread `t` accesses bytes first..first+n-1 of this CTA's buffer
+        through `view` (`checks.remote_conflict`); a store marks them written
+        (`checks.remote_stamp`)."""
+        buf = view.local
         shadow = self.shadows.get(id(buf))
         if shadow is None:
             shadow = self.shadows[id(buf)] = checks.SharedShadow(buf.size)
-        shadow.words[first : first + n, 0] = checks.remote_stamp(self.start)
+        for k, (w, r) in enumerate(shadow.words[first : first + n].tolist()):
+            found = checks.remote_conflict(w, r, kind, self.since)
+            if found is not None:
+                code, other = found
+                message = checks.remote_race_message(
+                    code, kind, first + k, view.name, other, self.block, self.block_id
+                )
+                raise t.error(op, message)
+        if kind == checks.STORE:
+            shadow.words[first : first + n, 0] = checks.remote_stamp(self.since)
 
     def land(self, buf: Buffer, first: int, data: np.ndarray) -> None:
         """A cp.async's bytes land in shared memory."""
@@ -685,8 +704,9 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
         if self.cta.check_shared and buf.space is AddressSpace.SHARED:
             code = checks.ASYNC if cp_async else checks.LOAD if kind == "load" else checks.STORE
             self.cta.note_shared(self, op, buf, p.offset, nbytes, code)
-        elif self.cta.check_shared and isinstance(buf, RemoteBuffer) and kind == "store":
-            buf.owner.remote_store(buf.local, p.offset, nbytes)
+        elif self.cta.check_shared and isinstance(buf, RemoteBuffer):
+            code = checks.LOAD if kind == "load" else checks.STORE
+            buf.owner.remote_access(self, op, buf, p.offset, nbytes, code)
         if self.cta.record is not None:
             access = Access(self.cta.block_id, self.tid, op, kind, buf.name, p.offset, nbytes)
             self.cta.record.trace.append(access)

@@ -2,8 +2,9 @@
 on both CPU backends: the neighbour exchange in clusters of 2 and 4 CTAs (remote loads
 and remote stores, values that say which CTA wrote them; a vectorized copy); each
 misuse a located error, and cp.async, TMA, wgmma and atomics on a dsmem tensor refused;
-a remote access out of bounds, to a rank outside the cluster, and of a CTA that has
-exited (no final cluster_sync) reported, the same by both; ptxas assembles the PTX."""
+a remote access out of bounds, to a rank outside the cluster, of a CTA that has
+exited (no final cluster_sync), and racing with the owner's threads (no cluster
+barrier between) reported, the same by both; ptxas assembles the PTX."""
 
 from __future__ import annotations
 
@@ -250,6 +251,60 @@ def test_a_remote_load_of_a_cta_that_exited_is_reported() -> None:
         "exit.cute:9:34: load of shared@exit.cute:3:10 of cluster rank 1, whose CTA has "
         "exited: a cluster_sync() before each CTA's end keeps its shared memory for the "
         "others (thread.load, thread (0, 0, 0), block (0, 0, 0))"
+    )
+
+
+def _replace(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def test_a_remote_load_with_no_cluster_barrier_after_the_owners_store_is_a_race() -> None:
+    """A CTA barrier in place of the first cluster_sync orders nothing across CTAs."""
+    text = _replace(NEIGHBOURS.replace("C", "2"), "  cluster_sync()\n", "  sync()\n")
+    report = _report(_kernel(text, "race.cute"), 4, _args(256))
+    assert report == (
+        "race.cute:9:34: shared-memory race on byte 252 of shared@race.cute:3:10 of cluster "
+        "rank 1: load by this thread, store by thread (63, 0, 0) of block (1, 0, 0), no "
+        "cluster barrier between (thread.load, thread (0, 0, 0), block (0, 0, 0))"
+    )
+
+
+def test_an_owner_store_after_a_remote_store_with_no_cluster_barrier_is_a_race() -> None:
+    """Each CTA clears its inbox after the first cluster_sync, while the CTA of the
+    previous rank stores into it: rank 1, released first, stored into rank 0's."""
+    old = "  box = map_shared_rank(inbox, next)\n"
+    text = _replace(NEIGHBOURS.replace("C", "2"), old, "  inbox[thread.x] = 0.0\n" + old)
+    report = _report(_kernel(text, "race.cute"), 4, _args(256))
+    assert report == (
+        "race.cute:10:3: shared-memory race on byte 0 of shared@race.cute:4:11: store by this "
+        "thread, a store by another CTA of the cluster (map_shared_rank), no cluster barrier "
+        "between (thread.store, thread (0, 0, 0), block (0, 0, 0))"
+    )
+
+
+WAR = """\
+kernel war(out: f32[M]) grid 4 threads 64 cluster (2, 1, 1) {
+  inbox = smem f32[64]
+  inbox[thread.x] = 0.0
+  cluster_sync()
+  out[64 * block.x + thread.x] = inbox[thread.x]
+  sync()
+  box = map_shared_rank(inbox, (block_rank_in_cluster() + 1) % 2)
+  box[thread.x] = 1.0
+  cluster_sync()
+}
+"""
+
+
+def test_a_remote_store_into_what_the_owner_read_is_a_race() -> None:
+    """Each CTA reads its inbox, then (after a CTA barrier only) stores into the next
+    rank's: rank 0 stores into what rank 1 read, with no cluster barrier between."""
+    report = _report(_kernel(WAR, "war.cute"), 4, {"out": np.zeros(256, np.float32), "M": 256})
+    assert report == (
+        "war.cute:8:3: shared-memory race on byte 0 of shared@war.cute:2:11 of cluster rank "
+        "1: store by this thread, load by thread (0, 0, 0) of block (1, 0, 0), no cluster "
+        "barrier between (thread.store, thread (0, 0, 0), block (0, 0, 0))"
     )
 
 
