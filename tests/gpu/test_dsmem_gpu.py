@@ -1,6 +1,7 @@
 """On a GPU, map_shared_rank gives the CPU's answers (tests/cpu/test_dsmem.py): each CTA
 of a cluster of 2 or 4 reads the next rank's tile through mapa and ld.shared::cluster
-and stores into its inbox with st.shared::cluster; the values say which CTA wrote them."""
+and stores into its inbox with st.shared::cluster, and copies the other CTA's tile 16
+bytes a thread (ld.shared::cluster.v4); the values say which CTA wrote them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import cutec.runtime as rt
 from cutec.cpu import reference
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
-from tests.cpu.test_dsmem import _args, neighbours_text
+from tests.cpu.test_dsmem import VECTORS, _args, neighbours_text
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -33,3 +34,13 @@ def test_neighbours_exchange_tiles_through_map_shared_rank(c: int) -> None:
     torch.cuda.synchronize()
     assert np.array_equal(got.cpu().numpy(), want["got"])
     assert np.array_equal(inbox.cpu().numpy(), want["inbox_out"])
+
+
+def test_a_copy_reads_another_ctas_tile_16_bytes_a_thread() -> None:
+    module = compile(Source(VECTORS, "v.cute"), Stage.THREAD, Options(target="sm_90a")).module
+    want = np.zeros(256, np.float32)
+    reference.run_kernel(next(iter(module.walk_type(KernelOp))), 4, {"out": want})
+    out = torch.zeros(256, device="cuda")
+    rt.jit(VECTORS, arch="sm_90a")(out)
+    torch.cuda.synchronize()
+    assert np.array_equal(out.cpu().numpy(), want)
