@@ -42,8 +42,9 @@ class Feature(enum.Enum):
 class AddressSpace(enum.StrEnum):
     """Where memory lives; the value is PTX's state-space spelling (``ld.<value>``).
 
-    The cute dialect's tensor types spell the three a kernel names as
-    ``gmem``/``smem``/``rmem`` (`memory`); pointer types and PTX use the value.
+    The cute dialect's tensor types spell the four a kernel names as
+    ``gmem``/``smem``/``dsmem``/``rmem`` (`memory`; ``dsmem``: another CTA's shared
+    memory, map_shared_rank's); pointer types and PTX use the value.
     """
 
     GLOBAL = "global"
@@ -69,7 +70,7 @@ class AddressSpace(enum.StrEnum):
 
     @property
     def memory(self) -> str:
-        """The tensor-type spelling: ``gmem``, ``smem`` or ``rmem``."""
+        """The tensor-type spelling: ``gmem``, ``smem``, ``dsmem`` or ``rmem``."""
         if self not in _MEMORY:
             raise ValueError(f"{self.value} memory has no tensor-type spelling")
         return _MEMORY[self]
@@ -91,6 +92,7 @@ class AddressSpace(enum.StrEnum):
 _MEMORY = {
     AddressSpace.GLOBAL: "gmem",
     AddressSpace.SHARED: "smem",
+    AddressSpace.SHARED_CLUSTER: "dsmem",  # another CTA's shared memory (map_shared_rank)
     AddressSpace.REGISTER: "rmem",
 }
 MEMORIES: tuple[str, ...] = tuple(_MEMORY.values())

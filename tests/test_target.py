@@ -73,10 +73,11 @@ def test_unknown_target_lists_the_known_ones() -> None:
 def test_address_space_spellings() -> None:
     assert [s.memory for s in (AddressSpace.GLOBAL, AddressSpace.SHARED)] == ["gmem", "smem"]
     assert AddressSpace.from_memory("rmem") is AddressSpace.REGISTER
+    assert AddressSpace.from_memory("dsmem") is AddressSpace.SHARED_CLUSTER
     assert AddressSpace.SHARED == "shared" and f"ld.{AddressSpace.GLOBAL}" == "ld.global"
     assert AddressSpace.SHARED.aliases(AddressSpace.SHARED_CLUSTER)
     assert not AddressSpace.SHARED.aliases(AddressSpace.GLOBAL)
-    with pytest.raises(ValueError, match="unknown memory 'tmem'; known: gmem, smem, rmem"):
+    with pytest.raises(ValueError, match="unknown memory 'tmem'; known: gmem, smem, dsmem, rmem"):
         AddressSpace.from_memory("tmem")
     with pytest.raises(ValueError, match="local memory has no tensor-type spelling"):
         _ = AddressSpace.LOCAL.memory

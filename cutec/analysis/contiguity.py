@@ -177,6 +177,8 @@ def _root_alignment(address: TensorAddress) -> int | None:
         return None
     if isinstance(root, OpResult) and isinstance(root.op, MakeTensorOp):
         return root.op.alignment
-    if isinstance(t, TensorType) and t.space is AddressSpace.SHARED:
+    # (a dsmem root, map_shared_rank's, is a shared root's buffer in another CTA, whose
+    # shared memory is laid out the same: the same alignment)
+    if isinstance(t, TensorType) and t.space in (AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER):
         return SHARED_ALIGN_BYTES
     return max(1, dtype_of(t.element).bits // 8) if isinstance(t, TensorType) else None

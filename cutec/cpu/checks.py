@@ -25,6 +25,21 @@
   ``cp_async_wait``). The native backend keeps one shadow entry per *unit* of
   bytes that every shared access covers whole (cutec.cpu.codegen), which
   records exactly what one entry per byte would.
+* **Another CTA's shared memory** (*remote*: a ``shared::cluster`` pointer from
+  ``thread.mapa``) is bounds- and alignment-checked like any buffer and reported as
+  the buffer "of cluster rank R" (`remote_name`). A remote access of a CTA whose
+  threads have all finished is reported (`exited_message`: the cluster_sync() that
+  must come before a CTA's end is missing). Each CTA keeps the first interval after
+  its last cluster barrier (*since*): a remote load of a byte the owner's threads
+  stored since, or a remote store of one they stored or loaded since, is a race
+  with no cluster barrier between (`remote_conflict`; only a cluster barrier orders
+  two CTAs). A remote store marks its bytes written in the owner's shadow
+  (`remote_stamp`: interval *since*, writer MANY), so the owner's loads after a
+  cluster barrier are not uninitialised, and an owner access in that same
+  interval is a race with "a store by another CTA". Not checked: remote accesses
+  against each other (two CTAs storing to one byte, or one's remote load of
+  another's remote store), and an owner access after a CTA barrier of its own
+  but before the cluster barrier.
 * **Proxy fences** (`ProxyFences`): the async proxy (a wgmma's shared operands, a
   TMA store's box) sees a generic-proxy write (``st.shared``, ``cp.async``) only
   after the writing thread's ``fence.proxy.async``; per shadow entry the W word
@@ -91,13 +106,16 @@ def shared_message(code: int, kind: int, byte: int, buffer: str, other: int, blo
             f"{what} of byte {byte} of {buffer}, which a cp.async of thread "
             f"{tid3(other - 1, block)} writes, before a cp.async wait lands it"
         )
+    barrier = "barrier"
     if code == RACE_READER and other == MANY:
         by = "loads by other threads"
+    elif code == RACE_WRITER and other == MANY:  # (`remote_stamp`)
+        by, barrier = "a store by another CTA of the cluster (map_shared_rank)", "cluster barrier"
     else:
         by = f"{'store' if code == RACE_WRITER else 'load'} by thread {tid3(other - 1, block)}"
     return (
         f"shared-memory race on byte {byte} of {buffer}: {what} by this thread, {by}, "
-        "no barrier between"
+        f"no {barrier} between"
     )
 
 
@@ -109,6 +127,59 @@ def missing_fence_message(reader: str, byte: int, buffer: str, writer: Dim3) -> 
         "wrote through the generic proxy and did not fence (thread.fence_proxy_async) after "
         "the write"
     )
+
+
+def remote_name(buffer: str, rank: int) -> str:
+    """How reports name shared buffer `buffer` of the cluster's CTA `rank`, reached
+    through ``thread.mapa`` (a shared::cluster pointer)."""
+    return f"{buffer} of cluster rank {rank}"
+
+
+def remote_stamp(since: int) -> int:
+    """The W word of a byte another CTA of the cluster stored, in the owner's interval
+    `since` (the first after its last cluster barrier)."""
+    return since << 32 | MANY
+
+
+def remote_conflict(w: int, r: int, kind: int, since: int) -> tuple[int, int] | None:
+    """The conflict of another CTA's access (`LOAD` or `STORE`) of a shared byte whose
+    shadow words are `w` and `r` with the owner's own accesses since its last cluster
+    barrier (intervals `since` on): (`RACE_WRITER` or `RACE_READER`, other thread + 1),
+    or None. Another CTA's earlier stores (writer MANY) are not told apart."""
+    writer = w & TID_MASK
+    if w and writer != MANY and w >> 32 >= since:
+        return RACE_WRITER, writer
+    if kind == STORE and r and r >> 32 >= since:
+        return RACE_READER, r & 0xFFFFFFFF
+    return None
+
+
+def remote_race_message(code: int, kind: int, byte: int, buffer: str, other: int,
+                        block: Dim3, owner: Dim3) -> str:  # fmt: skip
+    """The report of a `remote_conflict` with the threads of block `owner` (of shape `block`)."""
+    if code == RACE_READER and other == MANY:
+        by = f"loads by threads of block {owner}"
+    else:
+        what = "store" if code == RACE_WRITER else "load"
+        by = f"{what} by thread {tid3(other - 1, block)} of block {owner}"
+    return (
+        f"shared-memory race on byte {byte} of {buffer}: {_KIND_NAMES[kind]} by this thread, "
+        f"{by}, no cluster barrier between"
+    )
+
+
+def exited_message(kind: str, buffer: str) -> str:
+    """The report of a `kind` ("load" or "store") of another CTA's shared `buffer` after
+    every thread of that CTA finished."""
+    return (
+        f"{kind} of {buffer}, whose CTA has exited: a cluster_sync() before each CTA's end "
+        "keeps its shared memory for the others"
+    )
+
+
+def mapa_rank_message(rank: int, ctas: int) -> str:
+    """The report of a ``thread.mapa`` to a rank outside the cluster of `ctas` CTAs."""
+    return f"mapa to rank {rank}, outside the cluster of {ctas} CTAs (ranks 0..{ctas - 1})"
 
 
 class SharedShadow:

@@ -39,6 +39,12 @@ def cluster_dim(kernel: builtin.KernelOp) -> Dim3:
     return (v[0], v[1], v[2])
 
 
+def cluster_size(kernel: builtin.KernelOp) -> int:
+    """The number of CTAs of the kernel's cluster (1 without a cluster clause)."""
+    x, y, z = cluster_dim(kernel)
+    return x * y * z
+
+
 def cluster_blocks(grid: Dim3, cluster: Dim3) -> Iterator[list[Dim3]]:
     """Each cluster's block ids, in rank order (``%cluster_ctarank``: x fastest), the
     clusters x fastest; a `ValueError` naming ``grid`` when it is not whole clusters."""
@@ -74,7 +80,12 @@ class ClusterCta(Protocol):
         ...
 
     def barrier_completed(self, warps: set[int]) -> None:
-        """A named or cluster barrier that `warps` took part in completed."""
+        """A named barrier that `warps` took part in completed."""
+        ...
+
+    def cluster_completed(self, warps: set[int]) -> None:
+        """The cluster barrier, which `warps` took part in, completed (what a named
+        barrier does, and remote accesses are ordered after it: cutec.cpu.checks)."""
         ...
 
     def close_interval(self) -> None:
@@ -101,7 +112,7 @@ def cluster_barrier(ctas: Sequence[ClusterCta]) -> ClusterBarrier:
 
     def completed(warps: set[Warp]) -> None:
         for rank, cta in enumerate(ctas):
-            cta.barrier_completed({w for r, w in warps if r == rank})
+            cta.cluster_completed({w for r, w in warps if r == rank})
 
     return ClusterBarrier(live, completed)
 

@@ -19,9 +19,12 @@
 * **Buffers.** ``bufs`` holds (base address, size) per buffer: the pointer
   arguments, then one per `thread.alloc_shared`, then the dynamic shared
   memory, each with its shadow words (`cutec.cpu.checks`; 0 for global
-  memory). ``info`` holds block id, block dim, grid dim (i64 x 3 each), the
-  warp's index, the barrier interval, the CTA's first interval and the cp.async
-  hook (`cutec.cpu.native_async`). A failed check writes (op number, lane,
+  memory); with ``thread.mapa``, then the shared buffers (alloc_shared ones, then
+  the dynamic one) of each CTA of the cluster, rank 0 first, with no shadow words
+  but their owner's record (``codegen_ops._remote_check``). ``info``
+  holds block id, block dim, grid dim (i64 x 3 each), the warp's index, the
+  barrier interval, the CTA's first interval and the cp.async hook
+  (`cutec.cpu.native_async`). A failed check writes (op number, lane,
   buffer, offset, kind, bytes, shadow code, other thread) to ``err`` and
   returns 2; finishing returns 0.
 * **Checks.** With ``bounds_check`` every access is checked for bounds and
@@ -40,6 +43,7 @@ from cutec.atoms.emulate import copy_tables
 from cutec.atoms.family import Family
 from cutec.atoms.mma_record import MmaAtom
 from cutec.cpu import wgmma
+from cutec.cpu.cluster import cluster_size
 from cutec.cpu.codegen_async import ASYNC_HANDLERS
 from cutec.cpu.codegen_atomic import ATOMIC_HANDLERS
 from cutec.cpu.codegen_collective import collective_atom, elect_one, is_collective, scratch_rows
@@ -83,6 +87,7 @@ class WarpProgram:
     shadow_unit: int  # bytes per shadow entry: every shared access covers whole entries
     # per accumulator web, its (slot, LLVM type) components (codegen_wgmma); None: no wgmma
     web_slots: list[list[tuple[int, str]]] | None = None
+    remote_ranks: int = 0  # with thread.mapa, the cluster's CTAs (whose buffers follow)
 
 
 @dataclass
@@ -127,6 +132,11 @@ class _Gen:
             self.shared.append((op, op.bytes.value))
         self.dynamic_id = self.num_ptr + len(self.shared)
         self.num_bufs = self.dynamic_id + 1
+        # With thread.mapa, the shared buffers of each CTA of the cluster, rank by rank,
+        # follow (`remote_buffer_ids`): a shared::cluster pointer names one of them.
+        self.num_local_bufs = self.num_bufs
+        if any(True for _ in kernel.walk_type(thread.MapaOp)):
+            self.num_bufs += cluster_size(kernel) * (self.num_bufs - self.num_ptr)
         # Lazy stores: a result's slot is written only if a use is still to be generated
         # when control leaves the straight-line code (a temporary used only nearby
         # stays in a register). slot -> (type, register); slot -> the values it holds.
@@ -343,10 +353,12 @@ class _Gen:
         ]
         weights = '!0 = !{!"branch_weights", i32 1, i32 1000}'  # checks rarely fail
         text = "\n".join([*sorted(self.decls), *head, *self.st.lines, "}", weights, ""])
+        local = self.num_local_bufs - self.num_ptr
+        remote = (self.num_bufs - self.num_local_bufs) // local
         return WarpProgram(text, self.frame, self.ops, self.barriers, param_slots, self.shared,
                            self.num_ptr, self.uses_dynamic, self.uses_async, self.uses_warp_hook,
-                           self.check_shared, 1 << self.shadow_shift,
-                           self.web_slots)  # fmt: skip
+                           self.check_shared, 1 << self.shadow_shift, self.web_slots,
+                           remote)  # fmt: skip
 
     def linear_tid(self) -> str:
         w = self.op(f"mul i64 {self.info(9)}, {LANES}")

@@ -23,6 +23,8 @@ from cutec.cpu.lanes import (
     BUF_ENTRY,
     ERR_DIVIDE,
     ERR_LOAD,
+    ERR_MAPA,
+    ERR_REMOTE,
     ERR_STORE,
     INFO_SHADOW,
     OFFSET_BITS,
@@ -364,6 +366,28 @@ def _same_pointer(g: _Gen, op: Operation) -> None:
         g.roots[op.results[0]] = g.roots[op.operands[0]]
 
 
+@_on("thread.mapa")
+def _mapa(g: _Gen, op: thread.MapaOp) -> None:
+    """The same offset in buffer ``local + rank * shared + (id - pointers)``: the copy of
+    the pointer's shared buffer that CTA `rank` of the cluster owns (cutec.cpu.codegen's
+    buffer order); a rank outside the cluster fails (``ERR_MAPA``) in a live lane."""
+    i64 = vec("i64")
+    ptr, rank = g.get(op.ptr), g.get(op.rank)
+    ctas = (g.num_bufs - g.num_local_bufs) // (g.num_local_bufs - g.num_ptr)  # (codegen's)
+    bad = g.op(f"icmp uge {i64} {rank}, {splat(ctas, 'i64')}")
+    bad = g.op(f"and {vec('i1')} {bad}, {g.mask_now()}")
+    g.fail_if(bad, g.op_index(op), ERR_MAPA, [rank, rank], ctas)
+    high = g.op(f"shl {i64} {ptr}, {splat(64 - OFFSET_BITS, 'i64')}")
+    off = g.op(f"ashr {i64} {high}, {splat(64 - OFFSET_BITS, 'i64')}")
+    ids = g.op(f"lshr {i64} {g.op(f'sub {i64} {ptr}, {off}')}, {splat(OFFSET_BITS, 'i64')}")
+    shared = g.num_local_bufs - g.num_ptr
+    first = g.op(f"mul {i64} {rank}, {splat(shared, 'i64')}")
+    first = g.op(f"add {i64} {first}, {splat(g.num_local_bufs - g.num_ptr, 'i64')}")
+    remote = g.op(f"add {i64} {first}, {ids}")
+    base = g.op(f"shl {i64} {remote}, {splat(OFFSET_BITS, 'i64')}")
+    g.define(op.result, 0, g.op(f"add {i64} {base}, {off}"))
+
+
 @_on("thread.alloc_shared", "thread.dynamic_shared")
 def _shared(g: _Gen, op: Operation) -> None:
     buf = g.shared_ids[op] if op.name == "thread.alloc_shared" else g.dynamic_id
@@ -446,8 +470,53 @@ def _address_parts(g: _Gen, op: Operation, ptr_v: Value, mask: str, nbytes: int,
     if sh is not None:
         assert shadow is not None
         _shadow_check(g, op, sh, ids, off, mask, nbytes, shadow)
+    remote = isinstance(t, PointerType) and t.space is AddressSpace.SHARED_CLUSTER
+    if remote and shadow in (checks.LOAD, checks.STORE) and root is None and g.bounds_check:
+        _remote_check(g, op, at, ids, off, mask, nbytes, shadow)
     addr = g.op(f"add {i64} {base}, {off}")
     return g.op(f"inttoptr {i64} {addr} to {vec('ptr')}"), ids, off
+
+
+def _remote_check(g: _Gen, op: Operation, at: str, ids: str, off: str, mask: str, nbytes: int,
+                  kind: int) -> None:  # fmt: skip
+    """Check a shared::cluster access against the owner's accesses since its last cluster
+    barrier (`checks.remote_conflict`; on a conflict err gets (op, lane, buffer, byte,
+    ERR_REMOTE, kind) and the warp returns 2), then a store marks its bytes written
+    (`checks.remote_stamp`). ``bufs``' fourth word of another CTA's buffer is its
+    record (0: none): the owner's shadow and its first interval since the barrier.
+    After the bounds check: the bytes are in the buffer."""
+    i64, i1 = vec("i64"), vec("i1")
+    rec = _gather(g, g.op(f"getelementptr i8, {vec('ptr')} {at}, i64 24"), "i64", mask, 8)
+    live = g.op(f"and {i1} {mask}, {g.op(f'icmp ne {i64} {rec}, zeroinitializer')}")
+    at_rec = g.op(f"inttoptr {i64} {rec} to {vec('ptr')}")
+    shadow = _gather(g, at_rec, "i64", live, 8)
+    since = _gather(g, g.op(f"getelementptr i8, {vec('ptr')} {at_rec}, i64 8"), "i64", live, 8)
+    first = g.op(f"ashr {i64} {off}, {splat(g.shadow_shift, 'i64')}")
+    c32, many = splat(32, "i64"), splat(checks.MANY, "i64")
+    words: list[str] = []
+    for k in range(nbytes >> g.shadow_shift):
+        unit = g.op(f"add {i64} {first}, {splat(k, 'i64')}")
+        step = g.op(f"mul {i64} {unit}, {splat(16, 'i64')}")  # (W and R: 16 bytes a unit)
+        at_w = g.op(f"inttoptr {i64} {g.op(f'add {i64} {shadow}, {step}')} to {vec('ptr')}")
+        words.append(at_w)
+        w = _gather(g, at_w, "i64", live, 8)
+        writer = g.op(f"and {i64} {w}, {splat(checks.TID_MASK, 'i64')}")
+        bad = g.op(f"icmp ne {i64} {w}, zeroinitializer")
+        w_epoch = g.op(f"lshr {i64} {w}, {c32}")
+        for cond in (f"icmp ne {i64} {writer}, {many}", f"icmp uge {i64} {w_epoch}, {since}"):
+            bad = g.op(f"and {i1} {bad}, {g.op(cond)}")
+        if kind == checks.STORE:
+            at_r = g.op(f"getelementptr i8, {vec('ptr')} {at_w}, i64 8")
+            r = _gather(g, at_r, "i64", live, 8)
+            r_since = g.op(f"icmp uge {i64} {g.op(f'lshr {i64} {r}, {c32}')}, {since}")
+            read = g.op(f"and {i1} {g.op(f'icmp ne {i64} {r}, zeroinitializer')}, {r_since}")
+            bad = g.op(f"or {i1} {bad}, {read}")
+        byte = g.op(f"shl {i64} {unit}, {splat(g.shadow_shift, 'i64')}")
+        g.fail_if(g.op(f"and {i1} {bad}, {live}"), g.op_index(op), ERR_REMOTE, [ids, byte], kind)
+    if kind == checks.STORE:
+        stamp = g.op(f"or {i64} {g.op(f'shl {i64} {since}, {c32}')}, {many}")
+        for at_w in words:
+            _scatter(g, stamp, at_w, "i64", live, 8)
 
 
 def _shadow_check(g: _Gen, op: Operation, sh: str, ids: str, off: str, mask: str, nbytes: int,

@@ -25,12 +25,16 @@ ERR_SHARED, ERR_SRC_SIZE, ERR_HOOK = 5, 6, 7  # a shared-memory check, cp.async 
 ERR_COLLECTIVE = 8  # a warp-collective op reached with a lane not live
 ERR_ATOMIC = 9  # an atomic read-modify-write out of bounds or misaligned
 ERR_DESC = 10  # a gmma_desc of an address no descriptor holds
+ERR_MAPA = 11  # a mapa to a rank outside the cluster (err[2]: the rank, err[5]: its CTAs)
+ERR_REMOTE = 12  # another CTA's shared byte raced (err[5]: the access's checks kind)
 
 # The i64 words of a warp's ``info``: block id, block dim, grid dim (3 each), the warp's
 # index, the barrier interval and the CTA's first (cutec.cpu.checks), the cp.async hook,
 # the shadow check, the warp-op hook (mma.sync, cutec.cpu.native_collective).
 INFO_EPOCH, INFO_START, INFO_HOOK, INFO_SHADOW, INFO_WARP_HOOK = 10, 11, 12, 13, 14
-BUF_ENTRY = 32  # bytes per buffer in ``bufs``: base, size, shadow (0: none), unused
+# bytes per buffer in ``bufs``: base, size, shadow (0: none), and for another CTA's
+# buffer its remote-check record (cutec.cpu.codegen_ops._remote_check; 0: none)
+BUF_ENTRY = 32
 
 
 @dataclass

@@ -35,8 +35,11 @@ from cutec.cpu.lanes import (
     ERR_DIVIDE,
     ERR_HOOK,
     ERR_LOAD,
+    ERR_MAPA,
+    ERR_REMOTE,
     ERR_SHARED,
     ERR_SRC_SIZE,
+    ERR_STORE,
     INFO_EPOCH,
     INFO_HOOK,
     INFO_SHADOW,
@@ -244,6 +247,8 @@ def run_kernel(
         if not ctas:  # one CTA per rank of the cluster, each run by that rank's CTAs
             ctas += [_Cta(kernel, nk, arrays, names, frame0, block3, grid3, barrier, rank,
                           kernel_maps) for rank in range(len(blocks))]  # fmt: skip
+            for cta in ctas:
+                cta.link(ctas)
         for cta, block_id in zip(ctas, blocks, strict=True):
             cta.begin(block_id, epoch)
         run_cluster(ctas, ctas[0].nthreads)
@@ -271,7 +276,8 @@ class _Cta:
         names.append("dynamic_shared")
         self.names = names
         self.buffers = buffers = [*arrays, *shared, dynamic]
-        self.table = table = np.zeros((len(buffers), 4), dtype=np.int64)
+        remote = prog.remote_ranks * (len(shared) + 1)  # filled by `link`
+        self.table = table = np.zeros((len(buffers) + remote, 4), dtype=np.int64)
         shadows: dict[int, checks.SharedShadow] = {}
         for k, b in enumerate(buffers):
             table[k, :2] = (b.ctypes.data if b.size else 0, b.size)
@@ -279,6 +285,13 @@ class _Cta:
                 shadows[k] = checks.SharedShadow(b.size, prog.shadow_unit)
                 table[k, 2] = shadows[k].words.ctypes.data if b.size else 0
         self.copies = copies = AsyncCopies(buffers, shadows)
+        self.shadows = shadows
+        # With thread.mapa, per shared buffer the record other CTAs check their accesses
+        # with (codegen_ops._remote_check): its shadow and the CTA's interval `since`.
+        self.records = [np.zeros(2, np.int64) for _ in (*shared, dynamic)
+                        if prog.remote_ranks]  # fmt: skip
+        for k, record in enumerate(self.records):
+            record[0] = table[len(arrays) + k, 2]
 
         self.frames = frames = [_aligned_zeros(prog.frame_bytes) for _ in range(nwarps)]
         self.states = [f[:4].view(np.int32) for f in frames]  # each warp's resume state
@@ -310,8 +323,63 @@ class _Cta:
         self.p_frames = [f.ctypes.data for f in frames]
         self.p_infos = [infos[w].ctypes.data for w in range(nwarps)]
         self.block_id: Dim3 = (0, 0, 0)
+        self.seen_by: list[tuple[np.ndarray, int, int]] = []  # (table, row, size): `link`
+        self.owners: list[tuple[_Cta, int]] = []  # per row past its own: (CTA, its row)
         self.at: list[Operation | Waiting | None] = []  # where each warp stopped
         self.todo: list[int] = []  # the warps to call on the next pass
+
+    def link(self, ctas: list[_Cta]) -> None:
+        """With thread.mapa, the shared buffers of each CTA rank of the cluster follow this
+        CTA's own in `bufs` (cutec.cpu.codegen's order), with no shadow to check but, in
+        the fourth word, the owner's record of that buffer (its shadow and the interval
+        since its last cluster barrier), which remote accesses are checked against
+        (codegen_ops._remote_check). The owner zeroes their sizes when it exits (`_exit`)."""
+        if not self.prog.remote_ranks:
+            return
+        first = len(self.buffers) - len(self.shared) - 1  # this CTA's shared buffers
+        names = self.names[first:]  # (each rank's buffer of one alloc op has its name)
+        for rank, cta in enumerate(ctas):
+            for k, (local, name) in enumerate(zip((*cta.shared, cta.dynamic), names,
+                                                  strict=True)):  # fmt: skip
+                row = len(self.buffers)
+                base = local.ctypes.data if local.size else 0
+                record = cta.records[k]
+                self.table[row] = (base, local.size, 0, record.ctypes.data if record[0] else 0)
+                cta.seen_by.append((self.table, row, local.size))
+                self.owners.append((cta, first + k))
+                self.buffers.append(local)
+                self.names.append(checks.remote_name(name, rank))
+
+    def _exit(self) -> None:
+        """Every warp finished: the other CTAs of the cluster reach none of its shared
+        memory any more (a size of 0; `_remote_error` says why)."""
+        for table, row, _ in self.seen_by:
+            table[row, 1] = 0
+
+    def _remote_error(self, w: int) -> AccessError | None:
+        """The report of a failed load or store of an exited CTA's shared memory, or of
+        a race with its threads (``ERR_REMOTE``: `checks.remote_conflict`)."""
+        kind, buf = int(self.err[4]), int(self.err[2])
+        tid = _tid(w * LANES + int(self.err[1]), self.block3)
+        op = self.prog.ops[int(self.err[0])]
+        if kind == ERR_REMOTE:
+            owner, row = self.owners[buf - (len(self.buffers) - len(self.owners))]
+            byte, access = int(self.err[3]), int(self.err[5])
+            shadow = owner.shadows[row]
+            w_word, r_word = (int(x) for x in shadow.words[byte // shadow.unit])
+            since = int(owner.records[0][1])  # (each record of a CTA holds its `since`)
+            found = checks.remote_conflict(w_word, r_word, access, since)
+            assert found is not None, "the warp code and checks.remote_conflict disagree"
+            message = checks.remote_race_message(
+                found[0], access, byte, self.names[buf], found[1], owner.block3, owner.block_id
+            )
+            return AccessError(message, op, tid, self.block_id)
+        if kind not in (ERR_LOAD, ERR_STORE) or not 0 <= buf < len(self.buffers):
+            return None
+        if self.table[buf, 1] or not self.buffers[buf].size:
+            return None
+        what = "load" if kind == ERR_LOAD else "store"
+        return AccessError(checks.exited_message(what, self.names[buf]), op, tid, self.block_id)
 
     @property
     def epoch(self) -> int:
@@ -323,6 +391,10 @@ class _Cta:
         self.block_id = block_id
         for s in (*self.shared, self.dynamic):
             s.fill(0xFF)
+        for table, row, size in self.seen_by:  # (`_exit` zeroed them)
+            table[row, 1] = size
+        for record in self.records:
+            record[1] = epoch
         infos[:, 0:3] = block_id
         infos[:, INFO_START] = epoch
         infos[:, INFO_EPOCH] = epoch
@@ -344,6 +416,13 @@ class _Cta:
         of the race check, and the fenced mbarrier inits of its warps are published."""
         self.infos[:, INFO_EPOCH] += 1
         self.mbarriers.state.barrier(warps)
+
+    def cluster_completed(self, warps: set[int]) -> None:
+        """The cluster barrier completed: as `barrier_completed`, and the intervals from
+        now on are after it (`checks.remote_conflict`)."""
+        self.barrier_completed(warps)
+        for record in self.records:
+            record[1] = self.epoch
 
     def live_warps(self) -> set[int]:
         if not self.started:
@@ -370,13 +449,16 @@ class _Cta:
                 if rc == 2:
                     if err[4] == ERR_HOOK:
                         raise self.copies.error or self.warp_ops.error  # type: ignore[misc]
-                    raise _error(prog, err, w, self.block_id, self.block3, self.names,
-                                 self.buffers, self.nthreads, self.loads)  # fmt: skip
+                    raise self._remote_error(w) or _error(
+                        prog, err, w, self.block_id, self.block3, self.names, self.buffers,
+                        self.nthreads, self.loads)  # fmt: skip
                 state = int(states[w][0])
                 at[w] = (None if rc == 0 else mbarriers.waiting[w] if rc == 3
                          else prog.barriers[state - 1])  # fmt: skip
                 moved = moved or rc != 3
             self.started = True
+            if self.seen_by and all(a is None for a in at):
+                self._exit()
             go = self._released()
             blocked = [w for w in range(self.nwarps) if isinstance(at[w], Waiting)]
             progress = bool(moved or go or mbarriers.state.events != events)
@@ -455,6 +537,8 @@ def _error(prog: WarpProgram, err: np.ndarray, warp: int, block_id: Dim3, block:
         if buf < prog.num_pointer_args:  # err[2]: the lane's buffer; err[3]: its window address
             return AccessError(wgmma.not_shared_error(names[buf]), op, tid, block_id)
         return AccessError(wgmma.descriptor_error(off), op, tid, block_id)
+    if kind == ERR_MAPA:  # err[2]: the rank, err[5]: the cluster's CTAs
+        return AccessError(checks.mapa_rank_message(buf, nbytes), op, tid, block_id)
     if kind == ERR_SRC_SIZE:
         return AccessError(f"src-size {off} is outside 0..{nbytes}", op, tid, block_id)
     if kind == ERR_DIVIDE:

@@ -85,6 +85,7 @@ from cutec.cpu.reference_memory import (
     Dim3,
     InterpreterError,
     Pointer,
+    RemoteBuffer,
     Run,
     argument,
     decode,
@@ -212,8 +213,8 @@ def run_kernel(
         barrier = cluster_barrier(ctas)
         for rank, block_id in enumerate(blocks):
             cta = _Cta(kernel, block_id, grid3, block3, run if trace else None, barrier, rank)
-            cta.check_shared, cta.epoch, cta.start = check_shared, epoch, epoch
-            cta.maps = maps
+            cta.check_shared, cta.epoch, cta.start, cta.since = check_shared, epoch, epoch, epoch
+            cta.maps, cta.cluster = maps, ctas
             if webs is not None:
                 cta.wgmma = cta_state(cta, webs, nthreads)
                 cta.web_ops = {*webs.accesses, *webs.writes}
@@ -242,8 +243,12 @@ class _Cta:
         self.kernel, self.block_id, self.grid, self.block = kernel, block_id, grid, block
         self.record = run  # where accesses are traced, or None
         self.shared: dict[Operation | None, Buffer] = {}
+        self.remote_views: dict[Operation | None, RemoteBuffer] = {}  # `remote`'s
+        self.exited = False  # every thread finished: no other CTA may reach its memory
+        self.cluster: Sequence[_Cta] = [self]  # the CTAs of its cluster, in rank order
         self.check_shared = True
         self.epoch = self.start = 1  # this barrier interval, the CTA's first
+        self.since = 1  # the first interval after its last cluster barrier (checks)
         self.shadows: dict[int, checks.SharedShadow] = {}  # id(buffer) -> its shadow
         self.uninit: AccessError | None = None  # the first load of an unwritten byte
         self.warp_ops: dict[Operation, bool] = {}  # op -> whether it is warp-collective
@@ -294,6 +299,32 @@ class _Cta:
                 raise t.error(op, pending)
             raise t.error(op, checks.shared_message(code, kind, byte, buf.name, other, b))
 
+    def cluster_completed(self, warps: set[int]) -> None:
+        """The cluster barrier completed: as `barrier_completed`, and the intervals from
+        now on are after it (`checks.remote_conflict`)."""
+        self.barrier_completed(warps)
+        self.since = self.epoch
+
+    def remote_access(self, t: _Thread, op: Operation, view: RemoteBuffer, first: int, n: int,
+                      kind: int) -> None:  # fmt: skip
+        """Another CTA's thread `t` accesses bytes first..first+n-1 of this CTA's buffer
+        through `view` (`checks.remote_conflict`); a store marks them written
+        (`checks.remote_stamp`)."""
+        buf = view.local
+        shadow = self.shadows.get(id(buf))
+        if shadow is None:
+            shadow = self.shadows[id(buf)] = checks.SharedShadow(buf.size)
+        for k, (w, r) in enumerate(shadow.words[first : first + n].tolist()):
+            found = checks.remote_conflict(w, r, kind, self.since)
+            if found is not None:
+                code, other = found
+                message = checks.remote_race_message(
+                    code, kind, first + k, view.name, other, self.block, self.block_id
+                )
+                raise t.error(op, message)
+        if kind == checks.STORE:
+            shadow.words[first : first + n, 0] = checks.remote_stamp(self.since)
+
     def land(self, buf: Buffer, first: int, data: np.ndarray) -> None:
         """A cp.async's bytes land in shared memory."""
         buf.data[first : first + data.size] = data
@@ -308,6 +339,22 @@ class _Cta:
             data = np.full(nbytes, 0xFF, dtype=np.uint8)
             self.shared[key] = Buffer(name, AddressSpace.SHARED, data)
         return self.shared[key]
+
+    def key_of(self, buf: Buffer) -> Operation | None:
+        """The alloc op of one of this CTA's shared buffers (None: the dynamic one)."""
+        return next(k for k, b in self.shared.items() if b is buf)
+
+    def remote(self, key: Operation | None, local: Buffer, rank: int) -> RemoteBuffer:
+        """This CTA's buffer of alloc op `key` as another CTA of the cluster sees it (the
+        same bytes, its space shared::cluster; named as `checks.remote_name` says);
+        `local` is the other CTA's, for the size and name."""
+        found = self.remote_views.get(key)
+        if found is None:
+            mine = self.shared_buffer(key, local.size, local.name)
+            name = checks.remote_name(local.name, rank)
+            found = RemoteBuffer(name, AddressSpace.SHARED_CLUSTER, mine.data, mine, self)
+            self.remote_views[key] = found
+        return found
 
     def collective(self, op: thread.AtomOp) -> bool:
         """Whether `op` is a warp-collective atom (its lanes meet; `cutec.cpu.collective`)."""
@@ -358,6 +405,7 @@ class _Cta:
                     at[i] = None  # finished
                 moved = moved or at[i] is not before or before is None
             self.started = True
+            self.exited = all(op is None for op in at)
             # A warp whose lanes all wait at one warp-collective atom runs it and goes on;
             # lanes of one warp stopped at different places are divergent. A warp with
             # a lane at an mbarrier wait waits for it.
@@ -593,6 +641,16 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
             raise self.error(op, f"the generic address points into {p.buffer.space.value} memory")
         self.env[op.result] = replace(p, space=t.space)
 
+    @_handles(thread.MapaOp)
+    def mapa(self, op: thread.MapaOp) -> None:
+        """The same byte of the same buffer in the cluster's CTA `rank` (`_Cta.remote`)."""
+        p: Pointer = self.env[op.ptr]
+        rank = self.env[op.rank]
+        if not 0 <= rank < len(self.cta.cluster):
+            raise self.error(op, checks.mapa_rank_message(rank, len(self.cta.cluster)))
+        buffer = self.cta.cluster[rank].remote(self.cta.key_of(p.buffer), p.buffer, rank)
+        self.env[op.result] = replace(p, buffer=buffer, space=AddressSpace.SHARED_CLUSTER)
+
     @_handles(thread.AllocSharedOp)
     def alloc_shared(self, op: thread.AllocSharedOp) -> None:
         t = op.result.type
@@ -627,6 +685,8 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
         self, op: Operation, p: Pointer, nbytes: int, kind: str, cp_async: bool = False
     ) -> None:
         buf = p.buffer
+        if isinstance(buf, RemoteBuffer) and buf.owner.exited:
+            raise self.error(op, checks.exited_message(kind, buf.name))
         if p.space is not AddressSpace.GENERIC and not buf.space.aliases(p.space):
             raise self.error(
                 op, f"{p.space.value} {kind} of {buf.name}, a {buf.space.value} buffer"
@@ -644,6 +704,9 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
         if self.cta.check_shared and buf.space is AddressSpace.SHARED:
             code = checks.ASYNC if cp_async else checks.LOAD if kind == "load" else checks.STORE
             self.cta.note_shared(self, op, buf, p.offset, nbytes, code)
+        elif self.cta.check_shared and isinstance(buf, RemoteBuffer):
+            code = checks.LOAD if kind == "load" else checks.STORE
+            buf.owner.remote_access(self, op, buf, p.offset, nbytes, code)
         if self.cta.record is not None:
             access = Access(self.cta.block_id, self.tid, op, kind, buf.name, p.offset, nbytes)
             self.cta.record.trace.append(access)

@@ -53,6 +53,15 @@ class Buffer:
         return int(self.data.size)
 
 
+@dataclass(eq=False)
+class RemoteBuffer(Buffer):
+    """Shared buffer `local` of the cluster's CTA `owner` as another CTA reaches it
+    through ``thread.mapa``: the same bytes, in the shared::cluster space."""
+
+    local: Buffer = field(default=None)  # type: ignore[assignment]
+    owner: Any = None  # the owning CTA (the interpreter's _Cta)
+
+
 @dataclass(frozen=True)
 class Pointer:
     buffer: Buffer

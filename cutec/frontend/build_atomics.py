@@ -89,9 +89,11 @@ def _target(ctx: BuildContext, name: str, v: Any, node: ast.Call, kind: str | No
     """The tensor an atomic acts on: global, of an element type the op takes."""
     at = arg_node(node, "t", 0)
     t = tensor_arg(v, at, f"{name}'s first argument")
-    if t.space is AddressSpace.SHARED:
+    if t.space in (AddressSpace.SHARED, AddressSpace.SHARED_CLUSTER):
         raise error(
-            f"atomics on shared memory are not supported yet ({name} of an smem tensor)", at
+            f"atomics on shared memory are not supported yet ({name} of "
+            f"{'an' if t.space is AddressSpace.SHARED else 'a'} {t.space.memory} tensor)",
+            at,
         )
     if t.space is not AddressSpace.GLOBAL:
         raise error(

@@ -1,4 +1,5 @@
-"""mbarriers, named barriers and cluster barriers for the IR builder.
+"""mbarriers, named barriers, cluster barriers and distributed shared memory for the
+IR builder.
 
 An mbarrier is an s64 element of a shared tensor (``bars = smem s64[STAGES]``: CuTe's
 ``uint64_t`` barrier words), passed as the element itself: ``mbarrier_arrive(bars[s])``
@@ -7,7 +8,10 @@ An mbarrier is an s64 element of a shared tensor (``bars = smem s64[STAGES]``: C
 fence are the thread dialect's (cutec/ir/dialects/thread_barrier.py). Every misuse
 is one located error: an mbarrier not in shared memory, a count outside
 1..2^20-1, expect_tx before sm_90, a named barrier's id outside 1..15 or a count
-not a multiple of 32, a cluster barrier before sm_90 or without a cluster clause.
+not a multiple of 32, a cluster barrier before sm_90 or without a cluster clause;
+``map_shared_rank(t, rank)`` (another CTA's shared memory: `C.MapSharedRankOp`) of a
+tensor not in shared memory, before sm_90, without a cluster clause, or to a
+compile-time rank outside the cluster.
 
 Plain functions ``(ctx, args, kwargs, node)`` of the build context `ctx`, registered
 in builtins.py.
@@ -21,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from cutec.frontend import ast
 from cutec.frontend import scope as S
 from cutec.frontend.build_fragments import convert
-from cutec.frontend.build_tensors import element_index
+from cutec.frontend.build_tensors import element_index, tensor_arg
 from cutec.frontend.static_eval import arity, describe, error, is_static, require_int
 from cutec.ir import types as T
 from cutec.ir.attributes import DenseArrayAttr
@@ -163,15 +167,23 @@ b_named_barrier_sync = _named("named_barrier_sync", thread.NamedBarrierSyncOp)
 b_named_barrier_arrive = _named("named_barrier_arrive", thread.NamedBarrierArriveOp)
 
 
-def _in_cluster(ctx: BuildContext, name: str, node: ast.Node) -> None:
-    _needs(ctx, Feature.CLUSTERS, f"{name} (barrier.cluster)", node)
+def _in_cluster(ctx: BuildContext, name: str, node: ast.Node, what: str = "barrier.cluster"
+                ) -> int:  # fmt: skip
+    """The number of CTAs of the kernel's cluster; an error before sm_90 or without a
+    cluster clause."""
+    _needs(ctx, Feature.CLUSTERS, f"{name} ({what})", node)
     kernel = ctx.body_block.parent_op if ctx.body_block is not None else None
-    if kernel is None or not isinstance(kernel.attributes.get("cluster_dim"), DenseArrayAttr):
+    attr = kernel.attributes.get("cluster_dim") if kernel is not None else None
+    if not isinstance(attr, DenseArrayAttr):
         raise error(
             f"{name} needs the kernel's cluster clause (cluster (1, 1, 1) for a cluster of "
             "one CTA)",
             node,
         )
+    n = 1
+    for d in attr.values:
+        n *= int(d)
+    return n
 
 
 def _cluster(name: str, ops: Callable[[], list[Operation]]) -> Build:
@@ -192,6 +204,33 @@ b_cluster_wait = _cluster("cluster_wait", lambda: [thread.ClusterWaitOp()])
 b_cluster_sync = _cluster(
     "cluster_sync", lambda: [thread.ClusterArriveOp(), thread.ClusterWaitOp()]
 )
+
+
+def b_map_shared_rank(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any],
+                      node: ast.Call) -> S.Tensor:  # fmt: skip
+    """map_shared_rank(t, rank): shared tensor t in the shared memory of the cluster's CTA
+    `rank` (CuTe's cluster.map_shared_rank; mapa), a dsmem tensor of t's layout."""
+    _arity("map_shared_rank", args, kwargs, 2, node)
+    t = tensor_arg(args[0], node.args[0], "map_shared_rank's tensor")
+    if t.space is not AddressSpace.SHARED:
+        raise error(
+            f"map_shared_rank maps a shared (smem) tensor, not a {t.space.memory} one",
+            node.args[0],
+        )
+    n = _in_cluster(ctx, "map_shared_rank", node, "mapa, distributed shared memory")
+    rank = args[1]
+    integer = isinstance(rank, S.Runtime) and isinstance(rank.type, T.IntegerType | T.IndexType)
+    if isinstance(rank, bool) or not (is_static(rank) or integer):
+        raise error(f"map_shared_rank's rank is an integer, not {describe(rank)}", node.args[1])
+    if is_static(rank) and not 0 <= int(rank) < n:
+        raise error(
+            f"rank {rank} is outside the cluster of {n} CTA{'s' if n > 1 else ''} "
+            f"(ranks 0..{n - 1})",
+            node.args[1],
+        )
+    index = convert(ctx, T.index, [rank], node.args[1]).value  # type: ignore[arg-type]
+    op = ctx.emit(C.MapSharedRankOp(t.value, index), node)
+    return S.Tensor(op.result, t.layout, t.element, AddressSpace.SHARED_CLUSTER)
 
 
 def b_elect_one(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call

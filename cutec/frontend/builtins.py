@@ -248,6 +248,12 @@ _DECLARATIONS: tuple[Builtin, ...] = (
     ),
     Builtin("cluster_wait", SYNC, "barrier.cluster.wait", barriers.b_cluster_wait),
     Builtin("cluster_sync", SYNC, "cluster_arrive(); cluster_wait()", barriers.b_cluster_sync),
+    Builtin(
+        "map_shared_rank",
+        TENSORS,
+        "map_shared_rank(t, rank): t in the shared memory of the cluster's CTA rank (mapa)",
+        barriers.b_map_shared_rank,
+    ),
     Builtin("elect_one", SYNC, "elect.sync: true in one lane", barriers.b_elect_one),
     # -- atomics and fences
     *(

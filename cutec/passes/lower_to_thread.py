@@ -6,6 +6,8 @@ of a view is element ``offset + layout(i)`` of its root. Roots become pointers:
     cute.make_tensor    its global pointer operand
     cute.alloc_smem     thread.alloc_shared (static; the dynamic array past 48 KiB)
     cute.make_fragment  thread.alloc_local, which promote-registers turns into SSA
+    cute.map_shared_rank  thread.mapa of its source's root pointer (another CTA's
+                        shared memory, addressed at the source's offset and layout)
 
 and each access computes its address from the symbolic offset, materialised as
 arith ops (`IntegerMaterializer`): the part that depends on run-time values
@@ -66,6 +68,7 @@ from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute_atom_types import AUTO
 from cutec.ir.dialects.cute_atomic import AtomicLoadOp, AtomicRmwOp, AtomicStoreOp
 from cutec.ir.dialects.cute_base import CuteOp
+from cutec.ir.dialects.cute_cluster import MapSharedRankOp
 from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
     ClearOp,
@@ -346,6 +349,13 @@ class _KernelLowering:
         first = self.element_ptr(op.source, 0, scope)
         cast = thread.PtrCastOp(first, element_of(op.result))
         self.roots[op.result] = scope.builder.insert(cast).result
+
+    def map_shared_rank(self, op: MapSharedRankOp, scope: _Scope) -> None:
+        """Another CTA's copy of a shared tensor is a root: the source's root pointer
+        mapped to that CTA (``thread.mapa``), addressed at the source's offset and
+        layout (`MapSharedRankOp.result_address`)."""
+        root = self.root_pointer(self.la.address_of(op.source).root, scope)
+        self.roots[op.result] = scope.builder.insert(thread.MapaOp(root, op.rank)).result
 
     def make_fragment(self, op: MakeFragmentOp, scope: _Scope) -> None:
         element = element_of(op.result)
@@ -681,6 +691,7 @@ _RULES: dict[type[Operation], Callable[[_KernelLowering, Any, _Scope], None]] = 
     AllocSmemOp: _KernelLowering.alloc_smem,
     MakeFragmentOp: _KernelLowering.make_fragment,
     RecastOp: _KernelLowering.recast,
+    MapSharedRankOp: _KernelLowering.map_shared_rank,
     CopyOp: _KernelLowering.copy,
     CopyIfOp: _KernelLowering.copy,
     CopyAsyncOp: _KernelLowering.copy_async,

@@ -467,6 +467,19 @@ def _cvta(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(f"{ins} {ctx.define(op.result, op)}, {ctx.reg(op.ptr)};")
 
 
+def _mapa(ctx: KernelEmitter, op: Operation) -> None:
+    """``mapa.shared::cluster.u64 d, a, rank;`` (PTX ISA 7.8, sm_90): the shared::cluster
+    address of shared address `a` in the cluster's CTA `rank` (a u32 operand), both
+    addresses in 64-bit registers as every pointer is."""
+    assert isinstance(op, thread.MapaOp)
+    if not ctx.target.has(Feature.CLUSTERS):
+        raise ctx.error(op, "mapa (another CTA's shared memory) needs thread-block clusters")
+    rank = ctx.temp("b32")
+    ctx.emit(f"cvt.u32.u64 {rank}, {ctx.reg(op.rank)};")
+    d = ctx.define(op.result, op)
+    ctx.emit(f"mapa.shared::cluster.u64 {d}, {ctx.reg(op.ptr)}, {rank};")
+
+
 def _ptr_cast(ctx: KernelEmitter, op: Operation) -> None:
     """No instruction: the same address, in the same register."""
     assert isinstance(op, thread.PtrCastOp)
@@ -725,6 +738,7 @@ RULES: dict[type[Operation], Rule] = {
     thread.ExtractOp: _extract,
     thread.FromElementsOp: _from_elements,
     thread.CvtaOp: _cvta,
+    thread.MapaOp: _mapa,
     thread.PtrCastOp: _ptr_cast,
     thread.AllocSharedOp: _alloc_shared,
     thread.AllocLocalOp: _alloc_local,

@@ -52,7 +52,7 @@ def test_tensor_type_text() -> None:
     assert str(t) == "!cute.tensor<f32, smem, (8,?):(1,8)>"
     # The memory is the address-space enum: a string, or a space no tensor names, is refused.
     for space in ("smem", AddressSpace.PARAM):
-        with pytest.raises(ValueError, match="a tensor lives in gmem, smem, rmem memory"):
+        with pytest.raises(ValueError, match="a tensor lives in gmem, smem, dsmem, rmem memory"):
             TensorType(f32, space, LayoutSpec(1, 1))  # type: ignore[arg-type]
 
 

@@ -122,7 +122,7 @@ LAYOUT_CASES = [
     ),
     (
         "func @f(%a: !cute.tensor<f32, tmem, 4:1>) {\n}",
-        "1:31: error: unknown memory 'tmem'; expected one of gmem, smem, rmem",
+        "1:31: error: unknown memory 'tmem'; expected one of gmem, smem, dsmem, rmem",
     ),
     (
         "func @f(%a: !cute.tensor<f32, gmem, (4,8):(1,4)) {\n}",

@@ -63,6 +63,7 @@ from cutec.ir.dialects.cute_atom_types import (
 )
 from cutec.ir.dialects.cute_atomic import AtomicLoadOp, AtomicRmwOp, AtomicStoreOp
 from cutec.ir.dialects.cute_attrs import CUTE_ATTRIBUTES, LayoutAttr, TupleAttr
+from cutec.ir.dialects.cute_cluster import MapSharedRankOp
 from cutec.ir.dialects.cute_compute import (
     AxpbyOp,
     ClearOp,
@@ -158,6 +159,7 @@ __all__ = [
     "MakeTiledMmaOp",
     "MakeTmaAtomOp",
     "MapOp",
+    "MapSharedRankOp",
     "MbarrierArriveExpectTxOp",
     "MbarrierArriveOp",
     "MbarrierExpectTxOp",
@@ -200,6 +202,7 @@ DIALECT = Dialect(
         GroupModesOp,
         RecastOp,
         ViewOp,
+        MapSharedRankOp,
         SizeOp,
         MakeTiledCopyOp,
         MakeTiledMmaOp,

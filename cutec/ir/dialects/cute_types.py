@@ -186,7 +186,7 @@ class TensorType(DialectType):
 
     name: ClassVar[str] = "cute.tensor"
     element: Type
-    space: AddressSpace  # global, shared or reg; printed as gmem, smem, rmem
+    space: AddressSpace  # global, shared, shared::cluster or reg: gmem, smem, dsmem, rmem
     spec: LayoutSpec
 
     def __post_init__(self) -> None:
@@ -201,7 +201,7 @@ class TensorType(DialectType):
         element = parser.parse_type()
         parser.parse_punct(",")
         loc = parser.tok.loc
-        memory = parser.parse_identifier("a memory (gmem, smem or rmem)")
+        memory = parser.parse_identifier("a memory (gmem, smem, dsmem or rmem)")
         if memory not in MEMORIES:
             raise parser.error(
                 f"unknown memory '{memory}'; expected one of {', '.join(MEMORIES)}", loc

@@ -4,7 +4,8 @@ The last IR before PTX (and the CPU backend's input). Ids, barriers, pointers
 and tokens, which the cute level uses too, are the gpu dialect's. Here:
 
 * pointers: `ptr_add` (in elements; bytes through a `ptr_cast` to i8),
-  `ptr_cast` (another element type), `cvta` (generic <-> a state space);
+  `ptr_cast` (another element type), `cvta` (generic <-> a state space),
+  `mapa` (shared -> another CTA's in shared::cluster; thread_cluster.py);
   shared memory: `alloc_shared` (a static array), `dynamic_shared`; a
   thread's own array: `alloc_local` (register fragments before promotion);
 * loads and stores, scalar or PTX's ``.v2``/``.v4`` vectors, plain or under a
@@ -52,6 +53,7 @@ from cutec.ir.dialects.thread_barrier import (
     NamedBarrierArriveOp,
     NamedBarrierSyncOp,
 )
+from cutec.ir.dialects.thread_cluster import MapaOp
 from cutec.ir.dialects.thread_mbarrier import (
     CpAsyncMbarrierArriveOp,
     MbarrierArriveExpectTxOp,
@@ -115,6 +117,7 @@ __all__ = [
     "GmmaDescOp",
     "LoadIfOp",
     "LoadOp",
+    "MapaOp",
     "MbarrierArriveExpectTxOp",
     "MbarrierArriveOp",
     "MbarrierExpectTxOp",
@@ -657,5 +660,6 @@ DIALECT = Dialect(
         ClusterWaitOp,
         FenceMbarrierInitOp,
         ElectOneOp,
+        MapaOp,
     ),
 )
