@@ -64,7 +64,7 @@ _SETTINGS = {
 }
 
 
-@settings(max_examples=200, **_SETTINGS)
+@settings(max_examples=100, **_SETTINGS)  # (the slow case below runs 2000)
 @given(value_mutated())
 def test_value_mutated_examples_build_or_fail_cleanly(text: str) -> None:
     _check(text)
