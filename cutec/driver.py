@@ -28,7 +28,7 @@ import gc
 import time
 from collections import ChainMap
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from cutec.passes.specialize_args import SpecializeArgs
 from cutec.ptx import emit_ptx
 from cutec.ptx.legalize import LegalizePtx
 from cutec.ptx.ptxas import ResourceUsage, assemble
-from cutec.ptx.ptxas_warnings import ptxas_warnings
+from cutec.ptx.ptxas_warnings import SETMAXNREG_IGNORED, ptxas_warnings
 from cutec.target import DEFAULT_TARGET, Target, UnknownTargetError, target
 
 
@@ -291,5 +291,11 @@ def _to_cubin(result: Result, arch: str) -> None:
         )
     result.cubin, result.resources = assembled.cubin, assembled.resources
     result.warnings = ptxas_warnings(assembled.stderr, result.ptx)
+    # An ignored setmaxnreg leaves the kernel's roles starved or oversubscribed: an error.
+    ignored = [w for w in result.warnings if SETMAXNREG_IGNORED in w.message]
+    if ignored:
+        raise CompileError(
+            ignored[0].message, diagnostics=[replace(w, severity="error") for w in ignored]
+        )
     result.stage = Stage.CUBIN
     result.timings.append(("ptxas", time.perf_counter() - start))

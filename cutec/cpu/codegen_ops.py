@@ -388,6 +388,11 @@ def _mapa(g: _Gen, op: thread.MapaOp) -> None:
     g.define(op.result, 0, g.op(f"add {i64} {base}, {off}"))
 
 
+@_on("thread.setmaxnreg")
+def _nothing(g: _Gen, op: Operation) -> None:
+    """No code: registers are the CPU's to spare (the interpreter's `nothing`)."""
+
+
 @_on("thread.alloc_shared", "thread.dynamic_shared")
 def _shared(g: _Gen, op: Operation) -> None:
     buf = g.shared_ids[op] if op.name == "thread.alloc_shared" else g.dynamic_id

@@ -476,6 +476,9 @@ _HANDLERS: dict[type[Operation], str] = {
     **TMA_STORE_HANDLERS,
     thread.GmmaDescOp: "gmma_desc",
     thread.FenceProxyAsyncOp: "fence_proxy_async",
+    # Registers are the CPU's to spare: a setmaxnreg changes nothing a thread computes
+    # (cutec.analysis.register_budget checks its rules when the PTX is written).
+    thread.SetMaxNRegOp: "nothing",
 }
 
 
@@ -492,6 +495,9 @@ class _Thread(AtomicOps, WgmmaOps, TmaStoreOps):
     """One thread's state: its ids, its values, its cp.async groups and its TMA stores (the
     atomics and fences are reference_atomic.py's, gmma_desc and the proxy fence
     reference_wgmma.py's, TMA reference_tma.py's and reference_tma_store.py's)."""
+
+    def nothing(self, op: Operation) -> None:
+        """An op with no effect on the CPU (thread.setmaxnreg)."""
 
     def __init__(self, cta: _Cta, tid: Dim3) -> None:
         self.cta, self.tid = cta, tid

@@ -239,3 +239,22 @@ def b_elect_one(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node
     _arity("elect_one", args, kwargs, 0, node)
     _needs(ctx, Feature.ELECT, "elect_one (elect.sync)", node)
     return S.Runtime(ctx.emit(thread.ElectOneOp(), node).result)
+
+
+def _setmaxnreg(name: str, action: str) -> Build:
+    def build(ctx: BuildContext, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> None:
+        _arity(name, args, kwargs, 1, node)
+        _needs(ctx, Feature.SETMAXNREG, f"{name} (setmaxnreg)", node)
+        n = args[0]
+        if isinstance(n, bool) or not isinstance(n, int) or n % 8 or not 24 <= n <= 256:
+            raise error(f"{name} takes a compile-time register count, a multiple of 8 in "
+                        f"24..256, not {describe(n)}", node.args[0])  # fmt: skip
+        ctx.emit(thread.SetMaxNRegOp(action, n), node)
+
+    build.__doc__ = f"{name}(n): setmaxnreg.{action} n"
+    return build
+
+
+# CUTLASS's names: a warpgroup takes registers from the CTA's pool, or gives them back.
+b_warpgroup_reg_alloc = _setmaxnreg("warpgroup_reg_alloc", "inc")
+b_warpgroup_reg_dealloc = _setmaxnreg("warpgroup_reg_dealloc", "dec")

@@ -255,6 +255,8 @@ _DECLARATIONS: tuple[Builtin, ...] = (
         barriers.b_map_shared_rank,
     ),
     Builtin("elect_one", SYNC, "elect.sync: true in one lane", barriers.b_elect_one),
+    Builtin("warpgroup_reg_alloc", SYNC, "setmaxnreg.inc n", barriers.b_warpgroup_reg_alloc),
+    Builtin("warpgroup_reg_dealloc", SYNC, "setmaxnreg.dec n", barriers.b_warpgroup_reg_dealloc),
     # -- atomics and fences
     *(
         Builtin(name, ATOMICS, (fn.__doc__ or name).splitlines()[0], fn)

@@ -10,6 +10,7 @@ Each op prints one row of `cutec.atoms.sync`'s table, the instructions' one sour
     thread.cluster_wait                                barrier.cluster.wait.aligned;
     thread.fence_mbarrier_init                         fence.mbarrier_init.release.cluster;
     %p = thread.elect_one                              elect.sync _|%p, 0xffffffff;
+    thread.setmaxnreg {action = "inc", count = 240}   setmaxnreg.inc.sync.aligned.u32 240;
 
 A row whose target this kernel's cannot run is a located error, except the fence,
 which is nothing before sm_90: there a CTA barrier alone orders an mbarrier init
@@ -69,7 +70,16 @@ def _elect_one(ctx: KernelEmitter, op: Operation) -> None:
     ctx.emit(row.render({"p": ctx.define(op.result, op)}))
 
 
+def _setmaxnreg(ctx: KernelEmitter, op: Operation) -> None:
+    assert isinstance(op, thread.SetMaxNRegOp)
+    row = sync_op(op.instruction)
+    if not ctx.target.runs(row.min_target):
+        raise ctx.error(op, f"setmaxnreg needs {row.target()}")
+    ctx.emit(row.render({"n": str(op.count.value)}))
+
+
 BARRIER_RULES: dict[type[Operation], Rule] = {
     **dict.fromkeys(_ROWS, _rule),
     thread.ElectOneOp: _elect_one,
+    thread.SetMaxNRegOp: _setmaxnreg,
 }

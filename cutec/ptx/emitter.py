@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from cutec.analysis.register_budget import check_register_budget
 from cutec.atoms.family import Family
 from cutec.diagnostics import CompileError, Location
 from cutec.ir.attributes import DenseArrayAttr, IntegerAttr
@@ -337,6 +338,7 @@ class KernelEmitter:
         self.body.append(f"\t.loc {self.files.number(loc.file)} {loc.line} {loc.col}")
 
     def emit_kernel(self) -> str:
+        check_register_budget(self.kernel)  # setmaxnreg's rules, before any text
         self._mark(self.kernel)
         params = [self._load_param(i, arg) for i, arg in enumerate(self.kernel.args)]
         entry = [f".param .{t} {name}" for t, name in params]
@@ -349,6 +351,9 @@ class KernelEmitter:
         head += self._directives()
         decls = [f"\t{d}" for d in (*self.regs.declarations(), *self.arrays)]
         return "\n".join([*head, "{", *decls, "", *self.body, "}", ""])
+
+    def _sets_registers(self) -> bool:
+        return any(isinstance(op, thread.SetMaxNRegOp) for op in self.kernel.walk())
 
     def tensor_map(self, name: str) -> str:
         """The .param of tensor map `name`: numbered after the arguments, in the order of
@@ -390,6 +395,10 @@ class KernelEmitter:
             attr = attrs.get(key)
             if isinstance(attr, IntegerAttr):
                 out.append(f".{key} {attr.value}")
+            elif key == "minnctapersm" and self._sets_registers():
+                # ptxas gives a kernel with setmaxnreg its count at entry from the launch
+                # bounds: the CTA's threads and at least one CTA per SM (C7508 otherwise)
+                out.append(".minnctapersm 1")
         cluster = attrs.get("cluster_dim")
         if isinstance(cluster, DenseArrayAttr):
             if not self.target.has(Feature.CLUSTERS):

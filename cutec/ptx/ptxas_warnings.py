@@ -12,7 +12,8 @@ line N``) say where the pipeline broke: they are notes of the kernel's warning,
 or a warning of their own where the kernel has none.
 
 The driver's cubin stage collects them (`Result.warnings`); ``cutec compile``
-prints them, and the JIT issues each as a `PerformanceWarning`.
+prints them, and the JIT issues each as a `PerformanceWarning`. An ignored setmaxnreg is
+an error instead (`SETMAXNREG_IGNORED`): the kernel's warpgroup roles depend on it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ class PerformanceWarning(UserWarning):
     """ptxas made a kernel slower than its PTX asked for (wgmma serialised, setmaxnreg
     ignored ...): the message is the located warning ``cutec compile`` prints."""
 
+
+# What ptxas says when it ignores a setmaxnreg (C7504, C7508): the driver makes it an error.
+SETMAXNREG_IGNORED = "'setmaxnreg' ignored"
 
 # An instruction a message quotes: 'setmaxnreg'.
 _QUOTED = re.compile(r"'([a-z][\w.]*)'")

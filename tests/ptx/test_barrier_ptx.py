@@ -52,6 +52,7 @@ def test_each_op_prints_its_instruction_on_sm_90() -> None:
         "barrier.cluster.arrive.relaxed.aligned;",
         "barrier.cluster.wait.aligned;",
         "elect.sync _|%p0, 0xffffffff;",
+        "setmaxnreg.dec.sync.aligned.u32 40;",
         "bar.arrive 1, 256;",
         "bar.sync 15, 128;",
         "barrier.cluster.arrive.aligned;",

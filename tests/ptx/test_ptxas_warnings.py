@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cutec.diagnostics import Location, Note
-from cutec.driver import Options, Source, Stage, compile
+from cutec.diagnostics import CompileError, Location, Note
+from cutec.driver import Options, Result, Source, Stage, _to_cubin, compile
 from cutec.ptx.ptxas import PtxasMessage, assemble, find_ptxas, parse_messages
 from cutec.ptx.ptxas_warnings import ptxas_warnings
 from cutec.ptx.sourcemap import PtxSourceMap
@@ -72,6 +72,17 @@ def test_ignored_setmaxnreg_is_a_warning_at_the_instruction() -> None:
     assert set(warnings) == {"kernel 'a'", "kernel 'b'"}
     assert warnings["kernel 'b'"].message == f"kernel 'b': ptxas {SETMAXNREG}"
     assert warnings["kernel 'b'"].location == _at(cases.SETMAXNREG)
+
+
+@needs_ptxas
+def test_an_ignored_setmaxnreg_is_an_error_at_the_cubin_stage() -> None:
+    """The roles of a warp-specialised kernel depend on it: the driver refuses the cubin."""
+    result = Result(Stage.PTX, ptx=cases.module(FILE, cases.setmaxnreg("b")))
+    with pytest.raises(CompileError) as info:
+        _to_cubin(result, "sm_90a")
+    (error,) = info.value.diagnostics
+    assert error.severity == "error" and error.message == f"kernel 'b': ptxas {SETMAXNREG}"
+    assert error.location == _at(cases.SETMAXNREG)
 
 
 @needs_ptxas

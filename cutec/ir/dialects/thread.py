@@ -62,6 +62,7 @@ from cutec.ir.dialects.thread_mbarrier import (
     MbarrierInitOp,
     MbarrierWaitOp,
 )
+from cutec.ir.dialects.thread_regs import SetMaxNRegOp
 from cutec.ir.dialects.thread_tma import BulkCommitOp, BulkWaitOp, TensorMapOp
 from cutec.ir.dialects.thread_wgmma import (
     FenceProxyAsyncOp,
@@ -127,6 +128,7 @@ __all__ = [
     "NamedBarrierSyncOp",
     "PtrAddOp",
     "PtrCastOp",
+    "SetMaxNRegOp",
     "StoreIfOp",
     "StoreOp",
     "TensorMapOp",
@@ -661,5 +663,6 @@ DIALECT = Dialect(
         FenceMbarrierInitOp,
         ElectOneOp,
         MapaOp,
+        SetMaxNRegOp,
     ),
 )
