@@ -99,6 +99,8 @@ CUTEC_KERNELS = (
     CutecKernel("wgmma_sm90", "hgemm_tn", "f16", "TN", "wgmma_sm90"),
     CutecKernel("wgmma_tma_sm90", "hgemm_nt", "f16", "NT", "wgmma_tma_sm90"),
     CutecKernel("wgmma_tma_sm90", "hgemm_tn", "f16", "TN", "wgmma_tma_sm90"),
+    # A warp-specialised TMA + wgmma kernel (issue 29's body, by hand): f16 -> f32.
+    CutecKernel("gemm_ws_sm90", "gemm_ws_tn", "f16f32", "TN", None),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
     # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler, at the
     # tile sizes the sweeps of docs/notes/2026-11-25-pipeline-code-quality.md found

@@ -444,6 +444,27 @@ def parse_expr(text: str, symbols: Mapping[str, Integer] | None = None) -> Integ
     return ExprParser(text, symbols or {}).parse()
 
 
+def evaluated(x: Integer) -> Integer:
+    """`x` with every application re-applied through the folding rules, opaque ones
+    included: the same value, in the simplest form the facts allow (``opaque`` terms keep
+    CuTe's static/dynamic split in results; a question about the value, such as a
+    known alignment, may look through them)."""
+    if isinstance(x, int):
+        return x
+    out: Integer = x.const
+    for monomial, coeff in x.terms:
+        term: Integer = coeff
+        for atom, power in monomial:
+            if isinstance(atom, _Apply):
+                value = _APPLY[atom.kind](evaluated(atom.lhs), evaluated(atom.rhs))
+            else:
+                value = SymInt(((((atom, 1),), 1),))
+            for _ in range(power):
+                term = term * value
+        out = out + term
+    return out
+
+
 def opaque(kind: str, a: Integer, b: Integer) -> SymInt:
     """The unevaluated application ``kind(a, b)`` (kind: floordiv, mod, ceil_div, min, max).
 

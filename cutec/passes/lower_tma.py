@@ -46,7 +46,7 @@ from cutec.ir.dialects.cute_coord import basis, coordinate_component
 from cutec.ir.types import IntegerType, dtype_of
 from cutec.layout import ComposedLayout, Layout, LayoutError, coalesce, composition
 from cutec.layout.swizzle import downcast_swizzle
-from cutec.layout.symbolic import known_divisible
+from cutec.layout.symbolic import evaluated, known_divisible
 
 TMA_SMEM_ALIGN = 128  # bytes: cp.async.bulk.tensor's shared-memory address
 SWIZZLE_REPEAT = 1024  # bytes: the 128B swizzle's pattern repeats every 8 rows of 128 bytes
@@ -107,7 +107,7 @@ def _boxes(
     name = tma_name(kind, atom.rank)
     for box in range(boxes):
         start = off + inner(box * per_box)
-        if not known_divisible(start * nbytes, TMA_SMEM_ALIGN):
+        if not known_divisible(evaluated(start) * nbytes, TMA_SMEM_ALIGN):
             raise CompileError(
                 f"a TMA box starts {start} elements into its shared buffer, not on the "
                 f"{TMA_SMEM_ALIGN} bytes cp.async.bulk.tensor needs",
@@ -142,7 +142,7 @@ def _unswizzled(
             op.location,
         )
     off = shared.offset + layout.offset
-    if not known_divisible(off * nbytes, SWIZZLE_REPEAT):
+    if not known_divisible(evaluated(off) * nbytes, SWIZZLE_REPEAT):
         raise CompileError(
             f"the shared tile starts {off} elements into its swizzled buffer, not on the "
             f"swizzle's {SWIZZLE_REPEAT}-byte repeat",

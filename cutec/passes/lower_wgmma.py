@@ -47,7 +47,7 @@ from cutec.ir.dialects.cute_compute import GemmOp
 from cutec.ir.dialects.thread_atom import atom_family
 from cutec.ir.types import IntegerType, dtype_name, dtype_of
 from cutec.layout import ComposedLayout, Layout, Swizzle
-from cutec.layout.symbolic import known_divisible
+from cutec.layout.symbolic import evaluated, known_divisible
 from cutec.passes.lower_atoms import Lowering, _coord, _extract, _pack, atom_gemm_shapes
 from cutec.target import AddressSpace
 
@@ -166,7 +166,7 @@ def _descriptors(
         swizzle, repeat = _swizzle_mode(layout.layout_a, nbytes, op, what)
         inner = layout.layout_b
         off = address.offset + layout.offset
-        if not known_divisible(off * nbytes, repeat):
+        if not known_divisible(evaluated(off) * nbytes, repeat):  # (through swizzle bits)
             raise CompileError(
                 f"gemm by {atom.name}: {what}'s tile starts {off} elements into its "
                 f"swizzled buffer, which is not known to be a multiple of the {swizzle} "

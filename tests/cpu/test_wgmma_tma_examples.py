@@ -70,3 +70,17 @@ def test_cutes_while_loop_keeps_its_accumulators_in_registers(tmp_path: Path) ->
     cutec.jit(path, kernel="hgemm_nt", device="cpu")(a, b, c, 1.0, 0.0)
     ref = a.astype(np.float64) @ b.astype(np.float64).T
     assert np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref) < F16_ACC_TOLERANCE
+
+
+def test_the_warp_specialised_example_on_the_cpu_against_float64() -> None:
+    """examples/gemm_ws_sm90.cute: a producer warpgroup, two consumer warpgroups with
+    setmaxnreg, full/empty mbarrier rings (ragged in M, N and K)."""
+    rng = np.random.default_rng(3)
+    a, b = _operand(rng, 200, 72, False), _operand(rng, 300, 72, False)
+    c0 = np.asfortranarray(rng.standard_normal((200, 300)).astype(np.float32))
+    c = c0.copy(order="F")
+    run = cutec.jit(EXAMPLE.parent / "gemm_ws_sm90.cute", kernel="gemm_ws_tn", device="cpu")
+    run(a, b, c, 1.0, 0.5)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T + 0.5 * c0.astype(np.float64)
+    err = np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref)
+    assert err < 1e-5, err

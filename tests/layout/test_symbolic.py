@@ -19,6 +19,7 @@ from cutec.layout.symbolic import (
     bounds,
     ceil_div,
     evaluate,
+    evaluated,
     is_static,
     known_divisible,
     known_residue,
@@ -459,3 +460,15 @@ def test_split_multiple_sums_back_and_divides(a: int, c: int, m: int, k: int) ->
     assert evaluate(rest, env) + evaluate(multiple, env) == evaluate(x, env)
     assert evaluate(multiple, env) % 512 == 0
     assert str(rest) == str(a * M + c % 512) and known_divisible(multiple, 512)
+
+
+def test_evaluated_looks_through_opaque_terms() -> None:
+    """A swizzled slice keeps a run-time offset as opaque bits (CuTe's MixedBits):
+    sum of 2^k * ((x // 2^k) % 2). Its value is x; `evaluated` folds the bits where the
+    facts decide them, so a known alignment of x shows through."""
+    t = sym("t")
+    y = (t // 128) % 2  # a warpgroup's index bit
+    bits = sum((1 << k) * opaque("mod", opaque("floordiv", 4096 * y, 1 << k), 2) for k in range(32))
+    assert not known_divisible(bits, 512)
+    assert evaluated(bits) == 4096 * y and known_divisible(evaluated(bits), 512)
+    assert evaluated(7) == 7 and evaluated(t + 3) == t + 3

@@ -36,6 +36,7 @@ LOWERED = [
 HOPPER = {
     "wgmma_sm90": "the MMA atom SM90_64x64x16_F16F16F16_SS_NT needs sm_90a",
     "wgmma_tma_sm90": "TMA copies need sm_90 (the target is sm_80)",
+    "gemm_ws_sm90": "TMA copies need sm_90 (the target is sm_80)",
 }
 TARGETS = ["sm_80", "sm_90a"]
 
