@@ -152,7 +152,7 @@ def bench_compile(repeat: int) -> int:
     )
     # The largest kernel the compiler builds: gemm_auto's NT kernel at the tile
     # benchmarks/gemm.py runs (128x256x64, 128 mma.sync a k-tile), one kernel of its file.
-    defines = {"BN": 256, "BK": 64, "THREADS": 256}
+    defines = {"BN": 256, "BK": 64}
     options = Options(kernel="gemm_nt", defines=defines)
     gemm_auto = Source.from_file(ROOT / "examples" / "gemm_auto.cute")
     compile(gemm_auto, Stage.PTX, options)  # warm-up

@@ -97,7 +97,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--impls", default=",".join(FAMILIES), help="subset of " + ",".join(FAMILIES))
     p.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
                    help="a compile-time parameter set on every chosen cutec kernel, over its "
-                   "own (--define BN=128 --define THREADS=128 times another tile); the rows' "
+                   "own (--define BN=128 --define BP=3 times another tile); the rows' "
                    "names show it, so the targets do not count them")  # fmt: skip
     p.add_argument("--quick", action="store_true", help="3 shapes, 10 timed launches, no 8192")
     p.add_argument("--repeat", type=int, help="timed launches per row (default 30; quick 10)")

@@ -75,9 +75,13 @@ class CutecKernel:
         return replace(self, defines=merged, variant=extra)
 
 
-# gemm_auto's tiles per element type (compile-time parameters).
-F32_ACC = (("BN", "256"), ("BK", "64"), ("THREADS", "256"), ("STREAM_K", "true"))
-TF32 = (("T", "tf32"), ("BN", "256"), ("THREADS", "256"))  # 128x256x32
+# gemm_auto's tiles per element type (compile-time parameters). On an H100/H200 the
+# 16-bit kernels and tf32 TN compile to the warp-specialised TMA + wgmma body, at
+# 128x256x64 (tf32: x32) in 4 stages (192 KB); tf32 NT/NN/TT keep mma.sync at 3 stages.
+# The mma.sync body with its stream-K tail is the gemm_stream_k rows.
+F32_ACC = (("BN", "256"), ("BK", "64"), ("BP", "4"))
+TF32 = (("T", "tf32"), ("BN", "256"))  # 128x256x32
+TF32_TN = (*TF32, ("BP", "4"))
 F16_ACC = (("TC", "f16"), ("TACC", "f16"), ("BK", "64"))  # f16 accumulation, 128x128x64
 
 CUTEC_KERNELS = (
@@ -102,10 +106,9 @@ CUTEC_KERNELS = (
     # A warp-specialised TMA + wgmma kernel (issue 29's body, by hand): f16 -> f32.
     CutecKernel("gemm_ws_sm90", "gemm_ws_tn", "f16f32", "TN", None),
     CutecKernel("auto_atoms", "gemm_tn", "f16f32", "TN", None),
-    # The whole-tensor gemm: tiles, staging and atoms chosen by the compiler, at the
-    # tile sizes the sweeps of docs/notes/2026-11-25-pipeline-code-quality.md found
-    # best on an H100 (the example's defaults, 128x128x32 on 4 warps, are for
-    # smaller problems).
+    # The whole-tensor gemm: body, tiles, staging and atoms chosen by the compiler, at
+    # the tile sizes above (the example's defaults, 128x128x32, are for smaller
+    # problems).
     CutecKernel("gemm_auto", "gemm_nt", "f16f32", "NT", None, F32_ACC),
     CutecKernel("gemm_auto", "gemm_tn", "f16f32", "TN", None, F32_ACC),
     CutecKernel("gemm_auto", "gemm_nn", "f16f32", "NN", None, F32_ACC),
@@ -115,7 +118,7 @@ CUTEC_KERNELS = (
     CutecKernel("gemm_auto", "gemm_nn", "bf16f32", "NN", None, (("T", "bf16"), *F32_ACC)),
     CutecKernel("gemm_auto", "gemm_tt", "bf16f32", "TT", None, (("T", "bf16"), *F32_ACC)),
     CutecKernel("gemm_auto", "gemm_nt", "tf32", "NT", None, TF32),
-    CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, TF32),
+    CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, TF32_TN),
     CutecKernel("gemm_auto", "gemm_nn", "tf32", "NN", None, TF32),
     CutecKernel("gemm_auto", "gemm_tt", "tf32", "TT", None, TF32),
     # The same kernels with a stream-K tail (the full waves, then the tiles after them

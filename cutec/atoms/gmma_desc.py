@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cutec.layout import Layout
+from cutec.layout.algebra import offsets
 
 Swizzle = Literal["none", "32B", "64B", "128B"]
 Major = Literal["K", "MN"]
@@ -146,7 +147,11 @@ def make_gmma_desc(
         lbo = layout(t * w, 0) if mn > t * w else 0
         sbo = layout(0, 8) if k > 8 else 0
     expected = canonical_gmma_layout(major, swizzle, bits, mn, lbo * to_bytes, sbo * to_bytes)
-    if any(layout(i, j) != expected(i, j) for i in range(mn) for j in range(k)):
+    # The tables first (fast); point by point where the layout has a dynamic stride.
+    table = offsets(layout)
+    if (table is None or table != offsets(expected)) and any(
+        layout(i, j) != expected(i, j) for i in range(mn) for j in range(k)
+    ):
         raise GmmaLayoutError(
             f"{layout} is not a canonical {major}-major GMMA layout with {swizzle} swizzle "
             f"for {bits}-bit elements (expected the form {expected})"

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cutec.atoms.copy import copy_atom
+from cutec.atoms.mma import mma_atom_named
 from cutec.diagnostics import CompileError, Diagnostic, Note
 from cutec.dtypes import dtype_of_ir
 from cutec.frontend import ast
 from cutec.frontend import scope as S
-from cutec.frontend.build_calls import inline_call
+from cutec.frontend.build_calls import gmma_layout_atom, inline_call
 from cutec.frontend.build_imports import program_globals
 from cutec.frontend.build_tensors import tensor_arg
 from cutec.frontend.imports import load_file
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from cutec.ir.core import Block, Operation
 
 LIBRARY = Path(__file__).parent / "lib"  # the library bodies' .cute files
+TMA_ALIGN = 16  # bytes: a tensor map's base and strides
 # The whole-tensor gemm's keywords: the CTA tile, the pipeline's stages, the
 # accumulators' element type (f32, or the operands' own: f16 accumulation, the
 # instruction CuTe's sgemm_sm80 tutorial uses), and the block size of a kernel that has
@@ -120,6 +122,18 @@ def _divisible(t: S.Tensor, k_major: bool, v: int, bits: int) -> bool:
     align = owner.attributes.get("align") if isinstance(owner, C.MakeTensorOp) else None
     align_bytes = align.value if isinstance(align, IntegerAttr) else bits // 8
     return known_divisible(extent, v) and known_divisible(ld, v) and align_bytes * 8 >= v * bits
+
+
+def _tma_eligible(t: S.Tensor, k_major: bool) -> bool:
+    """Whether a tensor map may read `t`: a 16-byte aligned base (``align``) and a
+    leading dimension whose bytes are a multiple of 16 (cuTensorMapEncodeTiled's rules;
+    the extents may be anything, out-of-bounds boxes reading zeros)."""
+    bits = dtype_of_ir(str(t.element)).bits
+    ld = t.layout.stride[0 if k_major else 1]
+    owner = t.value.owner
+    align = owner.attributes.get("align") if isinstance(owner, C.MakeTensorOp) else None
+    aligned = isinstance(align, IntegerAttr) and align.value >= TMA_ALIGN
+    return aligned and known_divisible(ld, TMA_ALIGN * 8 // bits)
 
 
 def _static_ints(v: Any, n: int, what: str, node: ast.Node) -> tuple[int, ...]:
@@ -213,6 +227,10 @@ def build_tile_gemm(
         managed and ctx.stream_k_tail,
         lambda v: _divisible(a, a_k, v, bits),
         lambda v: _divisible(b, b_k, v, bits),
+        str(a.element),
+        "stream-K" if stream_k is not None or wave is not None else schedule,
+        _tma_eligible(a, a_k),
+        _tma_eligible(b, b_k),
     )
     try:
         kernel_plan = plan_kernel(facts)
@@ -223,18 +241,29 @@ def build_tile_gemm(
     stream_k_remark = kernel_plan.tail_why or stream_k_remark
     if stream_k_remark is not None:
         launch.append(stream_k_remark)
-    plan, epilogue = kernel_plan.gemm, kernel_plan.epilogue
-    cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
-    cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
     ct = {"T": a.element, "TACC": acc, "BM": tile[0], "BN": tile[1], "BK": tile[2], "BP": stages}
-    ct |= {"CPA": cpa, "CPB": cpb, "CV": epilogue.vec, "CN": epilogue.chunk_n}
-    ct |= {"PERSISTENT": persistent, "WAVE": wave is not None, "STREAM_K": stream_k is not None}
-    ct["SPLIT_MIN_K"] = split_min_k
-    # Without them, the wave and the workspace are never read: 1 and C stand in.
-    operands = [*args, 1 if wave is None else wave, *(stream_k or (args[2], args[2]))]
-    operands += [plan.a.smem_atom, plan.b.smem_atom]
-    operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]
-    operands += [epilogue.thr]
+    ct["PERSISTENT"] = persistent
+    if kernel_plan.ws is not None:
+        ws = kernel_plan.ws
+        ct |= {"MMA": S.AtomRef("mma", ws.mma_atom, mma_atom_named(ws.mma_atom))}
+        ct |= {"WGS": ws.consumers, "BYTES": bits // 8}
+        smem_atoms = [
+            gmma_layout_atom(n, [a.element], node) for n in (ws.a_smem_atom, ws.b_smem_atom)
+        ]
+        operands = [*args, *smem_atoms]
+    else:
+        plan, epilogue = kernel_plan.gemm, kernel_plan.epilogue
+        assert plan is not None and epilogue is not None
+        cpa = S.AtomRef("copy", plan.a.copy_atom, copy_atom(plan.a.copy_atom))
+        cpb = S.AtomRef("copy", plan.b.copy_atom, copy_atom(plan.b.copy_atom))
+        ct |= {"CPA": cpa, "CPB": cpb, "CV": epilogue.vec, "CN": epilogue.chunk_n}
+        ct |= {"WAVE": wave is not None, "STREAM_K": stream_k is not None}
+        ct["SPLIT_MIN_K"] = split_min_k
+        # Without them, the wave and the workspace are never read: 1 and C stand in.
+        operands = [*args, 1 if wave is None else wave, *(stream_k or (args[2], args[2]))]
+        operands += [plan.a.smem_atom, plan.b.smem_atom]
+        operands += [plan.a.thr, plan.a.val, plan.b.thr, plan.b.val, plan.warps, plan.mma_tile]
+        operands += [epilogue.thr]
     assert ctx.body_block is not None
     before = set(_ops(ctx.body_block))
     n_errors = len(ctx.errors)

@@ -2,7 +2,9 @@
 
 Semantics (docs/language.md, "Constants and imports"):
 
-* the path is relative to the importing file's directory;
+* the path is relative to the importing file's directory, but for one that starts
+  with ``cutec/``: that names a file of the library shipped with the package
+  (``cutec/frontend/lib/``: ``import "cutec/pipeline.cute"``);
 * ``import "f.cute"`` makes the functions and constants *defined in* f.cute
   visible by their names (not f.cute's kernels, and not what f.cute itself
   imports: no re-export, so a file's names are found in the files it names);
@@ -23,6 +25,8 @@ from cutec.frontend import ast
 from cutec.frontend.parser import parse_file, parse_source
 
 MAX_IMPORT_DEPTH = 32
+LIBRARY = Path(__file__).parent / "lib"  # the .cute library shipped with the package
+LIBRARY_PREFIX = "cutec/"  # an import path naming a library file
 
 Definition = ast.Func | ast.Const
 
@@ -136,11 +140,12 @@ class _Loader:
     ) -> tuple[tuple[ast.Import, Module], ...]:
         out = []
         for imp in program.imports:
-            target = base / imp.path
             if not imp.path.endswith(".cute"):
                 raise CompileError(f"imported files end in .cute; got '{imp.path}'", _path_loc(imp))
-            if not _is_file(base / imp.path):
-                raise CompileError(f"cannot find '{imp.path}' (looked in {base})", _path_loc(imp))
+            where = LIBRARY if imp.path.startswith(LIBRARY_PREFIX) else base
+            target = where / imp.path.removeprefix(LIBRARY_PREFIX)
+            if not _is_file(target):
+                raise CompileError(f"cannot find '{imp.path}' (looked in {where})", _path_loc(imp))
             out.append((imp, self.load(target, imp, chain)))
         return tuple(out)
 

@@ -6,10 +6,12 @@ library body is instantiated.
 choices as arguments. `plan_kernel` makes every choice of the kernel once, from
 the facts the frontend hands it (`GemmFacts`):
 
-* the **body** (the mainloop family): the first rule of `GEMM_BODIES` that holds
-  for the target names the .cute file and func. Every target takes
-  ``gemm_tiled`` (cp.async, ldmatrix and mma.sync, CuTe's sgemm_sm80); a body for
-  another family (Hopper's TMA and wgmma) is a new .cute file and a row here;
+* the **body** (the mainloop family): the first rule of `GEMM_BODIES` for the
+  target that accepts the gemm names the .cute file and func. sm_90a takes
+  ``gemm_ws`` (``lib/gemm_ws_sm90.cute``: warp-specialised TMA + wgmma, planned by
+  `ws_plan.plan_ws`) where its rules allow, and says why not where they do not;
+  every target's fallback is ``gemm_tiled`` (cp.async, ldmatrix and mma.sync,
+  CuTe's sgemm_sm80);
 * the **tile and stages**: the user's, but for the tail kernel of ``stream_k =
   true`` with 32-bit operands of a long BK (`tail_tile`);
 * the **block** (`tile_plan.choose_threads`) where the kernel leaves it, and with it
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cutec.heuristics.tile_plan import (
     EpiloguePlan,
@@ -33,7 +36,8 @@ from cutec.heuristics.tile_plan import (
     plan_epilogue,
     plan_gemm,
 )
-from cutec.target import Target
+from cutec.heuristics.ws_plan import WsFacts, WsPlan, plan_ws
+from cutec.target import Feature, Target
 
 # gemm_tiled's rule splits a last wave only when the k-loop it saves is worth this
 # much of K (about what a share's second prologue and epilogue and the partial
@@ -55,30 +59,6 @@ class LibraryBody:
 
     file: str
     func: str
-
-
-@dataclass(frozen=True)
-class BodyRule:
-    """A body for the targets where `applies` holds; `why` says what it runs."""
-
-    applies: Callable[[Target], bool]
-    body: LibraryBody
-    why: str
-
-
-GEMM_TILED = LibraryBody("gemm_tiled.cute", "gemm_tiled")
-# The whole-tensor gemm's bodies, first match wins.
-GEMM_BODIES: tuple[BodyRule, ...] = (
-    BodyRule(lambda t: True, GEMM_TILED, "cp.async, ldmatrix and mma.sync (CuTe's sgemm_sm80)"),
-)
-
-
-def choose_body(target: Target, rules: Sequence[BodyRule] | None = None) -> BodyRule:
-    """The first of `rules` (default `GEMM_BODIES`) that applies to `target`."""
-    for rule in GEMM_BODIES if rules is None else rules:
-        if rule.applies(target):
-            return rule
-    raise LookupError(f"no library body of the whole-tensor gemm serves {target.name}")
 
 
 def tail_tile(
@@ -103,7 +83,8 @@ class GemmFacts:
     """What the planner chooses from: the target, the operands' element bits and
     majorness, the accumulators' bits, the user's tile and stages, the block the kernel
     fixes (None: the planner's), whether this is `stream_k = true`'s tail kernel, and
-    per operand whether v elements may move as one aligned vector (`copy_bytes`)."""
+    per operand whether v elements may move as one aligned vector (`copy_bytes`), the
+    element type, the schedule, and per operand whether a tensor map may read it."""
 
     target: Target
     bits: int
@@ -116,13 +97,74 @@ class GemmFacts:
     stream_k_tail: bool
     a_divisible: Callable[[int], bool]
     b_divisible: Callable[[int], bool]
+    element: str = "f16"  # the operands' dtype name
+    schedule: str = "tiles"  # "tiles", "persistent" or "stream-K" (a wave or stream_k)
+    a_tma: bool = False  # whether A may be read through a tensor map (16-byte base, strides)
+    b_tma: bool = False
+
+
+@dataclass(frozen=True)
+class BodyRule:
+    """A library body for the targets where `targets` holds, serving the gemms `plan`
+    accepts: it returns the body's own plan (None for gemm_tiled, whose plan is
+    `plan_gemm`'s), or a sentence saying why the body does not serve the gemm (the
+    planner tries the next rule and reports it). `what` says what the body runs."""
+
+    targets: Callable[[Target], bool]
+    body: LibraryBody
+    what: str
+    plan: Callable[[GemmFacts], Any]
+
+
+def _ws_plan(f: GemmFacts) -> WsPlan | str:
+    facts = WsFacts(f.bits, f.acc_bits, f.element == "f16", f.a_k_major, f.b_k_major, f.a_tma,
+                    f.b_tma, f.tile, f.stages, f.threads, f.schedule,
+                    f.target.smem_per_cta)  # fmt: skip
+    return plan_ws(facts)
+
+
+GEMM_TILED = LibraryBody("gemm_tiled.cute", "gemm_tiled")
+GEMM_WS = LibraryBody("gemm_ws_sm90.cute", "gemm_ws")
+# The whole-tensor gemm's bodies, first match wins.
+GEMM_BODIES: tuple[BodyRule, ...] = (
+    BodyRule(
+        lambda t: t.has(Feature.WGMMA) and t.has(Feature.TMA),
+        GEMM_WS,
+        "a warp-specialised TMA + wgmma kernel",
+        _ws_plan,
+    ),
+    BodyRule(
+        lambda t: True,
+        GEMM_TILED,
+        "cp.async, ldmatrix and mma.sync (CuTe's sgemm_sm80)",
+        lambda f: None,
+    ),
+)
+
+
+def choose_body(
+    facts: GemmFacts, rules: Sequence[BodyRule] | None = None
+) -> tuple[BodyRule, Any, tuple[str, ...]]:
+    """The first of `rules` (default `GEMM_BODIES`) for the facts' target that accepts
+    the gemm, its plan, and why each rule before it for that target did not."""
+    passed = []
+    for rule in GEMM_BODIES if rules is None else rules:
+        if not rule.targets(facts.target):
+            continue
+        plan = rule.plan(facts)
+        if not isinstance(plan, str):
+            return rule, plan, tuple(passed)
+        passed.append(f"not {rule.what}: {plan}")
+    raise LookupError(f"no library body of the whole-tensor gemm serves {facts.target.name}")
 
 
 @dataclass(frozen=True)
 class KernelPlan:
-    """The kernel's structure: its body, tile, stages and block, the CTA tile's plan
-    and the epilogue's, and the sentences saying the choices the user did not make
-    (`threads_why`: None where the kernel fixed the block; `tail_why`: the tail's)."""
+    """The kernel's structure: its body, tile, stages and block, the body's plan (the
+    CTA tile's `gemm` and `epilogue` for gemm_tiled, `ws` for the Hopper body), and the
+    sentences saying the choices the user did not make (`body_why`: the body and why
+    the bodies before it did not serve, empty where the target has one body;
+    `threads_why`: None where the kernel fixed the block; `tail_why`: the tail's)."""
 
     body: LibraryBody
     tile: tuple[int, int, int]
@@ -130,20 +172,32 @@ class KernelPlan:
     threads: int
     threads_why: str | None
     tail_why: str | None
-    gemm: GemmPlan
-    epilogue: EpiloguePlan
+    gemm: GemmPlan | None = None
+    epilogue: EpiloguePlan | None = None
+    ws: WsPlan | None = None
+    body_why: tuple[str, ...] = ()
 
     def reasons(self) -> tuple[str, ...]:
-        """The CTA tile's sentences, in the order the `tile` pass says them."""
-        g = self.gemm
-        return (g.remark, g.a.remark, g.b.remark, self.epilogue.remark)
+        """The choices' sentences, in the order the `tile` pass says them."""
+        if self.ws is not None:
+            return (*self.body_why, *self.ws.remarks)
+        g, e = self.gemm, self.epilogue
+        assert g is not None and e is not None
+        return (*self.body_why, g.remark, g.a.remark, g.b.remark, e.remark)
 
 
 def plan_kernel(facts: GemmFacts, rules: Sequence[BodyRule] | None = None) -> KernelPlan:
     """Every choice of a whole-tensor gemm's kernel (see the module docstring); raises
     TilePlanError (its message says which size to change) where none fits."""
-    body = choose_body(facts.target, rules).body
+    rule, body_plan, passed = choose_body(facts, rules)
+    body_why = (f"body: {rule.what}", *passed) if passed or len(_for(facts, rules)) > 1 else ()
     tile, stages, tail_why = facts.tile, facts.stages, None
+    if isinstance(body_plan, WsPlan):
+        threads_why = None
+        if facts.threads is None:
+            threads_why = f"{body_plan.threads} threads: the Hopper body's warpgroups"
+        return KernelPlan(rule.body, tile, stages, body_plan.threads, threads_why, None,
+                          ws=body_plan, body_why=body_why)  # fmt: skip
     if facts.stream_k_tail:
         tile, stages, tail_why = tail_tile(tile, stages, facts.bits)
     threads, threads_why = facts.threads, None
@@ -154,4 +208,10 @@ def plan_kernel(facts: GemmFacts, rules: Sequence[BodyRule] | None = None) -> Ke
     bits = facts.bits
     gemm = plan_gemm(bits, bits, facts.a_k_major, facts.b_k_major, tile, a_copy, b_copy, threads)
     epilogue = plan_epilogue(facts.acc_bits, tile[0], gemm)
-    return KernelPlan(body, tile, stages, threads, threads_why, tail_why, gemm, epilogue)
+    return KernelPlan(rule.body, tile, stages, threads, threads_why, tail_why, gemm, epilogue,
+                      body_why=body_why)  # fmt: skip
+
+
+def _for(facts: GemmFacts, rules: Sequence[BodyRule] | None) -> list[BodyRule]:
+    """The rules for the facts' target."""
+    return [r for r in (GEMM_BODIES if rules is None else rules) if r.targets(facts.target)]

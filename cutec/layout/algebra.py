@@ -219,6 +219,13 @@ def _index_table(shape: tuple, stride: tuple) -> list[int]:
     return table
 
 
+def offsets(layout: Layout) -> list[int] | None:
+    """[L(0), L(1), ..., L(size - 1)] of a static layout (its function as a table, in
+    colexicographic order), or None when a shape or stride is dynamic."""
+    flat = _static_flat(layout)
+    return None if flat is None else _index_table(*flat)
+
+
 def _static_flat(layout: Layout) -> tuple[tuple, tuple] | None:
     fs = it.flatten_to_tuple(layout.shape)
     fd = it.flatten_to_tuple(layout.stride)

@@ -269,10 +269,13 @@ class Kernel:
 
     def _read_signature(self) -> None:
         """The launch signature, from the disk cache or the frontend (no lowering)."""
-        k = self._key("signature")
+        # The launch depends on the target: the whole-tensor gemm's Hopper body runs
+        # another block and takes tensor maps.
+        target = self._target(self._gpu_arch())
+        k = self._key("signature", target)
         record = cache.load_checked(k, lambda entry: KernelLaunch.from_json(entry.meta))
         if record is None:
-            record = self._launch_record()
+            record = self._launch_record(target)
             cache.store(k, cache.Entry(record.to_json(), {}))
         self._signature, self._launch_info, self._then = (
             record.signature,
@@ -280,9 +283,9 @@ class Kernel:
             record.then,
         )
 
-    def _launch_record(self) -> KernelLaunch:
-        """The kernel's launch record, from the frontend's IR."""
-        frontend_only = replace(self._options(DEFAULT_TARGET), pipeline="")
+    def _launch_record(self, target: str) -> KernelLaunch:
+        """The kernel's launch record for `target`, from the frontend's IR."""
+        frontend_only = replace(self._options(target), pipeline="")
         result = self._compile(Stage.CUTE, frontend_only)
         assert result.module is not None
         ops = {k.sym_name: k for k in result.module.walk_type(KernelOp)}

@@ -152,14 +152,14 @@ def test_arguments_and_plan() -> None:
 
 
 def test_a_define_sets_a_parameter_over_the_kernels_own_and_names_the_rows() -> None:
-    argv = ["--kernels", "gemm_auto.gemm_nt", "--define", "BN=128", "--define", "THREADS=128"]
+    argv = ["--kernels", "gemm_auto.gemm_nt", "--define", "BN=128", "--define", "BP=3"]
     args = gemm.parse_args(argv)
     chosen = [k for k in args.kernels_selected if k.dtype == "f16f32"]
     (k,) = chosen
-    assert dict(k.defines) == {"BN": "128", "BK": "64", "THREADS": "128", "STREAM_K": "true"}
-    assert k.label == "gemm_auto.gemm_nt[BN=128,THREADS=128]"
+    assert dict(k.defines) == {"BN": "128", "BK": "64", "BP": "3"}
+    assert k.label == "gemm_auto.gemm_nt[BN=128,BP=3]"
     names = {i.name for i in gemm.plan(args) if i.family == "cutec"}
-    assert "gemm_auto.gemm_nt[BN=128,THREADS=128]" in names
+    assert "gemm_auto.gemm_nt[BN=128,BP=3]" in names
     for bad in ("BN", "=128", "BN="):
         with pytest.raises(SystemExit):
             gemm.parse_args(["--define", bad])

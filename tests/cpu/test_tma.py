@@ -62,7 +62,7 @@ def _jit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | None = Non
     source = (Source.from_file(TMA_TILE_MLIR) if text is None
               else Source.from_file("tma.mlir", text))  # fmt: skip
     k = Kernel(source, "tma_tile", {}, "sm_90a", "cpu", True)
-    cache.store(k._key("signature"), cache.Entry(KernelLaunch(*TMA_TILE).to_json(), {}))
+    cache.store(k._key("signature", "sm_90a"), cache.Entry(KernelLaunch(*TMA_TILE).to_json(), {}))
     return k
 
 

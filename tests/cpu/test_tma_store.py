@@ -56,7 +56,7 @@ def _jit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Kernel:
     """The JIT's kernel of tma_store.mlir with its launch record (from the cache)."""
     monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path))
     k = Kernel(Source.from_file(TMA_STORE_MLIR), "tma_store", {}, "sm_90a", "cpu", True)
-    cache.store(k._key("signature"), cache.Entry(KernelLaunch(*TMA_STORE).to_json(), {}))
+    cache.store(k._key("signature", "sm_90a"), cache.Entry(KernelLaunch(*TMA_STORE).to_json(), {}))
     return k
 
 

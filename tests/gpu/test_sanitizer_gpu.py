@@ -108,6 +108,8 @@ HOPPER_RUNS = [
     ("wgmma_tma_sm90", "hgemm_nt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.5)),
     ("wgmma_tma_sm90", "hgemm_tn", {"A": (136, 200), "B": (72, 200), "C": (136, 72)}, (1.0, 0.0)),
     ("gemm_ws_sm90", "gemm_ws_tn", {"A": (200, 136), "B": (300, 136), "C": (200, 300)}, (1.0, 0.5)),
+    ("gemm_auto", "gemm_tn", {"A": (200, 136), "B": (300, 136), "C": (200, 300)}, (1.0, 0.5)),
+    ("gemm_auto", "gemm_nt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.0)),
 ]  # fmt: skip
 HOPPER_TOOLS = {
     "memcheck": ["--check-warpgroup-mma", "yes", "--check-bulk-copy", "yes"],

@@ -23,6 +23,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
+HOPPER = torch.cuda.get_device_capability() == (9, 0)  # gemm_auto's warp-specialised body
 
 _TORCH = {
     "f16": torch.float16,
@@ -115,7 +116,10 @@ def test_gemm_auto_f16_accumulation_against_float64(m: int, n: int, k: int, bk: 
     """gemm_auto TN with acc_dtype = f16 (sgemm_sm80's instruction) and an f16 C,
     at sizes the tiles divide and sizes they do not."""
     kern = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn", arch=arch, TC="f16", TACC="f16", BK=bk)
-    assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in kern.ptx
+    if arch is None and HOPPER:  # the warp-specialised body
+        assert "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16" in kern.ptx
+    else:
+        assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in kern.ptx
     _check_hgemm_tn(kern, m, n, k, torch.Generator(device="cuda").manual_seed(m + n + k + bk))
 
 
@@ -125,7 +129,7 @@ def test_persistent_gemm_auto_against_float64(kernel: str, t: str) -> None:
     """PERSIST = true at the benchmark's tiles: one wave of CTAs (resident_ctas, from
     the driver's occupancy), each looping over several 128x256 tiles of C, the
     epilogue's chunk in the stages' bytes; sizes the tiles divide and ones they do not."""
-    kern = rt.jit(EXAMPLES / "gemm_auto.cute", kernel, T=t, BN=256, BK=64, THREADS=256,
+    kern = rt.jit(EXAMPLES / "gemm_auto.cute", kernel, T=t, BN=256, BK=64,
                   PERSIST="true")  # fmt: skip
     a_mn, b_mn = kernel[-2] == "n", kernel[-1] == "t"
     for m, n, k in [(4096, 2048, 128), (2056, 2184, 264)]:  # 256 and 153 tiles
@@ -146,7 +150,8 @@ def test_persistent_gemm_auto_against_float64(kernel: str, t: str) -> None:
 def test_gemm_auto_with_only_the_tile_against_float64() -> None:
     """gemm_tn_tile: no threads or grid clause; the launch is the whole-tensor gemm's."""
     kern = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn_tile")
-    assert ".reqntid 256, 1, 1" in kern.ptx
+    # 8 warps of mma.sync, or on a Hopper the warp-specialised body's 3 warpgroups
+    assert (".reqntid 384, 1, 1" if HOPPER else ".reqntid 256, 1, 1") in kern.ptx
     for m, n, k in [(512, 512, 256), (200, 300, 72)]:
         gen = torch.Generator(device="cuda").manual_seed(m + n + k)
         a = torch.randn(m, k, generator=gen, device="cuda").half()
@@ -265,7 +270,7 @@ def test_stream_k_true_against_float64(lay: str, t: str) -> None:
     workspace of its own."""
     text = (EXAMPLES / "gemm_auto.cute").read_text()
     any_k = text.replace("stream_k = STREAM_K)", "stream_k = STREAM_K, split_min_k = 0)")
-    tiles = {"BN": 256, "BK": 64, "THREADS": 256, "STREAM_K": True}
+    tiles = {"BN": 256, "BK": 64, "STREAM_K": True}
     kernels = {src: rt.jit(src, f"gemm_{lay}", T=t, **tiles) for src in (any_k, text)}
     w = torch.cuda.get_device_properties(0).multi_processor_count
     a_mn, b_mn = lay[0] == "n", lay[1] == "t"

@@ -30,7 +30,7 @@ def _kernel(device: str | int, text: str | None) -> Kernel:
     source = (Source.from_file(TMA_STORE_MLIR) if text is None
               else Source.from_file("tma_store.mlir", text))  # fmt: skip
     k = Kernel(source, "tma_store", {}, "sm_90a", device, True)
-    cache.store(k._key("signature"), cache.Entry(KernelLaunch(*TMA_STORE).to_json(), {}))
+    cache.store(k._key("signature", "sm_90a"), cache.Entry(KernelLaunch(*TMA_STORE).to_json(), {}))
     return k
 
 

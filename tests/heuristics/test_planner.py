@@ -1,5 +1,6 @@
-"""The planner of the whole-tensor gemm (cutec/heuristics/planner.py): the body per
-target by its rule table, the stream-K tail's tile, the block, each with its reason."""
+"""The planner of the whole-tensor gemm (cutec/heuristics/planner.py): the body by its
+rule table (sm_90a's warp-specialised body where ws_plan's rules allow, else gemm_tiled,
+saying why), the stream-K tail's tile, the block, each with its reason."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from cutec.heuristics.planner import (
     GEMM_BODIES,
     GEMM_TILED,
+    GEMM_WS,
     BodyRule,
     GemmFacts,
     LibraryBody,
@@ -16,28 +18,102 @@ from cutec.heuristics.planner import (
     tail_tile,
 )
 from cutec.heuristics.tile_plan import TilePlanError
-from cutec.target import COMPILE_TARGETS, TARGETS, Feature, target
+from cutec.target import TARGETS, Feature, target
 
-HOPPER_TEST = LibraryBody("gemm_hopper_test.cute", "gemm_hopper_test")  # test-only
-RULES = (
-    BodyRule(lambda t: t.has(Feature.WGMMA), HOPPER_TEST, "wgmma (test)"),
-    *GEMM_BODIES,
-)
+
+def _facts(**kw: object) -> GemmFacts:
+    base: dict = dict(target=target("sm_80"), bits=16, acc_bits=32, a_k_major=True,
+                      b_k_major=True, tile=(128, 256, 32), stages=3, threads=None,
+                      stream_k_tail=False, a_divisible=lambda v: True,
+                      b_divisible=lambda v: True)  # fmt: skip
+    return GemmFacts(**{**base, **kw})
+
+
+HOPPER = dict(target=target("sm_90a"), a_tma=True, b_tma=True, tile=(128, 256, 64), stages=4)
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
-def test_every_target_gets_gemm_tiled_today(name: str) -> None:
-    assert choose_body(target(name)).body == GEMM_TILED
+def test_targets_without_wgmma_get_gemm_tiled_and_no_body_remark(name: str) -> None:
+    plan = plan_kernel(_facts(target=target(name), a_tma=True, b_tma=True))
+    if target(name).has(Feature.WGMMA):
+        assert plan.body == GEMM_WS and plan.ws is not None
+    else:
+        assert plan.body == GEMM_TILED and plan.ws is None and plan.body_why == ()
 
 
-@pytest.mark.parametrize(("name", "body"), [("sm_90a", HOPPER_TEST), ("sm_80", GEMM_TILED)])
-def test_a_rule_table_picks_the_body_per_target(name: str, body: LibraryBody) -> None:
-    assert choose_body(target(name), RULES).body == body
+def test_sm90a_takes_the_warp_specialised_body_with_its_remarks() -> None:
+    plan = plan_kernel(_facts(**HOPPER))
+    assert plan.body == GEMM_WS and plan.ws is not None
+    assert (plan.threads, plan.ws.consumers, plan.ws.mma_atom) == (
+        384,
+        2,
+        "SM90_64x256x16_F32F16F16_SS_TN",
+    )
+    assert (plan.ws.a_smem_atom, plan.ws.b_smem_atom) == ("Layout_K_SW128_Atom",) * 2
+    assert plan.threads_why == "384 threads: the Hopper body's warpgroups"
+    assert plan.reasons()[0] == "body: a warp-specialised TMA + wgmma kernel"
+    assert any("setmaxnreg 40 in the producer, 232" in r for r in plan.reasons())
+
+
+@pytest.mark.parametrize(
+    ("kw", "atom", "a_atom", "b_atom"),
+    [
+        (dict(a_k_major=False, b_k_major=False), "SM90_64x256x16_F32F16F16_SS_NT",
+         "Layout_MN_SW128_Atom", "Layout_MN_SW128_Atom"),
+        (dict(element="bf16", tile=(128, 128, 32)), "SM90_64x128x16_F32BF16BF16_SS_TN",
+         "Layout_K_SW64_Atom", "Layout_K_SW64_Atom"),
+        (dict(bits=32, element="tf32", tile=(128, 128, 32)), "SM90_64x128x8_F32TF32TF32_SS_TN",
+         "Layout_K_SW128_Atom", "Layout_K_SW128_Atom"),
+        (dict(acc_bits=16, a_k_major=False), "SM90_64x256x16_F16F16F16_SS_NN",
+         "Layout_MN_SW128_Atom", "Layout_K_SW128_Atom"),
+    ],
+)  # fmt: skip
+def test_the_hopper_plan_names_the_wgmma_and_gmma_atoms(
+    kw: dict, atom: str, a_atom: str, b_atom: str
+) -> None:
+    ws = plan_kernel(_facts(**{**HOPPER, **kw})).ws
+    assert ws is not None and (ws.mma_atom, ws.a_smem_atom, ws.b_smem_atom) == (
+        atom,
+        a_atom,
+        b_atom,
+    )
+
+
+@pytest.mark.parametrize(
+    ("kw", "why"),
+    [
+        (dict(a_tma=False), "A cannot be read through a tensor map"),
+        (dict(bits=32, element="tf32", a_k_major=False), "tf32 operands must both be K-major"),
+        (dict(acc_bits=16, element="bf16"), "16-bit accumulators need f16 operands"),
+        (dict(threads=256), "the Hopper body's 128-row tile needs 384"),
+        (dict(schedule="stream-K"), "a stream-K gemm runs on the mma.sync body"),
+        (dict(tile=(32, 128, 64)), "BM = 32"),
+        (dict(tile=(128, 512, 32)), "BN = 512"),
+        (dict(tile=(256, 256, 64)), "256 accumulator registers, more than 128"),
+    ],
+)  # fmt: skip
+def test_where_the_hopper_body_does_not_serve_the_plan_says_why(kw: dict, why: str) -> None:
+    plan = plan_kernel(_facts(**{**HOPPER, "tile": (128, 128, 64), **kw}))
+    assert plan.body == GEMM_TILED
+    assert plan.body_why[0].startswith("body: cp.async, ldmatrix and mma.sync")
+    assert plan.body_why[1].startswith("not a warp-specialised TMA + wgmma kernel: ")
+    assert why in plan.body_why[1]
+
+
+def test_hopper_stages_that_do_not_fit_are_a_tile_plan_error() -> None:
+    with pytest.raises(TilePlanError, match="5 stages of 128x256x64 take 245840 bytes"):
+        plan_kernel(_facts(**{**HOPPER, "stages": 5}))
+
+
+def test_a_rule_table_may_put_a_body_before_another() -> None:
+    test_body = LibraryBody("gemm_test.cute", "gemm_test")
+    rules = (BodyRule(lambda t: True, test_body, "a test body", lambda f: None), *GEMM_BODIES)
+    assert choose_body(_facts(), rules)[0].body == test_body
 
 
 def test_no_rule_is_a_lookup_error() -> None:
     with pytest.raises(LookupError, match="no library body of the whole-tensor gemm serves sm_80"):
-        choose_body(target("sm_80"), ())
+        choose_body(_facts(), ())
 
 
 @pytest.mark.parametrize(
@@ -54,14 +130,6 @@ def test_the_stream_k_tail_halves_bk_for_long_32_bit_k_tiles(
     got_tile, got_stages, why = tail_tile(tile, stages, bits)
     assert (got_tile, got_stages) == want
     assert why.startswith("stream-K tail: ")
-
-
-def _facts(**kw: object) -> GemmFacts:
-    base: dict = dict(target=target(COMPILE_TARGETS[0]), bits=16, acc_bits=32, a_k_major=True,
-                      b_k_major=True, tile=(128, 256, 32), stages=3, threads=None,
-                      stream_k_tail=False, a_divisible=lambda v: True,
-                      b_divisible=lambda v: True)  # fmt: skip
-    return GemmFacts(**{**base, **kw})
 
 
 def test_the_plan_chooses_the_block_where_the_kernel_leaves_it() -> None:

@@ -34,7 +34,7 @@ def _call_line(kernel: str, text: str | None = None) -> int:
 
 
 def _kernel(name: str, **defines: Any) -> KernelOp:
-    options = Options(defines={**SMALL, **defines}, kernel=name)
+    options = Options(target="sm_80", defines={**SMALL, **defines}, kernel=name)
     module = compile(Source.from_file(EXAMPLE), Stage.THREAD, options).module
     assert module is not None
     return next(k for k in module.walk_type(KernelOp) if k.sym_name == name)
@@ -145,7 +145,9 @@ def test_values_deeper_pipeline_and_four_k_blocks(name: str) -> None:
 def test_values_default_tiles() -> None:
     """The example as written (128x128x32, 3 stages): one partial CTA tile in M and
     N, three k-tiles the last of which is partial."""
-    module = compile(Source.from_file(EXAMPLE), Stage.THREAD, Options(kernel="gemm_nn")).module
+    module = compile(
+        Source.from_file(EXAMPLE), Stage.THREAD, Options(target="sm_80", kernel="gemm_nn")
+    ).module
     assert module is not None
     (kernel,) = module.walk_type(KernelOp)
     _check(kernel, "gemm_nn", "f16", "f32", 200, 136, 72, tile=128)
@@ -173,7 +175,7 @@ def test_launch_left_to_the_gemm(body: str, threads: int, why: str) -> None:
     """No `threads` or `grid` clause: the whole-tensor gemm sets the block and one CTA
     per tile of C, with a remark each."""
     text = TILE_ONLY.format(body=body)
-    result = compile(Source(text, "k.cute"), Stage.CUTE, Options(remarks=True))
+    result = compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80", remarks=True))
     assert result.module is not None
     (kernel,) = result.module.walk_type(KernelOp)
     assert kernel.attributes["reqntid"].values == (threads, 1, 1)  # type: ignore[union-attr]
@@ -191,7 +193,7 @@ def test_launch_left_to_the_gemm(body: str, threads: int, why: str) -> None:
 def test_example_with_only_the_tile_matches_float64() -> None:
     """examples/gemm_auto.cute's gemm_tn_tile (no threads, no grid) through the jit on
     the CPU: the launch comes from the kernel's inferred block and grid."""
-    k = rt.jit(EXAMPLE, kernel="gemm_tn_tile", device="cpu")
+    k = rt.jit(EXAMPLE, kernel="gemm_tn_tile", device="cpu", arch="sm_80")
     rng = np.random.default_rng(5)
     m, n, kk = 136, 264, 40  # two partial CTA tiles in M, two in N
     a = rng.integers(-3, 4, (m, kk)).astype(np.float16)
@@ -206,7 +208,7 @@ def test_num_threads_the_plan_cannot_use_is_one_located_error() -> None:
         body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 64)"
     )
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE)
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
     (d,) = info.value.diagnostics
     assert (
         d.message == "the whole-tensor gemm runs on 128 or 256 threads (2x2 or 2x4 warps), not 64"
@@ -217,7 +219,7 @@ def test_num_threads_the_plan_cannot_use_is_one_located_error() -> None:
 def test_kernel_without_threads_or_gemm_is_one_located_error() -> None:
     text = TILE_ONLY.format(body="clear(C)")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE)
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == "kernel 'k' needs a 'threads' clause (the block size)"
     assert d.location is not None and (d.location.line, d.location.col) == (1, 1)
@@ -226,10 +228,15 @@ def test_kernel_without_threads_or_gemm_is_one_located_error() -> None:
 def test_remarks_say_each_choice_at_the_call() -> None:
     """The tile pass reports the warp layout, each operand's smem layout and copy
     threads at the user's gemm line (as select-atoms its MMA); the attribute is gone."""
-    result = compile(Source.from_file(EXAMPLE), Stage.CUTE, Options(kernel="gemm_nt", remarks=True))
+    result = compile(
+        Source.from_file(EXAMPLE),
+        Stage.CUTE,
+        Options(target="sm_80", kernel="gemm_nt", remarks=True),
+    )
     line = _call_line("gemm_nt")
     at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == line]
-    assert at_call[:4] == [
+    assert at_call[:5] == [
+        "tile: launch: 128 threads: the 128x128 tile is too small for 8 warps of 64x64",
         "tile: launch: grid (ceil_div(M,128), ceil_div(N,128)), one CTA per 128x128 tile of C",
         "tile: CTA tile (128, 128, 32) on 128 threads: 2x2 warps of MMA atoms tiled (32, 32, "
         "16), each warp a 64x64 quarter of C",
@@ -310,13 +317,13 @@ HEAD = (
          "the whole-tensor gemm's C must be a global tensor"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 512))", 3,
          "shared memory use reaches 262144 bytes with this 131072-byte buffer; the limit "
-         "on sm_90a is 232448 (227 KiB per CTA)"),
+         "on sm_80 is 166912 (163 KiB per CTA)"),
     ],
 )  # fmt: skip
 def test_misuse_is_one_located_error(threads: int, body: str, col: int, message: str) -> None:
     text = HEAD.format(threads=threads, body=body)
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE)
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == message
     # a mistake found inside the expansion names the library line in a note
@@ -331,7 +338,7 @@ def test_a_zero_tile_is_located_where_the_launch_is_inferred() -> None:
     text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (0, 256, 32))")
     text = text.replace("  grid (ceil_div(M, 128), ceil_div(N, 128)) threads 128\n", "")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE)
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == "tile sizes must be positive, got (0, 256, 32)"
     assert d.location is not None and (d.location.line, d.location.col) == (5, 3)
@@ -340,14 +347,17 @@ def test_a_zero_tile_is_located_where_the_launch_is_inferred() -> None:
 def test_plan_round_trips_through_the_printed_ir() -> None:
     """Before the tile pass the plan is an attribute of the printed IR; parsed back,
     the pass reports the same remarks at the same line."""
-    options = Options(kernel="gemm_tt", pipeline="", remarks=True)
+    options = Options(target="sm_80", kernel="gemm_tt", pipeline="", remarks=True)
     before = compile(Source.from_file(EXAMPLE), Stage.CUTE, options).module
     assert before is not None
     text = print_op(before)
     assert "tile_plan = [" in text
-    again = compile(Source(text, "g.mlir", lang="mlir"), Stage.CUTE, Options(pipeline="tile"))
+    again = compile(
+        Source(text, "g.mlir", lang="mlir"), Stage.CUTE, Options(target="sm_80", pipeline="tile")
+    )
     lines = {(r.location.line if r.location else None) for r in again.remarks}
     assert [r.message[:10] for r in again.remarks] == [
+        "tile: laun",
         "tile: laun",
         "tile: CTA ",
         "tile: A (K",
@@ -361,7 +371,9 @@ def test_plan_round_trips_through_the_printed_ir() -> None:
 def test_16_bit_shared_accesses_are_conflict_free(name: str) -> None:
     """The plan's swizzles: every cp.async store and ldmatrix of the 16-bit kernels
     takes the minimum wavefronts (the bank-conflicts pass, from the layouts)."""
-    result = compile(Source.from_file(EXAMPLE), Stage.THREAD, Options(kernel=name, remarks=True))
+    result = compile(
+        Source.from_file(EXAMPLE), Stage.THREAD, Options(target="sm_80", kernel=name, remarks=True)
+    )
     banks = [r.message for r in result.remarks if "wavefront" in r.message]
     assert any("ldmatrix.x4" in m for m in banks) and any("cp.async" in m for m in banks)
     assert all(m.endswith("(conflict-free)") for m in banks), banks
@@ -372,7 +384,7 @@ def test_missing_divisibility_fact_is_located_at_the_call() -> None:
     (4 bytes or more) can be guarded by one predicate; said at the user's gemm."""
     text = EXAMPLE.read_text().replace("assume M % 8 == 0, N % 8 == 0,", "assume N % 8 == 0,")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "g.cute"), Stage.CUTE, Options(kernel="gemm_nt"))
+        compile(Source(text, "g.cute"), Stage.CUTE, Options(target="sm_80", kernel="gemm_nt"))
     (d,) = info.value.diagnostics
     assert d.message.startswith("cp.async moves at least 4 bytes (2 16-bit elements)")
     line = _call_line("gemm_nt", text)
@@ -411,7 +423,7 @@ def test_narrower_copies_where_the_facts_allow_no_16_bytes(
     """No facts (tf32: 4-byte cp.async of one element) or only 8- and 4-byte ones
     (f16): the plan narrows each operand's copy, says why, and the values hold at
     sizes no vector of 16 bytes divides."""
-    options = Options(kernel=name, defines={"T": t}, remarks=True)
+    options = Options(target="sm_80", kernel=name, defines={"T": t}, remarks=True)
     result = compile(Source(ANY, "any.cute"), Stage.THREAD, options)
     said = [r.message for r in result.remarks if r.message.startswith("tile: ")]
     for operand, nbytes in zip("AB", copies, strict=True):
@@ -427,7 +439,7 @@ def test_no_cp_async_fits_is_one_located_error() -> None:
     """f16 with nothing known: not even 4 bytes (2 elements) may move as one."""
     text = ANY.replace("assume K % 4 == 0, ldA % 4 == 0, ldB % 2 == 0\n", "")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "any.cute"), Stage.CUTE, Options(kernel="half_tn"))
+        compile(Source(text, "any.cute"), Stage.CUTE, Options(target="sm_80", kernel="half_tn"))
     (d,) = info.value.diagnostics
     assert d.message == (
         "cp.async moves at least 4 bytes (2 16-bit elements); assume the contiguous extent "
@@ -437,11 +449,14 @@ def test_no_cp_async_fits_is_one_located_error() -> None:
 
 
 def test_eight_warps_match_float64() -> None:
-    """`threads 256`: 2x4 warps (each an eighth of C), ragged sizes, every majorness."""
+    """`num_threads = 256` on sm_80: 2x4 warps (each an eighth of C), ragged sizes, every
+    majorness."""
     rng = np.random.default_rng(3)
+    source = EXAMPLE.read_text().replace(
+        "stream_k = STREAM_K)", "stream_k = STREAM_K, num_threads = 256)"
+    )
     for kernel in ("gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"):
-        k = rt.jit(EXAMPLE, kernel=kernel, device="cpu", THREADS=256,
-                   BM=64, BN=64)  # fmt: skip
+        k = rt.jit(source, kernel=kernel, device="cpu", arch="sm_80", BM=64, BN=64)
         m, n, kk = 72, 80, 40
         a = rng.integers(-3, 4, (m, kk)).astype(np.float16)
         b = rng.integers(-3, 4, (n, kk)).astype(np.float16)
@@ -486,7 +501,9 @@ def test_stream_k_launch_remarks() -> None:
     path = Path(__file__).parents[2] / "examples" / "gemm_stream_k.cute"
     said = {}
     for kernel in ("gemm_nn", "gemm_nn_tail"):
-        result = compile(Source.from_file(path), Stage.CUTE, Options(kernel=kernel, remarks=True))
+        result = compile(
+            Source.from_file(path), Stage.CUTE, Options(target="sm_80", kernel=kernel, remarks=True)
+        )
         said[kernel] = [str(r.message) for r in result.remarks if "launch: grid" in str(r.message)]
     assert said["gemm_nn"] == [
         "tile: launch: grid (ceil_div(M,128), ceil_div(N,256)), one CTA per 128x256 tile of C "
@@ -517,7 +534,7 @@ def test_stream_k_launch_remarks() -> None:
 )  # fmt: skip
 def test_stream_k_true_misuse_is_one_located_error(text: str, message: str, line: int) -> None:
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE)
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == message
     assert d.location is not None and d.location.line == line
@@ -529,11 +546,13 @@ def test_stream_k_true_remarks(target: str) -> None:
     128x256x64 of f16 the first kernel's, on sm_80 too (the epilogue's chunk takes the
     stages' bytes in the tail as in the first kernel: 147 KB)."""
     options = Options(kernel="gemm_tn", remarks=True, target=target,
-                      defines={"STREAM_K": True, "BN": 256, "BK": 64, "THREADS": 256})  # fmt: skip
+                      defines={"STREAM_K": True, "BN": 256, "BK": 64})  # fmt: skip
     path = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
     result = compile(Source.from_file(path), Stage.CUTE, options)
     said = [str(r.message) for r in result.remarks if "stream-K" in str(r.message)]
-    assert said == [
+    hopper = "tile: not a warp-specialised TMA + wgmma kernel: a stream-K gemm runs on the "
+    assert (hopper + "mma.sync body" in said) == (target == "sm_90a")
+    assert [m for m in said if not m.startswith(hopper)] == [
         "tile: launch: grid (ceil_div(M,128), ceil_div(N,256)), one CTA per 128x256 tile of C "
         "(those past the full waves of resident_ctas CTAs return at once when the stream-K "
         "kernel takes the last wave's tiles)",
@@ -550,7 +569,7 @@ def test_stream_k_true_remarks(target: str) -> None:
 def test_each_remark_is_said_once() -> None:
     """The tail kernel repeats the first kernel's choices, and an unrolled epilogue its
     copies' (8 identical remarks before): each (message, line) is said once."""
-    options = Options(kernel="gemm_tn", remarks=True, defines={"STREAM_K": True})
+    options = Options(target="sm_80", kernel="gemm_tn", remarks=True, defines={"STREAM_K": True})
     path = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
     result = compile(Source.from_file(path), Stage.PTX, options)
     said = [(str(r.message), r.location) for r in result.remarks]
@@ -564,7 +583,7 @@ def test_the_planner_picks_the_library_body_per_target(monkeypatch) -> None:
     call, the body's line a note) and sm_80's is still gemm_tiled."""
     test_body = planner.LibraryBody(str(Path(__file__).parent / "data" / "gemm_test_body.cute"),
                                     "gemm_test_body")  # fmt: skip
-    rule = planner.BodyRule(lambda t: t.name == "sm_90a", test_body, "a test body")
+    rule = planner.BodyRule(lambda t: t.name == "sm_90a", test_body, "a test body", lambda f: None)
     monkeypatch.setattr(planner, "GEMM_BODIES", (rule, *planner.GEMM_BODIES))
     text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32))")
     with pytest.raises(CompileError) as info:

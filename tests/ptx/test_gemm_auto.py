@@ -1,6 +1,7 @@
 """examples/gemm_auto.cute in every majorness and element type, as ptxas assembles
-it for each target: no spills, no stack, the tensor-core path (cp.async 16 B,
-ldmatrix for 16-bit operands, mma.sync) and one barrier per k-tile."""
+it for each target: no spills, no stack; on sm_80 the tensor-core path (cp.async 16 B,
+ldmatrix for 16-bit operands, mma.sync) and one barrier per k-tile; on sm_90a the
+warp-specialised TMA + wgmma body (HGMMA, USETMAXREG in its SASS)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ptx.ptxas import find_ptxas
+from tests.ptx.sass_check import assert_sass, needs_disassembler
 
 pytestmark = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
 
@@ -20,10 +22,55 @@ MMA = {"f16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
        "tf32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"}  # fmt: skip
 
 
-@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def _hopper_body(kernel: str, t: str) -> bool:
+    """Whether sm_90a compiles the kernel's gemm to the warp-specialised body: wgmma
+    takes 16-bit operands in either majorness, tf32 ones K-major (TN) only."""
+    return t != "tf32" or kernel == "gemm_tn"
+
+
 @pytest.mark.parametrize("t", ["f16", "bf16", "tf32"])
 @pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
-def test_assembles_on_the_tensor_core_path(kernel: str, t: str, target: str) -> None:
+def test_sm90a_assembles_the_warp_specialised_body(kernel: str, t: str) -> None:
+    """On sm_90a: TMA loads, wgmma, one setmaxnreg per role, no spills, no ptxas
+    performance warning; tf32 with an MN-major operand keeps mma.sync."""
+    result = compile(
+        Source.from_file(EXAMPLE),
+        Stage.CUBIN,
+        Options(kernel=kernel, target="sm_90a", defines={"T": t}),
+    )
+    assert result.ptx is not None and result.resources
+    usage = result.resources[kernel]
+    assert not usage.spills and usage.stack_frame == 0, usage
+    assert result.warnings == []
+    ptx = result.ptx
+    if not _hopper_body(kernel, t):
+        assert MMA[t] in ptx and "wgmma" not in ptx
+        return
+    assert "wgmma.mma_async.sync.aligned.m64n128" in ptx and "mma.sync" not in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx and "cp.async.cg" not in ptx
+    assert ptx.count("setmaxnreg.dec.sync.aligned.u32 40") == 1
+    assert ptx.count("setmaxnreg.inc.sync.aligned.u32 232") == 1
+
+
+@needs_disassembler
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_the_hopper_mainloop_runs_hgmma_and_usetmaxreg(kernel: str) -> None:
+    """SASS at the benchmark's tile (128x256x64, 4 stages): HGMMA and no HMMA, as many
+    USETMAXREG as setmaxnreg sites (2), TMA loads."""
+    options = Options(kernel=kernel, target="sm_90a", defines={"BN": 256, "BK": 64, "BP": 4})
+    result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
+    assert result.warnings == []
+    assert not result.resources[kernel].spills
+    ops = assert_sass(result.cubin, contains={"HGMMA", "UTMALDG", "USETMAXREG"},
+                      absent={"HMMA"}, kernel=kernel)  # fmt: skip
+    assert ops["USETMAXREG"] == 2
+    assert ops["HGMMA"] == 4  # a warpgroup's 64x256 by 4 k-blocks of 16, one code path
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "tf32"])
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_assembles_on_the_tensor_core_path(kernel: str, t: str) -> None:
+    target = "sm_80"
     result = compile(
         Source.from_file(EXAMPLE),
         Stage.CUBIN,
@@ -47,7 +94,7 @@ def test_assembles_on_the_tensor_core_path(kernel: str, t: str, target: str) -> 
 
 @pytest.mark.parametrize(
     "defines",
-    [{"BN": 256, "THREADS": 256, "BK": 64}, {"T": "tf32", "BN": 256, "THREADS": 256}],
+    [{"BN": 256, "BK": 64}, {"T": "tf32", "BN": 256}],
     ids=["f16-128x256x64", "tf32-128x256x32"],
 )
 @pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
@@ -56,7 +103,7 @@ def test_benchmark_tiles_do_not_spill(kernel: str, defines: dict) -> None:
     thread. The f16 TN kernel spilled 24 bytes before fragments were carried packed;
     the tf32 kernels use 246-255 of the 255 registers (their MN-major operands' scalar
     shared loads)."""
-    options = Options(kernel=kernel, target="sm_90a", defines=defines)
+    options = Options(kernel=kernel, target="sm_80", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     usage = result.resources[kernel]
     assert not usage.spills and usage.stack_frame == 0, usage
@@ -128,7 +175,7 @@ def test_stream_k_true_is_the_measured_pair() -> None:
     docs/notes/2026-11-28-stream-k-two-kernels.md) but for their
     names, and neither spills on sm_80 (the smaller shared memory: the tail's epilogue
     chunk takes its stages' bytes too)."""
-    defines = {"BN": 256, "BK": 64, "THREADS": 256, "STREAM_K": True}
+    defines = {"BN": 256, "BK": 64, "STREAM_K": True}
     options = Options(kernel="gemm_tn", target="sm_80", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     assert result.ptx is not None
@@ -147,7 +194,7 @@ def test_stream_k_true_is_the_measured_pair() -> None:
 def test_stream_k_true_tf32_does_not_spill() -> None:
     """tf32 NN with STREAM_K = true at the benchmark's tf32 tiles (128x256x32): its tail
     runs BK = 16 (at 32 the loop over a share's pieces spilled 12 bytes)."""
-    defines = {"T": "tf32", "BN": 256, "THREADS": 256, "STREAM_K": True}
+    defines = {"T": "tf32", "BN": 256, "STREAM_K": True}
     options = Options(kernel="gemm_nn", target="sm_90a", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     for kernel in ("gemm_nn", "gemm_nn__tail"):

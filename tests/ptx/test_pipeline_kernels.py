@@ -86,7 +86,7 @@ def _schedule(loop: str) -> str:
         # and ldmatrix, both on shared memory, in order; after the copies, block 1's
         # MMAs waited on loads issued just before them), the copies spread over
         # blocks 0 and 1, B's eight per thread first.
-        ("gemm_auto", "gemm_nt", {"BN": "256", "BK": "64", "THREADS": "256"},
+        ("gemm_auto", "gemm_nt", {"BN": "256", "BK": "64"},
          "L8 G8 H32 L8 G4 c1 H32 L8 H32 w1 B1 L8 H32"),
         # Two k-blocks: every copy in block 0.
         ("gemm_auto", "gemm_tn", {}, "L8 G8 c1 H32 w1 B1 L8 H32"),
@@ -102,7 +102,7 @@ def test_k_loop_schedule(example: str, kernel: str, defines: dict, schedule: str
     result = compile(
         Source.from_file(EXAMPLES / f"{example}.cute"),
         Stage.PTX,
-        Options(kernel=kernel, defines=defines),
+        Options(kernel=kernel, defines=defines, target="sm_80"),
     )
     assert result.ptx is not None
     assert _schedule(_k_loop(result.ptx)) == schedule
@@ -116,7 +116,7 @@ def test_whole_tensor_gemm_barriers_after_the_k_loop(kernel: str) -> None:
     result = compile(
         Source.from_file(EXAMPLES / "gemm_auto.cute"),
         Stage.PTX,
-        Options(kernel=kernel, defines={"BN": "256", "BK": "64", "THREADS": "256"}),
+        Options(kernel=kernel, defines={"BN": "256", "BK": "64"}, target="sm_80"),
     )
     assert result.ptx is not None
     after = result.ptx[result.ptx.rindex("cp.async.wait_group 1;") :]

@@ -255,7 +255,7 @@ def test_the_jit_launches_a_cached_record_with_a_map(
     monkeypatch.setenv("CUTEC_CACHE_DIR", str(tmp_path))
     k = Kernel(Source.from_file(EXAMPLES / "tiled_copy.cute"), "copy_kernel", {}, None, "cpu",
                True)  # fmt: skip
-    plain = k._launch_record()
+    plain = k._launch_record("sm_90a")
     s = plain.signature.params[0]
     assert isinstance(s, TensorParam) and s.shape is not None
     tile = TensorMapParam("S_map", s.name, TmaDataType.FLOAT32, ("M", "N"), ("M",), (32, 8),
@@ -265,7 +265,7 @@ def test_the_jit_launches_a_cached_record_with_a_map(
         (*plain.signature.abi, ("S_map", "tensor_map")), plain.signature.facts,
     )  # fmt: skip
     record = KernelLaunch(signature, plain.launch)
-    cache.store(k._key("signature"), cache.Entry(record.to_json(), {}))
+    cache.store(k._key("signature", "sm_90a"), cache.Entry(record.to_json(), {}))
     assert k.signature == signature
 
 

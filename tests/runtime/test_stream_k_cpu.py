@@ -19,7 +19,7 @@ from tests.runtime.test_jit_cpu import stream_k_operands
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
 # Tiles small enough for the CPU: 32x32x32, 2 stages, 4 warps.
-SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "THREADS": 128, "STREAM_K": True}
+SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2, "STREAM_K": True}
 
 
 def _splitting_any_k() -> str:

@@ -1,0 +1,165 @@
+"""The plan of the whole-tensor gemm's Hopper body (``lib/gemm_ws_sm90.cute``): a
+warp-specialised kernel whose producer warpgroup loads A's and B's k-tiles by TMA and
+whose consumer warpgroups multiply them by wgmma.
+
+`plan_ws` is a pure function of the facts the planner has (`WsFacts`). It returns the
+plan, or the sentence saying why the body does not serve this gemm (the planner then
+keeps the mma.sync body and reports that sentence). The rules:
+
+* **wgmma's operands**: 16-bit types (f16, bf16) in either majorness (the descriptor
+  reads MN-major 16-bit tiles), tf32 only K-major (wgmma transposes 16-bit types only);
+  f32 accumulators, or f16 ones for f16 operands.
+* **TMA**: a tensor map needs a 16-byte aligned base and strides that are multiples of
+  16 bytes (the kernel's facts: `align 16`, ``ldA % 8 == 0`` for 16-bit types); the
+  extents may be anything (out-of-bounds boxes read zeros).
+* **Warpgroups**: one consumer warpgroup per 64 rows up to two (a wgmma is 64 rows), so
+  BM is 64, 128 or 256; each consumer thread holds BM·BN / (128 · consumers)
+  accumulators, at most 128 registers (the 232 a consumer takes less the addresses and
+  loop state; 256 spill). With two consumers the producer gives registers back:
+  setmaxnreg 40 / 232, 128 · (40 + 2 · 232) = 64,512 of the 65,536.
+* **Shared memory**: per operand the widest GMMA swizzle atom (128, 64 or 32 bytes)
+  whose contiguous extent divides the tile's (BK for a K-major operand, BM or BN for an
+  MN-major one); the stages, S · (BM + BN) · BK elements, and their barriers within the
+  target's shared memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cutec.heuristics.tile_plan import TilePlanError
+
+WARPGROUP = 128
+MMA_M = 64  # rows of one wgmma
+MAX_ACC_REGS = 128  # accumulator registers a consumer thread may hold
+MAX_MMA_N = 256
+PRODUCER_REGS = 40  # setmaxnreg with two consumers (CUTLASS's cooperative kernel's)
+CONSUMER_REGS = 232
+SWIZZLES = (128, 64, 32)  # GMMA layout atoms' swizzle widths, in bytes
+BARRIER_BYTES = 16  # a stage's full and empty mbarriers
+
+
+@dataclass(frozen=True)
+class WsFacts:
+    """What the Hopper body's plan depends on: element and accumulator bits, whether
+    the element type is f16 (f16 accumulation needs it), the operands' majorness,
+    whether each may be read through a tensor map (`a_tma`, `b_tma`), the tile, stages,
+    the block the kernel fixes (None: the plan's), the schedule ("tiles", "persistent"
+    or "stream-K") and the target's shared memory per CTA."""
+
+    bits: int
+    acc_bits: int
+    is_f16: bool
+    a_k_major: bool
+    b_k_major: bool
+    a_tma: bool
+    b_tma: bool
+    tile: tuple[int, int, int]
+    stages: int
+    threads: int | None
+    schedule: str
+    smem_bytes: int
+
+
+@dataclass(frozen=True)
+class WsPlan:
+    """The Hopper body's choices: consumer warpgroups, the block, the wgmma atom, each
+    operand's GMMA smem layout atom (``Layout_{MN,K}_SW{n}_Atom``), and the sentences."""
+
+    consumers: int
+    threads: int
+    mma_atom: str
+    a_smem_atom: str
+    b_smem_atom: str
+    remarks: tuple[str, ...]
+
+
+def _swizzle(extent: int, bytes_: int) -> int | None:
+    """The widest GMMA swizzle whose row (of `extent` elements' bytes) divides the tile."""
+    for sw in SWIZZLES:
+        if sw % bytes_ == 0 and extent % (sw // bytes_) == 0:
+            return sw
+    return None
+
+
+def _atom_name(k_major: bool, sw: int) -> str:
+    return f"Layout_{'K' if k_major else 'MN'}_SW{sw}_Atom"
+
+
+def plan_ws(f: WsFacts) -> WsPlan | str:
+    """The Hopper body's plan for `f`, or why the body does not serve it; raises
+    TilePlanError when it would but the stages do not fit in shared memory."""
+    bm, bn, bk = f.tile
+    if f.schedule == "stream-K":
+        return "a stream-K gemm runs on the mma.sync body"
+    if f.bits not in (16, 32):
+        return f"{f.bits}-bit operands"
+    if f.bits == 32 and not (f.a_k_major and f.b_k_major):
+        return "tf32 operands must both be K-major for wgmma (it transposes 16-bit types only)"
+    if f.acc_bits == 16 and not f.is_f16:
+        return "16-bit accumulators need f16 operands"
+    for name, ok in (("A", f.a_tma), ("B", f.b_tma)):
+        if not ok:
+            return (
+                f"{name} cannot be read through a tensor map: TMA needs a 16-byte aligned base "
+                "and a leading dimension of a multiple of 16 bytes (the kernel's 'align 16' "
+                "and an assume)"
+            )
+    if bm not in (MMA_M, 2 * MMA_M, 4 * MMA_M):
+        return f"BM = {bm}: the Hopper body takes 64, 128 or 256 rows (64 per wgmma)"
+    if bn % 8 or bn > MAX_MMA_N:
+        return f"BN = {bn}: a wgmma's N is a multiple of 8 up to {MAX_MMA_N}"
+    consumers = 1 if bm == MMA_M else 2
+    threads = WARPGROUP * (consumers + 1)
+    if f.threads is not None and f.threads != threads:
+        return (
+            f"the kernel runs {f.threads} threads; the Hopper body's {bm}-row tile needs "
+            f"{threads} ({consumers} consumer warpgroups and a producer)"
+        )
+    acc_regs = bm * bn * f.acc_bits // (32 * WARPGROUP * consumers)
+    if acc_regs > MAX_ACC_REGS:
+        return (
+            f"a {bm}x{bn} tile gives each consumer thread {acc_regs} accumulator registers, "
+            f"more than {MAX_ACC_REGS}"
+        )
+    bytes_ = f.bits // 8
+    k_per_mma = 32 // bytes_
+    if bk % k_per_mma:
+        return f"BK = {bk}: a wgmma consumes {k_per_mma} of K; BK must be a multiple"
+    atoms = []
+    for name, k_major, mn in (("A", f.a_k_major, bm), ("B", f.b_k_major, bn)):
+        sw = _swizzle(bk if k_major else mn, bytes_)
+        if sw is None or (not k_major and bk % 8):
+            extent = "BK" if k_major else ("BM" if name == "A" else "BN")
+            return f"{name}'s tile has no GMMA swizzle atom: {extent} is not a multiple of 32 bytes"
+        atoms.append((_atom_name(k_major, sw), sw))
+    smem = f.stages * ((bm + bn) * bk * bytes_ + BARRIER_BYTES)
+    if smem > f.smem_bytes:
+        raise TilePlanError(
+            f"the Hopper body's {f.stages} stages of {bm}x{bn}x{bk} take {smem} bytes of "
+            f"shared memory, more than the target's {f.smem_bytes}: use fewer stages or a "
+            "smaller tile"
+        )
+    types = {16: "F16" if f.is_f16 else "BF16", 32: "TF32"}[f.bits]
+    acc = "F32" if f.acc_bits == 32 else "F16"
+    suffix = ("T" if f.a_k_major else "N") + ("N" if f.b_k_major else "T")
+    mma = f"SM90_64x{bn}x{k_per_mma}_{acc}{types}{types}_SS_{suffix}"
+    regs = (
+        f"; setmaxnreg {PRODUCER_REGS} in the producer, {CONSUMER_REGS} in the consumers"
+        if consumers == 2
+        else ""
+    )
+    remarks = (
+        f"warp specialisation: {threads} threads, {consumers} consumer warpgroup"
+        f"{'s' if consumers > 1 else ''} of {bm // consumers}x{bn} ({acc_regs} accumulator "
+        f"registers each) and a producer warpgroup whose elected thread issues the TMA "
+        f"loads{regs}",
+        f"stages: {f.stages} of {bm}x{bn}x{bk} ({smem} bytes of shared memory with their "
+        "full/empty mbarriers)",
+        *(
+            f"{name} ({'K' if k else 'MN'}-major): TMA into GMMA.{atom} ({sw}-byte swizzle)"
+            for name, k, (atom, sw) in (("A", f.a_k_major, atoms[0]), ("B", f.b_k_major, atoms[1]))
+        ),
+        f"MMA by {mma} (wgmma.mma_async m64n{bn}k{k_per_mma})",
+    )
+    return WsPlan(consumers, threads, mma, atoms[0][0], atoms[1][0], remarks)

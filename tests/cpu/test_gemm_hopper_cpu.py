@@ -1,0 +1,74 @@
+"""The whole-tensor gemm's warp-specialised TMA + wgmma body (examples/gemm_auto.cute for
+sm_90a) run by the CPU backend against float64: every majorness of f16, bf16 and tf32 TN,
+ragged in M, N and K (K = 130: K-major operands are views of rows padded to 8
+elements, the example's ld % 8 == 0), one tile per CTA and persistent."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import cutec
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
+NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "tf32": np.float32}
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """gemm_auto with only its leading-dimension assumes (TMA needs 16-byte strides, not
+    extents that are multiples of 8)."""
+
+    def keep_ld(m: re.Match[str]) -> str:
+        return "  assume " + ", ".join(f for f in m.group(1).split(", ") if f.startswith("ld"))
+
+    path = tmp_path_factory.mktemp("hopper") / "gemm_auto_ld.cute"
+    path.write_text(re.sub(r"  assume ([^\n]*)", keep_ld, EXAMPLE.read_text()))
+    return path
+
+
+def _operand(rng: np.random.Generator, rows: int, k: int, mn_major: bool, t: str) -> np.ndarray:
+    if mn_major:
+        return np.asfortranarray(rng.standard_normal((rows, k)).astype(NUMPY[t]))
+    padded = np.zeros((rows, -(-k // 8) * 8), NUMPY[t])  # the example's ld % 8 == 0
+    padded[:, :k] = rng.standard_normal((rows, k)).astype(NUMPY[t])
+    return padded[:, :k]
+
+
+def _check(run: cutec.Kernel, kernel: str, t: str, m: int, n: int, k: int) -> None:
+    rng = np.random.default_rng(m + n + k)
+    a = _operand(rng, m, k, kernel[-2] == "n", t)
+    b = _operand(rng, n, k, kernel[-1] == "t", t)
+    c0 = np.asfortranarray(rng.standard_normal((m, n)).astype(np.float32))
+    c = c0.copy(order="F")
+    run(a, b, c, 1.0, 0.5)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T + 0.5 * c0
+    err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
+    assert err < (2e-3 if t == "tf32" else 1e-6), err  # tf32 rounds the operands
+
+
+@pytest.mark.parametrize(
+    ("kernel", "t"),
+    [("gemm_nt", "f16"), ("gemm_tn", "f16"), ("gemm_nn", "f16"), ("gemm_tt", "f16"),
+     ("gemm_tn", "tf32"),
+     *(pytest.param(k, "bf16", marks=pytest.mark.slow) for k in ("gemm_nt", "gemm_tn"))],
+)  # fmt: skip
+def test_the_hopper_body_on_the_cpu_against_float64(kernel: str, t: str, source: Path) -> None:
+    run = cutec.jit(source, kernel=kernel, device="cpu", arch="sm_90a", T=t, BN=128,
+                    BK=64 if t != "tf32" else 32, BP=3)  # fmt: skip
+    assert "wgmma.mma_async" in run.ptx
+    _check(run, kernel, t, 136, 200, 130)
+    assert run.cpu_backend == "native"
+
+
+def test_the_persistent_hopper_body_on_the_cpu_against_float64(source: Path) -> None:
+    """PERSIST = true with 64x64 tiles: CTAs loop over several tiles, the mbarrier ring
+    running on across them."""
+    run = cutec.jit(source, kernel="gemm_tn", device="cpu", arch="sm_90a", BM=64, BN=64,
+                    BK=64, BP=2, PERSIST="true")  # fmt: skip
+    assert "setmaxnreg" not in run.ptx  # one consumer warpgroup: no register moves
+    _check(run, "gemm_tn", "f16", 200, 300, 130)

@@ -1,0 +1,96 @@
+"""On a Hopper (compute capability 9.0): the whole-tensor gemm's warp-specialised TMA +
+wgmma body (examples/gemm_auto.cute compiled for sm_90a) against float64, every
+majorness of f16 and bf16 and tf32 TN, at sizes the tiles divide and ragged ones
+(3000x2000x1003: the maps read zeros past M, N and K; K-major operands are views of rows
+padded to 16 bytes, as TMA needs). The bar is the issue's: at most twice cuBLAS's
+relative Frobenius error for the same inputs, and 1e-5 for f32 accumulation."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import cutec.runtime as rt
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+    pytest.skip("the Hopper body needs compute capability 9.0", allow_module_level=True)
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
+TILES = {"BN": 256, "BK": 64, "BP": 4}  # the benchmark's
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}
+
+
+def _ld_assumes_only(tmp_path: Path) -> Path:
+    """gemm_auto with only its leading-dimension assumes: TMA needs 16-byte strides, not
+    extents that are multiples of 8 (the mma.sync body's cp.async does)."""
+
+    def keep_ld(m: re.Match[str]) -> str:
+        facts = [f for f in m.group(1).split(", ") if f.startswith("ld")]
+        return "  assume " + ", ".join(facts)
+
+    path = tmp_path / "gemm_auto_ld.cute"
+    path.write_text(re.sub(r"  assume ([^\n]*)", keep_ld, EXAMPLE.read_text()))
+    return path
+
+
+def _operand(rows: int, k: int, mn_major: bool, t: str, gen: torch.Generator) -> torch.Tensor:
+    """(rows, k) on the GPU: MN-major (stride (1, rows)) or K-major with rows padded to a
+    multiple of 16 bytes."""
+    if mn_major:
+        return torch.randn(k, rows, generator=gen, device="cuda").to(DTYPES[t]).t()
+    per_16_bytes = 16 // DTYPES[t].itemsize
+    padded = -(-k // per_16_bytes) * per_16_bytes
+    return torch.randn(rows, padded, generator=gen, device="cuda").to(DTYPES[t])[:, :k]
+
+
+def _normwise(x: torch.Tensor, ref: torch.Tensor) -> float:
+    return float(torch.linalg.norm(x.double() - ref) / torch.linalg.norm(ref))
+
+
+def _check(kern: object, kernel: str, t: str, m: int, n: int, k: int) -> None:
+    gen = torch.Generator(device="cuda").manual_seed(m + 3 * n + 7 * k)
+    a = _operand(m, k, kernel[-2] == "n", t, gen)
+    b = _operand(n, k, kernel[-1] == "t", t, gen)
+    ref = a.double() @ b.double().t()
+    torch.backends.cuda.matmul.allow_tf32 = t == "tf32"
+    try:
+        cublas = _normwise(torch.matmul(a, b.t()).float(), ref)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    for beta in (0.0, 0.5):
+        c0 = torch.randn(n, m, generator=gen, device="cuda").t()  # (M,N) M-major
+        c = c0.clone() if beta else torch.full_like(c0, float("nan"))  # beta = 0: C unread
+        kern(a, b, c, 1.0, beta)  # type: ignore[operator]
+        want = ref + beta * c0.double()
+        assert torch.isfinite(c).all(), (kernel, t, m, n, k, beta)
+        err = _normwise(c, want)
+        assert err <= max(2 * cublas, 1e-5 if t != "tf32" else 0.0), (err, cublas, m, n, k, beta)
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
+def test_the_hopper_body_against_float64(kernel: str, t: str, tmp_path: Path) -> None:
+    kern = rt.jit(_ld_assumes_only(tmp_path), kernel, T=t, **TILES)
+    assert "wgmma.mma_async" in kern.ptx and "setmaxnreg.inc" in kern.ptx
+    for m, n, k in [(3000, 2000, 1003), (4096, 4096, 4096), (200, 136, 72)]:
+        _check(kern, kernel, t, m, n, k)
+
+
+def test_tf32_tn_runs_on_wgmma_against_float64(tmp_path: Path) -> None:
+    kern = rt.jit(_ld_assumes_only(tmp_path), "gemm_tn", T="tf32", BN=256, BP=4)
+    assert "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32" in kern.ptx
+    for m, n, k in [(3000, 2000, 1003), (2048, 2048, 2048)]:
+        _check(kern, "gemm_tn", "tf32", m, n, k)
+
+
+@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn"])
+def test_the_persistent_hopper_body_against_float64(kernel: str, tmp_path: Path) -> None:
+    """PERSIST = true: one wave of CTAs, each looping over tiles with the ring running on
+    across them (the producer loads the next tile during this one's epilogue)."""
+    kern = rt.jit(_ld_assumes_only(tmp_path), kernel, PERSIST="true", **TILES)
+    for m, n, k in [(3000, 2000, 1003), (4096, 4096, 1024)]:
+        _check(kern, kernel, "f16", m, n, k)
