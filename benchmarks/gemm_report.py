@@ -120,16 +120,24 @@ SIMT_TARGETS = (
     ("sgemm_1.sgemm_nt", "NT", "CuTe", "sgemm_1", 1.0),
     ("sgemm_1.sgemm_tn", "TN", "CuTe", "sgemm_1", 1.0),
 )
-# Issue 13's targets at 4096³ and 8192³, reported for the kernels a run measured:
-# (cutec kernel, dtype, layout, reference family, reference name, goal).
+# Issues 13's and 29's targets at 4096³ and 8192³, reported for the kernels a run
+# measured: (cutec kernel, dtype, layout, reference family, reference name, goal).
+# Issue 29 (gemm_auto's Hopper body, on an H100/H200): 16-bit operands with f32
+# accumulation >= 0.90x cuBLAS in every majorness and faster than Triton's tutorial
+# matmul where that is below 0.90x (TN, NN); tf32 TN >= 0.85x; tf32 NT/NN/TT, on
+# mma.sync, no slower than before it (0.55-0.81x).
 TENSOR_CORE_TARGETS = (
     ("sgemm_pipelined.sgemm_nt", "f32", "NT", "cuBLAS", "cuBLAS", 0.90),
     ("sgemm_pipelined.sgemm_tn", "f32", "TN", "cuBLAS", "cuBLAS", 0.90),
     ("sgemm_sm80.hgemm_tn", "f16", "TN", "CuTe", "sgemm_sm80", 1.0),
     ("gemm_auto.gemm_tn", "f16", "TN", "CuTe", "sgemm_sm80", 1.0),
-    *((f"gemm_auto.gemm_{lay.lower()}", dtype, lay, "cuBLAS", "cuBLAS", goal)
-      for dtype, goal in (("f16f32", 0.60), ("bf16f32", 0.60), ("tf32", 0.50))
-      for lay in ("NT", "TN", "NN", "TT")),
+    *((f"gemm_auto.gemm_{lay.lower()}", dtype, lay, "cuBLAS", "cuBLAS", 0.90)
+      for dtype in ("f16f32", "bf16f32") for lay in ("NT", "TN", "NN", "TT")),
+    *((f"gemm_auto.gemm_{lay.lower()}", dtype, lay, "Triton", "Triton", 1.0)
+      for dtype in ("f16f32", "bf16f32") for lay in ("TN", "NN")),
+    ("gemm_auto.gemm_tn", "tf32", "TN", "cuBLAS", "cuBLAS", 0.85),
+    *((f"gemm_auto.gemm_{lay.lower()}", "tf32", lay, "cuBLAS", "cuBLAS", 0.55)
+      for lay in ("NT", "NN", "TT")),
 )  # fmt: skip
 
 
@@ -158,7 +166,7 @@ def target_lines(rows: list[Row], size: int = 4096) -> list[str]:
         for n in (4096, 8192):
             ours = at.get(("cutec", name, dtype, layout, n, n, n))
             ref = at.get((family, ref_name, dtype, layout, n, n, n))
-            ref_label = family if family == "cuBLAS" else f"{family} {ref_name}"
+            ref_label = family if ref_name == family else f"{family} {ref_name}"
             what = f"{name} {dtype} {layout} {n}³ >= {goal:.2f}x {ref_label}"
             out.append(_target_line(ours, ref, what, goal))
     return out
