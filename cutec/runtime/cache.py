@@ -117,6 +117,8 @@ def imported_texts(text: str, path: Path | None, depth: int = 0) -> list[str]:
         return []
     out = []
     for name in _IMPORT.findall(text):
+        if name.startswith("cutec/"):
+            continue  # cutec's own library (frontend/lib/): in `code_hash`
         target = (path.parent / name).resolve()
         try:
             imported = target.read_text()

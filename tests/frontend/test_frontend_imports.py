@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cutec.diagnostics import CompileError
-from cutec.frontend.imports import load_file, load_source
+from cutec.frontend.imports import LIBRARY, load_file, load_source
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -46,6 +46,22 @@ def test_missing_file_points_at_the_path(tmp_path: Path) -> None:
     name, line, col, msg = _error(load_file, tmp_path / "main.cute")
     assert (name, line, col) == ("main.cute", 2, 10)
     assert msg == f"cannot find 'nope.cute' (looked in {tmp_path})"
+
+
+def test_a_cutec_path_names_the_shipped_library(tmp_path: Path) -> None:
+    """``import "cutec/pipeline.cute"`` finds cutec's library file wherever the importer
+    is (a file of that name beside it does not shadow it); a missing one names the
+    library directory."""
+    _write(tmp_path, {"main.cute": 'import "cutec/pipeline.cute" as pipe\nkernel k() { }\n',
+                      "cutec/pipeline.cute": "func mine() { }\n"})  # fmt: skip
+    main = load_file(tmp_path / "main.cute")
+    ring = main.namespaces()["pipe"]
+    assert ring.path == LIBRARY / "pipeline.cute"
+    assert {"pipeline_init", "producer_acquire", "consumer_release"} <= set(ring.visible())
+    _write(tmp_path, {"other.cute": 'import "cutec/nope.cute"\n'})
+    name, line, col, msg = _error(load_file, tmp_path / "other.cute")
+    assert (name, line, col) == ("other.cute", 1, 8)
+    assert msg == f"cannot find 'cutec/nope.cute' (looked in {LIBRARY})"
 
 
 def test_path_the_os_cannot_look_up_is_not_found(tmp_path: Path) -> None:
