@@ -53,8 +53,6 @@ from cutec.ptx.sass import disassemble
 from cutec.runtime import cache, cuda
 from cutec.runtime.errors import ArgumentTypeError, ArgumentValueError
 from cutec.runtime.launcher import (
-    SPECIALIZE_ALIGN,
-    SPECIALIZE_DIV,
     Variant,
     build_launcher,
     fast_call,
@@ -168,7 +166,7 @@ class Kernel:
         # launch facts.
         self._then: tuple[KernelSignature, LaunchInfo] | None = None
         self._launcher: Any = None
-        self._key_facts: list[tuple[str, str]] = []
+        self._key_facts: list[tuple[str, str, int]] = []
         self._compiled: dict[tuple[int, str, str], _Compiled] = {}
         self._last: _Compiled | None = None
         # On the CPU: "native", or "reference (<what the backend cannot run>)".
@@ -313,12 +311,12 @@ class Kernel:
 
     def _facts(self, key: int) -> tuple[tuple[str, int], ...]:
         """The facts of specialisation `key` ('@A' for pointer A's alignment)."""
-        out = []
-        for i, (kind, name) in enumerate(self._key_facts):
-            if key >> i & 1:
-                out.append((f"@{name}", SPECIALIZE_ALIGN) if kind == "align" else
-                           (name, SPECIALIZE_DIV))  # fmt: skip
-        return tuple(out)
+        out: dict[str, int] = {}
+        for i, (kind, name, value) in enumerate(self._key_facts):
+            if key >> i & 1:  # a name's 16 elements imply its 16 bytes' worth: the largest
+                fact = f"@{name}" if kind == "align" else name
+                out[fact] = max(out.get(fact, 1), value)
+        return tuple(out.items())
 
     def _build(self, key: int, gpu_arch: str | None) -> _Compiled:
         """Specialisation `key` for a GPU of `gpu_arch` (None: no GPU), compiled or cached."""

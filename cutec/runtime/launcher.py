@@ -82,10 +82,27 @@ from cutec.runtime.tensor_map import TENSOR_MAPS, TensorMapCache, TensorMapError
 if TYPE_CHECKING:
     from cutec.runtime.workspace import Workspace
 
-# The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV,
-# base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
+# The specialisation: run-time extents and strides divisible by SPECIALIZE_DIV, and by
+# SPECIALIZE_BYTES' worth of the narrowest element type they index where that is fewer
+# elements; base pointers aligned to SPECIALIZE_ALIGN bytes (Triton's choice: 16).
 SPECIALIZE_DIV = 16
+SPECIALIZE_BYTES = 16
 SPECIALIZE_ALIGN = 16
+
+
+def _byte_divisors(signature: KernelSignature) -> dict[str, int]:
+    """Per run-time name that is an extent or stride of a tensor parameter: how many
+    elements of the narrowest type among those tensors make SPECIALIZE_BYTES."""
+    out: dict[str, int] = {}
+    for p in signature.params:
+        if not isinstance(p, TensorParam) or p.shape is None:
+            continue
+        per = max(1, SPECIALIZE_BYTES * 8 // DTYPES[p.element].bits)
+        for leaf in (x for pair in p.flat for x in pair):
+            if isinstance(leaf, str) and leaf.isidentifier():
+                out[leaf] = max(out.get(leaf, 1), per)
+    return out
+
 
 # The parameter buffer's alignment in host memory: a tensor map's .param is 64-byte
 # aligned (docs/abi.md), and the buffer is laid out as the parameter space is.
@@ -288,7 +305,7 @@ def build_launcher(
     max_block: tuple[int, int, int] | None = None,
     cluster: tuple[int, int, int] | None = None,
     maps: TensorMapCache | None = None,
-) -> tuple[Callable[..., None], list[tuple[str, str]]]:
+) -> tuple[Callable[..., None], list[tuple[str, str, int]]]:
     """The launch function of `signature`, and the facts each bit of its key stands for.
 
     `get_variant(key, device)` returns the loaded specialisation for key bits
@@ -320,7 +337,7 @@ def build_launcher(
     names: dict[str, str] = {}  # run-time name -> local variable
     first_use: dict[str, str] = {}  # run-time name -> the parameter that bound it
     origins: dict[str, str] = {}  # n_<name> -> the extent or stride local it is read from
-    key_facts: list[tuple[str, str]] = []  # (kind, name) per key bit
+    key_facts: list[tuple[str, str, int]] = []  # (kind, name, divisor) per key bit
     params = [p.name for p in signature.params if p.passed]  # not the maps, built here
     local = _parameter_names(params)
     outputs = written_params(signature, then)
@@ -354,10 +371,16 @@ def build_launcher(
             layout_locals += [f"e_{a}_{i}" for i in range(len(p.flat))]
             layout_locals += [f"t_{a}_{i}" for i in range(len(p.flat))]
         if p.name in specialize and p.align % SPECIALIZE_ALIGN:
-            key_facts.append(("align", p.name))
+            key_facts.append(("align", p.name, SPECIALIZE_ALIGN))
+    in_bytes = _byte_divisors(signature)
     for name in names:
-        if name in specialize and facts.get(name, 1) % SPECIALIZE_DIV:
-            key_facts.append(("div", name))
+        if name not in specialize:
+            continue
+        # 16 elements, and 16 bytes' worth where that is fewer (8 of a 16-bit type: what
+        # a TMA map's strides need), each a bit unless the kernel's facts already say it.
+        for d in sorted({SPECIALIZE_DIV, in_bytes.get(name, SPECIALIZE_DIV)}, reverse=True):
+            if facts.get(name, 1) % d:
+                key_facts.append(("div", name, d))
     for p in signature.params:
         if isinstance(p, ScalarParam):
             a = local[p.name]
@@ -389,9 +412,7 @@ def build_launcher(
         _offset_checks(code, signature, local)
     spans = _output_code(code, signature, local, outputs)
     int_bits = [
-        f"(({names[n]} % {SPECIALIZE_DIV} == 0) << {i})"
-        for i, (k, n) in enumerate(key_facts)
-        if k == "div"
+        f"(({names[n]} % {d} == 0) << {i})" for i, (k, n, d) in enumerate(key_facts) if k == "div"
     ]
     code(f"_ik = {' | '.join(int_bits) if int_bits else '0'}")
     # A grid that names resident_ctas (a persistent kernel's) needs the variant: it is
@@ -416,16 +437,16 @@ def build_launcher(
     # and every alignment fact of the key; one test for all, the details only otherwise.
     ptr_bits = [
         f"((p_{local[n]} % {SPECIALIZE_ALIGN} == 0) << {i})"
-        for i, (k, n) in enumerate(key_facts)
+        for i, (k, n, _) in enumerate(key_facts)
         if k == "align"
     ]
-    mask = sum(1 << i for i, (k, _) in enumerate(key_facts) if k == "align")
+    mask = sum(1 << i for i, (k, _, _) in enumerate(key_facts) if k == "align")
     small = [(n, a, b) for n, a, b in aligned if b <= SPECIALIZE_ALIGN]
     for n, a, b in aligned:
         if b > SPECIALIZE_ALIGN:
             code(f"if p_{a} % {b}:")
             code(f"    raise _err.align({n!r}, p_{a}, {b})")
-    ptrs = sorted({f"p_{local[n]}" for k, n in key_facts if k == "align"} |
+    ptrs = sorted({f"p_{local[n]}" for k, n, _ in key_facts if k == "align"} |
                   {f"p_{a}" for _, a, _ in small})  # fmt: skip
     if ptrs:
         code(f"if ({' | '.join(ptrs)}) & {SPECIALIZE_ALIGN - 1} == 0:")

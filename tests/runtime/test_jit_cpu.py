@@ -256,10 +256,12 @@ def test_gpu_launch_packs_the_abi(monkeypatch: pytest.MonkeyPatch, fast: bool) -
     expected = struct.pack("<QqqqQqqQqff", 0x10000, m, kk, 264, 0x20000, n, 136, 0x30004, m,
                            1.5, -2.0)  # fmt: skip
     assert raw == expected
-    # The specialisation: ldA = 264 and N = 132 are not multiples of 16, K = 48 is.
+    # The specialisation: K = 48 is a multiple of 16; ldC = 260 is not, but of 16 bytes of
+    # f32 (4). ldA = 264 and N = 132 are not multiples of 16, and the kernel's own facts
+    # say they are of 4: no bit.
     (key,) = {packed >> 8 for packed in k._launcher.__variants__}  # key << 8 | GPU
     facts = dict(k._facts(key))
-    assert facts.get("K") == 16 and "ldA" not in facts and "N" not in facts
+    assert facts == {"K": 16, "ldC": 4}
     assert facts.get("@C") is None  # C's base 0x30004 is not 16-byte aligned
 
 
