@@ -596,3 +596,49 @@ def test_the_planner_picks_the_library_body_per_target(monkeypatch) -> None:
     assert built.module is not None and "tile: CTA tile (128, 128, 32)" in "\n".join(
         d.message for d in built.remarks
     )
+
+
+# ------------------------------------------------------------------ the Hopper body
+
+
+def test_sm90a_remarks_say_the_hopper_bodys_choices_at_the_call() -> None:
+    """On sm_90a the gemm is the warp-specialised body; the tile pass says its block,
+    body, warpgroups, stages, operands' GMMA atoms and wgmma at the user's line."""
+    options = Options(target="sm_90a", kernel="gemm_nt", remarks=True,
+                      defines={"BN": 256, "BK": 64, "BP": 4})  # fmt: skip
+    result = compile(Source.from_file(EXAMPLE), Stage.CUTE, options)
+    line = _call_line("gemm_nt")
+    at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == line]
+    assert at_call[:8] == [
+        "tile: launch: 384 threads: the Hopper body's warpgroups",
+        "tile: launch: grid (ceil_div(M,128), ceil_div(N,256)), one CTA per 128x256 tile of C",
+        "tile: body: a warp-specialised TMA + wgmma kernel",
+        "tile: warp specialisation: 384 threads, 2 consumer warpgroups of 64x256 (128 "
+        "accumulator registers each) and a producer warpgroup whose elected thread issues "
+        "the TMA loads; setmaxnreg 40 in the producer, 232 in the consumers",
+        "tile: stages: 4 of 128x256x64 (196672 bytes of shared memory with their full/empty "
+        "mbarriers)",
+        "tile: A (MN-major): TMA into GMMA.Layout_MN_SW128_Atom (128-byte swizzle)",
+        "tile: B (MN-major): TMA into GMMA.Layout_MN_SW128_Atom (128-byte swizzle)",
+        "tile: MMA by SM90_64x256x16_F32F16F16_SS_NT (wgmma.mma_async m64n256k16)",
+    ]
+
+
+def test_sm90a_stages_that_do_not_fit_are_one_located_error() -> None:
+    text = TILE_ONLY.format(body="gemm(A, B, C, alpha, beta, tile = (128, 256, 64), stages = 5)")
+    with pytest.raises(CompileError) as info:
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_90a"))
+    (d,) = info.value.diagnostics
+    assert d.message.startswith("the Hopper body's 5 stages of 128x256x64 take 245840 bytes")
+    assert d.location is not None and (d.location.line, d.location.col) == (5, 3)
+
+
+def test_sm90a_a_kernel_of_128_threads_keeps_mma_sync_and_says_why() -> None:
+    text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32))")
+    result = compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_90a", remarks=True))
+    said = [str(r.message) for r in result.remarks]
+    assert "tile: body: cp.async, ldmatrix and mma.sync (CuTe's sgemm_sm80)" in said
+    assert (
+        "tile: not a warp-specialised TMA + wgmma kernel: the kernel runs 128 threads; the "
+        "Hopper body's 128-row tile needs 384 (2 consumer warpgroups and a producer)"
+    ) in said
