@@ -72,3 +72,11 @@ def test_the_persistent_hopper_body_on_the_cpu_against_float64(source: Path) -> 
                     BK=64, BP=2, PERSIST="true")  # fmt: skip
     assert "setmaxnreg" not in run.ptx  # one consumer warpgroup: no register moves
     _check(run, "gemm_tn", "f16", 200, 300, 130)
+
+
+def test_two_wgmma_rows_per_consumer_on_the_cpu_against_float64(source: Path) -> None:
+    """BM = 256: each consumer warpgroup takes 128 rows, two 64-row wgmmas (MMA_M = 2)."""
+    run = cutec.jit(source, kernel="gemm_nt", device="cpu", arch="sm_90a", BM=256, BN=64,
+                    BK=64, BP=2)  # fmt: skip
+    assert "setmaxnreg.inc" in run.ptx
+    _check(run, "gemm_nt", "f16", 264, 72, 130)

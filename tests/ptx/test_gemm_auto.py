@@ -200,3 +200,23 @@ def test_stream_k_true_tf32_does_not_spill() -> None:
     for kernel in ("gemm_nn", "gemm_nn__tail"):
         usage = result.resources[kernel]
         assert not usage.spills and usage.stack_frame == 0, (kernel, usage)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "defines"),
+    [
+        ("gemm_tn", {"BM": 64, "BN": 256, "BK": 64, "BP": 4}),  # one consumer, no setmaxnreg
+        ("gemm_nt", {"BM": 256, "BN": 128, "BK": 64, "BP": 3}),  # two 64-row wgmmas each
+        ("gemm_nn", {"BM": 128, "BN": 64, "BK": 32, "BP": 4}),  # 64-byte swizzle in K
+        ("gemm_nt", {"BM": 128, "BN": 192, "BK": 16, "BP": 4}),  # 32-byte swizzle, N = 192
+        ("gemm_tn", {"T": "tf32", "BM": 64, "BN": 128, "BK": 32}),
+    ],
+)  # fmt: skip
+def test_the_hopper_bodys_tile_shapes_assemble_without_spills(kernel: str, defines: dict) -> None:
+    result = compile(Source.from_file(EXAMPLE), Stage.CUBIN,
+                     Options(kernel=kernel, target="sm_90a", defines=defines))  # fmt: skip
+    assert result.ptx is not None and "wgmma.mma_async" in result.ptx
+    usage = result.resources[kernel]
+    assert not usage.spills and usage.stack_frame == 0, usage
+    assert result.warnings == []
+    assert ("setmaxnreg" in result.ptx) == (defines["BM"] > 64)
