@@ -66,12 +66,13 @@ def test_the_hopper_body_on_the_cpu_against_float64(kernel: str, t: str, source:
 
 
 def test_the_persistent_hopper_body_on_the_cpu_against_float64(source: Path) -> None:
-    """PERSIST = true with 64x64 tiles: CTAs loop over several tiles, the mbarrier ring
-    running on across them."""
+    """PERSIST = true with 64x64 tiles: the CPU's 4 CTAs loop over 30 tiles in grouped
+    order (two groups along M, of 8 tiles and of 2), the mbarrier ring running on across
+    them."""
     run = cutec.jit(source, kernel="gemm_tn", device="cpu", arch="sm_90a", BM=64, BN=64,
                     BK=64, BP=2, PERSIST="true")  # fmt: skip
     assert "setmaxnreg" not in run.ptx  # one consumer warpgroup: no register moves
-    _check(run, "gemm_tn", "f16", 200, 300, 130)
+    _check(run, "gemm_tn", "f16", 600, 130, 130)
 
 
 def test_two_wgmma_rows_per_consumer_on_the_cpu_against_float64(source: Path) -> None:
