@@ -72,7 +72,10 @@ TMA_ALIGN = 16  # bytes: a tensor map's base and strides
 # (default: the planner's SPLIT_MIN_K) is the least K a split must save (the same in
 # both kernels).
 KEYWORDS = ("tile", "stages", "acc_dtype", "num_threads", "persistent", "wave", "stream_k",
-            "split_min_k")  # fmt: skip
+            "split_min_k", "epilogue")  # fmt: skip
+# `epilogue = "tma"` asks the Hopper body to write C through shared memory and TMA stores
+# where beta = 0 and C allows it; "registers" (the default) writes the accumulators.
+EPILOGUES = ("registers", "tma")
 
 
 @cache
@@ -136,6 +139,27 @@ def _tma_eligible(t: S.Tensor, k_major: bool) -> bool:
     return aligned and known_divisible(ld, TMA_ALIGN * 8 // bits)
 
 
+def _tma_store_eligible(c: S.Tensor) -> bool:
+    """Whether a store map may write C: M-major, readable through a map, and its rows
+    (M elements) whole 16-byte chunks, which a TMA store writes."""
+    if _k_major_or_none(c) is not False:
+        return False
+    bits = dtype_of_ir(str(c.element)).bits
+    return _tma_eligible(c, False) and known_divisible(c.layout.shape[0], TMA_ALIGN * 8 // bits)
+
+
+def _k_major_or_none(t: S.Tensor) -> bool | None:
+    """For a rank-2 tensor (M, N): False when M-major (stride 1 in mode 0), True when
+    N-major, None otherwise."""
+    stride = t.layout.stride
+    if not isinstance(stride, tuple) or len(stride) != 2:
+        return None
+    for mode, s in enumerate(stride):
+        if is_static(s) and int(s) == 1:
+            return mode == 1
+    return None
+
+
 def _static_ints(v: Any, n: int, what: str, node: ast.Node) -> tuple[int, ...]:
     items = v if isinstance(v, tuple) else (v,)
     if len(items) != n or not all(isinstance(x, int) or is_static(x) for x in items):
@@ -196,6 +220,10 @@ def build_tile_gemm(
             f"acc_dtype must be f32 or the operands' type {a.element}, got {describe(acc)}",
             node,
         )
+    epilogue = kwargs.get("epilogue", "registers")
+    if epilogue not in EPILOGUES:
+        got = repr(epilogue) if isinstance(epilogue, str) else describe(epilogue)
+        raise error(f"epilogue must be one of {', '.join(map(repr, EPILOGUES))}, got {got}", node)
     a_k, b_k = _k_major(a, "A", node.args[0]), _k_major(b, "B", node.args[1])
     bits = dtype_of_ir(str(a.element)).bits
     stream_k_remark = None
@@ -231,6 +259,9 @@ def build_tile_gemm(
         "stream-K" if stream_k is not None or wave is not None else schedule,
         _tma_eligible(a, a_k),
         _tma_eligible(b, b_k),
+        epilogue,
+        dtype_of_ir(str(c.element)).bits,
+        _tma_store_eligible(c),
     )
     try:
         kernel_plan = plan_kernel(facts)
@@ -246,7 +277,9 @@ def build_tile_gemm(
     if kernel_plan.ws is not None:
         ws = kernel_plan.ws
         ct |= {"MMA": S.AtomRef("mma", ws.mma_atom, mma_atom_named(ws.mma_atom))}
-        ct |= {"WGS": ws.consumers, "BYTES": bits // 8}
+        ct |= {"WGS": ws.consumers, "BYTES": bits // 8, "TC": c.element}
+        ct |= {"EPI_TMA": ws.epi_tma, "EN": ws.epi_n}
+        ct["MMA_EPI"] = S.AtomRef("mma", ws.epi_mma_atom, mma_atom_named(ws.epi_mma_atom))
         smem_atoms = [
             gmma_layout_atom(n, [a.element], node) for n in (ws.a_smem_atom, ws.b_smem_atom)
         ]
@@ -283,7 +316,7 @@ def build_tile_gemm(
     mmas = [op for op in made if isinstance(op, C.MakeTiledMmaOp)]
     if not mmas:  # the expansion failed; its errors are in ctx.errors
         return
-    (op,) = mmas
+    op = mmas[0]  # the mainloop's (the Hopper body's TMA epilogue makes a second)
     reasons = (*launch, *kernel_plan.reasons())
     op.attributes["tile_plan"] = ArrayAttr(tuple(StringAttr(r) for r in reasons))
 

@@ -101,6 +101,9 @@ class GemmFacts:
     schedule: str = "tiles"  # "tiles", "persistent" or "stream-K" (a wave or stream_k)
     a_tma: bool = False  # whether A may be read through a tensor map (16-byte base, strides)
     b_tma: bool = False
+    epilogue: str = "registers"  # the gemm's `epilogue =`
+    c_bits: int = 32
+    c_tma_store: bool = False  # whether a store map may write C (M-major, 16-byte rows)
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ class BodyRule:
 def _ws_plan(f: GemmFacts) -> WsPlan | str:
     facts = WsFacts(f.bits, f.acc_bits, f.element == "f16", f.a_k_major, f.b_k_major, f.a_tma,
                     f.b_tma, f.tile, f.stages, f.threads, f.schedule,
-                    f.target.smem_per_cta)  # fmt: skip
+                    f.target.smem_per_cta, f.epilogue, f.c_bits, f.c_tma_store)  # fmt: skip
     return plan_ws(facts)
 
 

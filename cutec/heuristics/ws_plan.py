@@ -37,6 +37,7 @@ PRODUCER_REGS = 40  # setmaxnreg with two consumers (CUTLASS's cooperative kerne
 CONSUMER_REGS = 232
 SWIZZLES = (128, 64, 32)  # GMMA layout atoms' swizzle widths, in bytes
 BARRIER_BYTES = 16  # a stage's full and empty mbarriers
+EPI_N = 32  # columns of C per chunk of the TMA epilogue (two buffers of BM x EPI_N)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class WsFacts:
     threads: int | None
     schedule: str
     smem_bytes: int
+    epilogue: str = "registers"  # the gemm's `epilogue =`: "registers" or "tma"
+    c_bits: int = 32
+    c_tma_store: bool = False  # C M-major, and a store map may write it (16-byte rows)
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,9 @@ class WsPlan:
     a_smem_atom: str
     b_smem_atom: str
     remarks: tuple[str, ...]
+    epi_tma: bool = False  # the epilogue through shared memory and TMA stores
+    epi_n: int = EPI_N  # its chunk's columns
+    epi_mma_atom: str = ""  # the 64 x epi_n wgmma whose C layout partitions a chunk
 
 
 def _swizzle(extent: int, bytes_: int) -> int | None:
@@ -134,6 +141,9 @@ def plan_ws(f: WsFacts) -> WsPlan | str:
             return f"{name}'s tile has no GMMA swizzle atom: {extent} is not a multiple of 32 bytes"
         atoms.append((_atom_name(k_major, sw), sw))
     smem = f.stages * ((bm + bn) * bk * bytes_ + BARRIER_BYTES)
+    epi_tma, epi_why = _tma_epilogue(f, consumers)
+    if epi_tma:
+        smem += 2 * bm * EPI_N * f.c_bits // 8
     if smem > f.smem_bytes:
         raise TilePlanError(
             f"the Hopper body's {f.stages} stages of {bm}x{bn}x{bk} take {smem} bytes of "
@@ -161,5 +171,34 @@ def plan_ws(f: WsFacts) -> WsPlan | str:
             for name, k, (atom, sw) in (("A", f.a_k_major, atoms[0]), ("B", f.b_k_major, atoms[1]))
         ),
         f"MMA by {mma} (wgmma.mma_async m64n{bn}k{k_per_mma})",
+        epi_why,
     )
-    return WsPlan(consumers, threads, mma, atoms[0][0], atoms[1][0], remarks)
+    epi_mma = mma.replace(f"_64x{bn}x", f"_64x{EPI_N}x")
+    return WsPlan(consumers, threads, mma, atoms[0][0], atoms[1][0], remarks, epi_tma,
+                  EPI_N, epi_mma)  # fmt: skip
+
+
+def _tma_epilogue(f: WsFacts, consumers: int) -> tuple[bool, str]:
+    """Whether the tile goes to C through shared memory and TMA stores (the gemm's
+    `epilogue = "tma"`, for beta = 0), and the sentence saying how C is written."""
+    registers = (
+        "epilogue: each thread writes its accumulators to C with alpha and beta, "
+        "predicated past M and N"
+    )
+    if f.epilogue != "tma":
+        return False, registers
+    bm, bn, _ = f.tile
+    why = None
+    if not f.c_tma_store:
+        why = ("C must be M-major with a 16-byte aligned base, leading dimension and M "
+               "(a TMA store writes whole 16-byte chunks)")  # fmt: skip
+    elif bm != MMA_M * consumers:
+        why = f"BM = {bm} puts two wgmmas' rows on a consumer"
+    elif bn % EPI_N:
+        why = f"BN = {bn} is not a multiple of the chunk's {EPI_N} columns"
+    if why is not None:
+        return False, f"{registers} (not through TMA stores: {why})"
+    return True, (
+        f"epilogue: for beta = 0, through shared memory in chunks of {bm}x{EPI_N} (two "
+        "buffers) and TMA stores; else from the registers with alpha and beta"
+    )

@@ -4,6 +4,8 @@ saying why), the stream-K tail's tile, the block, each with its reason."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cutec.heuristics.planner import (
@@ -150,3 +152,35 @@ def test_the_tail_kernel_plans_its_own_tile() -> None:
 def test_a_tile_the_plan_cannot_serve_is_a_tile_plan_error() -> None:
     with pytest.raises(TilePlanError, match="must be a multiple of"):
         plan_kernel(_facts(tile=(64, 96, 32), threads=256))
+
+
+@pytest.mark.parametrize(
+    ("kw", "tma", "said"),
+    [
+        (dict(), False, "epilogue: each thread writes its accumulators"),
+        (dict(epilogue="tma", c_tma_store=True), True,
+         "epilogue: for beta = 0, through shared memory in chunks of 128x32"),
+        (dict(epilogue="tma"), False, "not through TMA stores: C must be M-major"),
+        (dict(epilogue="tma", c_tma_store=True, tile=(256, 128, 64), stages=3), False,
+         "not through TMA stores: BM = 256 puts two wgmmas' rows on a consumer"),
+        (dict(epilogue="tma", c_tma_store=True, tile=(128, 200, 64)), False,
+         "BN = 200 is not a multiple of the chunk's 32 columns"),
+    ],
+)  # fmt: skip
+def test_the_hopper_epilogue_is_planned_with_its_reason(kw: dict, tma: bool, said: str) -> None:
+    ws = plan_kernel(_facts(**{**HOPPER, **kw})).ws
+    assert ws is not None and ws.epi_tma == tma
+    assert any(said in r for r in ws.remarks), ws.remarks
+    if tma:
+        assert ws.epi_mma_atom == "SM90_64x32x16_F32F16F16_SS_TN"
+
+
+def test_the_tma_epilogues_buffers_count_against_shared_memory() -> None:
+    """4 stages of 128x256x64 f16 take 196,672 bytes; the epilogue's two 128x32 f32
+    buffers 32,768 more: 229,440, which fits the H200's 232,448 and not 229,000."""
+    facts = _facts(**HOPPER, epilogue="tma", c_tma_store=True)
+    plan = plan_kernel(facts)
+    assert plan.ws is not None and plan.ws.epi_tma
+    small = replace(facts, target=replace(target("sm_90a"), smem_per_cta=229_000))
+    with pytest.raises(TilePlanError, match="take 229440 bytes"):
+        plan_kernel(small)

@@ -285,7 +285,8 @@ HEAD = (
          "tile must be 3 compile-time integers, got a tuple"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), depth = 3)", 3,
          "the whole-tensor gemm has no keyword 'depth' "
-         "(tile, stages, acc_dtype, num_threads, persistent, wave, stream_k, split_min_k)"),
+         "(tile, stages, acc_dtype, num_threads, persistent, wave, stream_k, split_min_k, "
+         "epilogue)"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), wave = 0)", 3,
          "wave must be positive, got 0"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), wave = alpha)", 3,
@@ -311,6 +312,8 @@ HEAD = (
          "num_threads = 256, but the kernel's 'threads' clause runs 128"),
         (128, "gemm(A, B, C, alpha, beta, tile = (128, 128, 32), acc_dtype = bf16)", 3,
          "acc_dtype must be f32 or the operands' type f16, got the type bf16"),
+        (128, 'gemm(A, B, C, alpha, beta, tile = (128, 128, 32), epilogue = "smem")', 3,
+         "epilogue must be one of 'registers', 'tma', got 'smem'"),
         (128, "gemm(A, B, C, alpha, tile = (128, 128, 32))", 3,
          "the whole-tensor gemm takes (A, B, C, alpha, beta, tile = ..., stages = ...)"),
         (128, "gemm(A, B, smem f32[(8, 8)], alpha, beta, tile = (128, 128, 32))", 14,

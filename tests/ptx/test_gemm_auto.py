@@ -220,3 +220,21 @@ def test_the_hopper_bodys_tile_shapes_assemble_without_spills(kernel: str, defin
     assert not usage.spills and usage.stack_frame == 0, usage
     assert result.warnings == []
     assert ("setmaxnreg" in result.ptx) == (defines["BM"] > 64)
+
+
+def test_the_tma_epilogue_assembles_with_its_stores() -> None:
+    """`epilogue = "tma"` where C allows it (M-major, ldC and M multiples of 16 bytes): per
+    128x256 tile 8 chunks of 128x32 f32, each 16 TMA stores of (32, 8) boxes (C's
+    128-byte-swizzled MN-major atom), beside the registers' epilogue for beta != 0."""
+    text = EXAMPLE.read_text().replace(
+        "stream_k = STREAM_K)", 'stream_k = STREAM_K, epilogue = "tma")'
+    )
+    text = re.sub(r"(  assume [^\n]*)", r"\1, ldC % 4 == 0, M % 4 == 0", text)
+    options = Options(kernel="gemm_tn", target="sm_90a", remarks=True,
+                      defines={"BN": 256, "BK": 64, "BP": 4})  # fmt: skip
+    result = compile(Source(text, "gemm_auto.cute"), Stage.CUBIN, options)
+    assert result.ptx is not None and result.warnings == []
+    assert result.ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 8 * 16
+    assert "cp.async.bulk.wait_group.read 1;" in result.ptx
+    said = [str(r.message) for r in result.remarks]
+    assert any(m.startswith("tile: epilogue: for beta = 0, through shared memory") for m in said)
