@@ -36,3 +36,30 @@ for _ in range(3): k(a, b, c, 1.0, 0.0)
 torch.cuda.synchronize()
 PY
 timeout 60 ncu --clock-control none -k regex:gemm_tn --launch-skip 2 -c 1 --metrics $M.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum python3 /tmp/one.py > $OUT/ncu.log 2>&1; echo "ncu rc=$?"; grep -E "pipe_tensor|sm__throughput|gpu__time" $OUT/ncu.log
+# 5. the TMA epilogue (epilogue = "tma", opt-in) against the registers' one and cuBLAS, beta = 0
+sed -e 's/stream_k = STREAM_K)/stream_k = STREAM_K, epilogue = "tma")/' -e 's/^  assume \(.*\)$/  assume \1, ldC % 4 == 0, M % 4 == 0/' examples/gemm_auto.cute > /tmp/gemm_auto_tma.cute
+cat > /tmp/epi_time.py <<'PY'
+import torch, cutec
+def ms(fn, n=20):
+    for _ in range(3): fn()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(n): fn()
+    e.record(); torch.cuda.synchronize(); return s.elapsed_time(e) / n
+for kern in ("gemm_tn", "gemm_nt"):
+    for size in (4096, 8192):
+        g = torch.Generator(device="cuda").manual_seed(size)
+        a = torch.randn(size, size, generator=g, device="cuda").half(); b = torch.randn(size, size, generator=g, device="cuda").half()
+        if kern == "gemm_nt": a, b = a.t().contiguous().t(), b.t().contiguous().t()
+        c = torch.empty(size, size, device="cuda").t()
+        row = [kern, size]
+        ref = a.double() @ b.double().t()
+        for src in ("examples/gemm_auto.cute", "/tmp/gemm_auto_tma.cute"):
+            k = cutec.jit(src, kern, BN=256, BK=64, BP=4)
+            k(a, b, c, 1.0, 0.0); err = float(torch.linalg.norm(c.double() - ref) / torch.linalg.norm(ref))
+            row += [round(ms(lambda: k(a, b, c, 1.0, 0.0)), 4), f"{err:.1e}"]
+        cub = ms(lambda: torch.matmul(a, b.t()))  # cuBLAS, f16 out: the yardstick of both
+        row += [round(cub, 4), "reg/cuBLAS", round(cub / row[2], 3), "tma/cuBLAS", round(cub / row[4], 3)]
+        print(*row, flush=True)
+PY
+timeout 90 python3 /tmp/epi_time.py > $OUT/epi.log 2>&1; echo "epilogue timing rc=$?"; cat $OUT/epi.log | tail -6
