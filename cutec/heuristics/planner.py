@@ -211,6 +211,9 @@ def plan_kernel(facts: GemmFacts, rules: Sequence[BodyRule] | None = None) -> Ke
     bits = facts.bits
     gemm = plan_gemm(bits, bits, facts.a_k_major, facts.b_k_major, tile, a_copy, b_copy, threads)
     epilogue = plan_epilogue(facts.acc_bits, tile[0], gemm)
+    if facts.epilogue == "tma":  # the Hopper body's: said, not silently dropped
+        body_why = (*body_why, 'epilogue = "tma" is the Hopper body\'s: this one writes C '
+                    "through its shared chunks")  # fmt: skip
     return KernelPlan(rule.body, tile, stages, threads, threads_why, tail_why, gemm, epilogue,
                       body_why=body_why)  # fmt: skip
 

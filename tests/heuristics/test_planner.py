@@ -184,3 +184,11 @@ def test_the_tma_epilogues_buffers_count_against_shared_memory() -> None:
     small = replace(facts, target=replace(target("sm_90a"), smem_per_cta=229_000))
     with pytest.raises(TilePlanError, match="take 229440 bytes"):
         plan_kernel(small)
+
+
+def test_a_tma_epilogue_the_body_cannot_honour_is_said() -> None:
+    plan = plan_kernel(_facts(epilogue="tma"))  # sm_80
+    assert plan.body == GEMM_TILED
+    assert plan.reasons()[0] == (
+        'epilogue = "tma" is the Hopper body\'s: this one writes C through its shared chunks'
+    )
