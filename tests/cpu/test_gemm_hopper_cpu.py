@@ -53,7 +53,8 @@ def _check(run: cutec.Kernel, kernel: str, t: str, m: int, n: int, k: int) -> No
 
 @pytest.mark.parametrize(
     ("kernel", "t"),
-    [("gemm_nt", "f16"), ("gemm_tn", "f16"), ("gemm_tn", "tf32"),
+    [("gemm_nt", "f16"), ("gemm_tn", "f16"),
+     pytest.param("gemm_tn", "tf32", marks=pytest.mark.slow),
      *(pytest.param(k, "f16", marks=pytest.mark.slow) for k in ("gemm_nn", "gemm_tt")),
      *(pytest.param(k, "bf16", marks=pytest.mark.slow) for k in ("gemm_nt", "gemm_tn"))],
 )  # fmt: skip
@@ -75,6 +76,7 @@ def test_the_persistent_hopper_body_on_the_cpu_against_float64(source: Path) -> 
     _check(run, "gemm_tn", "f16", 600, 130, 130)
 
 
+@pytest.mark.slow
 def test_two_wgmma_rows_per_consumer_on_the_cpu_against_float64(source: Path) -> None:
     """BM = 256: each consumer warpgroup takes 128 rows, two 64-row wgmmas (MMA_M = 2)."""
     run = cutec.jit(source, kernel="gemm_nt", device="cpu", arch="sm_90a", BM=256, BN=64,
