@@ -262,6 +262,7 @@ def build_tile_gemm(
         epilogue,
         dtype_of_ir(str(c.element)).bits,
         _tma_store_eligible(c),
+        str(c.element),
     )
     try:
         kernel_plan = plan_kernel(facts)

@@ -104,6 +104,7 @@ class GemmFacts:
     epilogue: str = "registers"  # the gemm's `epilogue =`
     c_bits: int = 32
     c_tma_store: bool = False  # whether a store map may write C (M-major, 16-byte rows)
+    c_element: str = "f32"
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,8 @@ class BodyRule:
 def _ws_plan(f: GemmFacts) -> WsPlan | str:
     facts = WsFacts(f.bits, f.acc_bits, f.element == "f16", f.a_k_major, f.b_k_major, f.a_tma,
                     f.b_tma, f.tile, f.stages, f.threads, f.schedule,
-                    f.target.smem_per_cta, f.epilogue, f.c_bits, f.c_tma_store)  # fmt: skip
+                    f.target.smem_per_cta, f.epilogue, f.c_bits, f.c_tma_store,
+                    f.c_element in ("f32", "f16"))  # fmt: skip
     return plan_ws(facts)
 
 

@@ -63,6 +63,7 @@ class WsFacts:
     epilogue: str = "registers"  # the gemm's `epilogue =`: "registers" or "tma"
     c_bits: int = 32
     c_tma_store: bool = False  # C M-major, and a store map may write it (16-byte rows)
+    c_f32_or_f16: bool = True  # C's type has a wgmma accumulator of its own
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,8 @@ def plan_ws(f: WsFacts) -> WsPlan | str:
         f"MMA by {mma} (wgmma.mma_async m64n{bn}k{k_per_mma})",
         epi_why,
     )
-    epi_mma = mma.replace(f"_64x{bn}x", f"_64x{EPI_N}x")
+    # Only its C layout is used: a wgmma whose accumulators are C's type (f16 operands).
+    epi_mma = f"SM90_64x{EPI_N}x16_{'F32' if f.c_bits == 32 else 'F16'}F16F16_SS_TN"
     return WsPlan(consumers, threads, mma, atoms[0][0], atoms[1][0], remarks, epi_tma,
                   EPI_N, epi_mma)  # fmt: skip
 
@@ -196,6 +198,8 @@ def _tma_epilogue(f: WsFacts, consumers: int) -> tuple[bool, str]:
         why = f"BM = {bm} puts two wgmmas' rows on a consumer"
     elif bn % EPI_N:
         why = f"BN = {bn} is not a multiple of the chunk's {EPI_N} columns"
+    elif not f.c_f32_or_f16:
+        why = "C must hold f32 or f16 (the chunk is partitioned by a wgmma of C's type)"
     if why is not None:
         return False, f"{registers} (not through TMA stores: {why})"
     return True, (

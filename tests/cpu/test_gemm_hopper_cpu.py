@@ -131,3 +131,26 @@ def test_the_tma_epilogue_on_the_cpu_against_float64(
         assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-6, beta
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in run.ptx
     assert run.cpu_backend is not None and run.cpu_backend.startswith("reference")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tacc", ["f32", "f16"])
+def test_the_tma_epilogue_of_an_f16_c_on_the_cpu(tacc: str, source: Path, tmp_path: Path) -> None:
+    """An f16 C (f32 or f16 accumulators): the chunk partitioned by an f16-accumulator
+    wgmma's C layout, 64x32 boxes of C's 128-byte-swizzled atoms; ragged in N."""
+    text = source.read_text().replace(
+        "stream_k = STREAM_K)", 'stream_k = STREAM_K, epilogue = "tma")'
+    )
+    facts = "ldA % 8 == 0, ldB % 8 == 0"
+    text = text.replace(f"  assume {facts}", f"  assume {facts}, ldC % 8 == 0, M % 8 == 0")
+    path = tmp_path / "gemm_auto_f16_c.cute"
+    path.write_text(text)
+    run = cutec.jit(path, kernel="gemm_nt", device="cpu", arch="sm_90a", TC="f16", TACC=tacc,
+                    BN=32, BK=64, BP=2)  # fmt: skip
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in run.ptx
+    rng = np.random.default_rng(1)
+    a, b = _operand(rng, 136, 64, True, "f16"), _operand(rng, 40, 64, True, "f16")
+    c = np.asfortranarray(np.full((136, 40), np.nan, np.float16))
+    run(a, b, c, 1.5, 0.0)
+    ref = 1.5 * (a.astype(np.float64) @ b.astype(np.float64).T)
+    assert np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref) < 1e-3

@@ -165,14 +165,19 @@ def test_a_tile_the_plan_cannot_serve_is_a_tile_plan_error() -> None:
          "not through TMA stores: BM = 256 puts two wgmmas' rows on a consumer"),
         (dict(epilogue="tma", c_tma_store=True, tile=(128, 200, 64)), False,
          "BN = 200 is not a multiple of the chunk's 32 columns"),
+        (dict(epilogue="tma", c_tma_store=True, c_bits=16, c_element="bf16"), False,
+         "C must hold f32 or f16"),
     ],
 )  # fmt: skip
 def test_the_hopper_epilogue_is_planned_with_its_reason(kw: dict, tma: bool, said: str) -> None:
     ws = plan_kernel(_facts(**{**HOPPER, **kw})).ws
     assert ws is not None and ws.epi_tma == tma
     assert any(said in r for r in ws.remarks), ws.remarks
-    if tma:
+    if tma:  # only its C layout is used: accumulators of C's type
         assert ws.epi_mma_atom == "SM90_64x32x16_F32F16F16_SS_TN"
+    f16_c = plan_kernel(_facts(**HOPPER, epilogue="tma", c_tma_store=True, c_bits=16,
+                               c_element="f16")).ws  # fmt: skip
+    assert f16_c is not None and f16_c.epi_mma_atom == "SM90_64x32x16_F16F16F16_SS_TN"
 
 
 def test_the_tma_epilogues_buffers_count_against_shared_memory() -> None:
