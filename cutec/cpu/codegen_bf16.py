@@ -1,4 +1,5 @@
-"""bf16 lanes in the warp code: the conversions LLVM cannot lower on the host.
+"""bf16 lanes in the warp code: the conversions LLVM cannot lower on the host; and
+tf32's rounding, which LLVM has no type for.
 
 Values of type bf16 are `<32 x bfloat>` lanes: loads, stores, selects,
 compares and widening (``fpext``, exact) are LLVM's own. Narrowing is not:
@@ -14,6 +15,9 @@ ml-dtypes (and the interpreter, through it) rounds:
   it differs from rounding once in rare double-rounding cases (a value just
   past a bf16 tie that f32 rounds onto the tie): the issue takes ml-dtypes'
   conversions as the definition.
+* f32 -> tf32 (tf32 lanes are f32 lanes): round to nearest even on the bits,
+  ``(u + 0xFFF + lsb) & ~0x1FFF``, lsb the kept part's lowest bit; a NaN becomes
+  0x7FFFFFFF (cutec.ir.dialects.arith_fold.tf32_bits, which the interpreter runs).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cutec.cpu.lanes import splat, vec
+from cutec.ir.dialects.arith_fold import TF32_DROPPED_BITS, TF32_NAN_BITS
 
 if TYPE_CHECKING:
     from cutec.cpu.codegen import _Gen
@@ -31,6 +36,23 @@ def f32_to_bf16(g: _Gen, x: str) -> str:
     i32 = vec("i32")
     bits = g.op(f"bitcast {vec('float')} {x} to {i32}")
     return _round_bits(g, bits, g.op(f"fcmp uno {vec('float')} {x}, {x}"))
+
+
+def f32_to_tf32(g: _Gen, x: str) -> str:
+    """`<32 x float>` lanes rounded to tf32 precision, to nearest even, the low 13 bits
+    cleared; still `<32 x float>`."""
+    i32 = vec("i32")
+    bits = g.op(f"bitcast {vec('float')} {x} to {i32}")
+    kept = g.op(f"lshr {i32} {bits}, {splat(TF32_DROPPED_BITS, 'i32')}")
+    lsb = g.op(f"and {i32} {kept}, {splat(1, 'i32')}")
+    half = (1 << (TF32_DROPPED_BITS - 1)) - 1
+    biased = g.op(f"add {i32} {bits}, {splat(half, 'i32')}")
+    biased = g.op(f"add {i32} {biased}, {lsb}")
+    mask = splat(-(1 << TF32_DROPPED_BITS), "i32")
+    rounded = g.op(f"and {i32} {biased}, {mask}")
+    nan = g.op(f"fcmp uno {vec('float')} {x}, {x}")
+    chosen = g.op(f"select {vec('i1')} {nan}, {i32} {splat(TF32_NAN_BITS, 'i32')}, {i32} {rounded}")
+    return g.op(f"bitcast {i32} {chosen} to {vec('float')}")
 
 
 def _round_bits(g: _Gen, bits: str, nan: str) -> str:

@@ -5,7 +5,7 @@ Each handler takes the generator (`cutec.cpu.codegen._Gen`) and one op; values
 are `<32 x T>` lane vectors, one per component (docs/cpu-backend.md).
 f16 and bf16 arithmetic is computed in f32 and rounded back after each op,
 which is the correctly rounded result for + - * / (f32 has 24 >= 2*11 + 2 bits);
-bf16's narrowing conversions are cutec/cpu/codegen_bf16.py's. A bf16 fma is
+bf16's narrowing conversions and tf32's rounding are cutec/cpu/codegen_bf16.py's. A bf16 fma is
 computed in f64 (the product is exact there) and rounded to bf16 from there,
 as the interpreter does.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cutec.atoms.family import Family
 from cutec.cpu import checks
 from cutec.cpu.cluster import cluster_dim
-from cutec.cpu.codegen_bf16 import f32_to_bf16, f64_to_bf16
+from cutec.cpu.codegen_bf16 import f32_to_bf16, f32_to_tf32, f64_to_bf16
 from cutec.cpu.lanes import (
     BUF_ENTRY,
     ERR_DIVIDE,
@@ -41,7 +41,7 @@ from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.traits import AddressSpace
-from cutec.ir.types import bit_width
+from cutec.ir.types import FloatType, bit_width, element_type
 
 if TYPE_CHECKING:
     from cutec.cpu.codegen import _Gen
@@ -300,6 +300,10 @@ def _math(g: _Gen, fn: str, x: str, ty: str) -> str:
 
 
 # ---------------------------------------------------------------------- casts
+def _is_tf32(t: Any) -> bool:
+    return isinstance(t, FloatType) and t.kind == "tf32"
+
+
 @_on(*_INT_CASTS, *_FLOAT_CASTS, "arith.fptosi", "arith.fptoui", "arith.bitcast")
 def _cast(g: _Gen, op: Operation) -> None:
     src_v, dst_v = op.operands[0], op.results[0]
@@ -312,8 +316,8 @@ def _cast(g: _Gen, op: Operation) -> None:
             kind = "zext" if name in ("arith.extui", "arith.index_castui") else "sext"
             inst = kind if wd > ws else "trunc" if wd < ws else None
             r = x if inst is None else g.op(f"{inst} {vec(s)} {x} to {vec(d)}")
-        elif name == "arith.bitcast":
-            r = g.op(f"bitcast {vec(s)} {x} to {vec(d)}")
+        elif name == "arith.bitcast":  # (f32 <-> tf32: the same lanes)
+            r = x if s == d else g.op(f"bitcast {vec(s)} {x} to {vec(d)}")
         elif name in ("arith.fptosi", "arith.fptoui"):  # saturating, as PTX's cvt.rzi
             x, s = _widen(g, x, s)
             fn = f"@llvm.fpto{'s' if name.endswith('si') else 'u'}i.sat.{suffix(d)}.{suffix(s)}"
@@ -327,7 +331,9 @@ def _cast(g: _Gen, op: Operation) -> None:
                 if s != "double":
                     x = g.op(f"{_FLOAT_CASTS[name]} {vec(s)} {x} to {vec('double')}")
                 r = f64_to_bf16(g, x)
-        elif s == d:  # tf32 <-> f32: the same lanes (cutec.cpu.lanes)
+        elif name == "arith.truncf" and _is_tf32(element_type(dst_v.type)):
+            r = f32_to_tf32(g, x)  # f32 lanes with the low 13 bits rounded off
+        elif s == d:  # tf32 -> f32: the same lanes (cutec.cpu.lanes)
             r = x
         else:
             inst = _FLOAT_CASTS[name]

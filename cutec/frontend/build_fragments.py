@@ -241,6 +241,11 @@ def _convert_scalar(ctx: BuildContext, v: Any, t: T.Type, node: ast.Node) -> S.R
     if not isinstance(v, S.Runtime):
         return as_runtime(ctx, v, node, t)
     src = v.type
+    if src == t == T.tf32:
+        # A tf32 value is an f32 lane that may hold more than tf32's 10 mantissa bits (as
+        # loaded from memory; the tensor cores ignore the rest): tf32(x) rounds it.
+        v = S.Runtime(ctx.emit(arith.BitcastOp(v.value, T.f32), node).result)
+        src = T.f32
     if src == t:
         return v
     if isinstance(src, T.IndexType) and isinstance(t, T.FloatType):

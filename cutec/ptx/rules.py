@@ -23,6 +23,7 @@ from cutec.ir.attributes import FloatAttr
 from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import arith, gpu, thread
 from cutec.ir.dialects import math as math_ops
+from cutec.ir.dialects.arith_fold import TF32_DROPPED_BITS, TF32_NAN_BITS
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.dialects.thread import PACKED_WIDTH
 from cutec.ir.dialects.thread_async import CP_ASYNC_BYTES
@@ -167,10 +168,33 @@ def _cast(ctx: KernelEmitter, op: Operation) -> None:
         ctx.emit(f"shl.b32 {bits}, {bits}, 16;")
         ctx.emit(f"mov.b32 {ctx.define(op.results[0], op)}, {bits};")
         return
+    if isinstance(op, arith.TruncFOp) and d.ir == "tf32" and a.ir == "f32":
+        _round_tf32(ctx, op, src)
+        return
     ins = fill_cast(_row(CAST, op), d, a)
     if ins is None or (isinstance(op, arith.BitcastOp) and a.nbytes != d.nbytes):
         raise ctx.error(op)
     ctx.emit(f"{ins} {ctx.define(op.results[0], op)}, {src};")
+
+
+def _round_tf32(ctx: KernelEmitter, op: Operation, src: str) -> None:
+    """f32 -> tf32 to nearest even, the low 13 bits cleared (arith_fold.tf32_bits).
+    sm_90 has ``cvt.rn.tf32.f32`` (PTX ISA 7.8); sm_80 only ``cvt.rna`` (ties away), so
+    there the bits are rounded by hand, ``(u + 0xFFF + lsb) & ~0x1FFF``, a NaN made
+    0x7FFFFFFF."""
+    d = ctx.define(op.results[0], op)
+    if ctx.target.sm >= 90:
+        ctx.emit(f"cvt.rn.tf32.f32 {d}, {src};")
+        return
+    bits, lsb, nan = ctx.temp("b32"), ctx.temp("b32"), ctx.temp("pred")
+    half = (1 << (TF32_DROPPED_BITS - 1)) - 1
+    ctx.emit(f"mov.b32 {bits}, {src};")
+    ctx.emit(f"bfe.u32 {lsb}, {bits}, {TF32_DROPPED_BITS}, 1;")
+    ctx.emit(f"add.u32 {bits}, {bits}, {half};")
+    ctx.emit(f"add.u32 {bits}, {bits}, {lsb};")
+    ctx.emit(f"and.b32 {bits}, {bits}, {-(1 << TF32_DROPPED_BITS) & 0xFFFFFFFF};")
+    ctx.emit(f"testp.notanumber.f32 {nan}, {src};")
+    ctx.emit(f"selp.b32 {d}, {TF32_NAN_BITS}, {bits}, {nan};")
 
 
 def _cast_pred(ctx: KernelEmitter, op: Operation, a: PtxType, d: PtxType, src: str) -> None:

@@ -117,3 +117,21 @@ def test_two_warpgroups_against_float64() -> None:
     rt.jit(TWO_WARPGROUPS, kernel="wg")(a, b, c)
     torch.cuda.synchronize()
     assert torch.equal(c.double(), a.double() @ b.double().t())
+
+
+def test_wgmma_reads_tf32_operands_truncated() -> None:
+    """wgmma reads a tf32 operand's f32 bits without their low 13 mantissa bits, as
+    mma.sync does (tests/atoms/gpu/test_mma_gpu.py) and cutec/cpu/wgmma.py models:
+    fractional A against an identity B gives A truncated."""
+    k = 32  # tf32 SW128: 128 bytes of K
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    a = torch.randn(64, k, generator=gen, device="cuda")
+    b = torch.zeros(64, k, device="cuda")
+    b[:k, :k] = torch.eye(k, device="cuda")  # (N, K): B[n, k] = (n == k)
+    c = torch.zeros(64, 64, device="cuda").t()
+    rt.jit(kernel_source("tf32", "f32", 64, "K", "K", "SW128"), kernel="wg")(a, b, c)
+    torch.cuda.synchronize()
+    bits = a.cpu().view(torch.int32)
+    truncated = (bits & ~0x1FFF).view(torch.float32)
+    assert not torch.equal(truncated, a.cpu())  # the inputs do have low bits
+    assert torch.equal(c[:, :k].cpu(), truncated)

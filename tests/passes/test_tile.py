@@ -117,6 +117,32 @@ def test_values_f16_accumulation(name: str) -> None:
         _check(kernel, name, "f16", "f16", m, n, k)
 
 
+@pytest.mark.parametrize("name", ["gemm_nt", "gemm_nn"])
+def test_tf32_operands_are_rounded_to_nearest(name: str) -> None:
+    """tf32 A and B with bits below tf32's precision: the gemm rounds them to nearest even
+    before the MMA, which would truncate them (a bias that made the error 2.7x cuBLAS's on
+    an H200). Values 1 + 3 * 2^-12 (tf32: 1 + 2^-10; truncated: 1) and small integers keep
+    every sum exact, so the check is exact against the rounded inputs' product."""
+    m, n, k = 40, 48, 72
+    rng = np.random.default_rng(3)
+    a = rng.choice([1 + 3 * 2.0**-12, -(2 + 3 * 2.0**-11), 3.0], (m, k))
+    b = rng.integers(-3, 4, (n, k)).astype(np.float64)
+    b[b == 2] = 1 + 2.0**-12 + 2.0**-13  # tf32: 1 (below half a step); also the tie below
+    b[b == -2] = 1 + 2.0**-11  # a tie between 1 and 1 + 2^-10: to even, 1
+    rounded = {1 + 3 * 2.0**-12: 1 + 2.0**-10, -(2 + 3 * 2.0**-11): -(2 + 2.0**-9)}
+    a_tf32 = np.vectorize(lambda x: rounded.get(x, x))(a)
+    b_tf32 = np.where(b == 1 + 2.0**-12 + 2.0**-13, 1.0, np.where(b == 1 + 2.0**-11, 1.0, b))
+    a_mn, b_mn = name[-2] == "n", name[-1] == "t"
+    a_arr = np.ascontiguousarray(a.T if a_mn else a).astype(np.float32)
+    b_arr = np.ascontiguousarray(b.T if b_mn else b).astype(np.float32)
+    args = {"A": a_arr, "M": m, "K": k, "ldA": m if a_mn else k,
+            "B": b_arr, "N": n, "ldB": n if b_mn else k,
+            "C": np.zeros((m, n), np.float32, order="F"), "ldC": m,
+            "alpha": 1.0, "beta": 0.0}  # fmt: skip
+    native.run_kernel(_kernel(name, T="tf32"), (2, 2), args)
+    np.testing.assert_array_equal(args["C"].astype(np.float64), a_tf32 @ b_tf32.T)
+
+
 @pytest.mark.parametrize("defines", [{}, {"BK": 64}])
 def test_no_k_tile_reads_no_uninitialised_shared_memory(defines: dict[str, int]) -> None:
     """K = 0: the loop runs no iteration but the pipeline's register prologue still

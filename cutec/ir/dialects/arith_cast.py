@@ -7,12 +7,20 @@ resizes, which way the width must move.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Sequence
 from typing import ClassVar
 
 from cutec.ir.attributes import Attribute, FloatAttr, IntegerAttr
 from cutec.ir.core import Operation, Value
-from cutec.ir.dialects.arith_fold import FoldResult, int_value, round_float, to_signed, to_unsigned
+from cutec.ir.dialects.arith_fold import (
+    FoldResult,
+    int_value,
+    round_float,
+    round_tf32,
+    to_signed,
+    to_unsigned,
+)
 from cutec.ir.opdef import AnyType, operand_def, result_def
 from cutec.ir.traits import Pure
 from cutec.ir.types import (
@@ -221,7 +229,8 @@ class ExtFOp(CastOp):
 class TruncFOp(CastOp):
     """Narrow a float, rounding to nearest even: ``%b = arith.truncf %a : f32 to f16``.
 
-    f32 → tf32 has equal storage width and is allowed (it drops mantissa bits).
+    f32 → tf32 has equal storage width and is allowed: it rounds the mantissa to tf32's
+    10 bits and clears the 13 below them (a NaN becomes 0x7FFFFFFF; `round_tf32`).
     """
 
     name = "arith.truncf"
@@ -236,6 +245,8 @@ class TruncFOp(CastOp):
     def convert(self, a: Attribute) -> Attribute | None:
         assert isinstance(a, FloatAttr)
         t = self.result.type
+        if isinstance(t, FloatType) and t.kind == "tf32":
+            return FloatAttr(round_tf32(a.value), t)
         return FloatAttr(round_float(a.value, t), t)
 
 
@@ -250,6 +261,35 @@ class BitcastOp(CastOp):
         src, dst = element_type(self.input.type), element_type(self.result.type)
         if bit_width(src) != bit_width(dst):
             raise self.error(f"{src} and {dst} differ in width")
+
+    def convert(self, a: Attribute) -> Attribute | None:
+        bits = _bits_of(a)
+        return None if bits is None else _from_bits(bits, self.result.type)
+
+
+# struct codes of the scalar types a bitcast folds between (tf32 is stored as an f32).
+_FLOAT_CODES = {"f16": "<e", "f32": "<f", "tf32": "<f", "f64": "<d"}
+_UINT_CODES = {16: "<H", 32: "<I", 64: "<Q"}
+
+
+def _bits_of(a: Attribute) -> int | None:
+    """The stored bits of a scalar constant, or None for a type not folded (bf16, fp8)."""
+    t = a.type
+    if isinstance(a, IntegerAttr):
+        return to_unsigned(a.value, bit_width(t))
+    if isinstance(a, FloatAttr) and isinstance(t, FloatType) and t.kind in _FLOAT_CODES:
+        code = _FLOAT_CODES[t.kind]
+        return struct.unpack(_UINT_CODES[bit_width(t)], struct.pack(code, a.value))[0]
+    return None
+
+
+def _from_bits(bits: int, t: Type) -> Attribute | None:
+    if isinstance(t, IntegerType):
+        return _int_attr(bits, t)
+    if isinstance(t, FloatType) and t.kind in _FLOAT_CODES:
+        code = _FLOAT_CODES[t.kind]
+        return FloatAttr(struct.unpack(code, struct.pack(_UINT_CODES[bit_width(t)], bits))[0], t)
+    return None
 
 
 CAST_OPS: tuple[type[Operation], ...] = (

@@ -53,5 +53,30 @@ def round_float(value: float, type: Type) -> float:
         return float(np.asarray(value, dtype=np.float64).astype(dtype))
 
 
+# tf32 keeps f32's sign and exponent and the top 10 of its 23 mantissa bits: rounding
+# clears the low 13 bits of the f32 pattern. A NaN becomes the canonical 0x7FFFFFFF, whose
+# top mantissa bits stay set, so that the tensor cores (which ignore the low 13) read a NaN.
+TF32_DROPPED_BITS = 13
+TF32_NAN_BITS = 0x7FFFFFFF
+
+
+def tf32_bits(bits: int) -> int:
+    """The f32 pattern `bits` rounded to tf32 precision, to nearest even (the low 13 bits
+    zero): ``(bits + 0xFFF + lsb) & ~0x1FFF``, where lsb is the kept part's lowest bit;
+    the carry moves into the exponent, up to infinity, as rounding should."""
+    if (bits >> 23) & 0xFF == 0xFF and bits & 0x7FFFFF:
+        return TF32_NAN_BITS
+    lsb = (bits >> TF32_DROPPED_BITS) & 1
+    half = (1 << (TF32_DROPPED_BITS - 1)) - 1
+    return ((bits + half + lsb) & ~((1 << TF32_DROPPED_BITS) - 1)) & 0xFFFFFFFF
+
+
+def round_tf32(value: float) -> float:
+    """`value` rounded to f32 (nearest even), then to tf32 precision (nearest even):
+    what ``arith.truncf %x : f32 to tf32`` computes (PTX ``cvt.rn.tf32.f32`` on sm_90)."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", round_float(value, FloatType("f32"))))
+    return struct.unpack("<f", struct.pack("<I", tf32_bits(bits)))[0]
+
+
 def is_int_type(t: Type) -> bool:
     return isinstance(t, IntegerType)
