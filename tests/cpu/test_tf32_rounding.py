@@ -1,5 +1,5 @@
 """tf32(x): an f32 (or a tf32 lane holding more than tf32's bits) rounded to tf32 precision,
-to nearest even, the 13 low mantissa bits cleared, a NaN made 0x7FFFFFFF. Both CPU backends
+to nearest even, the 13 low mantissa bits cleared, a NaN made 0x7FFFE000. Both CPU backends
 against an independent rule (the nearer of the two tf32 neighbours, exact in float64), the
 folder on constants, and ptxas on both targets' PTX (cvt.rn.tf32.f32 on sm_90, integer
 rounding on sm_80, whose cvt.rna rounds ties away). tests/gpu/test_tf32_rounding_gpu.py
@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import cutec
 from cutec.cpu import native, reference
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.arith_fold import round_tf32
@@ -25,6 +26,37 @@ kernel round(P: f32[N], Q: tf32[N], Y: tf32[N], Z: tf32[N]) grid ceil_div(N, 128
     Y[i] = tf32(P[i])
     Z[i] = tf32(Q[i])
   }
+}
+"""
+
+# A TMA load through a tf32 map (CU_TENSOR_MAP_DATA_TYPE_TFLOAT32), stored back as it landed.
+TMA_TF32 = """\
+kernel tma_tf32[BM: int = 32, BK: int = 16](
+    A: tf32[M, K] : (1, ldA) align 16, D: tf32[M, K] : (1, ldD))
+  assume ldA % 4 == 0
+  grid (ceil_div(M, BM), ceil_div(K, BK)) threads 128
+{
+  s_layout = make_layout((BM, BK))
+  tma = make_tma_atom(SM90_TMA_LOAD, A, s_layout, (BM, BK))
+  sA = smem tf32[s_layout]
+  mA = tma.get_tma_tensor(shape(D))
+  gA = local_tile(mA, (BM, BK), (block.x, block.y))
+  gD = local_tile(D, (BM, BK), (block.x, block.y))
+  bar = smem s64[1]
+  (tAgA, tAsA) = tma_partition(tma, 0, make_layout(1), group_modes(sA, 0, 2),
+                               group_modes(gA, 0, 2))
+  if thread.x == 0 {
+    mbarrier_init(bar[0], 1)
+    mbarrier_init_fence()
+  }
+  sync()
+  if thread.x == 0 {
+    mbarrier_arrive_and_expect_tx(bar[0], size(sA) * 4)
+    copy(tma.with(bar[0]), tAgA, tAsA)
+  }
+  mbarrier_wait(bar[0], 0)
+  copy(local_partition(sA, make_layout((32, 4)), thread.x),
+       local_partition(gD, make_layout((32, 4)), thread.x))
 }
 """
 
@@ -46,7 +78,7 @@ def expected_bits(x: np.ndarray) -> np.ndarray:
     pick_lo = (d_lo < d_hi) | ((d_lo == d_hi) & tie_even)
     out = np.where(pick_lo, lo, hi)
     out = np.where(np.isinf(x), bits, out)  # inf's mantissa is zero: kept
-    return np.where(np.isnan(x), np.uint32(0x7FFFFFFF), out).astype(np.uint32)
+    return np.where(np.isnan(x), np.uint32(0x7FFFE000), out).astype(np.uint32)
 
 
 def samples(n: int = 4096, seed: int = 0) -> np.ndarray:
@@ -90,6 +122,28 @@ def test_the_folder_rounds_as_the_kernels() -> None:
     x = samples(256)
     got = np.array([round_tf32(float(v)) for v in x], np.float32).view(np.uint32)
     np.testing.assert_array_equal(got, expected_bits(x))
+
+
+def _aligned(shape: tuple[int, int]) -> np.ndarray:
+    """A zeroed float32 array whose data starts on 16 bytes (the kernel's `align 16`)."""
+    n = shape[0] * shape[1]
+    buf = np.zeros(n + 4, np.float32)
+    first = (-buf.ctypes.data % 16) // 4
+    return buf[first : first + n].reshape(shape)
+
+
+def test_a_tf32_tensor_map_load_rounds() -> None:
+    """What a TFLOAT32 map (a tf32 tensor's) loads lands rounded, as tf32(x) rounds: the
+    H200's TMA unit does (tests/gpu/test_tf32_rounding_gpu.py), and so gemm's Hopper body
+    reads its tf32 operands rounded without an instruction of its own."""
+    x = samples(1 << 10)
+    k = 16
+    m = x.size // k // 4 * 4  # ldA % 4 == 0; the specials are at the end of the samples
+    a = _aligned((k, m))
+    a[...] = x[-m * k :].reshape(k, m)
+    d = _aligned((k, m))
+    cutec.jit(TMA_TF32, "tma_tf32", device="cpu")(a.T, d.T)
+    np.testing.assert_array_equal(d.T.view(np.uint32), expected_bits(a.T))
 
 
 @pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")

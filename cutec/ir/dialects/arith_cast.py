@@ -230,7 +230,7 @@ class TruncFOp(CastOp):
     """Narrow a float, rounding to nearest even: ``%b = arith.truncf %a : f32 to f16``.
 
     f32 → tf32 has equal storage width and is allowed: it rounds the mantissa to tf32's
-    10 bits and clears the 13 below them (a NaN becomes 0x7FFFFFFF; `round_tf32`).
+    10 bits and clears the 13 below them (a NaN becomes 0x7FFFE000; `round_tf32`).
     """
 
     name = "arith.truncf"

@@ -54,10 +54,10 @@ def round_float(value: float, type: Type) -> float:
 
 
 # tf32 keeps f32's sign and exponent and the top 10 of its 23 mantissa bits: rounding
-# clears the low 13 bits of the f32 pattern. A NaN becomes the canonical 0x7FFFFFFF, whose
-# top mantissa bits stay set, so that the tensor cores (which ignore the low 13) read a NaN.
+# clears the low 13 bits of the f32 pattern. A NaN becomes 0x7FFFE000, the canonical NaN
+# with those bits clear, which is what cvt.rn.tf32.f32 writes on an H200.
 TF32_DROPPED_BITS = 13
-TF32_NAN_BITS = 0x7FFFFFFF
+TF32_NAN_BITS = 0x7FFFE000
 
 
 def tf32_bits(bits: int) -> int:
