@@ -27,8 +27,12 @@ def _operand(rng: np.random.Generator, rows: int, k: int, mn_major: bool) -> np.
     return x[:, :k]
 
 
-@pytest.mark.parametrize(("kernel", "mn_major"), [("hgemm_nt", True), ("hgemm_tn", False)])
-@pytest.mark.parametrize(("m", "n", "k"), [(200, 136, 72), (72, 200, 1003)])
+@pytest.mark.parametrize(
+    ("kernel", "mn_major", "m", "n", "k"),
+    [("hgemm_nt", True, 200, 136, 72), ("hgemm_tn", False, 200, 136, 72),
+     ("hgemm_nt", True, 72, 200, 1003),
+     pytest.param("hgemm_tn", False, 72, 200, 1003, marks=pytest.mark.slow)],  # CI time
+)  # fmt: skip
 def test_wgmma_tma_sm90_on_the_cpu_against_float64(
     kernel: str, mn_major: bool, m: int, n: int, k: int
 ) -> None:

@@ -74,7 +74,7 @@ def test_the_hopper_mainloop_runs_hgmma_and_usetmaxreg(kernel: str) -> None:
     assert ops["HGMMA"] == 4  # a warpgroup's 64x256 by 4 k-blocks of 16, one code path
 
 
-@pytest.mark.parametrize("t", ["f16", "bf16", "tf32"])
+@pytest.mark.parametrize("t", ["f16", pytest.param("bf16", marks=pytest.mark.slow), "tf32"])
 @pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn", "gemm_nn", "gemm_tt"])
 def test_assembles_on_the_tensor_core_path(kernel: str, t: str) -> None:
     target = "sm_80"
@@ -147,11 +147,16 @@ def test_an_output_type_the_emitter_cannot_convert_to_is_located_at_the_call() -
 STREAM_K = Path(__file__).parents[2] / "examples" / "gemm_stream_k.cute"
 
 
+# bf16 in NT in the default run (CI time); tf32, whose tail halves BK, in every majorness.
+_SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize(
-    ("t", "full", "tail"),
-    [("bf16", {}, {}), ("tf32", {"BK": 32}, {"BK": 16})],
+    ("lay", "t", "full", "tail"),
+    [("nt", "bf16", {}, {}), *(pytest.param(lay, "bf16", {}, {}, marks=_SLOW)
+                               for lay in ("tn", "nn", "tt")),
+     *((lay, "tf32", {"BK": 32}, {"BK": 16}) for lay in ("nt", "tn", "nn", "tt"))],
 )  # fmt: skip
-@pytest.mark.parametrize("lay", ["nt", "tn", "nn", "tt"])
 def test_stream_k_pair_does_not_spill(lay: str, t: str, full: dict, tail: dict) -> None:
     """examples/gemm_stream_k.cute at the tiles its header gives per element type (f16,
     the defaults: tests/ptx/test_examples.py): the full waves' kernel (gemm_auto's)
