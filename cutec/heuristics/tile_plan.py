@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cutec.atoms.copy_sm80 import cp_async
+from cutec.atoms.copy_universal import universal_copy
 from cutec.heuristics.select import cp_async_cache
 from cutec.layout import Layout
 from cutec.layout.swizzle import ComposedLayout, Swizzle
@@ -58,7 +59,7 @@ class OperandPlan:
     smem_atom: Layout | ComposedLayout
     thr: Layout
     val: Layout
-    copy_atom: str  # the gmem -> smem cp.async atom
+    copy_atom: str  # the gmem -> smem atom: a cp.async, or UniversalCopy below 4 bytes
     remark: str
 
 
@@ -88,10 +89,20 @@ def copy_bytes(bits: int, divisible: Callable[[int], bool]) -> tuple[int, str]:
         if v >= 1 and divisible(v):
             return nbytes, why
         why = why or f"; {nbytes}-byte copies not used: {v} elements are not known to align"
-    raise TilePlanError(
-        f"cp.async moves at least 4 bytes ({32 // bits} {bits}-bit elements); assume the "
-        "contiguous extent and the leading dimension are multiples of that"
-    )
+    if bits < 32:
+        # cp.async moves at least 4 bytes: one element at a time through registers
+        # (ld.global + st.shared), which the pipeline cannot issue ahead (`plain_copy`).
+        return bits // 8, why + (
+            f"; cp.async moves at least 4 bytes ({32 // bits} {bits}-bit elements): each "
+            "element goes through a register, and the k-loop is not pipelined (assume the "
+            "contiguous extent and the leading dimension are even to pipeline it)"
+        )
+    raise AssertionError("a 32-bit element always moves 4 bytes")  # divisible(1) holds
+
+
+def plain_copy(nbytes: int) -> bool:
+    """Whether a copy of `nbytes` per thread (`copy_bytes`) is a plain, synchronous one."""
+    return nbytes < 4
 
 
 def _log2(n: int) -> int:
@@ -158,7 +169,10 @@ def plan_operand(
         f"({row_bytes}-byte rows, {banks}); copied {nbytes} bytes "
         f"per thread by threads {thr}, values {val}{why}"
     )
-    copy = cp_async(8 * nbytes, cp_async_cache(nbytes)).name
+    if plain_copy(nbytes):
+        copy = universal_copy(8 * nbytes).name
+    else:
+        copy = cp_async(8 * nbytes, cp_async_cache(nbytes)).name
     return OperandPlan(atom, thr, val, copy, remark)
 
 

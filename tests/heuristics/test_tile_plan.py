@@ -9,6 +9,7 @@ import pytest
 from cutec.heuristics.tile_plan import (
     TilePlanError,
     copy_bytes,
+    plain_copy,
     plan_epilogue,
     plan_gemm,
     plan_operand,
@@ -136,9 +137,15 @@ def test_copy_bytes_narrows_to_the_facts(bits: int, fits: set, nbytes: int, why:
     assert plan.remark.endswith(why)
 
 
-def test_copy_bytes_refuses_less_than_4() -> None:
-    with pytest.raises(TilePlanError, match=r"cp\.async moves at least 4 bytes"):
-        copy_bytes(16, lambda v: v == 1)
+def test_copy_bytes_below_4_is_a_plain_copy_of_one_element() -> None:
+    """No cp.async fits a 16-bit (8-bit) element alone: one element through a register,
+    UniversalCopy, and the remark says the k-loop is then not pipelined."""
+    for bits in (16, 8):
+        nbytes, why = copy_bytes(bits, lambda v: v == 1)
+        assert nbytes == bits // 8 and plain_copy(nbytes) and "not pipelined" in why
+        plan = plan_operand("A", bits, True, 128, 32, nbytes, why)
+        assert plan.copy_atom == f"UniversalCopy<uint{bits}_t>"
+    assert not plain_copy(copy_bytes(32, lambda v: v == 1)[0])
 
 
 def test_plan_gemm_on_eight_warps() -> None:

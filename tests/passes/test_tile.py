@@ -408,16 +408,22 @@ def test_16_bit_shared_accesses_are_conflict_free(name: str) -> None:
     assert all(m.endswith("(conflict-free)") for m in banks), banks
 
 
-def test_missing_divisibility_fact_is_located_at_the_call() -> None:
-    """NT without `M % 8 == 0`: M's divisibility is unknown, so no cp.async of A
-    (4 bytes or more) can be guarded by one predicate; said at the user's gemm."""
+def test_missing_divisibility_fact_copies_through_registers_and_says_so() -> None:
+    """NT without `M % 8 == 0`: M's divisibility is unknown, so no cp.async of A (4 bytes
+    or more) can be guarded by one predicate. A's elements go through registers one at a
+    time (ld.global + st.shared), the k-loop is not pipelined, the remark at the user's
+    gemm says why, and the values hold at an odd M."""
     text = EXAMPLE.read_text().replace("assume M % 8 == 0, N % 8 == 0,", "assume N % 8 == 0,")
-    with pytest.raises(CompileError) as info:
-        compile(Source(text, "g.cute"), Stage.CUTE, Options(target="sm_80", kernel="gemm_nt"))
-    (d,) = info.value.diagnostics
-    assert d.message.startswith("cp.async moves at least 4 bytes (2 16-bit elements)")
+    options = Options(target="sm_80", kernel="gemm_nt", defines=SMALL, remarks=True)
+    result = compile(Source(text, "g.cute"), Stage.THREAD, options)
     line = _call_line("gemm_nt", text)
-    assert d.location is not None and (d.location.file, d.location.line) == ("g.cute", line)
+    (a,) = [r for r in result.remarks if r.message.startswith("tile: A (")]
+    assert "copied 2 bytes per thread" in a.message and "not pipelined" in a.message
+    assert a.location is not None and (a.location.file, a.location.line) == ("g.cute", line)
+    assert result.module is not None
+    (kernel,) = result.module.walk_type(KernelOp)
+    for m, n, k in [(37, 32, 40), (5, 8, 8)]:
+        _check(kernel, "gemm_nt", "f16", "f32", m, n, k)
 
 
 ANY = """
@@ -464,17 +470,25 @@ def test_narrower_copies_where_the_facts_allow_no_16_bytes(
         _check(kernel, "gemm_" + ("nt" if name == "any_nt" else "tn"), t, "f32", m, n, k)
 
 
-def test_no_cp_async_fits_is_one_located_error() -> None:
-    """f16 with nothing known: not even 4 bytes (2 elements) may move as one."""
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_no_cp_async_fits_copies_one_element_at_a_time(t: str) -> None:
+    """16-bit operands with nothing known (odd leading dimensions and K): not even 4 bytes
+    (2 elements) may move as one, so both go through registers an element at a time
+    and the k-loop is not pipelined (UniversalCopy, no cp.async); values exact."""
     text = ANY.replace("assume K % 4 == 0, ldA % 4 == 0, ldB % 2 == 0\n", "")
-    with pytest.raises(CompileError) as info:
-        compile(Source(text, "any.cute"), Stage.CUTE, Options(target="sm_80", kernel="half_tn"))
-    (d,) = info.value.diagnostics
-    assert d.message == (
-        "cp.async moves at least 4 bytes (2 16-bit elements); assume the contiguous extent "
-        "and the leading dimension are multiples of that"
-    )
-    assert d.location is not None and d.location.line == 13
+    text = text.replace(" align 8", "").replace(" align 4", "")
+    options = Options(target="sm_80", kernel="half_tn", defines={"T": t}, remarks=True)
+    result = compile(Source(text, "any.cute"), Stage.THREAD, options)
+    said = [r.message for r in result.remarks if r.message.startswith("tile: ")]
+    for operand in "AB":
+        (line,) = [m for m in said if m.startswith(f"tile: {operand} (")]
+        assert "copied 2 bytes per thread" in line and "not pipelined" in line
+    assert result.module is not None
+    (kernel,) = result.module.walk_type(KernelOp)
+    atoms = {op.atom.value for op in kernel.walk() if op.name == "thread.atom"}
+    assert not any(a.startswith("SM80_CP_ASYNC") for a in atoms), atoms
+    for m, n, k in [(37, 29, 13), (32, 32, 33)]:
+        _check(kernel, "gemm_tn", t, "f32", m, n, k)
 
 
 def test_eight_warps_match_float64() -> None:

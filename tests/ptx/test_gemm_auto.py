@@ -251,3 +251,20 @@ def test_the_tma_epilogue_assembles_with_its_stores() -> None:
     assert "cp.async.bulk.wait_group.read 1;" in result.ptx
     said = [str(r.message) for r in result.remarks]
     assert any(m.startswith("tile: epilogue: for beta = 0, through shared memory") for m in said)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_operands_below_4_bytes_assemble_through_registers(arch: str) -> None:
+    """gemm_tn with no facts about A and B (odd leading dimensions allowed): no cp.async
+    fits and no tensor map, so both targets take the mma.sync body with each element
+    copied by ld.global + st.shared (the k-loop unpipelined); ptxas assembles it, with
+    no spills at BK = 16 (at 128x128x32 on 128 threads the copy's 64 element addresses
+    and predicates spill 144-256 bytes: docs/passes.md; values: tests/passes/test_tile.py)."""
+    text = re.sub(r"\n  assume [^\n]*", "", EXAMPLE.read_text())
+    result = compile(Source(text, "g.cute"), Stage.CUBIN,
+                     Options(kernel="gemm_tn", target=arch, defines={"BK": 16}))  # fmt: skip
+    usage = result.resources["gemm_tn"]
+    assert not usage.spills and usage.stack_frame == 0, usage
+    assert result.ptx is not None and "mma.sync.aligned" in result.ptx
+    assert "cp.async.cg" not in result.ptx and "cp.async.ca" not in result.ptx
+    assert "ld.global.nc.b16" in result.ptx or "ld.global.b16" in result.ptx
