@@ -295,9 +295,7 @@ def build_tile_gemm(
         ct["SPLIT_MIN_K"] = split_min_k
         ct["ROUND"] = a.element == T.tf32  # tf32 operands rounded to nearest (gemm_tiled)
         # Both operands by cp.async: the k-loop is pipelined (gemm_tiled's tile_mainloop).
-        ct["ASYNC"] = not any(
-            n.startswith("UniversalCopy") for n in (plan.a.copy_atom, plan.b.copy_atom)
-        )
+        ct["ASYNC"] = plan.a.asynchronous and plan.b.asynchronous
         # Without them, the wave and the workspace are never read: 1 and C stand in.
         operands = [*args, 1 if wave is None else wave, *(stream_k or (args[2], args[2]))]
         operands += [plan.a.smem_atom, plan.b.smem_atom]

@@ -61,6 +61,7 @@ class OperandPlan:
     val: Layout
     copy_atom: str  # the gmem -> smem atom: a cp.async, or UniversalCopy below 4 bytes
     remark: str
+    asynchronous: bool = True  # a cp.async (False: `plain_copy`, through registers)
 
 
 @dataclass(frozen=True)
@@ -170,9 +171,8 @@ def plan_operand(
         f"per thread by threads {thr}, values {val}{why}"
     )
     if plain_copy(nbytes):
-        copy = universal_copy(8 * nbytes).name
-    else:
-        copy = cp_async(8 * nbytes, cp_async_cache(nbytes)).name
+        return OperandPlan(atom, thr, val, universal_copy(8 * nbytes).name, remark, False)
+    copy = cp_async(8 * nbytes, cp_async_cache(nbytes)).name
     return OperandPlan(atom, thr, val, copy, remark)
 
 

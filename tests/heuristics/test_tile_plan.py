@@ -144,7 +144,7 @@ def test_copy_bytes_below_4_is_a_plain_copy_of_one_element() -> None:
         nbytes, why = copy_bytes(bits, lambda v: v == 1)
         assert nbytes == bits // 8 and plain_copy(nbytes) and "not pipelined" in why
         plan = plan_operand("A", bits, True, 128, 32, nbytes, why)
-        assert plan.copy_atom == f"UniversalCopy<uint{bits}_t>"
+        assert plan.copy_atom == f"UniversalCopy<uint{bits}_t>" and not plan.asynchronous
     assert not plain_copy(copy_bytes(32, lambda v: v == 1)[0])
 
 
