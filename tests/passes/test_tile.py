@@ -8,6 +8,7 @@ compared with float64 exactly (up to C's own rounding)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -468,6 +469,17 @@ def test_narrower_copies_where_the_facts_allow_no_16_bytes(
     (kernel,) = result.module.walk_type(KernelOp)
     for m, n, k in sizes:
         _check(kernel, "gemm_" + ("nt" if name == "any_nt" else "tn"), t, "f32", m, n, k)
+
+
+def test_copies_through_registers_in_the_persistent_body() -> None:
+    """The unpipelined k-loop (copies below 4 bytes) in the persistent body: each CTA's
+    tiles one after another over the one stage (the CPU backend checks its races)."""
+    text = re.sub(r"\n  assume [^\n]*", "", EXAMPLE.read_text())
+    options = Options(target="sm_80", kernel="gemm_tn", defines={**SMALL, "PERSIST": "true"})
+    module = compile(Source(text, "g.cute"), Stage.THREAD, options).module
+    assert module is not None
+    (kernel,) = module.walk_type(KernelOp)
+    _check(kernel, "gemm_tn", "f16", "f32", 70, 45, 37, grid=(3, 1))
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16"])
