@@ -98,7 +98,10 @@ def copy_bytes(bits: int, divisible: Callable[[int], bool]) -> tuple[int, str]:
             "element goes through a register, and the k-loop is not pipelined (assume the "
             "contiguous extent and the leading dimension are even to pipeline it)"
         )
-    raise AssertionError("a 32-bit element always moves 4 bytes")  # divisible(1) holds
+    raise TilePlanError(
+        f"no copy of the {bits}-bit elements fits: cp.async moves 4, 8 or 16 bytes, and "
+        "their alignment is not known"
+    )
 
 
 def plain_copy(nbytes: int) -> bool:
