@@ -6,8 +6,8 @@
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PATH=$PATH:/usr/local/cuda/bin
-# 1. correctness: the cases the first run did not reach
-timeout 70 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_hopper_gpu.py -k "tf32 or persistent" "tests/gpu/test_tensor_core_gpu.py::test_gemm_auto_with_only_the_tile_against_float64" "tests/gpu/test_tensor_core_gpu.py::test_gemm_auto_f16_accumulation_against_float64" > $OUT/tests.log 2>&1; echo "tests rc=$?"; tail -3 $OUT/tests.log
+# 1. correctness: tf32 (rounded operands), persistent, copies below 4 bytes, the tf32 bits
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_hopper_gpu.py tests/gpu/test_tf32_rounding_gpu.py -k "tf32 or persistent or below_4 or rounds" "tests/gpu/test_tensor_core_gpu.py::test_gemm_auto_with_only_the_tile_against_float64" "tests/gpu/test_tensor_core_gpu.py::test_gemm_auto_f16_accumulation_against_float64" > $OUT/tests.log 2>&1; echo "tests rc=$?"; tail -3 $OUT/tests.log
 # 2. compute-sanitizer on gemm_auto's Hopper body (small ragged runs)
 python3 - > $OUT/san_script.txt <<'PY'
 import re, sys

@@ -106,3 +106,23 @@ def test_the_persistent_hopper_body_against_float64(kernel: str, tmp_path: Path)
     kern = rt.jit(_ld_assumes_only(tmp_path), kernel, PERSIST="true", **TILES)
     for m, n, k in [(3000, 2000, 1003), (4096, 4096, 1024)]:
         _check(kern, kernel, "f16", m, n, k)
+
+
+def test_operands_below_4_bytes_against_float64(tmp_path: Path) -> None:
+    """gemm_auto with no assumes at all, fed K-major f16 operands of odd leading dimension
+    (1003): no tensor map and no cp.async fits, so the mma.sync body copies them an
+    element at a time through registers with an unpipelined k-loop."""
+    path = tmp_path / "gemm_auto_any.cute"
+    path.write_text(re.sub(r"\n  assume [^\n]*", "", EXAMPLE.read_text()))
+    kern = rt.jit(path, "gemm_tn", BK=16)
+    assert "wgmma" not in kern.ptx and "cp.async.cg" not in kern.ptx
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    m, n, k = 300, 200, 1003
+    a = torch.randn(m, k, generator=gen, device="cuda").half()  # ld = 1003: odd
+    b = torch.randn(n, k, generator=gen, device="cuda").half()
+    ref = a.double() @ b.double().t()
+    cublas = _normwise(torch.matmul(a, b.t()).float(), ref)
+    c = torch.full((n, m), float("nan"), device="cuda").t()
+    kern(a, b, c, 1.0, 0.0)
+    assert torch.isfinite(c).all()
+    assert _normwise(c, ref) <= max(2 * cublas, 1e-5)
