@@ -91,6 +91,16 @@ TMA_DTYPE_OF: dict[str, TmaDataType] = {
 }
 
 
+def map_dtype(element: str, store: bool) -> TmaDataType:
+    """The data type of a map over a tensor of `element`s: TMA_DTYPE_OF, except that a
+    store map of a tf32 tensor is FLOAT32. A TFLOAT32 map's loads round to tf32 (measured
+    on an H200: what gemm's Hopper body wants); whether its stores convert is not
+    measured, so stores write the f32 lanes' bits, as the CPU model copies them."""
+    if element == "tf32" and store:
+        return TmaDataType.FLOAT32
+    return TMA_DTYPE_OF[element]
+
+
 class TmaInterleave(enum.IntEnum):
     """``CUtensorMapInterleave``."""
 

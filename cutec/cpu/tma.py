@@ -12,7 +12,7 @@ argument's buffer is a `BoundMap`, the value of ``thread.tensor_map``.
 dense in shared memory; an element outside ``0..global_dims[i]`` in any dimension
 is filled (zeros, or NaN with ``NAN_REQUEST_ZERO_FMA``) and counts toward the
 transaction bytes like the others. A TFLOAT32 map's load rounds each f32 to tf32
-(`round_tf32_words`), as the H200 does; its stores are not modelled as converting.
+(`round_tf32_words`), as the H200 does (a tf32 tensor's store map is FLOAT32).
 A store writes the box's elements that lie inside ``0..global_dims[i]`` in every
 dimension and skips the others (`store_box`). The swizzle permutes 16-byte chunks of the
 shared *address* as CuTe's ``Swizzle<B,4,3>`` does: bits 4..4+B-1 are XORed with

@@ -777,7 +777,7 @@ def _tensor_map_param(made: MakeTmaAtomOp, la: LayoutAnalysis) -> TensorMapParam
     return TensorMapParam(
         made.map.value,
         _name(owner.ptr),
-        tma.TMA_DTYPE_OF[dtype_name(atom.element)],
+        tma.map_dtype(dtype_name(atom.element), atom.kind == "store"),
         tuple(text(shape[m]) for m in atom.modes),
         tuple(text(stride[m]) for m in atom.modes[1:]),
         atom.dims,

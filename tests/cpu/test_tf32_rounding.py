@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import cutec
+from cutec.atoms.tma import TmaDataType, map_dtype
 from cutec.cpu import native, reference
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.arith_fold import round_tf32
@@ -153,3 +154,12 @@ def test_ptxas_assembles_the_rounding(arch: str) -> None:
     assert ("cvt.rn.tf32.f32" in ptx) == (arch == "sm_90a")
     assert "cvt.rna" not in ptx  # ties away from zero is not tf32()'s rounding
     compile(Source(ROUND, "r.cute"), Stage.CUBIN, Options(target=arch))
+
+
+def test_a_tf32_tensors_store_map_writes_its_bits() -> None:
+    """Loads through a tf32 tensor's map round (TFLOAT32); its store map is FLOAT32, so
+    a TMA store writes the f32 lanes' bits, as the CPU model copies them (whether a
+    TFLOAT32 store would convert is not measured)."""
+    assert map_dtype("tf32", store=False) is TmaDataType.TFLOAT32
+    assert map_dtype("tf32", store=True) is TmaDataType.FLOAT32
+    assert map_dtype("f16", store=True) is TmaDataType.FLOAT16
