@@ -17,7 +17,7 @@ ml-dtypes (and the interpreter, through it) rounds:
   conversions as the definition.
 * f32 -> tf32 (tf32 lanes are f32 lanes): round to nearest even on the bits,
   ``(u + 0xFFF + lsb) & ~0x1FFF``, lsb the kept part's lowest bit; a NaN becomes
-  0x7FFFE000 (cutec.ir.dialects.arith_fold.tf32_bits, which the interpreter runs).
+  0x7FFFE000 (cutec.ir.dialects.arith_fold.tf32_words, which the interpreter runs).
 """
 
 from __future__ import annotations

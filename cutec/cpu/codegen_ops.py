@@ -41,7 +41,7 @@ from cutec.ir.core import Operation, Value
 from cutec.ir.dialects import thread
 from cutec.ir.dialects.gpu import PointerType
 from cutec.ir.traits import AddressSpace
-from cutec.ir.types import FloatType, bit_width, element_type
+from cutec.ir.types import bit_width, element_type, tf32
 
 if TYPE_CHECKING:
     from cutec.cpu.codegen import _Gen
@@ -300,10 +300,6 @@ def _math(g: _Gen, fn: str, x: str, ty: str) -> str:
 
 
 # ---------------------------------------------------------------------- casts
-def _is_tf32(t: Any) -> bool:
-    return isinstance(t, FloatType) and t.kind == "tf32"
-
-
 @_on(*_INT_CASTS, *_FLOAT_CASTS, "arith.fptosi", "arith.fptoui", "arith.bitcast")
 def _cast(g: _Gen, op: Operation) -> None:
     src_v, dst_v = op.operands[0], op.results[0]
@@ -331,7 +327,7 @@ def _cast(g: _Gen, op: Operation) -> None:
                 if s != "double":
                     x = g.op(f"{_FLOAT_CASTS[name]} {vec(s)} {x} to {vec('double')}")
                 r = f64_to_bf16(g, x)
-        elif name == "arith.truncf" and _is_tf32(element_type(dst_v.type)):
+        elif name == "arith.truncf" and element_type(dst_v.type) == tf32:
             r = f32_to_tf32(g, x)  # f32 lanes with the low 13 bits rounded off
         elif s == d:  # tf32 -> f32: the same lanes (cutec.cpu.lanes)
             r = x

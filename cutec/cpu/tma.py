@@ -12,7 +12,7 @@ argument's buffer is a `BoundMap`, the value of ``thread.tensor_map``.
 dense in shared memory; an element outside ``0..global_dims[i]`` in any dimension
 is filled (zeros, or NaN with ``NAN_REQUEST_ZERO_FMA``) and counts toward the
 transaction bytes like the others. A TFLOAT32 map's load rounds each f32 to tf32
-(`round_tf32_words`), as the H200 does (a tf32 tensor's store map is FLOAT32).
+(`arith_fold.tf32_words`), as the H200 does (a tf32 tensor's store map is FLOAT32).
 A store writes the box's elements that lie inside ``0..global_dims[i]`` in every
 dimension and skips the others (`store_box`). The swizzle permutes 16-byte chunks of the
 shared *address* as CuTe's ``Swizzle<B,4,3>`` does: bits 4..4+B-1 are XORed with
@@ -46,7 +46,7 @@ from cutec.cpu.checks import SharedShadow
 from cutec.cpu.reference_memory import Pointer
 from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation
-from cutec.ir.dialects.arith_fold import TF32_DROPPED_BITS, TF32_NAN_BITS
+from cutec.ir.dialects.arith_fold import tf32_words
 
 # The shared destination of cp.async.bulk.tensor must be 128-byte aligned (PTX ISA).
 SHARED_ALIGN = 128
@@ -138,20 +138,8 @@ def box(m: BoundMap, coords: list[int]) -> np.ndarray:
         out[:] = np.array([_NAN_BITS[size]]).view(np.uint8)
     out[inside] = m.base.buffer.data[offset[inside][:, None] + np.arange(size)]
     if m.desc.dtype == TmaDataType.TFLOAT32:
-        out = round_tf32_words(out.reshape(-1).view("<u4")).view(np.uint8)
+        out = tf32_words(out.reshape(-1).view("<u4")).astype("<u4").view(np.uint8)
     return out.reshape(-1)
-
-
-def round_tf32_words(bits: np.ndarray) -> np.ndarray:
-    """f32 patterns rounded to tf32 as a TFLOAT32 map's load converts them (measured on an
-    H200: tests/gpu/test_tf32_rounding_gpu.py): to nearest even, the low 13 bits clear, a
-    NaN made TF32_NAN_BITS, as `cutec.ir.dialects.arith_fold.tf32_bits`."""
-    wide = bits.astype(np.uint64)
-    lsb = (wide >> TF32_DROPPED_BITS) & 1
-    half = (1 << (TF32_DROPPED_BITS - 1)) - 1
-    rounded = ((wide + half + lsb) & ~np.uint64((1 << TF32_DROPPED_BITS) - 1)).astype("<u4")
-    nan = ((bits >> 23) & 0xFF == 0xFF) & (bits & 0x7FFFFF != 0)
-    return np.where(nan, np.uint32(TF32_NAN_BITS), rounded).astype("<u4")
 
 
 def store_box(m: BoundMap, coords: list[int], data: np.ndarray) -> None:

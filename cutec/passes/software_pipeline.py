@@ -148,7 +148,8 @@ class _Plan:
     producer: list[Operation]  # copy_async and the non-pure ops building them (predicates)
     compute: list[Operation]  # the non-pure ops after the first barrier
     blocks: list[tuple[list[Operation], list[Operation]]] | None = None  # (loads, rest)
-    # Each block's loads split into the copies and the conversions of what they load.
+    # Each block's loads split into the copies and the conversions of what they load;
+    # made at analysis (`_is_s2r` asks for the plan's buffers, which the rewrite replaces).
     split: list[tuple[list[Operation], list[Operation]]] = field(default_factory=list)
 
 

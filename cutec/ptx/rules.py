@@ -178,7 +178,7 @@ def _cast(ctx: KernelEmitter, op: Operation) -> None:
 
 
 def _round_tf32(ctx: KernelEmitter, op: Operation, src: str) -> None:
-    """f32 -> tf32 to nearest even, the low 13 bits cleared (arith_fold.tf32_bits).
+    """f32 -> tf32 to nearest even, the low 13 bits cleared (arith_fold.tf32_words).
     sm_90 has ``cvt.rn.tf32.f32`` (PTX ISA 7.8); sm_80 only ``cvt.rna`` (ties away), so
     there the bits are rounded by hand, ``(u + 0xFFF + lsb) & ~0x1FFF``, a NaN made
     0x7FFFE000."""

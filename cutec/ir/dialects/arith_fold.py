@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import Any
 
 from cutec.dtypes import numpy_dtype
 from cutec.ir.attributes import Attribute
@@ -60,22 +61,29 @@ TF32_DROPPED_BITS = 13
 TF32_NAN_BITS = 0x7FFFE000
 
 
-def tf32_bits(bits: int) -> int:
-    """The f32 pattern `bits` rounded to tf32 precision, to nearest even (the low 13 bits
-    zero): ``(bits + 0xFFF + lsb) & ~0x1FFF``, where lsb is the kept part's lowest bit;
-    the carry moves into the exponent, up to infinity, as rounding should."""
-    if (bits >> 23) & 0xFF == 0xFF and bits & 0x7FFFFF:
-        return TF32_NAN_BITS
-    lsb = (bits >> TF32_DROPPED_BITS) & 1
+def tf32_words(bits: Any) -> Any:
+    """f32 patterns (a uint32 array) rounded to tf32 precision, to nearest even, the low 13
+    bits zero: ``(bits + 0xFFF + lsb) & ~0x1FFF``, lsb the kept part's lowest bit; the carry
+    moves into the exponent, up to infinity, as rounding should. A NaN becomes
+    TF32_NAN_BITS. The interpreter's `round_tf32` and the CPU model of a TFLOAT32 map's
+    TMA load (cutec/cpu/tma.py) both round through it."""
+    import numpy as np
+
+    bits = np.asarray(bits, dtype=np.uint32)
+    wide = bits.astype(np.uint64)
+    lsb = (wide >> TF32_DROPPED_BITS) & 1
     half = (1 << (TF32_DROPPED_BITS - 1)) - 1
-    return ((bits + half + lsb) & ~((1 << TF32_DROPPED_BITS) - 1)) & 0xFFFFFFFF
+    dropped = np.uint64((1 << TF32_DROPPED_BITS) - 1)
+    rounded = ((wide + half + lsb) & ~dropped).astype(np.uint32)
+    nan = ((bits >> 23) & 0xFF == 0xFF) & (bits & 0x7FFFFF != 0)
+    return np.where(nan, np.uint32(TF32_NAN_BITS), rounded).astype(np.uint32)
 
 
 def round_tf32(value: float) -> float:
     """`value` rounded to f32 (nearest even), then to tf32 precision (nearest even):
     what ``arith.truncf %x : f32 to tf32`` computes (PTX ``cvt.rn.tf32.f32`` on sm_90)."""
     (bits,) = struct.unpack("<I", struct.pack("<f", round_float(value, FloatType("f32"))))
-    return struct.unpack("<f", struct.pack("<I", tf32_bits(bits)))[0]
+    return struct.unpack("<f", struct.pack("<I", int(tf32_words(bits))))[0]
 
 
 def is_int_type(t: Type) -> bool:
