@@ -102,12 +102,12 @@ def _at_call(d: Diagnostic, node: ast.Node, body: Path) -> Diagnostic:
 
 def _k_major(t: S.Tensor, name: str, node: ast.Node) -> bool:
     """True for a K-major operand ((MN,K) with K's stride 1), False for MN-major."""
+    major = _k_major_or_none(t)
+    if major is not None:
+        return major
     stride = t.layout.stride
     if not isinstance(stride, tuple) or len(stride) != 2:
         raise error(f"the whole-tensor gemm's {name} must be a rank-2 tensor", node)
-    for mode, s in enumerate(stride):
-        if is_static(s) and int(s) == 1:
-            return mode == 1
     raise error(
         f"the whole-tensor gemm's {name} needs a unit stride in one mode (MN- or "
         f"K-major), got strides {stride}",
@@ -121,10 +121,15 @@ def _divisible(t: S.Tensor, k_major: bool, v: int, bits: int) -> bool:
     its base aligned to v elements (``align``)."""
     contiguous = 1 if k_major else 0
     extent, ld = t.layout.shape[contiguous], t.layout.stride[1 - contiguous]
+    align_bytes = _align_bytes(t) or bits // 8
+    return known_divisible(extent, v) and known_divisible(ld, v) and align_bytes * 8 >= v * bits
+
+
+def _align_bytes(t: S.Tensor) -> int | None:
+    """The base alignment a tensor parameter declares (``align N``), or None."""
     owner = t.value.owner
     align = owner.attributes.get("align") if isinstance(owner, C.MakeTensorOp) else None
-    align_bytes = align.value if isinstance(align, IntegerAttr) else bits // 8
-    return known_divisible(extent, v) and known_divisible(ld, v) and align_bytes * 8 >= v * bits
+    return align.value if isinstance(align, IntegerAttr) else None
 
 
 def _tma_eligible(t: S.Tensor, k_major: bool) -> bool:
@@ -133,9 +138,7 @@ def _tma_eligible(t: S.Tensor, k_major: bool) -> bool:
     the extents may be anything, out-of-bounds boxes reading zeros)."""
     bits = dtype_of_ir(str(t.element)).bits
     ld = t.layout.stride[0 if k_major else 1]
-    owner = t.value.owner
-    align = owner.attributes.get("align") if isinstance(owner, C.MakeTensorOp) else None
-    aligned = isinstance(align, IntegerAttr) and align.value >= TMA_ALIGN
+    aligned = (_align_bytes(t) or 0) >= TMA_ALIGN
     return aligned and known_divisible(ld, TMA_ALIGN * 8 // bits)
 
 
