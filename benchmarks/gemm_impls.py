@@ -76,12 +76,12 @@ class CutecKernel:
 
 
 # gemm_auto's tiles per element type (compile-time parameters). On an H100/H200 the
-# 16-bit kernels and tf32 TN compile to the warp-specialised TMA + wgmma body, at
-# 128x256x64 (tf32: x32) in 4 stages (192 KB); tf32 NT/NN/TT keep mma.sync at 3 stages.
+# 16-bit kernels and tf32 TN, NN and TT compile to the warp-specialised TMA + wgmma body,
+# at 128x256x64 (tf32: x32) in 4 stages (192 KB); tf32 NT keeps mma.sync at 3 stages.
 # The mma.sync body with its stream-K tail is the gemm_stream_k rows.
 F32_ACC = (("BN", "256"), ("BK", "64"), ("BP", "4"))
 TF32 = (("T", "tf32"), ("BN", "256"))  # 128x256x32
-TF32_TN = (*TF32, ("BP", "4"))
+TF32_WS = (*TF32, ("BP", "4"))  # the Hopper body's 4 stages
 F16_ACC = (("TC", "f16"), ("TACC", "f16"), ("BK", "64"))  # f16 accumulation, 128x128x64
 
 CUTEC_KERNELS = (
@@ -118,9 +118,9 @@ CUTEC_KERNELS = (
     CutecKernel("gemm_auto", "gemm_nn", "bf16f32", "NN", None, (("T", "bf16"), *F32_ACC)),
     CutecKernel("gemm_auto", "gemm_tt", "bf16f32", "TT", None, (("T", "bf16"), *F32_ACC)),
     CutecKernel("gemm_auto", "gemm_nt", "tf32", "NT", None, TF32),
-    CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, TF32_TN),
-    CutecKernel("gemm_auto", "gemm_nn", "tf32", "NN", None, TF32),
-    CutecKernel("gemm_auto", "gemm_tt", "tf32", "TT", None, TF32),
+    CutecKernel("gemm_auto", "gemm_tn", "tf32", "TN", None, TF32_WS),
+    CutecKernel("gemm_auto", "gemm_nn", "tf32", "NN", None, TF32_WS),
+    CutecKernel("gemm_auto", "gemm_tt", "tf32", "TT", None, TF32_WS),
     # The same kernels with a stream-K tail (the full waves, then the tiles after them
     # split into shares of k-tiles over one wave: cutec_launcher launches the pair).
     *(

@@ -124,8 +124,8 @@ SIMT_TARGETS = (
 # measured: (cutec kernel, dtype, layout, reference family, reference name, goal).
 # Issue 29 (gemm_auto's Hopper body, on an H100/H200): 16-bit operands with f32
 # accumulation >= 0.90x cuBLAS in every majorness and faster than Triton's tutorial
-# matmul where that is below 0.90x (TN, NN); tf32 TN >= 0.85x; tf32 NT/NN/TT, on
-# mma.sync, no slower than before it (0.55-0.81x).
+# matmul where that is below 0.90x (TN, NN); tf32 TN >= 0.85x; tf32 NT/NN/TT no slower
+# than before it (0.55-0.81x, all three on mma.sync then; NN and TT run on wgmma now).
 TENSOR_CORE_TARGETS = (
     ("sgemm_pipelined.sgemm_nt", "f32", "NT", "cuBLAS", "cuBLAS", 0.90),
     ("sgemm_pipelined.sgemm_tn", "f32", "TN", "cuBLAS", "cuBLAS", 0.90),

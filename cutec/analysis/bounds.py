@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from cutec.ir.attributes import IntegerAttr
 from cutec.ir.core import Operation, OpResult, Value
 from cutec.ir.dialects.cute_atom_types import TiledCopyType, TiledMmaType
 from cutec.ir.dialects.cute_attrs import UNDERSCORE, LayoutAttr, TupleAttr
@@ -60,6 +61,7 @@ from cutec.ir.dialects.cute_tensor import (
 )
 from cutec.ir.dialects.cute_types import LayoutSpec, TensorType
 from cutec.ir.layout_of import LayoutAnalysis
+from cutec.ir.rewrite import constant_value
 from cutec.ir.types import IntegerType
 from cutec.layout import ComposedLayout, Layout, X, cosize, make_layout, size
 from cutec.layout.inttuple import product
@@ -159,6 +161,28 @@ class BoundsAnalysis:
         else:
             return None
         return b
+
+    def reordered(self, op: ViewOp) -> tuple[int, ...] | None:
+        """The source modes an explicit view takes in its own order, where it is its
+        source's elements with the top-level modes reordered (``make_tensor(C,
+        select(layout(C), 1, 0))``): a view inside its source. None otherwise."""
+        offset = constant_value(op.offset)
+        if not (isinstance(offset, IntegerAttr) and offset.value == 0):
+            return None
+        src, got = self.la.layout_of(op.source), self.la.layout_of(op.result)
+        if not (isinstance(src, Layout) and isinstance(got, Layout)):
+            return None
+        if not (isinstance(src.shape, tuple) and isinstance(got.shape, tuple)):
+            return None
+        modes = [src[j] for j in range(len(src.shape))]
+        order: list[int] = []
+        for i in range(len(got.shape)):
+            mode = got[i]
+            match = [j for j, m in enumerate(modes) if j not in order and m == mode]
+            if not match:
+                return None
+            order.append(match[0])
+        return tuple(order) if len(order) == len(modes) else None
 
     def _mode_extents(self, v: Value) -> list[Integer]:
         shape = self.la.layout_of(v).shape

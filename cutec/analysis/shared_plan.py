@@ -75,7 +75,8 @@ _SHARED = (AddressSpace.SHARED, AddressSpace.GENERIC)
 
 # The ops that make a view of their first operand (a shared tensor's views keep its root).
 VIEW_OPS = (C.SliceOp, C.PartitionOp, C.LocalTileOp, C.LocalPartitionOp, C.DivideOp,
-            C.ComposeOp, C.RetileOp, C.ViewOp, C.RecastOp)  # fmt: skip
+            C.ComposeOp, C.RetileOp, C.ViewOp, C.RecastOp, C.GroupModesOp,
+            C.TmaPartitionOp)  # fmt: skip
 
 
 def smem_root(value: Value) -> C.AllocSmemOp | None:

@@ -282,7 +282,7 @@ def build_tile_gemm(
         ws = kernel_plan.ws
         ct |= {"MMA": S.AtomRef("mma", ws.mma_atom, mma_atom_named(ws.mma_atom))}
         ct |= {"WGS": ws.consumers, "BYTES": bits // 8, "TC": c.element}
-        ct |= {"EPI_TMA": ws.epi_tma, "EN": ws.epi_n}
+        ct |= {"EPI_TMA": ws.epi_tma, "EN": ws.epi_n, "A_REGS": ws.a_regs}
         ct["MMA_EPI"] = S.AtomRef("mma", ws.epi_mma_atom, mma_atom_named(ws.epi_mma_atom))
         smem_atoms = [
             gmma_layout_atom(n, [a.element], node) for n in (ws.a_smem_atom, ws.b_smem_atom)
@@ -462,8 +462,10 @@ def _infer_launch(
         remarks.append(f"launch: {why}")
     if "grid" in ctx.inferable:
         extent_m, extent_n = c.layout.shape
+        per, of_c = f"{tile[0]}x{tile[1]}", "C"
+        if plan.ws is not None and plan.ws.swapped:  # the body's tiles are Cᵀ's
+            extent_m, extent_n, of_c = extent_n, extent_m, "Cᵀ"
         tiles_m, tiles_n = ceil_div(extent_m, tile[0]), ceil_div(extent_n, tile[1])
-        per = f"{tile[0]}x{tile[1]}"
         w = None if wave is None else wave if isinstance(wave, int) else wave.sym
         w_text = "resident_ctas CTAs" if str(w) == IMPLICIT_WAVE else w
         if schedule == "stream-K":
@@ -472,17 +474,17 @@ def _infer_launch(
             shown = f"{RESIDENT_CTAS}, or 0"  # the rule's min/max expression is the attribute
             why = (
                 f"as many CTAs as the GPU holds at once, sharing the k-tiles of the {per} "
-                f"tiles of C after the last full wave of {w_text} (stream-K); none when that "
+                f"tiles of {of_c} after the last full wave of {w_text} (stream-K); none when that "
                 "wave is empty or more than two thirds full"
             )
         elif schedule == "persistent":
             grid = (str(smin(tiles_m * tiles_n, sym(RESIDENT_CTAS))), "1", "1")
             shown = grid[0]
-            why = f"as many CTAs as the GPU holds at once, each looping over {per} tiles of C"
+            why = f"as many CTAs as the GPU holds at once, each looping over {per} tiles of {of_c}"
         else:
             grid = (str(tiles_m), str(tiles_n), "1")
             shown = f"{grid[0]}, {grid[1]}"
-            why = f"one CTA per {per} tile of C"
+            why = f"one CTA per {per} tile of {of_c}"
             if w is not None:
                 why += (
                     f" (those past the full waves of {w_text} return at once when the "

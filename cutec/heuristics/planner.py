@@ -130,6 +130,7 @@ def _ws_plan(f: GemmFacts) -> WsPlan | str:
 
 GEMM_TILED = LibraryBody("gemm_tiled.cute", "gemm_tiled")
 GEMM_WS = LibraryBody("gemm_ws_sm90.cute", "gemm_ws")
+GEMM_WS_SWAPPED = LibraryBody("gemm_ws_sm90.cute", "gemm_ws_swapped")  # Cᵀ = B·Aᵀ
 # The whole-tensor gemm's bodies, first match wins.
 GEMM_BODIES: tuple[BodyRule, ...] = (
     BodyRule(
@@ -201,7 +202,8 @@ def plan_kernel(facts: GemmFacts, rules: Sequence[BodyRule] | None = None) -> Ke
         threads_why = None
         if facts.threads is None:
             threads_why = f"{body_plan.threads} threads: the Hopper body's warpgroups"
-        return KernelPlan(rule.body, tile, stages, body_plan.threads, threads_why, None,
+        body = GEMM_WS_SWAPPED if body_plan.swapped else rule.body
+        return KernelPlan(body, tile, stages, body_plan.threads, threads_why, None,
                           ws=body_plan, body_why=body_why)  # fmt: skip
     if facts.stream_k_tail:
         tile, stages, tail_why = tail_tile(tile, stages, facts.bits)

@@ -7,8 +7,12 @@ plan, or the sentence saying why the body does not serve this gemm (the planner 
 keeps the mma.sync body and reports that sentence). The rules:
 
 * **wgmma's operands**: 16-bit types (f16, bf16) in either majorness (the descriptor
-  reads MN-major 16-bit tiles), tf32 only K-major (wgmma transposes 16-bit types only);
-  f32 accumulators, or f16 ones for f16 operands.
+  reads MN-major 16-bit tiles); f32 accumulators, or f16 ones for f16 operands. wgmma
+  transposes 16-bit types only: a shared-memory tf32 operand must be K-major. An
+  M-major tf32 A is read into registers instead (an RS wgmma: each consumer thread
+  loads its fragment from the stage, any majorness); with an N-major tf32 B and a
+  K-major A the body computes Cᵀ = B·Aᵀ, B in A's place (`swapped`); tf32 with both
+  operands MN-major keeps the mma.sync body.
 * **TMA**: a tensor map needs a 16-byte aligned base and strides that are multiples of
   16 bytes (the kernel's facts: `align 16`, ``ldA % 8 == 0`` for 16-bit types); the
   extents may be anything (out-of-bounds boxes read zeros).
@@ -25,7 +29,7 @@ keeps the mma.sync body and reports that sentence). The rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cutec.heuristics.tile_plan import TilePlanError
 
@@ -37,6 +41,10 @@ PRODUCER_REGS = 40  # setmaxnreg with two consumers (CUTLASS's cooperative kerne
 CONSUMER_REGS = 232
 SWIZZLES = (128, 64, 32)  # GMMA layout atoms' swizzle widths, in bytes
 BARRIER_BYTES = 16  # a stage's full and empty mbarriers
+A_REGS_REMARK = (
+    "A: each consumer thread loads its wgmma fragment from the stage into registers "
+    "(wgmma reads a shared-memory tf32 operand K-major only)"
+)
 EPI_N = 32  # columns of C per chunk of the TMA epilogue (two buffers of BM x EPI_N)
 
 
@@ -80,6 +88,8 @@ class WsPlan:
     epi_tma: bool = False  # the epilogue through shared memory and TMA stores
     epi_n: int = EPI_N  # its chunk's columns
     epi_mma_atom: str = ""  # the 64 x epi_n wgmma whose C layout partitions a chunk
+    a_regs: bool = False  # A read into registers (an RS wgmma), not by descriptor
+    swapped: bool = False  # the body computes Cᵀ = B·Aᵀ: its A is B, its B is A
 
 
 def _swizzle(extent: int, bytes_: int) -> int | None:
@@ -97,15 +107,15 @@ def _atom_name(k_major: bool, sw: int) -> str:
 def plan_ws(f: WsFacts) -> WsPlan | str:
     """The Hopper body's plan for `f`, or why the body does not serve it; raises
     TilePlanError when it would but the stages do not fit in shared memory."""
-    bm, bn, bk = f.tile
     if f.schedule == "stream-K":
         return "a stream-K gemm runs on the mma.sync body"
     if f.bits not in (16, 32):
         return f"{f.bits}-bit operands"
-    if f.bits == 32 and not (f.a_k_major and f.b_k_major):
-        return "tf32 operands must both be K-major for wgmma (it transposes 16-bit types only)"
-    if f.acc_bits == 16 and not f.is_f16:
-        return "16-bit accumulators need f16 operands"
+    if f.bits == 32 and not (f.a_k_major or f.b_k_major):
+        return (
+            "tf32 operands are both MN-major: wgmma reads a shared-memory tf32 operand "
+            "K-major only (it transposes 16-bit types only)"
+        )
     for name, ok in (("A", f.a_tma), ("B", f.b_tma)):
         if not ok:
             return (
@@ -113,6 +123,22 @@ def plan_ws(f: WsFacts) -> WsPlan | str:
                 "and a leading dimension of a multiple of 16 bytes (the kernel's 'align 16' "
                 "and an assume)"
             )
+    if f.bits == 32 and not f.b_k_major:
+        # Cᵀ = B·Aᵀ: B, M-major as the body's A, goes through registers.
+        swapped = replace(f, a_k_major=False, b_k_major=True, a_tma=f.b_tma, b_tma=f.a_tma,
+                          c_tma_store=False)  # fmt: skip
+        plan = plan_ws(swapped)
+        if isinstance(plan, str):
+            return f"{plan} (in Cᵀ = B·Aᵀ, whose A is B: tf32 with an N-major B)"
+        why = (
+            "tf32 with an N-major B: the body computes Cᵀ = B·Aᵀ (B as its A, read into "
+            f"registers; the {f.tile[0]}x{f.tile[1]} tile is Cᵀ's)"
+        )
+        return replace(plan, swapped=True, remarks=(why, *plan.remarks))
+    bm, bn, bk = f.tile
+    a_regs = f.bits == 32 and not f.a_k_major
+    if f.acc_bits == 16 and not f.is_f16:
+        return "16-bit accumulators need f16 operands"
     if bm not in (MMA_M, 2 * MMA_M, 4 * MMA_M):
         return f"BM = {bm}: the Hopper body takes 64, 128 or 256 rows (64 per wgmma)"
     if bn % 8 or bn > MAX_MMA_N:
@@ -154,7 +180,9 @@ def plan_ws(f: WsFacts) -> WsPlan | str:
     types = {16: "F16" if f.is_f16 else "BF16", 32: "TF32"}[f.bits]
     acc = "F32" if f.acc_bits == 32 else "F16"
     suffix = ("T" if f.a_k_major else "N") + ("N" if f.b_k_major else "T")
-    mma = f"SM90_64x{bn}x{k_per_mma}_{acc}{types}{types}_SS_{suffix}"
+    # An RS atom's A is registers, K-major by name: the thread loads it, any majorness.
+    src, suffix = ("RS", "T" + suffix[1]) if a_regs else ("SS", suffix)
+    mma = f"SM90_64x{bn}x{k_per_mma}_{acc}{types}{types}_{src}_{suffix}"
     regs = (
         f"; setmaxnreg {PRODUCER_REGS} in the producer, {CONSUMER_REGS} in the consumers"
         if consumers == 2
@@ -171,13 +199,14 @@ def plan_ws(f: WsFacts) -> WsPlan | str:
             f"{name} ({'K' if k else 'MN'}-major): TMA into GMMA.{atom} ({sw}-byte swizzle)"
             for name, k, (atom, sw) in (("A", f.a_k_major, atoms[0]), ("B", f.b_k_major, atoms[1]))
         ),
+        *([A_REGS_REMARK] if a_regs else []),
         f"MMA by {mma} (wgmma.mma_async m64n{bn}k{k_per_mma})",
         epi_why,
     )
     # Only its C layout is used: a wgmma whose accumulators are C's type (f16 operands).
     epi_mma = f"SM90_64x{EPI_N}x16_{'F32' if f.c_bits == 32 else 'F16'}F16F16_SS_TN"
     return WsPlan(consumers, threads, mma, atoms[0][0], atoms[1][0], remarks, epi_tma,
-                  EPI_N, epi_mma)  # fmt: skip
+                  EPI_N, epi_mma, a_regs)  # fmt: skip
 
 
 def _tma_epilogue(f: WsFacts, consumers: int) -> tuple[bool, str]:

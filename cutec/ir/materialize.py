@@ -293,7 +293,7 @@ def offset_of(layout: Layout | ComposedLayout, coord: CoordValue, m: IntegerMate
 def _coord_integers(coord: CoordValue, m: IntegerMaterializer) -> Any:
     if isinstance(coord, tuple):
         return tuple(_coord_integers(c, m) for c in coord)
-    if isinstance(coord, int):
+    if not isinstance(coord, Value):  # an int, or an integer of the scope's symbols
         return coord
     attr = constant_value(coord)
     if isinstance(attr, IntegerAttr):

@@ -272,10 +272,17 @@ class _KernelPredicates:
                 notes.append("unchecked: user index")
             root = b.root
             if isinstance(root, OpResult) and isinstance(root.op, ViewOp):
-                outer = self.bounds.bounds_of(root.op.source)
-                inside = root_name(outer.root) if outer is not None else "its tensor"
-                notes.append(f"unchecked: view {name} (line {_line(root.op)}) inside {inside}")
+                notes.append(self._view_note(root.op, name))
             self.remark(f"global {verb} of {name}: " + "; ".join(notes), op.location)
+
+    def _view_note(self, view: ViewOp, name: str) -> str:
+        """What is known of an explicit view's place in its source: inside it where it
+        reorders its modes, else unchecked."""
+        outer = self.bounds.bounds_of(view.source)
+        inside = root_name(outer.root) if outer is not None else "its tensor"
+        if self.bounds.reordered(view) is not None:
+            return f"{name} is {inside} with its modes reordered"
+        return f"unchecked: view {name} (line {_line(view)}) inside {inside}"
 
     # ------------------------------------------------------------------ which modes
     def partial_modes(self, view: Value) -> dict[int, Value]:

@@ -1,6 +1,6 @@
 """On a Hopper (compute capability 9.0): the whole-tensor gemm's warp-specialised TMA +
 wgmma body (examples/gemm_auto.cute compiled for sm_90a) against float64, every
-majorness of f16, bf16 and tf32 (TN on wgmma, the rest on mma.sync), at sizes the tiles
+majorness of f16, bf16 and tf32 (TN, NN and TT on wgmma, NT on mma.sync), at sizes the tiles
 divide and ragged ones
 (3000x2000x1003: the maps read zeros past M, N and K; K-major operands are views of rows
 padded to 8 elements, the example's ld % 8 == 0). The bar is the issue's: at most twice cuBLAS's
@@ -80,23 +80,27 @@ def test_the_hopper_body_against_float64(kernel: str, t: str, tmp_path: Path) ->
         _check(kern, kernel, t, m, n, k)
 
 
-def test_tf32_tn_runs_on_wgmma_against_float64(tmp_path: Path) -> None:
-    kern = rt.jit(_ld_assumes_only(tmp_path), "gemm_tn", T="tf32", BN=256, BP=4)
+@pytest.mark.parametrize("kernel", ["gemm_tn", "gemm_nn", "gemm_tt"])
+def test_tf32_runs_on_wgmma_against_float64(kernel: str, tmp_path: Path) -> None:
+    """tf32 with a K-major operand runs on wgmma: TN reads both by descriptor; NN's M-major
+    A and TT's N-major B (TT computes Cᵀ = B·Aᵀ) are loaded into registers (RS wgmma).
+    The TFLOAT32 tensor maps round the operands to nearest."""
+    kern = rt.jit(_ld_assumes_only(tmp_path), kernel, T="tf32", BN=256, BP=4)
     assert "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32" in kern.ptx
-    for m, n, k in [(3000, 2000, 1003), (2048, 2048, 2048)]:
-        _check(kern, "gemm_tn", "tf32", m, n, k)
+    assert "mma.sync" not in kern.ptx
+    for m, n, k in [(3000, 2000, 1003), (2048, 2048, 2048), (200, 136, 72)]:
+        _check(kern, kernel, "tf32", m, n, k)
 
 
-@pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_nn", "gemm_tt"])
-def test_tf32_on_mma_sync_rounds_its_operands_against_float64(kernel: str, tmp_path: Path) -> None:
-    """tf32 NT/NN/TT keep the mma.sync body (wgmma reads tf32 K-major only); its operands
-    are rounded to nearest on the way to the MMA (cvt.rn.tf32.f32), which truncated them
-    before: 7.8e-4 against cuBLAS's 2.9e-4 at 4096^3."""
-    kern = rt.jit(_ld_assumes_only(tmp_path), kernel, T="tf32", BN=256)
+def test_tf32_nt_on_mma_sync_rounds_its_operands_against_float64(tmp_path: Path) -> None:
+    """tf32 NT keeps the mma.sync body (wgmma reads tf32 K-major only, and neither operand
+    is); its operands are rounded to nearest on the way to the MMA (cvt.rn.tf32.f32),
+    which truncated them before: 7.8e-4 against cuBLAS's 2.9e-4 at 4096^3."""
+    kern = rt.jit(_ld_assumes_only(tmp_path), "gemm_nt", T="tf32", BN=256)
     assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in kern.ptx
     assert "cvt.rn.tf32.f32" in kern.ptx
     for m, n, k in [(3000, 2000, 1003), (2048, 2048, 2048)]:
-        _check(kern, kernel, "tf32", m, n, k)
+        _check(kern, "gemm_nt", "tf32", m, n, k)
 
 
 @pytest.mark.parametrize("kernel", ["gemm_nt", "gemm_tn"])

@@ -12,6 +12,7 @@ from cutec.heuristics.planner import (
     GEMM_BODIES,
     GEMM_TILED,
     GEMM_WS,
+    GEMM_WS_SWAPPED,
     BodyRule,
     GemmFacts,
     LibraryBody,
@@ -85,7 +86,10 @@ def test_the_hopper_plan_names_the_wgmma_and_gmma_atoms(
     ("kw", "why"),
     [
         (dict(a_tma=False), "A cannot be read through a tensor map"),
-        (dict(bits=32, element="tf32", a_k_major=False), "tf32 operands must both be K-major"),
+        (dict(bits=32, element="tf32", a_k_major=False, b_k_major=False),
+         "tf32 operands are both MN-major"),
+        (dict(bits=32, element="tf32", b_k_major=False, a_tma=False),
+         "A cannot be read through a tensor map"),
         (dict(acc_bits=16, element="bf16"), "16-bit accumulators need f16 operands"),
         (dict(threads=256), "the Hopper body's 128-row tile needs 384"),
         (dict(schedule="stream-K"), "a stream-K gemm runs on the mma.sync body"),
@@ -100,6 +104,33 @@ def test_where_the_hopper_body_does_not_serve_the_plan_says_why(kw: dict, why: s
     assert plan.body_why[0].startswith("body: cp.async, ldmatrix and mma.sync")
     assert plan.body_why[1].startswith("not a warp-specialised TMA + wgmma kernel: ")
     assert why in plan.body_why[1]
+
+
+def test_an_m_major_tf32_a_goes_through_registers() -> None:
+    """wgmma reads shared tf32 K-major only: an M-major A is loaded by the consumer threads
+    (an RS wgmma), B stays in shared memory."""
+    plan = plan_kernel(_facts(**{**HOPPER, "bits": 32, "element": "tf32", "a_k_major": False,
+                                 "tile": (128, 256, 32)}))  # fmt: skip
+    ws = plan.ws
+    assert plan.body == GEMM_WS and ws is not None and ws.a_regs and not ws.swapped
+    assert (ws.mma_atom, ws.a_smem_atom, ws.b_smem_atom) == (
+        "SM90_64x256x8_F32TF32TF32_RS_TN",
+        "Layout_MN_SW128_Atom",
+        "Layout_K_SW128_Atom",
+    )
+    assert any(r.startswith("A: each consumer thread loads its wgmma fragment") for r in ws.remarks)
+
+
+def test_an_n_major_tf32_b_swaps_the_operands() -> None:
+    """Cᵀ = B·Aᵀ: B (N-major) becomes the body's M-major A, read into registers; A's tensor
+    map is B's (a_tma False: the swapped plan says A of Cᵀ, which is B)."""
+    facts = {**HOPPER, "bits": 32, "element": "tf32", "b_k_major": False, "tile": (128, 256, 32)}
+    plan = plan_kernel(_facts(**facts))
+    ws = plan.ws
+    assert plan.body == GEMM_WS_SWAPPED and ws is not None and ws.a_regs and ws.swapped
+    assert ws.mma_atom == "SM90_64x256x8_F32TF32TF32_RS_TN"
+    assert ws.remarks[0].startswith("tf32 with an N-major B: the body computes Cᵀ = B·Aᵀ")
+    assert not ws.epi_tma  # Cᵀ is N-major: no store map
 
 
 def test_hopper_stages_that_do_not_fit_are_a_tile_plan_error() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import cutec
 from cutec.cpu.reference import run_kernel
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
@@ -456,3 +457,32 @@ def test_recast_moves_the_bytes_as_wider_elements() -> None:
     run = run_kernel(kernel, 1, {"S": s, "D": d}, trace=True)
     assert np.array_equal(s.view(np.uint16), d.view(np.uint16))
     assert {a.nbytes for a in run.trace if a.buffer in ("S", "D")} == {4}
+
+
+SWIZZLED_INDEX = """
+kernel swizzled_index(A: f32[32, 8] : (1, 32), D: f32[32, 8] : (1, 32))
+  grid (1, 1, 1) threads 128
+{
+  s = smem f32[GMMA.Layout_MN_SW128_Atom[f32]]
+  for i in range(2) {
+    e = thread.x + 128 * i
+    s[e % 32, e / 32] = A[e % 32, e / 32]
+  }
+  sync()
+  for i in range(2) {
+    e = 255 - thread.x - 128 * i
+    D[e % 32, e / 32] = s[e % 32, e / 32]
+  }
+}
+"""
+
+
+def test_a_swizzled_shared_tensor_at_computed_coordinates(tmp_path: Path) -> None:
+    """Elements of a swizzled shared tensor at coordinates computed in a loop (each
+    thread reads what another wrote): the swizzle applies to the whole offset."""
+    path = tmp_path / "swizzled_index.cute"
+    path.write_text(SWIZZLED_INDEX)
+    a = np.asfortranarray(np.arange(256, dtype=np.float32).reshape(32, 8, order="F"))
+    d = np.asfortranarray(np.zeros((32, 8), np.float32))
+    cutec.jit(path, device="cpu")(a, d)
+    np.testing.assert_array_equal(d, a)

@@ -185,7 +185,10 @@ def test_remarks_say_guarded_proven_or_unchecked() -> None:
     assert _remarks(proven)[0] == (
         "global load of A: in bounds: the tiles divide the tensor (32 | M, 8 | K)"
     )
-    assert _remarks(VIEW)[0].endswith("unchecked: view v (line 5) inside P")
+    # A view of P's elements with its modes reordered lies inside P; another is unchecked.
+    assert _remarks(VIEW)[0].endswith("; v is P with its modes reordered")
+    strided = VIEW.replace("make_layout((N, M), (ldP, 1))", "make_layout((N, M), (ldP, 2))")
+    assert _remarks(strided)[0].endswith("unchecked: view v (line 5) inside P")
 
 
 def test_an_element_at_a_run_time_index_is_said_unchecked() -> None:
