@@ -241,9 +241,10 @@ def _convert_scalar(ctx: BuildContext, v: Any, t: T.Type, node: ast.Node) -> S.R
     if not isinstance(v, S.Runtime):
         return as_runtime(ctx, v, node, t)
     src = v.type
-    if src == t == T.tf32:
+    if src == T.tf32:
         # A tf32 value is an f32 lane that may hold more than tf32's 10 mantissa bits (as
-        # loaded from memory; the tensor cores ignore the rest): tf32(x) rounds it.
+        # loaded from memory; the tensor cores ignore the rest): tf32(x) rounds it, and
+        # every other conversion starts from the lane's f32 (f32(x) is the lane itself).
         v = S.Runtime(ctx.emit(arith.BitcastOp(v.value, T.f32), node).result)
         src = T.f32
     if src == t:

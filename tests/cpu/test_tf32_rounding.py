@@ -21,11 +21,14 @@ from cutec.ir.dialects.builtin import KernelOp
 from cutec.ptx.ptxas import find_ptxas
 
 ROUND = """\
-kernel round(P: f32[N], Q: tf32[N], Y: tf32[N], Z: tf32[N]) grid ceil_div(N, 128) threads 128 {
+kernel round(P: f32[N], Q: tf32[N], Y: tf32[N], Z: tf32[N], W: f32[N])
+  grid ceil_div(N, 128) threads 128
+{
   i = block.x * 128 + thread.x
   if i < N {
     Y[i] = tf32(P[i])
     Z[i] = tf32(Q[i])
+    W[i] = f32(Q[i])
   }
 }
 """
@@ -112,11 +115,16 @@ def _kernel(arch: str = "sm_90a") -> Any:
 def test_both_backends_round_to_nearest_even(backend: Any) -> None:
     x = samples(512 if backend is reference else 4096)
     n = x.size
-    y, z = np.zeros(n, np.float32), np.zeros(n, np.float32)
-    backend.run_kernel(_kernel(), (n + 127) // 128, {"P": x, "Q": x.copy(), "Y": y, "Z": z, "N": n})
+    y, z, w = np.zeros(n, np.float32), np.zeros(n, np.float32), np.zeros(n, np.float32)
+    args = {"P": x, "Q": x.copy(), "Y": y, "Z": z, "W": w, "N": n}
+    backend.run_kernel(_kernel(), (n + 127) // 128, args)
     want = expected_bits(x)
     np.testing.assert_array_equal(y.view(np.uint32), want)
     np.testing.assert_array_equal(z.view(np.uint32), want)  # tf32(x) of a tf32 lane too
+    # f32(x) of a tf32 is the lane (the interpreter's Python floats quiet signalling NaNs).
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(w.view(np.uint32)[~nan], x.view(np.uint32)[~nan])
+    assert np.isnan(w[nan]).all()
 
 
 def test_the_folder_rounds_as_the_kernels() -> None:

@@ -24,11 +24,12 @@ def test_the_gpu_rounds_as_the_cpu_backends(arch: str) -> None:
     x = samples(1 << 16)
     kern = rt.jit(ROUND, "round", arch=arch)
     p = torch.from_numpy(x).cuda()
-    y, z = torch.zeros_like(p), torch.zeros_like(p)
-    kern(p, p.clone(), y, z)
+    y, z, w = torch.zeros_like(p), torch.zeros_like(p), torch.zeros_like(p)
+    kern(p, p.clone(), y, z, w)
     want = expected_bits(x)
     np.testing.assert_array_equal(y.cpu().numpy().view(np.uint32), want)
     np.testing.assert_array_equal(z.cpu().numpy().view(np.uint32), want)
+    np.testing.assert_array_equal(w.cpu().numpy().view(np.uint32), x.view(np.uint32))  # f32(x)
 
 
 def test_a_tf32_tensor_map_rounds_as_the_cpu_backends() -> None:
