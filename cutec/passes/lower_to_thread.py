@@ -667,7 +667,11 @@ class _KernelLowering:
 
     def load_coord(self, op: LoadCoordOp, scope: _Scope) -> None:
         address = self.la.address_of(op.tensor)
-        x = address.offset + address.layout(self.index_of(op.index, scope))
+        # The coordinate is an index value: a run-time index is a symbol of the
+        # materializer that builds it (scope.indices), not of the offsets'.
+        integer = self.la.integer_of(op.index)
+        i = integer if isinstance(integer, int) else scope.indices.coordinate(op.index)
+        x = address.offset + address.layout(i)
         value = scope.indices(coordinate_component(x, op.mode.value))
         op.result.replace_all_uses_with(value)
 

@@ -486,3 +486,26 @@ def test_a_swizzled_shared_tensor_at_computed_coordinates(tmp_path: Path) -> Non
     d = np.asfortranarray(np.zeros((32, 8), np.float32))
     cutec.jit(path, device="cpu")(a, d)
     np.testing.assert_array_equal(d, a)
+
+
+GUARDED_LOOP = """
+kernel guarded_loop(A: f32[M] : (1), D: f32[M] : (1)) grid (ceil_div(M, 128)) threads 32
+{
+  tA = local_partition(local_tile(A, (128,), (block.x,)), make_layout(32), thread.x)
+  tD = local_partition(local_tile(D, (128,), (block.x,)), make_layout(32), thread.x)
+  for v in range(size(tA)) {
+    tD[v] = 2.0 * tA[v]
+  }
+}
+"""
+
+
+def test_guarded_elements_at_a_loop_index(tmp_path: Path) -> None:
+    """Elements of a tile past M at a run-time index (a loop that is not unrolled): the
+    guard's coordinate is built from the index (it was an internal compiler error)."""
+    path = tmp_path / "guarded_loop.cute"
+    path.write_text(GUARDED_LOOP)
+    a = np.arange(200, dtype=np.float32)
+    d = np.zeros(200, np.float32)
+    cutec.jit(path, device="cpu")(a, d)
+    np.testing.assert_array_equal(d, 2 * a)
