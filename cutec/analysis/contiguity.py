@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from cutec.analysis.bounds import BoundsAnalysis
 from cutec.ir.core import OpResult, Value
-from cutec.ir.dialects.cute_tensor import MakeTensorOp
+from cutec.ir.dialects.cute_tensor import MakeTensorOp, ViewOp
 from cutec.ir.dialects.cute_types import TensorType
 from cutec.ir.dialects.thread import PACKED_WIDTH
 from cutec.ir.layout_of import LayoutAnalysis, TensorAddress
@@ -115,10 +115,15 @@ def uniform_predicate(la: LayoutAnalysis, y: Value, p: int) -> bool:
 
     The root is the one the predicate tests against (cutec.analysis.bounds): a view
     made by make_tensor(t, layout) is bounded by its own shape, whose vectors need
-    not start where t's do, so it gets none."""
-    bounds = BoundsAnalysis(la).bounds_of(y)
+    not start where t's do, so it gets none, unless it is t with its modes reordered
+    (`BoundsAnalysis.reordered`: the same elements, the same unit-stride mode)."""
+    analysis = BoundsAnalysis(la)
+    bounds = analysis.bounds_of(y)
     root = bounds.root if bounds is not None else la.address_of(y).root
-    if not (isinstance(root, OpResult) and isinstance(root.op, MakeTensorOp)):
+    if not isinstance(root, OpResult):
+        return False
+    reordered = isinstance(root.op, ViewOp) and analysis.reordered(root.op) is not None
+    if not (isinstance(root.op, MakeTensorOp) or reordered):
         return False
     layout = la.layout_of(root)
     shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
