@@ -8,7 +8,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD PATH=$PATH:/usr/local/cuda/bin
 # 1. correctness: tf32 (rounded operands), persistent, copies below 4 bytes, the tf32 bits
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm_hopper_gpu.py tests/gpu/test_tf32_rounding_gpu.py -k "tf32 or persistent or below_4 or rounds" "tests/gpu/test_tensor_core_gpu.py::test_gemm_auto_with_only_the_tile_against_float64" "tests/gpu/test_tensor_core_gpu.py::test_gemm_auto_f16_accumulation_against_float64" > $OUT/tests.log 2>&1; echo "tests rc=$?"; tail -3 $OUT/tests.log
-# 2. compute-sanitizer on gemm_auto's Hopper body (small ragged runs)
+# 2. compute-sanitizer on gemm_auto's Hopper body (small ragged runs; tf32 NN and TT: the
+#    register A)
 python3 - > $OUT/san_script.txt <<'PY'
 import re, sys
 sys.path.insert(0, ".")
@@ -17,7 +18,7 @@ ns = {}
 exec(src[src.index('SCRIPT = """'):src.index('"""', src.index('SCRIPT = """') + 12) + 3], ns)
 print(ns["SCRIPT"])
 PY
-RUNS='[("gemm_auto", "gemm_tn", {"A": (200, 136), "B": (300, 136), "C": (200, 300)}, (1.0, 0.5)), ("gemm_auto", "gemm_nt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.0))]'
+RUNS='[("gemm_auto", "gemm_tn", {"A": (200, 136), "B": (300, 136), "C": (200, 300)}, (1.0, 0.5)), ("gemm_auto", "gemm_nt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.0)), ("gemm_auto", "gemm_nn", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.5), {"T": "tf32"}), ("gemm_auto", "gemm_tt", {"A": (200, 72), "B": (136, 72), "C": (200, 136)}, (1.0, 0.5), {"T": "tf32"})]'
 for tool in "memcheck --check-warpgroup-mma yes --check-bulk-copy yes" "racecheck --racecheck-memcpy-async yes" "synccheck"; do
   timeout 45 compute-sanitizer --tool $tool --error-exitcode 3 python3 -c "$(cat $OUT/san_script.txt)" "$RUNS" > $OUT/san_${tool%% *}.log 2>&1
   echo "sanitizer ${tool%% *} rc=$? $(grep -c '^ran ' $OUT/san_${tool%% *}.log) runs; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san_${tool%% *}.log | tail -1)"

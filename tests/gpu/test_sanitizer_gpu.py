@@ -63,8 +63,8 @@ from cutec.commands.run_args import layouts
 from cutec.commands.run_launch import _random
 runs = eval(sys.argv[1])
 rng = np.random.default_rng(0)
-for example, kernel, shapes, scalars in runs:
-    k = cutec.jit(f"examples/{example}.cute", kernel=kernel)
+for example, kernel, shapes, scalars, *defines in runs:  # defines: compile-time parameters
+    k = cutec.jit(f"examples/{example}.cute", kernel=kernel, **(defines[0] if defines else {}))
     laid = layouts(list(k.signature.params), {n: list(s) for n, s in shapes.items()}, {})
     args = []
     for p in k.signature.params:
