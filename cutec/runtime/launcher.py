@@ -358,7 +358,7 @@ def build_launcher(
     first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
     bind, check = _Source(), _Source()  # run-time names; checks of extents and strides
     check.depth = 2
-    _keyword_code(code, None if delegate else block, None if delegate else max_block)
+    _keyword_code(code, block, max_block, delegate)
     code("_torch = False")
     code("_dev = 0" if cpu else "_dev = None")
     if cpu:
@@ -861,14 +861,21 @@ def launch_count(errors: ArgumentErrors, what: str, value: Any) -> int:
 
 
 def _keyword_code(
-    code: _Source, block: tuple[int, int, int] | None, bound: tuple[int, int, int] | None
+    code: _Source,
+    block: tuple[int, int, int] | None,
+    bound: tuple[int, int, int] | None,
+    delegate: bool = False,
 ) -> None:
     """The launch keywords, checked at the call (the launch reads `grid`, `block` and
-    `smem` as checked here)."""
+    `smem` as checked here). A delegating launch function checks `block` within CUDA's
+    limits only, and against its variant's block once it knows the variant."""
     code("if grid is not None:")
     code("    grid = _dims(_err, 'grid', grid)")
     code("if block is not None:")
-    code(f"    block = _dims(_err, 'block', block, {block!r}, {bound!r})")
+    if delegate:
+        code("    _dims(_err, 'block', block)")
+    else:
+        code(f"    block = _dims(_err, 'block', block, {block!r}, {bound!r})")
     code("if smem is not None:")
     code("    smem = _count(_err, 'smem', smem)")
 
