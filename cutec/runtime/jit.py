@@ -188,6 +188,8 @@ class Kernel:
         self._loaded: dict[tuple[int, int | None], Variant] = {}
         self._compiled: dict[tuple[int, str, str], _Compiled] = {}
         self._last: _Compiled | None = None
+        # The key of the CPU's variant loaded last: its PTX is compiled only if inspected.
+        self._last_key = 0
         # On the CPU: "native", or "reference (<what the backend cannot run>)".
         self.cpu_backend: str | None = None
         self.bounds_check = True  # the CPU backend's checks (jit's arguments)
@@ -459,7 +461,8 @@ class Kernel:
 
     def _load_variant(self, key: int, ordinal: int | None) -> Variant:
         if self.cpu:
-            # The CPU runs the thread-level IR: no PTX, no ptxas.
+            # The CPU runs the thread-level IR: no PTX, no ptxas (`ptx` compiles this key's).
+            self._last, self._last_key = None, key
             target = self._target(None)
             result = self._compile(Stage.THREAD, self._options(target, self._facts(key)))
             record = self._result_record(result)
@@ -593,7 +596,7 @@ class Kernel:
         if self._last is not None:
             return self._last
         self.signature  # noqa: B018  (resolves the kernel's name)
-        return self._build(0, self._gpu_arch())
+        return self._build(self._last_key, self._gpu_arch())
 
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"

@@ -73,7 +73,8 @@ def test_each_variant_launches_with_its_own_block() -> None:
     """sm_90a: the divisible launch's plan is the Hopper body (384 threads: a producer and
     two consumer warpgroups), the unspecialised one's mma.sync on 128 threads. The launch
     function is written for the first; a call with an odd leading dimension is launched
-    by its variant's own launch function, with its block, and both compute A B^T."""
+    by its variant's own launch function, with its block, and both compute A B^T. `k.ptx`
+    is the PTX of the variant the CPU loaded last (compiled when asked for)."""
     k = rt.jit(GEMM_AUTO, "gemm_tn", device="cpu", arch="sm_90a")
     assert k.signature.kernel == "gemm_tn"
     assert k._record is not None and k._record.launch.block == (128, 1, 1)  # no facts
@@ -81,6 +82,7 @@ def test_each_variant_launches_with_its_own_block() -> None:
     assert _block(k._launcher) == "384, 1, 1"
     (hopper,) = _used(k).values()
     assert hopper.launch is None  # the launch function's own record
+    assert "wgmma.mma_async" in k.ptx  # the PTX of the variant loaded last
     _gemm_tn(k, (37, 41, 35), seed=4)
     plain = _used(k)[0]
     assert plain.launch is not None and _block(plain.launch) == "128, 1, 1"
