@@ -247,7 +247,10 @@ class Kernel:
         self._allowed = allowed
         form = self._launch_form(base)
         launcher, self._key_facts = self._write_launcher(form, delegate=True)
-        if self._key_facts:
+        # IR input: the frontend takes no facts (specialize-args applies them in the
+        # pipeline), so every key's record is the base's, which may come from the cache alone
+        # (a .mlir kernel has no map recipe: the GPU's record gives its tensor maps).
+        if self._key_facts and self.source.lang == "cute":
             every = self._facts((1 << len(self._key_facts)) - 1)
             usual = self._launch_form(self._frontend_record(self._record_target, every))
             if _form_text(usual) != _form_text(form):
@@ -294,7 +297,11 @@ class Kernel:
 
     def _own_launcher(self, record: KernelLaunch) -> Any:
         """The launch function of a variant whose record is not the one the kernel's launch
-        function was written for; None where it is."""
+        function was written for; None where it is. IR input: always None, every variant
+        launches by the base record (its block and grid may come from the cache alone: a
+        .mlir kernel's compile need not declare them)."""
+        if self.source.lang != "cute":
+            return None
         form = self._launch_form(record)
         text = _form_text(form)
         if text == self._primary or not self._primary:
@@ -428,12 +435,21 @@ class Kernel:
 
     def _result_record(self, result: Result) -> KernelLaunch:
         """A specialisation's own launch record, from its compile: the frontend's signature,
-        the lowered kernel's launch facts, and its tail's."""
+        the lowered kernel's launch facts, and its tail's. IR input: the base record's
+        signatures (the facts do not reach its frontend, and the record may carry tensor
+        maps that a .mlir kernel has no recipe for), with the compile's launch facts."""
         launch = result.launches[self.name]
+        signatures = dict(result.signatures)
+        if self.source.lang != "cute":
+            base = self._record
+            assert base is not None
+            signatures[self.name] = base.signature
+            if base.then is not None:
+                signatures[base.then[0].kernel] = base.then[0]
         then = None
         if launch.then is not None:
-            then = (result.signatures[launch.then], result.launches[launch.then])
-        return self._checked_record(KernelLaunch(result.signatures[self.name], launch, then))
+            then = (signatures[launch.then], result.launches[launch.then])
+        return self._checked_record(KernelLaunch(signatures[self.name], launch, then))
 
     def _checked(self, compiled: _Compiled) -> _Compiled:
         """A specialisation's entry read back, its record checked against the kernel's."""
