@@ -38,7 +38,9 @@ torch.cuda.synchronize()
 PY
 timeout 60 ncu --clock-control none -k regex:gemm_tn --launch-skip 2 -c 1 --metrics $M.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum python3 /tmp/one.py > $OUT/ncu.log 2>&1; echo "ncu rc=$?"; grep -E "pipe_tensor|sm__throughput|gpu__time" $OUT/ncu.log
 # 5. the TMA epilogue (epilogue = "tma", opt-in) against the registers' one and cuBLAS, beta = 0
-sed -e 's/stream_k = STREAM_K)/stream_k = STREAM_K, epilogue = "tma")/' -e 's/^  assume \(.*\)$/  assume \1, ldC % 4 == 0, M % 4 == 0/' examples/gemm_auto.cute > /tmp/gemm_auto_tma.cute
+#    (its store maps need ldC and M multiples of 4 f32: the JIT's variant for these sizes,
+#    multiples of 16, has them as facts)
+sed -e 's/stream_k = STREAM_K)/stream_k = STREAM_K, epilogue = "tma")/' examples/gemm_auto.cute > /tmp/gemm_auto_tma.cute
 cat > /tmp/epi_time.py <<'PY'
 import torch, cutec
 def ms(fn, n=20):

@@ -125,7 +125,9 @@ class Options:
     remarks: bool = False
     # What the JIT saw of a launch's arguments (docs/runtime.md, *Specialisation*):
     # divisors of run-time extents and strides, and base pointers' alignments in
-    # bytes, by name. The specialize-args pass adds them before the pipeline.
+    # bytes, by name. The frontend records them as the kernel's own `assume`s and
+    # `align` clauses (so a whole-tensor gemm's plan sees them); IR input gets them
+    # from the specialize-args pass, run before the pipeline.
     divisors: Mapping[str, int] = field(default_factory=dict)
     alignments: Mapping[str, int] = field(default_factory=dict)
     # The GPU architecture ptxas assembles for at the cubin stage; None: the target's.
@@ -202,12 +204,14 @@ def _compile(source: Source, emit: Stage, options: Options) -> Result:
     return _from_cute(source, emit, options, chosen)
 
 
-def _manager(options: Options, emit: Stage) -> PassManager:
-    """The cute-level pipeline (after the launch's facts, when given), then the lowering's
-    when `emit` is past the cute stage, and PTX legalisation when it is past the thread's."""
+def _manager(options: Options, emit: Stage, ir_input: bool) -> PassManager:
+    """The cute-level pipeline (for IR input, after specialize-args with the launch's
+    facts, when given: .cute input has them from the frontend), then the lowering's when
+    `emit` is past the cute stage, and PTX legalisation when it is past the thread's."""
+    _check_launch_facts(options)
     pipeline = DEFAULT_PIPELINE if options.pipeline is None else options.pipeline
     passes: list[Pass] = []
-    if options.divisors or options.alignments:
+    if ir_input and (options.divisors or options.alignments):
         passes.append(SpecializeArgs.of(options.divisors, options.alignments))
     passes += parse_pipeline(pipeline, ALL_PASSES) if pipeline else []
     if emit >= Stage.THREAD:
@@ -238,12 +242,14 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
     from cutec.frontend.builder import build_module
     from cutec.frontend.parser import parse_source  # start-up time, as above
 
-    manager = _manager(options, emit)  # a bad pipeline is reported before any work
+    manager = _manager(options, emit, False)  # a bad pipeline is reported before any work
     start = time.perf_counter()
     program = parse_source(source.text, source.file)
     if emit is Stage.AST:
         return Result(Stage.AST, ast=program, timings=[("parse", time.perf_counter() - start)])
-    module = build_module(program, options.defines, options.kernel, chosen)
+    module = build_module(
+        program, options.defines, options.kernel, chosen, options.divisors, options.alignments
+    )
     # The frontend's time appears in --timing's table beside the passes'.
     manager.timings.append(("frontend", time.perf_counter() - start))
     signatures = _signatures(module)
@@ -254,7 +260,7 @@ def _from_cute(source: Source, emit: Stage, options: Options, chosen: Target) ->
 
 
 def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> Result:
-    manager = _manager(options, emit)
+    manager = _manager(options, emit, True)
     module = parse_module(source.text, source.file)
     verify(module)
     signatures = _signatures(module)
@@ -262,6 +268,16 @@ def _from_ir(source: Source, emit: Stage, options: Options, chosen: Target) -> R
     result = Result(Stage.CUTE, module=module, timings=manager.timings, remarks=manager.remarks)
     result.signatures = signatures
     return _finish(result, emit, options, chosen)
+
+
+def _check_launch_facts(options: Options) -> None:
+    """`Options.divisors` positive ints, `Options.alignments` powers of two."""
+    for what, facts in (("divisor", options.divisors), ("alignment", options.alignments)):
+        for name, n in facts.items():
+            bad = type(n) is not int or n < 1 or (what == "alignment" and n & (n - 1))
+            if not isinstance(name, str) or not name.isidentifier() or bad:
+                kind = "power of two" if what == "alignment" else "integer"
+                raise CompileError(f"launch facts: {what} {name!r}: {n!r} is not a positive {kind}")
 
 
 def _signatures(module: ModuleOp) -> dict[str, KernelSignature]:

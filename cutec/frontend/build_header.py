@@ -312,6 +312,9 @@ def tensor_param(ctx: BuildContext, p: ast.Param, ptr: Any) -> S.Tensor:
     t = TensorType(element, AddressSpace.GLOBAL, spec_of(layout))
     div = [x.sym.divisibility() if x.sym is not None else 1 for x in leaves]
     align = pointer_alignment(p, element)
+    promised = ctx.launch_alignments.get(p.name, 1)
+    if promised > (align or max(1, T.dtype_of(element).bits // 8)):
+        align = promised  # a launch's promise, recorded as an `align` clause is
     mk = ctx.emit(MakeTensorOp(ptr, [x.value for x in leaves], t, div, align), p)
     mk.result.name_hint = p.name
     return S.Tensor(mk.result, layout, element, AddressSpace.GLOBAL)
@@ -368,6 +371,21 @@ def dynamic_values(ctx: BuildContext, vals: Any, syms: Any, node: ast.Node) -> l
 
 
 # ------------------------------------------------------- assumptions and launch clauses
+
+
+def launch_facts(
+    facts: dict[str, int], divisors: Mapping[str, int], dyn: Mapping[str, ast.Name]
+) -> dict[str, int]:
+    """`facts` (the kernel's ``assume``s) with what a launch promises of its run-time
+    extents and strides (`divisors`, the JIT's specialisation: `Options.divisors`), as if
+    assumed: a name's divisor becomes the lcm of the two. Names that are no extent or
+    stride of the kernel's tensors (`dyn`) are ignored: one set of facts serves every
+    kernel of a file."""
+    out = dict(facts)
+    for name, d in divisors.items():
+        if name in dyn:
+            out[name] = lcm(out.get(name, 1), d)
+    return out
 
 
 def collect_facts(ctx: BuildContext, k: ast.Kernel) -> dict[str, int]:

@@ -35,6 +35,7 @@ from cutec.frontend.build_header import (
     collect_facts,
     grid_attribute,
     launch_attributes,
+    launch_facts,
     params_attribute,
     signature,
 )
@@ -49,14 +50,21 @@ from cutec.target import Target
 
 
 def build_kernel(
-    ctx: BuildContext, k: ast.Kernel, defines: Mapping[str, Any], name: str | None = None
+    ctx: BuildContext,
+    k: ast.Kernel,
+    defines: Mapping[str, Any],
+    name: str | None = None,
+    divisors: Mapping[str, int] | None = None,
 ) -> builtin.KernelOp | None:
     """The kernel `k` (named `name`, by default its own): its header (build_header.py),
     then its body (build_stmts.py); None when the header has mistakes (they are in
-    ``ctx.errors``)."""
+    ``ctx.errors``). `divisors` (and ``ctx.launch_alignments``) are what a launch
+    promises of the run-time extents and strides (and the bases), recorded as the
+    kernel's ``assume``s (and ``align`` clauses) are."""
     bind_ct_params(ctx, k.ct_params, defines, k)
     facts = collect_facts(ctx, k)
     arg_names, arg_types, dyn_names = signature(ctx, k)
+    facts = launch_facts(facts, divisors or {}, dyn_names)
     attrs = launch_attributes(ctx, k)
     if k.ct_params and not ctx.errors:
         attrs["params"] = params_attribute(ctx, k.ct_params)
@@ -87,9 +95,16 @@ def build_module(
     defines: Mapping[str, Any] | None = None,
     kernel: str | None = None,
     target: Target | None = None,
+    divisors: Mapping[str, int] | None = None,
+    alignments: Mapping[str, int] | None = None,
 ) -> builtin.ModuleOp:
     """Build every kernel of `program` (or only `kernel`) for `target` (default sm_90a); raise
     one CompileError with all diagnostics when the program has mistakes.
+
+    `divisors` and `alignments` (by name) are what the launches promise of the run-time
+    extents and strides and of the tensors' bases (the JIT's specialisation: docs/runtime.md):
+    each kernel records them as its own ``assume``s and ``align`` clauses, so what the
+    frontend chooses (a whole-tensor gemm's plan) sees them too.
 
     The module records the target: ``module attributes {target = "sm_90a"} {...}``."""
     target = target or default_target()
@@ -122,15 +137,17 @@ def build_module(
             )
             continue
         seen[k.name] = k
-        ctx = BuildContext(globals_, target)
+        ctx = BuildContext(globals_, target, launch_alignments=dict(alignments or {}))
         own = {n: v for n, v in defines.items() if any(p.name == n for p in k.ct_params)}
-        op = build_kernel(ctx, k, own)
+        op = build_kernel(ctx, k, own, divisors=divisors)
         errors += ctx.errors
         if op is None or ctx.errors:
             continue
         module.body.append(op)
         if ctx.wants_tail:
-            tail, tail_errors = _build_tail(k, own, globals_, target, program)
+            tail, tail_errors = _build_tail(
+                k, own, globals_, target, program, divisors or {}, alignments or {}
+            )
             errors += tail_errors
             if tail is not None:
                 op.attributes["then"] = StringAttr(tail.sym_name)
@@ -150,6 +167,8 @@ def _build_tail(
     globals_: dict[str, Any],
     target: Target,
     program: ast.Program,
+    divisors: Mapping[str, int],
+    alignments: Mapping[str, int],
 ) -> tuple[builtin.KernelOp | None, list[Diagnostic]]:
     """A stream-K gemm's second kernel, `<kernel>__tail`: `k` built again, its gemm
     expanded for the tiles after the full waves (build_tile_gemm.py). The first kernel
@@ -160,6 +179,6 @@ def _build_tail(
         note = Note(f"'{k.name}' is a stream-K gemm", loc_of(k))
         message = f"kernel '{name}' is the name of kernel '{k.name}''s stream-K tail"
         return None, [Diagnostic(message, loc_of(clash), notes=[note])]
-    ctx = BuildContext(globals_, target, stream_k_tail=True)
-    op = build_kernel(ctx, k, defines, name)
+    ctx = BuildContext(globals_, target, stream_k_tail=True, launch_alignments=dict(alignments))
+    op = build_kernel(ctx, k, defines, name, divisors)
     return (None if ctx.errors else op), ctx.errors

@@ -27,7 +27,7 @@ module but for its type.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,6 +78,9 @@ class BuildContext:
     # built; `wants_tail` that the first one's gemm asked for the second.
     stream_k_tail: bool = False
     wants_tail: bool = False  # (set in both builds: one such gemm per kernel)
+    # What a launch promises beyond the kernel's own `align` clauses: base alignments in
+    # bytes by tensor parameter (the JIT's specialisation, `Options.alignments`).
+    launch_alignments: Mapping[str, int] = field(default_factory=dict)
 
     # -- tiled objects, each made once at the kernel entry (build_tiled.py)
     tiled_copies: dict[Any, S.TiledCopy] = field(default_factory=dict)  # per element type

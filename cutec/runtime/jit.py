@@ -26,6 +26,7 @@ backend does not run yet, in the reference interpreter (slowly);
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import warnings
@@ -126,9 +127,19 @@ class _Compiled:
     ptx: str
     cubin: bytes | None
     resources: dict[str, Any] = field(default_factory=dict)
-    launch: LaunchInfo | None = None
-    then_launch: LaunchInfo | None = None  # the launch facts of the kernel's tail
+    # Its own launch record: the signature (.params: tensor maps or none) and launch
+    # facts (block, grid, cluster, dynamic shared memory) its plan chose, and its tail's.
+    record: KernelLaunch | None = None
     warnings: list[str] = field(default_factory=list)  # ptxas's, rendered (located)
+
+    @property
+    def launch(self) -> LaunchInfo | None:
+        return None if self.record is None else self.record.launch
+
+    @property
+    def then_launch(self) -> LaunchInfo | None:  # the launch facts of the kernel's tail
+        then = None if self.record is None else self.record.then
+        return None if then is None else then[1]
 
 
 @dataclass
@@ -165,10 +176,20 @@ class Kernel:
         # A stream-K gemm's tail (the kernel launched after this one): its signature and
         # launch facts.
         self._then: tuple[KernelSignature, LaunchInfo] | None = None
+        # The unspecialised launch record (those three) and the target it was read for.
+        self._record: KernelLaunch | None = None
+        self._record_target = DEFAULT_TARGET
         self._launcher: Any = None
         self._key_facts: list[tuple[str, str, int]] = []
+        # The launch record the launch function is written for (`_launch_form`, as JSON
+        # text), each other record's own launch function, and the loaded variants.
+        self._primary = ""
+        self._launchers: dict[str, Any] = {}
+        self._loaded: dict[tuple[int, int | None], Variant] = {}
         self._compiled: dict[tuple[int, str, str], _Compiled] = {}
         self._last: _Compiled | None = None
+        # The key of the CPU's variant loaded last: its PTX is compiled only if inspected.
+        self._last_key = 0
         # On the CPU: "native", or "reference (<what the backend cannot run>)".
         self.cpu_backend: str | None = None
         self.bounds_check = True  # the CPU backend's checks (jit's arguments)
@@ -206,9 +227,14 @@ class Kernel:
         return self._signature
 
     def _prepare(self) -> None:
+        """Write the launch function. Each specialisation has its own launch record (a
+        whole-tensor gemm's plan, which the facts change, chooses the block, the grid and
+        the tensor maps), so the function is written for the record of the key whose facts
+        all hold, the common case, and hands a call whose variant's record differs to that
+        record's own launch function (`build_launcher`'s `delegate`)."""
         signature = self.signature
-        info = self._launch_info
-        assert info is not None
+        base = self._record
+        assert base is not None
         tensors = [p.name for p in signature.params if isinstance(p, TensorParam)]
         runtime_names = [n for n, kind in signature.abi if kind == "index"]
         opt = self._specialize_opt
@@ -218,22 +244,74 @@ class Kernel:
             allowed = frozenset()
         else:
             allowed = frozenset(tensors + runtime_names) - frozenset(opt)
-        self._launcher, self._key_facts = build_launcher(
-            signature,
+        self._allowed = allowed
+        form = self._launch_form(base)
+        launcher, self._key_facts = self._write_launcher(form, delegate=True)
+        # IR input: the frontend takes no facts (specialize-args applies them in the
+        # pipeline), so every key's record is the base's, which may come from the cache alone
+        # (a .mlir kernel has no map recipe: the GPU's record gives its tensor maps).
+        if self._key_facts and self.source.lang == "cute":
+            every = self._facts((1 << len(self._key_facts)) - 1)
+            usual = self._launch_form(self._frontend_record(self._record_target, every))
+            if _form_text(usual) != _form_text(form):
+                form = usual
+                launcher, key_facts = self._write_launcher(form, delegate=True)
+                assert key_facts == self._key_facts, "one key for every launch record"
+        self._primary = _form_text(form)
+        self._launcher = launcher
+
+    def _write_launcher(self, form: KernelLaunch, delegate: bool) -> tuple[Any, Any]:
+        """The launch function of launch record `form` (`_launch_form`) and its key's facts."""
+        info = form.launch
+        return build_launcher(
+            form.signature,
             info.block,
             info.grid,
             # The lowering's default (docs/abi.md): offsets are 32-bit, so the launch
             # function checks each tensor's largest offset against 2^31.
             32,
-            allowed,
+            self._allowed,
             self._variant,
             self._run_cpu,
             _stream_of,
             cpu=self.cpu,
-            then=self._then,
+            then=form.then,
             max_block=info.max_block,
             cluster=info.cluster,
+            delegate=delegate,
         )
+
+    def _launch_form(self, record: KernelLaunch) -> KernelLaunch:
+        """A variant's launch record as the launch function reads it: the caller's
+        promises (the kernel's own facts, its tensors' declared alignment: the key checks
+        the specialisation's), no shared-memory size (each variant's own); a record whose
+        arguments are not the kernel's is not this kernel's (`json_read.RecordError`)."""
+        base = self._record
+        assert base is not None
+        declared = _declared(record.signature, base.signature)
+        then = None
+        if record.then is not None:
+            tail = base.then[0] if base.then is not None else None
+            then = (_declared(record.then[0], tail), _launchable(record.then[1]))
+        return KernelLaunch(declared, _launchable(record.launch), then)
+
+    def _own_launcher(self, record: KernelLaunch) -> Any:
+        """The launch function of a variant whose record is not the one the kernel's launch
+        function was written for; None where it is. IR input: always None, every variant
+        launches by the base record (its block and grid may come from the cache alone: a
+        .mlir kernel's compile need not declare them)."""
+        if self.source.lang != "cute":
+            return None
+        form = self._launch_form(record)
+        text = _form_text(form)
+        if text == self._primary or not self._primary:
+            return None
+        found = self._launchers.get(text)
+        if found is None:
+            found, key_facts = self._write_launcher(form, delegate=False)
+            assert key_facts == self._key_facts, "one key for every launch record"
+            self._launchers[text] = found
+        return found
 
     # ------------------------------------------------------------------ compile
     def _options(
@@ -270,20 +348,27 @@ class Kernel:
         # The launch depends on the target: the whole-tensor gemm's Hopper body runs
         # another block and takes tensor maps.
         target = self._target(self._gpu_arch())
-        k = self._key("signature", target)
-        record = cache.load_checked(k, lambda entry: KernelLaunch.from_json(entry.meta))
-        if record is None:
-            record = self._launch_record(target)
-            cache.store(k, cache.Entry(record.to_json(), {}))
+        record = self._frontend_record(target, ())
+        self._record, self._record_target = record, target
         self._signature, self._launch_info, self._then = (
             record.signature,
             record.launch,
             record.then,
         )
 
-    def _launch_record(self, target: str) -> KernelLaunch:
-        """The kernel's launch record for `target`, from the frontend's IR."""
-        frontend_only = replace(self._options(target), pipeline="")
+    def _frontend_record(self, target: str, facts: tuple[tuple[str, int], ...]) -> KernelLaunch:
+        """The launch record of the specialisation of `facts` for `target`, from the disk
+        cache or the frontend (no lowering)."""
+        k = self._key("signature", target, *((facts,) if facts else ()))
+        record = cache.load_checked(k, lambda entry: KernelLaunch.from_json(entry.meta))
+        if record is None:
+            record = self._launch_record(target, facts)
+            cache.store(k, cache.Entry(record.to_json(), {}))
+        return record
+
+    def _launch_record(self, target: str, facts: tuple[tuple[str, int], ...] = ()) -> KernelLaunch:
+        """The kernel's launch record for `target` and `facts`, from the frontend's IR."""
+        frontend_only = replace(self._options(target, facts), pipeline="")
         result = self._compile(Stage.CUTE, frontend_only)
         assert result.module is not None
         ops = {k.sym_name: k for k in result.module.walk_type(KernelOp)}
@@ -327,24 +412,20 @@ class Kernel:
             return found
         facts = self._facts(key)
         k = self._key("variant", facts, target, assemble_for, _ptxas_identity())
-        has_tail = self._then is not None
-        compiled = cache.load_checked(k, lambda entry: _variant_entry(entry, has_tail))
+        compiled = cache.load_checked(k, lambda entry: self._checked(_variant_entry(entry)))
         if compiled is None:
             # To a cubin where ptxas is at hand, else to PTX (the CUDA driver's JIT loads it).
             stage = Stage.PTX if assemble_for is None else Stage.CUBIN
             result = self._compile(stage, self._options(target, facts, assemble_for))
             assert result.ptx is not None
-            launch = result.launches[self.name]
+            record = self._result_record(result)
             cubin = result.cubin
             resources = {n: vars(r) for n, r in result.resources.items()}
-            then = None if launch.then is None else result.launches[launch.then]
             said = [w.render() for w in result.warnings]
-            compiled = _Compiled(result.ptx, cubin, resources, launch, then, said)
+            compiled = _Compiled(result.ptx, cubin, resources, record, said)
             blobs = {"cubin": cubin} if cubin is not None else {}
-            meta = {"ptx": result.ptx, "resources": resources, "launch": launch.to_json()}
+            meta = {"ptx": result.ptx, "resources": resources, "record": record.to_json()}
             meta["warnings"] = said
-            if then is not None:
-                meta["then_launch"] = then.to_json()
             cache.store(k, cache.Entry(meta, blobs))
         for text in compiled.warnings:  # a cached cubin's too: ptxas said it once
             warnings.warn(text, PerformanceWarning, stacklevel=2)
@@ -352,23 +433,66 @@ class Kernel:
         self._last = compiled
         return compiled
 
+    def _result_record(self, result: Result) -> KernelLaunch:
+        """A specialisation's own launch record, from its compile: the frontend's signature,
+        the lowered kernel's launch facts, and its tail's. IR input: the base record's
+        signatures (the facts do not reach its frontend, and the record may carry tensor
+        maps that a .mlir kernel has no recipe for), with the compile's launch facts."""
+        launch = result.launches[self.name]
+        signatures = dict(result.signatures)
+        if self.source.lang != "cute":
+            base = self._record
+            assert base is not None
+            signatures[self.name] = base.signature
+            if base.then is not None:
+                signatures[base.then[0].kernel] = base.then[0]
+        then = None
+        if launch.then is not None:
+            then = (signatures[launch.then], result.launches[launch.then])
+        return self._checked_record(KernelLaunch(signatures[self.name], launch, then))
+
+    def _checked(self, compiled: _Compiled) -> _Compiled:
+        """A specialisation's entry read back, its record checked against the kernel's."""
+        assert compiled.record is not None
+        self._checked_record(compiled.record)
+        return compiled
+
+    def _checked_record(self, record: KernelLaunch) -> KernelLaunch:
+        """`record`, if it is a launch record of this kernel: its name, and the arguments a
+        caller passes (`_launch_form`); else `json_read.RecordError`."""
+        if record.signature.kernel != self.name:
+            raise json_read.RecordError(
+                f"entry: a record of kernel {record.signature.kernel}, not {self.name}"
+            )
+        self._launch_form(record)
+        return record
+
     def _variant(self, key: int, ordinal: int | None) -> Variant:
-        """The loaded specialisation `key` for GPU `ordinal` (the launcher caches it)."""
+        """The loaded specialisation `key` for GPU `ordinal` (the launch functions cache
+        it, and so does the kernel: each launch record's function may ask for it)."""
+        found = self._loaded.get((key, ordinal))
+        if found is None:
+            found = self._loaded[(key, ordinal)] = self._load_variant(key, ordinal)
+        return found
+
+    def _load_variant(self, key: int, ordinal: int | None) -> Variant:
         if self.cpu:
-            # The CPU runs the thread-level IR: no PTX, no ptxas.
+            # The CPU runs the thread-level IR: no PTX, no ptxas (`ptx` compiles this key's).
+            self._last, self._last_key = None, key
             target = self._target(None)
             result = self._compile(Stage.THREAD, self._options(target, self._facts(key)))
-            launch = result.launches[self.name]
+            record = self._result_record(result)
             variant = Variant(
-                _CpuVariant(result.module, self.signature), launch.dynamic_smem,
+                _CpuVariant(result.module, record.signature), record.launch.dynamic_smem,
                 resident_ctas=CPU_RESIDENT_CTAS,
             )  # fmt: skip
-            if self._then is not None:
-                tail, smem = self._then[0], result.launches[self._then[0].kernel].dynamic_smem
+            if record.then is not None:
+                tail, smem = record.then[0], record.then[1].dynamic_smem
                 variant.then = Variant(
                     _CpuVariant(result.module, tail), smem, resident_ctas=CPU_RESIDENT_CTAS
                 )
                 variant.then.workspace = Workspace.of(tail, CPU_RESIDENT_CTAS, None)
+            variant.launch = self._own_launcher(record)
             return variant
         if self.device_ordinal is not None and ordinal not in (None, self.device_ordinal):
             raise ArgumentValueError(
@@ -382,19 +506,21 @@ class Kernel:
                 f"is {dev.arch}"
             )
         compiled = self._build(key, dev.arch)
-        assert compiled.launch is not None
+        record = compiled.record
+        assert record is not None
         if compiled.cubin is not None:
             fn = cuda.load_function(dev, compiled.cubin, self.name, ptx=False)
         else:
             fn = cuda.load_function(dev, compiled.ptx.encode(), self.name, ptx=True)
-        variant = _loaded(fn, compiled.launch, bool(self.signature.implicit))
-        if self._then is not None:
-            assert compiled.then_launch is not None
-            tail = fn.sibling(self._then[0].kernel)
-            variant.then = _loaded(tail, compiled.then_launch, True)
+        variant = _loaded(fn, record.launch, bool(record.signature.implicit))
+        if record.then is not None:
+            tail_signature, tail_launch = record.then
+            tail = fn.sibling(tail_signature.kernel)
+            variant.then = _loaded(tail, tail_launch, True)
             variant.then.workspace = Workspace.of(
-                self._then[0], variant.then.resident_ctas, dev.ordinal
+                tail_signature, variant.then.resident_ctas, dev.ordinal
             )
+        variant.launch = self._own_launcher(record)
         return variant
 
     def _run_cpu(self, variant: Variant, grid: Any, block: Any, smem: int, values: Any,
@@ -486,28 +612,60 @@ class Kernel:
         if self._last is not None:
             return self._last
         self.signature  # noqa: B018  (resolves the kernel's name)
-        return self._build(0, self._gpu_arch())
+        return self._build(self._last_key, self._gpu_arch())
 
     def __repr__(self) -> str:
         name = self._signature.kernel if self._signature else self._name or "?"
         return f"<cutec kernel {name} of {self.source.file}>"
 
 
-def _variant_entry(entry: cache.Entry, has_tail: bool) -> _Compiled:
+def _variant_entry(entry: cache.Entry) -> _Compiled:
     """A specialisation's entry (`Kernel._build` writes it), checked (json_read.RecordError
-    where it is not as cutec writes it)."""
+    where it is not as cutec writes it); `Kernel._checked` then checks that its launch
+    record is the kernel's."""
     meta = entry.meta
-    then = meta.get("then_launch")
-    if has_tail and then is None:
-        raise json_read.RecordError("entry: no launch facts of the kernel's tail")
     return _Compiled(
         json_read.text(json_read.field(meta, "ptx", "entry"), "entry.ptx"),
         entry.blobs.get("cubin"),
         _resources(json_read.field(meta, "resources", "entry")),
-        LaunchInfo.from_json(json_read.field(meta, "launch", "entry")),
-        None if then is None else LaunchInfo.from_json(then),
+        KernelLaunch.from_json(json_read.field(meta, "record", "entry"), "entry.record"),
         _warnings(json_read.field(meta, "warnings", "entry")),
     )
+
+
+def _declared(signature: KernelSignature, base: KernelSignature | None) -> KernelSignature:
+    """`signature` (a specialisation's) with the caller's promises of `base` (the
+    unspecialised one's): its facts and its tensor parameters, which must be the same
+    tensors (`json_read.RecordError` where they are not). No `base`: no facts."""
+    if base is None:
+        return replace(signature, facts=())
+    tensors = {p.name: p for p in base.params if isinstance(p, TensorParam)}
+
+    def passed(sig: KernelSignature) -> list[tuple[str, str]]:
+        return [(p.name, p.kind) for p in sig.params if p.passed]
+
+    if passed(signature) != passed(base):
+        raise json_read.RecordError(f"entry: {signature.kernel}'s arguments are not the kernel's")
+    params = []
+    for p in signature.params:
+        own = tensors.get(p.name) if isinstance(p, TensorParam) else None
+        if own is not None:
+            if (p.element, p.shape, p.stride) != (own.element, own.shape, own.stride):
+                raise json_read.RecordError(f"entry: {p.name} is not the kernel's tensor")
+            p = own
+        params.append(p)
+    return replace(signature, params=tuple(params), facts=base.facts)
+
+
+def _launchable(launch: LaunchInfo) -> LaunchInfo:
+    """What a launch function reads of launch facts: not the shared memory (the variant's)
+    nor the offsets' width (it checks 32-bit offsets)."""
+    return replace(launch, dynamic_smem=0, offset_bits=32)
+
+
+def _form_text(form: KernelLaunch) -> str:
+    """A launch record as text, to compare and to key launch functions by."""
+    return json.dumps(form.to_json(), sort_keys=True)
 
 
 def _warnings(value: Any) -> list[str]:

@@ -142,6 +142,10 @@ class Variant:
     # A tail's grid per shape (the launch function's `_sk`): its expression names the
     # first kernel's and the tail's resident CTAs, fixed for the variant.
     grids: dict[Any, tuple[int, int, int]] = field(default_factory=dict)
+    # The launch function of this variant's own launch record (its block, grid, cluster
+    # and .params), where they are not those the kernel's launch function was written
+    # for: that function hands the call to it (`build_launcher`'s `delegate`).
+    launch: Callable[..., None] | None = None
 
 
 class _Source:
@@ -305,6 +309,7 @@ def build_launcher(
     max_block: tuple[int, int, int] | None = None,
     cluster: tuple[int, int, int] | None = None,
     maps: TensorMapCache | None = None,
+    delegate: bool = False,
 ) -> tuple[Callable[..., None], list[tuple[str, str, int]]]:
     """The launch function of `signature`, and the facts each bit of its key stands for.
 
@@ -317,6 +322,11 @@ def build_launcher(
     cluster (its `cluster` clause): the launch rounds its grid up to whole clusters and
     goes through cuLaunchKernelEx. `maps` keeps the tensor maps its tensor-map
     parameters are built into (`TENSOR_MAPS`, the process's, by default).
+
+    With `delegate`, a variant whose `launch` is set (its own launch record differs from
+    this one: a specialisation's plan chose another block, grid or tensor maps) is
+    launched by that function, given the call's arguments as they came; its launch
+    keywords are then checked against that variant's block, not this one's.
     """
     errors = ArgumentErrors(signature.kernel)
     cluster = checked_cluster(signature.kernel, cluster)
@@ -348,7 +358,7 @@ def build_launcher(
     first_tensor = ""  # the first tensor parameter: the launch's GPU is its GPU
     bind, check = _Source(), _Source()  # run-time names; checks of extents and strides
     check.depth = 2
-    _keyword_code(code, block, max_block)
+    _keyword_code(code, block, max_block, delegate)
     code("_torch = False")
     code("_dev = 0" if cpu else "_dev = None")
     if cpu:
@@ -381,9 +391,13 @@ def build_launcher(
         for d in sorted({SPECIALIZE_DIV, in_bytes.get(name, SPECIALIZE_DIV)}, reverse=True):
             if facts.get(name, 1) % d:
                 key_facts.append(("div", name, d))
+    raw: dict[str, str] = {a: a for a in local.values()}  # the arguments as they came
     for p in signature.params:
         if isinstance(p, ScalarParam):
             a = local[p.name]
+            if delegate and p.type in ("f16", "bf16"):  # packed below as 16 bits
+                raw[a] = f"r_{a}"
+                code(f"r_{a} = {a}")
             if p.type == "f64":
                 code(f"if type({a}) is not float:")
                 code(f"    {a} = _scalar(_err, {p.name!r}, {p.type!r}, {a})")
@@ -461,6 +475,15 @@ def build_launcher(
     code("_var = _variants.get(_key << 8 | _dev)")
     code("if _var is None:")
     code("    _var = _variants[_key << 8 | _dev] = _get_variant(_key, _dev)")
+    if delegate:
+        # A variant of another launch record: its own launch function launches it (and
+        # the C launcher's `_resolve` leaves such a call to this function: DELEGATED).
+        passed_args = "".join(f"{raw[local[p]]}, " for p in params)
+        code("if _var.launch is not None:")
+        code(f"    return _var.launch(self, {passed_args}grid=grid, block=block, stream=stream, "
+             f"smem=smem, allow_alias=allow_alias)  {_DELEGATED}")  # fmt: skip
+        code("if block is not None:")
+        code(f"    block = _dims(_err, 'block', block, {block!r}, {max_block!r})")
     # Grid and block.
     code("if grid is not None:")
     code("    _g0, _g1, _g2 = grid")
@@ -565,6 +588,10 @@ def build_launcher(
         # lookup of the launch function, then what to launch instead of launching.
         text += f"\n\ndef _resolve({header[header.index('(') + 1 : header.index('*_extra')]}):\n"
         text += "    grid = block = stream = smem = allow_alias = None\n"
+        # A variant of another launch record: the launch function, called instead, hands
+        # it to that record's own.
+        body = [line.split("return ")[0] + "return None" if line.endswith(_DELEGATED) else line
+                for line in body]  # fmt: skip
         text += "\n".join(body) + "\n"
         # Each argument's span in bytes (0 for a scalar), for the C launcher's overlap tests.
         widths = "".join(f"{spans.get(p, '0')}, " for p in params)
@@ -579,6 +606,10 @@ def build_launcher(
     fn.__variants__ = env["_variants"]
     fn.__fast_plan__ = plan
     return fn, key_facts
+
+
+# Marks the line of a delegating launch function that hands a call to a variant's own.
+_DELEGATED = "# delegated"
 
 
 def _param_buffer(signature: KernelSignature) -> tuple[Any, Any, int, Any]:
@@ -830,14 +861,21 @@ def launch_count(errors: ArgumentErrors, what: str, value: Any) -> int:
 
 
 def _keyword_code(
-    code: _Source, block: tuple[int, int, int] | None, bound: tuple[int, int, int] | None
+    code: _Source,
+    block: tuple[int, int, int] | None,
+    bound: tuple[int, int, int] | None,
+    delegate: bool = False,
 ) -> None:
     """The launch keywords, checked at the call (the launch reads `grid`, `block` and
-    `smem` as checked here)."""
+    `smem` as checked here). A delegating launch function checks `block` within CUDA's
+    limits only, and against its variant's block once it knows the variant."""
     code("if grid is not None:")
     code("    grid = _dims(_err, 'grid', grid)")
     code("if block is not None:")
-    code(f"    block = _dims(_err, 'block', block, {block!r}, {bound!r})")
+    if delegate:
+        code("    _dims(_err, 'block', block)")
+    else:
+        code(f"    block = _dims(_err, 'block', block, {block!r}, {bound!r})")
     code("if smem is not None:")
     code("    smem = _count(_err, 'smem', smem)")
 

@@ -14,6 +14,7 @@ import cutec.runtime as rt
 from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp
+from tests.gemm_auto_launch import DIVISIBLE
 from tests.passes.test_tile import _call_line
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -208,10 +209,10 @@ def test_the_epilogue_takes_the_pipeline_stages_bytes() -> None:
     defines = {"BN": "256", "BK": "64"}
     text = (EXAMPLES / "gemm_auto.cute").read_text()
     # On sm_80 (163 KiB per CTA) it fits only so: 181,248 bytes without the reuse.
-    assert _dynamic_smem(text, kernel="gemm_nt", defines=defines, target="sm_80") == 147456
+    nt = {"kernel": "gemm_nt", "target": "sm_80", **DIVISIBLE}
+    assert _dynamic_smem(text, defines=defines, **nt) == 147456
     # Persistent: the chunk and the stages in the loop over tiles, a barrier at its end.
-    persistent = {**defines, "PERSIST": "true"}
-    assert _dynamic_smem(text, kernel="gemm_nt", defines=persistent, target="sm_80") == 147456
+    assert _dynamic_smem(text, defines={**defines, "PERSIST": "true"}, **nt) == 147456
     # The full waves' kernel of a stream-K pair (its tiles in a branch), and the tail
     # (a loop over a share's tiles; its bounds, 32 bytes, pinned outside it).
     text = (EXAMPLES / "gemm_stream_k.cute").read_text()
@@ -223,7 +224,8 @@ def test_too_much_shared_memory_is_a_located_error() -> None:
     defines = {"BN": "256", "BK": "64", "BP": "4"}
     source = Source.from_file(EXAMPLES / "gemm_auto.cute")
     with pytest.raises(CompileError) as e:
-        compile(source, Stage.PTX, Options(kernel="gemm_nt", defines=defines, target="sm_80"))
+        options = Options(**DIVISIBLE, kernel="gemm_nt", defines=defines, target="sm_80")
+        compile(source, Stage.PTX, options)
     text = e.value.render()
     line = _call_line("gemm_nt")
     assert f"gemm_auto.cute:{line}:3: error: shared memory use reaches 196608 bytes" in text
@@ -235,7 +237,7 @@ def test_the_reuse_is_a_remark_at_the_buffer() -> None:
     result = compile(
         Source.from_file(EXAMPLES / "gemm_auto.cute"),
         Stage.PTX,
-        Options(kernel="gemm_nt", defines=defines, target="sm_80"),
+        Options(**DIVISIBLE, kernel="gemm_nt", defines=defines, target="sm_80"),
     )
     said = [r for r in result.remarks if r.message.startswith("shared memory:")]
     assert [r.message for r in said] == [

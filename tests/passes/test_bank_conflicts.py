@@ -22,6 +22,7 @@ from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.parser import parse_module
 from cutec.layout import ComposedLayout, Layout, Swizzle, composition, tile_to_shape
 from cutec.passes.bank_conflicts import AccessReport, analyse
+from tests.gemm_auto_launch import DIVISIBLE
 
 EXAMPLES = "examples"
 
@@ -471,7 +472,7 @@ def test_gemm_auto_tf32_mn_major_tiles_are_read_without_conflicts(kernel: str) -
     stores of the accumulators into the chunk of C, whose rows now pair up too: 2-way
     (2g + h in even banks only), pinned here so that a fix shows. (sm_80: on sm_90a tf32
     NN and TT run on the Hopper body.)"""
-    options = Options(kernel=kernel, defines={"T": "tf32"}, target="sm_80")
+    options = Options(**DIVISIBLE, kernel=kernel, defines={"T": "tf32"}, target="sm_80")
     result = compile(Source.from_file(f"{EXAMPLES}/gemm_auto.cute"), Stage.THREAD, options)
     assert result.module is not None
     (k,) = result.module.walk_type(KernelOp)
@@ -494,7 +495,7 @@ def test_the_hopper_bodys_register_a_is_read_with_two_way_conflicts(kernel: str)
     M-major tile, 4 bytes each: rows k and k + 1 XOR the same pair of 16-byte chunks, so a
     request takes 2 wavefronts where 1 is ideal. Pinned so that a fix shows (at 0.98x
     cuBLAS on an H200, 2026-11-29, it was not worth a layout of its own)."""
-    options = Options(kernel=kernel, defines={"T": "tf32"}, target="sm_90a")
+    options = Options(**DIVISIBLE, kernel=kernel, defines={"T": "tf32"}, target="sm_90a")
     result = compile(Source.from_file(f"{EXAMPLES}/gemm_auto.cute"), Stage.THREAD, options)
     assert result.module is not None
     (k,) = result.module.walk_type(KernelOp)

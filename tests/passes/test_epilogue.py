@@ -15,6 +15,7 @@ from cutec.diagnostics import CompileError
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ir.dialects.builtin import KernelOp, ModuleOp
 from cutec.ir.dialects.cute_compute import AxpbyOp
+from tests.gemm_auto_launch import DIVISIBLE
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -56,23 +57,22 @@ def test_epilogue_vector_width_follows_the_layouts() -> None:
     assert ptx is not None and ptx.count("st.global.v4.f32") == 32  # 16 per beta branch
 
 
-@pytest.mark.parametrize(("kernel", "width"), [("gemm_nt", 4), ("gemm_tn", 1)])
+@pytest.mark.parametrize(
+    ("kernel", "m_divisible", "width"), [("gemm_nt", True, 4), ("gemm_tn", False, 1)]
+)
 def test_a_predicated_epilogue_moves_vectors_that_cannot_straddle_the_end(
-    kernel: str, width: int
+    kernel: str, m_divisible: bool, width: int
 ) -> None:
     """gemm_auto's epilogue comes back from shared memory as 4 f32 along M, under the
-    predicate of a tile that may run past C. With ldC a multiple of 8 (which the jit
-    learns at a launch), gemm_nt also assumes M % 8 == 0, so no vector straddles the
-    end and each is one access under its first element's predicate; gemm_tn knows
-    nothing of M, so its epilogue moves an element at a time."""
-    text = (
-        (EXAMPLES / "gemm_auto.cute")
-        .read_text()
-        .replace("ldB % 8 == 0", "ldB % 8 == 0, ldC % 8 == 0")
+    predicate of a tile that may run past C. With ldC a multiple of 16 (which the jit
+    learns at a launch) and M too, no vector straddles the end and each is one access
+    under its first element's predicate; where the launch's M is odd (no fact of M),
+    the epilogue moves an element at a time."""
+    divisors = {n: d for n, d in DIVISIBLE["divisors"].items() if m_divisible or n != "M"}
+    options = Options(
+        kernel=kernel, target="sm_80", divisors=divisors, alignments=DIVISIBLE["alignments"]
     )
-    module = compile(
-        Source(text, "gemm_auto.cute"), Stage.CUTE, Options(kernel=kernel, target="sm_80")
-    )
+    module = compile(Source.from_file(EXAMPLES / "gemm_auto.cute"), Stage.CUTE, options)
     assert isinstance(module.module, ModuleOp)
     chunks = list(module.module.walk_type(AxpbyOp))  # one per MMA tile of C along N
     assert len(chunks) == 4  # 128x128 on 2x2 warps: MMA tiles of 32 columns

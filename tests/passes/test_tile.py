@@ -22,6 +22,7 @@ from cutec.driver import Options, Source, Stage, compile
 from cutec.heuristics import planner
 from cutec.ir.dialects.builtin import KernelOp
 from cutec.ir.printer import print_op
+from tests.gemm_auto_launch import DIVISIBLE
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
 SMALL = {"BM": 32, "BN": 32, "BK": 32, "BP": 2}  # 2x2 warps of 16x8 atoms, 1 k-block
@@ -35,7 +36,7 @@ def _call_line(kernel: str, text: str | None = None) -> int:
 
 
 def _kernel(name: str, **defines: Any) -> KernelOp:
-    options = Options(target="sm_80", defines={**SMALL, **defines}, kernel=name)
+    options = Options(**DIVISIBLE, target="sm_80", defines={**SMALL, **defines}, kernel=name)
     module = compile(Source.from_file(EXAMPLE), Stage.THREAD, options).module
     assert module is not None
     return next(k for k in module.walk_type(KernelOp) if k.sym_name == name)
@@ -178,7 +179,9 @@ def test_values_default_tiles() -> None:
     """The example as written (128x128x32, 3 stages): one partial CTA tile in M and
     N, three k-tiles the last of which is partial."""
     module = compile(
-        Source.from_file(EXAMPLE), Stage.THREAD, Options(target="sm_80", kernel="gemm_nn")
+        Source.from_file(EXAMPLE),
+        Stage.THREAD,
+        Options(**DIVISIBLE, target="sm_80", kernel="gemm_nn"),
     ).module
     assert module is not None
     (kernel,) = module.walk_type(KernelOp)
@@ -207,7 +210,9 @@ def test_launch_left_to_the_gemm(body: str, threads: int, why: str) -> None:
     """No `threads` or `grid` clause: the whole-tensor gemm sets the block and one CTA
     per tile of C, with a remark each."""
     text = TILE_ONLY.format(body=body)
-    result = compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80", remarks=True))
+    result = compile(
+        Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_80", remarks=True)
+    )
     assert result.module is not None
     (kernel,) = result.module.walk_type(KernelOp)
     assert kernel.attributes["reqntid"].values == (threads, 1, 1)  # type: ignore[union-attr]
@@ -240,7 +245,7 @@ def test_num_threads_the_plan_cannot_use_is_one_located_error() -> None:
         body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32), num_threads = 64)"
     )
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_80"))
     (d,) = info.value.diagnostics
     assert (
         d.message == "the whole-tensor gemm runs on 128 or 256 threads (2x2 or 2x4 warps), not 64"
@@ -251,7 +256,7 @@ def test_num_threads_the_plan_cannot_use_is_one_located_error() -> None:
 def test_kernel_without_threads_or_gemm_is_one_located_error() -> None:
     text = TILE_ONLY.format(body="clear(C)")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == "kernel 'k' needs a 'threads' clause (the block size)"
     assert d.location is not None and (d.location.line, d.location.col) == (1, 1)
@@ -263,7 +268,7 @@ def test_remarks_say_each_choice_at_the_call() -> None:
     result = compile(
         Source.from_file(EXAMPLE),
         Stage.CUTE,
-        Options(target="sm_80", kernel="gemm_nt", remarks=True),
+        Options(**DIVISIBLE, target="sm_80", kernel="gemm_nt", remarks=True),
     )
     line = _call_line("gemm_nt")
     at_call = [str(r.message) for r in result.remarks if r.location and r.location.line == line]
@@ -358,7 +363,7 @@ HEAD = (
 def test_misuse_is_one_located_error(threads: int, body: str, col: int, message: str) -> None:
     text = HEAD.format(threads=threads, body=body)
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == message
     # a mistake found inside the expansion names the library line in a note
@@ -373,7 +378,7 @@ def test_a_zero_tile_is_located_where_the_launch_is_inferred() -> None:
     text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (0, 256, 32))")
     text = text.replace("  grid (ceil_div(M, 128), ceil_div(N, 128)) threads 128\n", "")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == "tile sizes must be positive, got (0, 256, 32)"
     assert d.location is not None and (d.location.line, d.location.col) == (5, 3)
@@ -382,13 +387,15 @@ def test_a_zero_tile_is_located_where_the_launch_is_inferred() -> None:
 def test_plan_round_trips_through_the_printed_ir() -> None:
     """Before the tile pass the plan is an attribute of the printed IR; parsed back,
     the pass reports the same remarks at the same line."""
-    options = Options(target="sm_80", kernel="gemm_tt", pipeline="", remarks=True)
+    options = Options(**DIVISIBLE, target="sm_80", kernel="gemm_tt", pipeline="", remarks=True)
     before = compile(Source.from_file(EXAMPLE), Stage.CUTE, options).module
     assert before is not None
     text = print_op(before)
     assert "tile_plan = [" in text
     again = compile(
-        Source(text, "g.mlir", lang="mlir"), Stage.CUTE, Options(target="sm_80", pipeline="tile")
+        Source(text, "g.mlir", lang="mlir"),
+        Stage.CUTE,
+        Options(**DIVISIBLE, target="sm_80", pipeline="tile"),
     )
     lines = {(r.location.line if r.location else None) for r in again.remarks}
     assert [r.message[:10] for r in again.remarks] == [
@@ -407,7 +414,9 @@ def test_16_bit_shared_accesses_are_conflict_free(name: str) -> None:
     """The plan's swizzles: every cp.async store and ldmatrix of the 16-bit kernels
     takes the minimum wavefronts (the bank-conflicts pass, from the layouts)."""
     result = compile(
-        Source.from_file(EXAMPLE), Stage.THREAD, Options(target="sm_80", kernel=name, remarks=True)
+        Source.from_file(EXAMPLE),
+        Stage.THREAD,
+        Options(**DIVISIBLE, target="sm_80", kernel=name, remarks=True),
     )
     banks = [r.message for r in result.remarks if "wavefront" in r.message]
     assert any("ldmatrix.x4" in m for m in banks) and any("cp.async" in m for m in banks)
@@ -419,8 +428,16 @@ def test_missing_divisibility_fact_copies_through_registers_and_says_so() -> Non
     or more) can be guarded by one predicate. A's elements go through registers one at a
     time (ld.global + st.shared), the k-loop is not pipelined, the remark at the user's
     gemm says why, and the values hold at an odd M."""
-    text = EXAMPLE.read_text().replace("assume M % 8 == 0, N % 8 == 0,", "assume N % 8 == 0,")
-    options = Options(target="sm_80", kernel="gemm_nt", defines=SMALL, remarks=True)
+    text = EXAMPLE.read_text()
+    no_m = {n: d for n, d in DIVISIBLE["divisors"].items() if n != "M"}  # M may be odd
+    options = Options(
+        divisors=no_m,
+        alignments=DIVISIBLE["alignments"],
+        target="sm_80",
+        kernel="gemm_nt",
+        defines=SMALL,
+        remarks=True,
+    )
     result = compile(Source(text, "g.cute"), Stage.THREAD, options)
     line = _call_line("gemm_nt", text)
     (a,) = [r for r in result.remarks if r.message.startswith("tile: A (")]
@@ -562,7 +579,9 @@ def test_stream_k_launch_remarks() -> None:
     said = {}
     for kernel in ("gemm_nn", "gemm_nn_tail"):
         result = compile(
-            Source.from_file(path), Stage.CUTE, Options(target="sm_80", kernel=kernel, remarks=True)
+            Source.from_file(path),
+            Stage.CUTE,
+            Options(**DIVISIBLE, target="sm_80", kernel=kernel, remarks=True),
         )
         said[kernel] = [str(r.message) for r in result.remarks if "launch: grid" in str(r.message)]
     assert said["gemm_nn"] == [
@@ -594,7 +613,7 @@ def test_stream_k_launch_remarks() -> None:
 )  # fmt: skip
 def test_stream_k_true_misuse_is_one_located_error(text: str, message: str, line: int) -> None:
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_80"))
     (d,) = info.value.diagnostics
     assert d.message == message
     assert d.location is not None and d.location.line == line
@@ -605,7 +624,7 @@ def test_stream_k_true_remarks(target: str) -> None:
     """`stream_k = true` says where the tail goes and which k-tile the tail runs: at
     128x256x64 of f16 the first kernel's, on sm_80 too (the epilogue's chunk takes the
     stages' bytes in the tail as in the first kernel: 147 KB)."""
-    options = Options(kernel="gemm_tn", remarks=True, target=target,
+    options = Options(**DIVISIBLE, kernel="gemm_tn", remarks=True, target=target,
                       defines={"STREAM_K": True, "BN": 256, "BK": 64})  # fmt: skip
     path = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
     result = compile(Source.from_file(path), Stage.CUTE, options)
@@ -629,7 +648,9 @@ def test_stream_k_true_remarks(target: str) -> None:
 def test_each_remark_is_said_once() -> None:
     """The tail kernel repeats the first kernel's choices, and an unrolled epilogue its
     copies' (8 identical remarks before): each (message, line) is said once."""
-    options = Options(target="sm_80", kernel="gemm_tn", remarks=True, defines={"STREAM_K": True})
+    options = Options(
+        **DIVISIBLE, target="sm_80", kernel="gemm_tn", remarks=True, defines={"STREAM_K": True}
+    )
     path = Path(__file__).parents[2] / "examples" / "gemm_auto.cute"
     result = compile(Source.from_file(path), Stage.PTX, options)
     said = [(str(r.message), r.location) for r in result.remarks]
@@ -647,12 +668,12 @@ def test_the_planner_picks_the_library_body_per_target(monkeypatch) -> None:
     monkeypatch.setattr(planner, "GEMM_BODIES", (rule, *planner.GEMM_BODIES))
     text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32))")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_90a"))
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_90a"))
     (d,) = info.value.diagnostics
     assert d.message == "static assertion failed: the test body was chosen"
     assert d.location is not None and (d.location.line, d.location.col) == (6, 3)
     assert [n.location.file for n in d.notes if n.location] == [test_body.file]
-    built = compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_80"))
+    built = compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_80"))
     assert built.module is not None and "tile: CTA tile (128, 128, 32)" in "\n".join(
         d.message for d in built.remarks
     )
@@ -664,7 +685,7 @@ def test_the_planner_picks_the_library_body_per_target(monkeypatch) -> None:
 def test_sm90a_remarks_say_the_hopper_bodys_choices_at_the_call() -> None:
     """On sm_90a the gemm is the warp-specialised body; the tile pass says its block,
     body, warpgroups, stages, operands' GMMA atoms and wgmma at the user's line."""
-    options = Options(target="sm_90a", kernel="gemm_nt", remarks=True,
+    options = Options(**DIVISIBLE, target="sm_90a", kernel="gemm_nt", remarks=True,
                       defines={"BN": 256, "BK": 64, "BP": 4})  # fmt: skip
     result = compile(Source.from_file(EXAMPLE), Stage.CUTE, options)
     line = _call_line("gemm_nt")
@@ -687,7 +708,7 @@ def test_sm90a_remarks_say_the_hopper_bodys_choices_at_the_call() -> None:
 def test_sm90a_stages_that_do_not_fit_are_one_located_error() -> None:
     text = TILE_ONLY.format(body="gemm(A, B, C, alpha, beta, tile = (128, 256, 64), stages = 5)")
     with pytest.raises(CompileError) as info:
-        compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_90a"))
+        compile(Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_90a"))
     (d,) = info.value.diagnostics
     assert d.message.startswith("the Hopper body's 5 stages of 128x256x64 take 245840 bytes")
     assert d.location is not None and (d.location.line, d.location.col) == (5, 3)
@@ -695,7 +716,9 @@ def test_sm90a_stages_that_do_not_fit_are_one_located_error() -> None:
 
 def test_sm90a_a_kernel_of_128_threads_keeps_mma_sync_and_says_why() -> None:
     text = HEAD.format(threads=128, body="gemm(A, B, C, alpha, beta, tile = (128, 128, 32))")
-    result = compile(Source(text, "k.cute"), Stage.CUTE, Options(target="sm_90a", remarks=True))
+    result = compile(
+        Source(text, "k.cute"), Stage.CUTE, Options(**DIVISIBLE, target="sm_90a", remarks=True)
+    )
     said = [str(r.message) for r in result.remarks]
     assert "tile: body: cp.async, ldmatrix and mma.sync (CuTe's sgemm_sm80)" in said
     assert (

@@ -12,6 +12,7 @@ import pytest
 
 from cutec.driver import Options, Source, Stage, compile
 from cutec.ptx.ptxas import find_ptxas
+from tests.gemm_auto_launch import DIVISIBLE
 from tests.ptx.sass_check import assert_sass, needs_disassembler
 
 pytestmark = pytest.mark.skipif(find_ptxas() is None, reason="no ptxas (install the test extra)")
@@ -37,7 +38,7 @@ def test_sm90a_assembles_the_warp_specialised_body(kernel: str, t: str) -> None:
     result = compile(
         Source.from_file(EXAMPLE),
         Stage.CUBIN,
-        Options(kernel=kernel, target="sm_90a", defines={"T": t}),
+        Options(**DIVISIBLE, kernel=kernel, target="sm_90a", defines={"T": t}),
     )
     assert result.ptx is not None and result.resources
     usage = result.resources[kernel]
@@ -65,7 +66,9 @@ def test_sm90a_assembles_the_warp_specialised_body(kernel: str, t: str) -> None:
 def test_the_hopper_mainloop_runs_hgmma_and_usetmaxreg(kernel: str) -> None:
     """SASS at the benchmark's tile (128x256x64, 4 stages): HGMMA and no HMMA, as many
     USETMAXREG as setmaxnreg sites (2), TMA loads."""
-    options = Options(kernel=kernel, target="sm_90a", defines={"BN": 256, "BK": 64, "BP": 4})
+    options = Options(
+        **DIVISIBLE, kernel=kernel, target="sm_90a", defines={"BN": 256, "BK": 64, "BP": 4}
+    )
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     assert result.warnings == []
     assert not result.resources[kernel].spills
@@ -82,7 +85,7 @@ def test_assembles_on_the_tensor_core_path(kernel: str, t: str) -> None:
     result = compile(
         Source.from_file(EXAMPLE),
         Stage.CUBIN,
-        Options(kernel=kernel, target=target, defines={"T": t}),
+        Options(**DIVISIBLE, kernel=kernel, target=target, defines={"T": t}),
     )
     assert result.ptx is not None and result.resources
     usage = result.resources[kernel]
@@ -111,7 +114,7 @@ def test_benchmark_tiles_do_not_spill(kernel: str, defines: dict) -> None:
     thread. The f16 TN kernel spilled 24 bytes before fragments were carried packed;
     the tf32 kernels use 246-255 of the 255 registers (their MN-major operands' scalar
     shared loads)."""
-    options = Options(kernel=kernel, target="sm_80", defines=defines)
+    options = Options(**DIVISIBLE, kernel=kernel, target="sm_80", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     usage = result.resources[kernel]
     assert not usage.spills and usage.stack_frame == 0, usage
@@ -122,7 +125,7 @@ def test_16_bit_output_assembles() -> None:
     result = compile(
         Source.from_file(EXAMPLE),
         Stage.CUBIN,
-        Options(kernel="gemm_tn", target="sm_80", defines={"TC": "f16"}),
+        Options(**DIVISIBLE, kernel="gemm_tn", target="sm_80", defines={"TC": "f16"}),
     )
     assert result.ptx is not None and result.resources
     assert not result.resources["gemm_tn"].spills
@@ -135,7 +138,7 @@ def test_an_output_type_the_emitter_cannot_convert_to_is_located_at_the_call() -
     emitter's diagnostic had none; found by fuzzing the compile-time parameters)."""
     from cutec.diagnostics import CompileError
 
-    options = Options(kernel="gemm_tn_tile", defines={"TC": "e4m3"})
+    options = Options(**DIVISIBLE, kernel="gemm_tn_tile", defines={"TC": "e4m3"})
     with pytest.raises(CompileError) as info:
         compile(Source.from_file(EXAMPLE), Stage.PTX, options)
     (d,) = info.value.diagnostics
@@ -166,7 +169,7 @@ def test_stream_k_pair_does_not_spill(lay: str, t: str, full: dict, tail: dict) 
     shared memory after each k-loop (kept in registers across it, they made ptxas
     spill 4-32 bytes at BK = 64)."""
     for kernel, defines in ((f"gemm_{lay}", full), (f"gemm_{lay}_tail", tail)):
-        options = Options(kernel=kernel, target="sm_90a", defines={"T": t, **defines})
+        options = Options(**DIVISIBLE, kernel=kernel, target="sm_90a", defines={"T": t, **defines})
         result = compile(Source.from_file(STREAM_K), Stage.CUBIN, options)
         usage = result.resources[kernel]
         assert not usage.spills and usage.stack_frame == 0, (kernel, usage)
@@ -190,7 +193,7 @@ def test_stream_k_true_is_the_measured_pair() -> None:
     names, and neither spills on sm_80 (the smaller shared memory: the tail's epilogue
     chunk takes its stages' bytes too)."""
     defines = {"BN": 256, "BK": 64, "STREAM_K": True}
-    options = Options(kernel="gemm_tn", target="sm_80", defines=defines)
+    options = Options(**DIVISIBLE, kernel="gemm_tn", target="sm_80", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     assert result.ptx is not None
     for kernel in ("gemm_tn", "gemm_tn__tail"):
@@ -199,7 +202,7 @@ def test_stream_k_true_is_the_measured_pair() -> None:
     ours = _entries(result.ptx)
     for kernel, mine in (("gemm_tn", "gemm_tn"), ("gemm_tn_tail", "gemm_tn__tail")):
         # (the pair's defaults are these tiles: 128x256x64 in 3 stages)
-        pair_options = Options(kernel=kernel, target="sm_80")
+        pair_options = Options(**DIVISIBLE, kernel=kernel, target="sm_80")
         pair = compile(Source.from_file(STREAM_K), Stage.PTX, pair_options)
         assert pair.ptx is not None
         assert _entries(pair.ptx)[kernel] == ours[mine], kernel
@@ -209,7 +212,7 @@ def test_stream_k_true_tf32_does_not_spill() -> None:
     """tf32 NN with STREAM_K = true at the benchmark's tf32 tiles (128x256x32): its tail
     runs BK = 16 (at 32 the loop over a share's pieces spilled 12 bytes)."""
     defines = {"T": "tf32", "BN": 256, "STREAM_K": True}
-    options = Options(kernel="gemm_nn", target="sm_90a", defines=defines)
+    options = Options(**DIVISIBLE, kernel="gemm_nn", target="sm_90a", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     for kernel in ("gemm_nn", "gemm_nn__tail"):
         usage = result.resources[kernel]
@@ -227,8 +230,8 @@ def test_stream_k_true_tf32_does_not_spill() -> None:
     ],
 )  # fmt: skip
 def test_the_hopper_bodys_tile_shapes_assemble_without_spills(kernel: str, defines: dict) -> None:
-    result = compile(Source.from_file(EXAMPLE), Stage.CUBIN,
-                     Options(kernel=kernel, target="sm_90a", defines=defines))  # fmt: skip
+    options = Options(**DIVISIBLE, kernel=kernel, target="sm_90a", defines=defines)
+    result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     assert result.ptx is not None and "wgmma.mma_async" in result.ptx
     usage = result.resources[kernel]
     assert not usage.spills and usage.stack_frame == 0, usage
@@ -245,7 +248,7 @@ def test_the_tma_epilogue_assembles_with_its_stores() -> None:
         "stream_k = STREAM_K)", 'stream_k = STREAM_K, epilogue = "tma")'
     )
     text = re.sub(r"(  assume [^\n]*)", r"\1, ldC % 4 == 0, M % 4 == 0", text)
-    options = Options(kernel="gemm_tn", target="sm_90a", remarks=True,
+    options = Options(**DIVISIBLE, kernel="gemm_tn", target="sm_90a", remarks=True,
                       defines={"BN": 256, "BK": 64, "BP": 4})  # fmt: skip
     result = compile(Source(text, "gemm_auto.cute"), Stage.CUBIN, options)
     assert result.ptx is not None and result.warnings == []

@@ -72,20 +72,34 @@ def test_ptxas_is_run_by_the_drivers_cubin_stage(monkeypatch: pytest.MonkeyPatch
 
 
 def test_specialisation_facts_are_driver_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A specialisation's facts reach the driver as Options, which runs specialize-args
-    with them first: --print-ir-after shows it."""
+    """A specialisation's facts reach the driver as Options; for .cute input the frontend
+    records them on the kernel's tensors as its own `assume`s and `align`s (no
+    specialize-args pass runs), for IR input the specialize-args pass adds them first."""
     k = rt.jit(EXAMPLES / "sgemm_2.cute", kernel="sgemm_nt", device="cpu")
     options = k._options("sm_80", (("K", 16), ("ldC", 8), ("@C", 16)))
     assert (dict(options.divisors), dict(options.alignments)) == ({"K": 16, "ldC": 8}, {"C": 16})
     assert options.pipeline is None  # the default pipeline, no text spliced into it
+    made = "cute.make_tensor %C, %M, %N, %ldC {div = array<i64: 4, 4, 8>, align = 16"
+    source = driver.Source.from_file(EXAMPLES / "sgemm_2.cute")
+    frontend = driver.compile(source, driver.Stage.CUTE, replace(options, pipeline=""))
+    assert made in frontend.text
+    assert dict(frontend.signatures["sgemm_nt"].facts)["K"] == 16
+    assert [name for name, _ in frontend.timings] == ["frontend"]
+    # Without the facts, the frontend's IR has the kernel's own only.
+    plain = driver.compile(source, driver.Stage.CUTE, replace(options, pipeline="", divisors={},
+                                                             alignments={}))  # fmt: skip
+    assert made not in plain.text
+    # IR input: the specialize-args pass, first, adds them (once: not again after the frontend).
     out = io.StringIO()
     seen = Instrumentation(verify_each=False, print_after={"specialize-args"}, stream=out)
-    source = driver.Source.from_file(EXAMPLES / "sgemm_2.cute")
-    result = driver.compile(source, driver.Stage.CUTE, replace(options, instrumentation=seen))
-    text = out.getvalue()
-    assert "IR Dump After specialize-args" in text
-    assert "cute.make_tensor %C, %M, %N, %ldC {div = array<i64: 4, 4, 8>, align = 16" in text
-    assert [name for name, _ in result.timings[:2]] == ["frontend", "specialize-args"]
+    ir = driver.Source(plain.text, "sgemm_2.mlir", "mlir")
+    ir_options = replace(options, kernel=None, defines={}, instrumentation=seen)
+    result = driver.compile(ir, driver.Stage.CUTE, ir_options)
+    assert "IR Dump After specialize-args" in out.getvalue()
+    assert made in out.getvalue()
+    assert [name for name, _ in result.timings[:1]] == ["specialize-args"]
+    with pytest.raises(driver.CompileError, match="not a positive power of two"):
+        driver.compile(source, driver.Stage.CUTE, replace(options, alignments={"C": 12}))
 
 
 def test_the_cpu_path_stops_at_the_thread_stage(monkeypatch: pytest.MonkeyPatch) -> None:
