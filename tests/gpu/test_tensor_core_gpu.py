@@ -116,11 +116,12 @@ def test_gemm_auto_f16_accumulation_against_float64(m: int, n: int, k: int, bk: 
     """gemm_auto TN with acc_dtype = f16 (sgemm_sm80's instruction) and an f16 C,
     at sizes the tiles divide and sizes they do not."""
     kern = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn", arch=arch, TC="f16", TACC="f16", BK=bk)
+    _check_hgemm_tn(kern, m, n, k, torch.Generator(device="cuda").manual_seed(m + n + k + bk))
+    # (the PTX of the variant the launches ran)
     if arch is None and HOPPER:  # the warp-specialised body
         assert "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16" in kern.ptx
     else:
         assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in kern.ptx
-    _check_hgemm_tn(kern, m, n, k, torch.Generator(device="cuda").manual_seed(m + n + k + bk))
 
 
 @pytest.mark.parametrize("t", ["f16", "bf16"])
@@ -150,8 +151,6 @@ def test_persistent_gemm_auto_against_float64(kernel: str, t: str) -> None:
 def test_gemm_auto_with_only_the_tile_against_float64() -> None:
     """gemm_tn_tile: no threads or grid clause; the launch is the whole-tensor gemm's."""
     kern = rt.jit(EXAMPLES / "gemm_auto.cute", "gemm_tn_tile")
-    # 8 warps of mma.sync, or on a Hopper the warp-specialised body's 3 warpgroups
-    assert (".reqntid 384, 1, 1" if HOPPER else ".reqntid 256, 1, 1") in kern.ptx
     for m, n, k in [(512, 512, 256), (200, 300, 72)]:
         gen = torch.Generator(device="cuda").manual_seed(m + n + k)
         a = torch.randn(m, k, generator=gen, device="cuda").half()
@@ -161,6 +160,8 @@ def test_gemm_auto_with_only_the_tile_against_float64() -> None:
         ref = a.double() @ b.double().t()
         assert torch.isfinite(c).all()
         assert _normwise(c, ref) < 1e-5, (m, n, k)
+        # 8 warps of mma.sync, or on a Hopper the warp-specialised body's 3 warpgroups
+        assert (".reqntid 384, 1, 1" if HOPPER else ".reqntid 256, 1, 1") in kern.ptx
 
 
 def test_sgemm_sm80_refuses_sizes_its_tiles_do_not_divide() -> None:
@@ -219,9 +220,9 @@ def test_gemm_auto_against_float64(kernel: str, t: str, tol: float, arch: str | 
             assert torch.isfinite(c).all()
             assert _normwise(c, ref) < tol, (m, n, k, beta)
     # On a Hopper the default target is sm_90a, whose Hopper body (TMA + wgmma) takes
-    # 16-bit operands in any majorness and tf32 K-major ones (TN).
+    # 16-bit operands in any majorness and tf32 with a K-major one (all but NT).
     hopper = arch is None and torch.cuda.get_device_capability() == (9, 0)
-    if hopper and (t != "tf32" or kernel == "gemm_tn"):
+    if hopper and (t != "tf32" or kernel != "gemm_nt"):
         expected = ("wgmma.mma_async", "cp.async.bulk.tensor")
     else:
         expected = ("mma.sync.aligned", "cp.async.cg")
