@@ -8,10 +8,15 @@ thread's program after the lowering pipeline), ``ptx``, ``cubin`` (ptxas; with
 (and with ``--resource-usage``) ptxas's performance warnings (wgmma serialised,
 setmaxnreg ignored) are printed as located warnings; they do not change the exit code.
 ``-D NAME=VALUE`` sets a compile-time parameter, ``--kernel NAME`` builds one
-kernel. Textual IR (``.mlir``) runs through the pipeline and prints the
-resulting IR (or goes on to ``thread``, ``ptx``, ``cubin``). The cute-level
-pipeline is the driver's DEFAULT_PIPELINE unless ``--passes`` names another
-(``--passes ''`` runs none); the lowering pipeline follows past ``cute``.
+kernel. ``--divisible NAME=N`` and ``--aligned NAME=BYTES`` promise what the launches
+will satisfy, as the JIT's specialisation does for each launch (docs/runtime.md): a
+run-time extent or stride that is a multiple of N, a tensor whose base is aligned to
+BYTES. The kernel is built as if it assumed them (a whole-tensor gemm plans with them:
+``--divisible ldA=8`` lets a 16-bit A move 16 bytes at a time); names a kernel does not
+have are ignored, so one set serves every kernel of a file. Textual IR (``.mlir``) runs
+through the pipeline and prints the resulting IR (or goes on to ``thread``, ``ptx``,
+``cubin``). The cute-level pipeline is the driver's DEFAULT_PIPELINE unless ``--passes``
+names another (``--passes ''`` runs none); the lowering pipeline follows past ``cute``.
 
 The input's language is ``--lang`` when given, else its suffix (``.cute``,
 ``.mlir``), else what it starts with (after blank lines and comments): textual
@@ -89,6 +94,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME=VALUE",
         help="set a compile-time parameter of a .cute kernel (repeatable)",
     )
+    p.add_argument(
+        "--divisible",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="promise that the run-time extent or stride NAME is a multiple of N at every "
+        "launch (repeatable; as `assume NAME %% N == 0`)",
+    )
+    p.add_argument(
+        "--aligned",
+        action="append",
+        default=[],
+        metavar="NAME=BYTES",
+        help="promise that tensor NAME's base is aligned to BYTES (a power of two) at every "
+        "launch (repeatable; as `align BYTES`)",
+    )
     p.add_argument("--kernel", metavar="NAME", help="build only this kernel of a .cute file")
     p.add_argument(
         "--resource-usage",
@@ -126,6 +147,20 @@ def _defines(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _facts(items: list[str], flag: str) -> dict[str, int]:
+    """``NAME=N`` items of `flag` as a mapping; N a positive integer."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name.isidentifier() or not value.isdigit() or int(value) < 1:
+            raise CompileError(f"{flag} {item}: expected NAME=N, N a positive integer")
+        if name in out:
+            raise CompileError(f"{flag} {name} is given twice")
+        out[name] = int(value)
+    return out
+
+
 # Without --emit, the output file's suffix names the stage (-o k.ptx writes PTX).
 _STAGE_OF_SUFFIX = {".ptx": Stage.PTX, ".cubin": Stage.CUBIN}
 
@@ -151,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     options = Options(
         defines=_defines(args.defines),
         kernel=args.kernel,
+        divisors=_facts(args.divisible, "--divisible"),
+        alignments=_facts(args.aligned, "--aligned"),
         pipeline=args.passes,
         instrumentation=instrumentation_from(args),
         target=args.arch,

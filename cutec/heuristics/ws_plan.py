@@ -121,7 +121,8 @@ def plan_ws(f: WsFacts) -> WsPlan | str:
             return (
                 f"{name} cannot be read through a tensor map: TMA needs a 16-byte aligned base "
                 "and a leading dimension of a multiple of 16 bytes (the kernel's 'align 16' "
-                "and an assume)"
+                "and an assume, or a launch's facts: the JIT's specialisation, `cutec "
+                "compile --divisible/--aligned`)"
             )
     if f.bits == 32 and not f.b_k_major:
         # Cᵀ = B·Aᵀ: B, M-major as the body's A, goes through registers.

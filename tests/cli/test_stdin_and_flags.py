@@ -139,3 +139,30 @@ def test_opt_without_file_is_a_user_error(capsys) -> None:
     assert capsys.readouterr().err.strip() == (
         "error: cutec opt needs an IR file (or - for standard input)"
     )
+
+
+GEMM_AUTO = ROOT / "examples" / "gemm_auto.cute"
+
+
+def test_divisible_and_aligned_promise_what_launches_satisfy(capsys, tmp_path: Path) -> None:
+    """gemm_auto assumes nothing of its sizes: compiled as is, sm_90a's gemm_tn cannot
+    read A by TMA and takes the mma.sync body; with the launches' promises (16-byte
+    leading dimensions and bases, as the JIT's specialisation gives) it is the Hopper body."""
+    out = tmp_path / "k.ptx"
+    argv = ["compile", str(GEMM_AUTO), "--kernel", "gemm_tn", "--arch", "sm_90a", "-o", str(out)]
+    assert main(argv) == 0
+    assert "wgmma" not in out.read_text()
+    facts = ["--divisible", "ldA=8", "--divisible", "ldB=8", "--aligned", "A=16",
+             "--aligned", "B=16", "--divisible", "nothing=4"]  # fmt: skip
+    assert main([*argv, *facts]) == 0
+    assert "wgmma.mma_async" in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("flag", "bad", "says"),
+    [("--divisible", "ldA", "expected NAME=N"), ("--divisible", "ldA=0", "expected NAME=N"),
+     ("--aligned", "A=12", "not a positive power of two")],
+)  # fmt: skip
+def test_a_bad_promise_is_a_user_error(flag: str, bad: str, says: str, capsys) -> None:
+    assert main(["compile", str(GEMM_AUTO), flag, bad, "-o", "/dev/null"]) == 1
+    assert says in capsys.readouterr().err
