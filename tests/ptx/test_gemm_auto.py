@@ -56,26 +56,29 @@ def test_sm90a_assembles_the_warp_specialised_body(kernel: str, t: str) -> None:
 
 @needs_disassembler
 @pytest.mark.parametrize(
-    "kernel",
+    ("kernel", "t"),
     [
-        "gemm_nt",
-        "gemm_tn",
-        *(pytest.param(k, marks=pytest.mark.slow) for k in ("gemm_nn", "gemm_tt")),
+        ("gemm_nt", "f16"),
+        ("gemm_tn", "f16"),
+        ("gemm_tt", "tf32"),
+        *(pytest.param(k, t, marks=pytest.mark.slow)
+          for k, t in (("gemm_nn", "f16"), ("gemm_tt", "f16"), ("gemm_nn", "tf32"))),
     ],
-)
-def test_the_hopper_mainloop_runs_hgmma_and_usetmaxreg(kernel: str) -> None:
-    """SASS at the benchmark's tile (128x256x64, 4 stages): HGMMA and no HMMA, as many
-    USETMAXREG as setmaxnreg sites (2), TMA loads."""
-    options = Options(
-        **DIVISIBLE, kernel=kernel, target="sm_90a", defines={"BN": 256, "BK": 64, "BP": 4}
-    )
+)  # fmt: skip
+def test_the_hopper_mainloop_runs_hgmma_and_usetmaxreg(kernel: str, t: str) -> None:
+    """SASS at the benchmark's tile (128x256x64, 4 stages; tf32 x32): HGMMA and no HMMA,
+    as many USETMAXREG as setmaxnreg sites (2), TMA loads; tf32 TT and NN through the
+    register A (RS wgmma), no spills either."""
+    bk = 64 if t != "tf32" else 32
+    defines = {"T": t, "BN": 256, "BK": bk, "BP": 4}
+    options = Options(**DIVISIBLE, kernel=kernel, target="sm_90a", defines=defines)
     result = compile(Source.from_file(EXAMPLE), Stage.CUBIN, options)
     assert result.warnings == []
     assert not result.resources[kernel].spills
     ops = assert_sass(result.cubin, contains={"HGMMA", "UTMALDG", "USETMAXREG"},
                       absent={"HMMA"}, kernel=kernel)  # fmt: skip
     assert ops["USETMAXREG"] == 2
-    assert ops["HGMMA"] == 4  # a warpgroup's 64x256 by 4 k-blocks of 16, one code path
+    assert ops["HGMMA"] == 4  # a warpgroup's 64x256 by 4 k-blocks (of 16, tf32 8), one path
 
 
 @pytest.mark.parametrize("t", ["f16", pytest.param("bf16", marks=pytest.mark.slow), "tf32"])
