@@ -249,6 +249,10 @@ def compile_input(draw: st.DrawFn) -> tuple[list[str], str]:
         argv += ["--arch", draw(st.sampled_from(["sm_80", "sm_90a"]))]
     if draw(st.integers(0, 5)) == 0:
         argv += ["--passes", draw(st.sampled_from(["", "cse", "nope", "tile,tile"]))]
+    if draw(st.integers(0, 4)) == 0:  # a launch's promises: good, absent names, malformed
+        flag = draw(st.sampled_from(["--divisible", "--aligned"]))
+        fact = ["ldA=8", "M=16", "A=16", "nope=4", "ldA=0", "A=3", "ldA", "=8", "M=2**4"]
+        argv += [flag, draw(st.sampled_from(fact))]
     return argv, text
 
 
