@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 
 from cutec.commands.common import (
@@ -134,31 +135,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _defines(items: list[str]) -> dict[str, str]:
+def _named(items: list[str], flag: str, what: str, ok: Callable[[str], bool]) -> dict[str, str]:
+    """``NAME=VALUE`` items of `flag`, each NAME once and each VALUE `ok`."""
     out: dict[str, str] = {}
     for item in items:
         name, eq, value = item.partition("=")
-        name = name.strip()
-        if not eq or not name.isidentifier() or not value.strip():
-            raise CompileError(f"-D {item}: expected NAME=VALUE")
+        name, value = name.strip(), value.strip()
+        if not eq or not name.isidentifier() or not ok(value):
+            raise CompileError(f"{flag} {item}: expected {what}")
         if name in out:
-            raise CompileError(f"-D {name} is given twice")
-        out[name] = value.strip()
+            raise CompileError(f"{flag} {name} is given twice")
+        out[name] = value
     return out
+
+
+def _defines(items: list[str]) -> dict[str, str]:
+    return _named(items, "-D", "NAME=VALUE", bool)
 
 
 def _facts(items: list[str], flag: str) -> dict[str, int]:
     """``NAME=N`` items of `flag` as a mapping; N a positive integer."""
-    out: dict[str, int] = {}
-    for item in items:
-        name, eq, value = item.partition("=")
-        name, value = name.strip(), value.strip()
-        if not eq or not name.isidentifier() or not value.isdigit() or int(value) < 1:
-            raise CompileError(f"{flag} {item}: expected NAME=N, N a positive integer")
-        if name in out:
-            raise CompileError(f"{flag} {name} is given twice")
-        out[name] = int(value)
-    return out
+    positive = _named(
+        items, flag, "NAME=N, N a positive integer", lambda v: v.isdigit() and int(v) > 0
+    )
+    return {name: int(n) for name, n in positive.items()}
 
 
 # Without --emit, the output file's suffix names the stage (-o k.ptx writes PTX).

@@ -660,18 +660,19 @@ class _KernelLowering:
         for made in thread_ops(op, ptr):
             scope.builder.insert(made)
 
-    def index_of(self, index: Value, scope: _Scope) -> Any:
-        """A linear index as the algebra takes it: an int, or a symbol for a run-time one."""
+    def index_of(
+        self, index: Value, scope: _Scope, into: IntegerMaterializer | None = None
+    ) -> Any:
+        """A linear index as the algebra takes it: an int, or for a run-time one a symbol
+        of the materializer `into` that builds what it is used in (default: the offsets')."""
         integer = self.la.integer_of(index)
-        return integer if isinstance(integer, int) else scope.offsets.coordinate(index)
+        m = scope.offsets if into is None else into
+        return integer if isinstance(integer, int) else m.coordinate(index)
 
     def load_coord(self, op: LoadCoordOp, scope: _Scope) -> None:
         address = self.la.address_of(op.tensor)
-        # The coordinate is an index value: a run-time index is a symbol of the
-        # materializer that builds it (scope.indices), not of the offsets'.
-        integer = self.la.integer_of(op.index)
-        i = integer if isinstance(integer, int) else scope.indices.coordinate(op.index)
-        x = address.offset + address.layout(i)
+        # The coordinate is an index value, built by scope.indices (not an offset).
+        x = address.offset + address.layout(self.index_of(op.index, scope, scope.indices))
         value = scope.indices(coordinate_component(x, op.mode.value))
         op.result.replace_all_uses_with(value)
 
